@@ -1,0 +1,192 @@
+"""Literal values both ways: PTX immediates and friendly values <-> register bits.
+
+Accepted forms (for a register of type `t`):
+  * raw bits: `0x7e00`, `0X7E00`, `0f3F800000` (32-bit), `0d3FF0000000000000` (64-bit),
+    binary `0b101`, octal `017`; they must fit the register's width;
+  * decimal integers `42`, `-3` (two's complement for integer types, the value for floats);
+  * decimal floats `1.5`, `-0.0`, `1e-40`, and `nan`, `-nan`, `inf`, `-inf` for float types.
+    As in PTX, a decimal float is a double first and is then rounded to nearest-even;
+  * `true`/`false`/`1`/`0` for predicates.
+A value that does not fit is an error, never silently truncated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+from .types import FloatFormat, Kind, PtxType
+
+
+class LiteralError(ValueError):
+    pass
+
+
+_HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+)[uU]?")
+_FLT = re.compile(r"0([fFdD])([0-9a-fA-F]+)")
+_BIN = re.compile(r"([+-]?)0[bB]([01]+)[uU]?")
+_OCT = re.compile(r"([+-]?)0([0-7]+)[uU]?")
+_DEC = re.compile(r"([+-]?)([0-9]+)[uU]?")
+_FLOAT_WORDS = {"nan", "inf", "infinity"}
+
+
+def parse_value(text: str, t: PtxType) -> int | bool:
+    """Register bits (an int; a bool for .pred) for a literal or friendly value."""
+    s = text.strip()
+    if t.kind is Kind.PRED:
+        return _parse_pred(s)
+    if m := _FLT.fullmatch(s):
+        width = 32 if m.group(1) in "fF" else 64
+        if len(m.group(2)) != width // 4:
+            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have exactly {width // 4} hex digits")
+        return _fit_bits(int(m.group(2), 16), width, t, s)
+    for pattern, base in ((_HEX, 16), (_BIN, 2)):
+        if m := pattern.fullmatch(s):
+            value = int(m.group(2), base)
+            if m.group(1) == "-":
+                return _fit_signed(-value, t, s)
+            return _fit_bits(value, t.width, t, s)
+    if m := _OCT.fullmatch(s):
+        value = int(m.group(2), 8) * (-1 if m.group(1) == "-" else 1)
+        return _fit_signed(value, t, s)
+    if m := _DEC.fullmatch(s):
+        value = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
+        if t.is_float and not t.is_packed:
+            return float_bits(float(value), t.fmt)
+        return _fit_signed(value, t, s)
+    try:
+        number = float(s)
+    except ValueError:
+        raise LiteralError(f"{s!r} is not a value for a .{t.name} register") from None
+    if not t.is_float:
+        raise LiteralError(f"{s!r} is a float; .{t.name} needs an integer or hex value")
+    if t.is_packed:
+        raise LiteralError(f"{s!r}: a .{t.name} register needs 32 bits, e.g. 0x3c003c00")
+    if s.lstrip("+-").lower() in _FLOAT_WORDS or re.fullmatch(r"[+-]?[0-9.]+([eE][+-]?\d+)?", s):
+        return float_bits(number, t.fmt)
+    raise LiteralError(f"{s!r} is not a value for a .{t.name} register")
+
+
+def _parse_pred(s: str) -> bool:
+    low = s.lower()
+    if low in ("true", "1", "0x1"):
+        return True
+    if low in ("false", "0", "0x0"):
+        return False
+    raise LiteralError(f"{s!r} is not a predicate value (true/false/1/0)")
+
+
+def _fit_bits(value: int, width: int, t: PtxType, s: str) -> int:
+    if width != t.width and _FLT.fullmatch(s):
+        raise LiteralError(f"{s!r} is {width} bits; .{t.name} registers are {t.width} bits")
+    if value >= 1 << t.width:
+        raise LiteralError(f"{s!r} does not fit a {t.width}-bit .{t.name} register")
+    return value
+
+
+def _fit_signed(value: int, t: PtxType, s: str) -> int:
+    lo, hi = -(1 << (t.width - 1)), (1 << t.width) - 1
+    if not lo <= value <= hi:
+        raise LiteralError(f"{s!r} is out of range for a {t.width}-bit .{t.name} register")
+    return value & ((1 << t.width) - 1)
+
+
+# ---- floats -----------------------------------------------------------------------------
+
+
+def canonical_nan(fmt: FloatFormat) -> int:
+    """The quiet NaN NVIDIA hardware produces: exponent all ones, top mantissa bit set."""
+    return ((1 << (fmt.ebits + 1)) - 1) << (fmt.sbits - 2)
+
+
+@lru_cache(maxsize=4096)
+def float_bits(value: float, fmt: FloatFormat) -> int:
+    """Round a double to `fmt` (nearest-even) and return its bits."""
+    sign = 1 << (fmt.width - 1)
+    if value != value:
+        return canonical_nan(fmt) | (sign if math.copysign(1.0, value) < 0 else 0)
+    import z3  # the solver rounds, so literal rounding and the semantics agree
+
+    x = z3.fpToFP(z3.RNE(), z3.FPVal(value, z3.Float64()), z3.FPSort(fmt.ebits, fmt.sbits))
+    return z3.simplify(z3.fpToIEEEBV(x)).as_long()
+
+
+def split(bits: int, fmt: FloatFormat) -> tuple[int, int, int]:
+    """(sign, biased exponent, trailing significand) fields."""
+    man_bits = fmt.sbits - 1
+    return (bits >> (fmt.width - 1)) & 1, (bits >> man_bits) & ((1 << fmt.ebits) - 1), bits & (
+        (1 << man_bits) - 1
+    )
+
+
+def fp_class(bits: int, fmt: FloatFormat) -> str:
+    """qNaN, sNaN, +inf, -inf, +0, -0, +subnormal, -subnormal, +normal, -normal."""
+    sign, exp, man = split(bits, fmt)
+    s = "-" if sign else "+"
+    if exp == (1 << fmt.ebits) - 1:
+        if man == 0:
+            return s + "inf"
+        return "qNaN" if man >> (fmt.sbits - 2) else "sNaN"
+    if exp == 0:
+        return s + ("0" if man == 0 else "subnormal")
+    return s + "normal"
+
+
+def exact_value(bits: int, fmt: FloatFormat) -> Fraction | None:
+    """The exact rational a finite float encodes (None for inf/NaN)."""
+    sign, exp, man = split(bits, fmt)
+    if exp == (1 << fmt.ebits) - 1:
+        return None
+    bias = (1 << (fmt.ebits - 1)) - 1
+    man_bits = fmt.sbits - 1
+    mag = Fraction(man, 1 << man_bits) * Fraction(2) ** (1 - bias) if exp == 0 else Fraction(
+        (1 << man_bits) | man, 1 << man_bits
+    ) * Fraction(2) ** (exp - bias)
+    return -mag if sign else mag
+
+
+def describe_float(bits: int, fmt: FloatFormat) -> str:
+    """`1.0`, `-0.0`, `qNaN`, `-inf`, `-subnormal 1.4e-45`: value and class for people."""
+    cls = fp_class(bits, fmt)
+    if cls.endswith("NaN"):
+        return ("-" if bits >> (fmt.width - 1) else "") + cls
+    if cls.endswith("inf"):
+        return cls.lstrip("+")
+    value = exact_value(bits, fmt)
+    if value == 0:
+        return "-0.0" if cls.startswith("-") else "0.0"
+    text = repr(float(value))
+    return f"{cls} {text}" if cls.endswith("subnormal") else text
+
+
+# ---- formatting -------------------------------------------------------------------------
+
+
+def hex_bits(bits: int, width: int) -> str:
+    """Lower-case hex of exactly the register's width: the JSON value contract."""
+    return f"0x{bits:0{max(1, width // 4)}x}"
+
+
+def describe(bits: int | bool, t: PtxType) -> str:
+    """`0x3f800000 (1.0)`, `0xffffffff (-1)`, `true`: for people."""
+    if t.kind is Kind.PRED:
+        return "true" if bits else "false"
+    h = hex_bits(int(bits), t.width)
+    if t.is_float:
+        lanes = [
+            describe_float((int(bits) >> (i * t.lane_width)) & ((1 << t.lane_width) - 1), t.fmt)
+            for i in range(t.lanes)
+        ]
+        return f"{h} ({', '.join(reversed(lanes)) if t.is_packed else lanes[0]})"
+    if t.kind is Kind.SIGNED and bits >> (t.width - 1):
+        return f"{h} ({int(bits) - (1 << t.width)})"
+    return f"{h} ({int(bits)})"
+
+
+def ptx_literal(bits: int, t: PtxType) -> str:
+    """The PTX immediate for register bits: `0f3F800000`, `0d…`, or hex for integers."""
+    if t.is_float and not t.is_packed and t.width in (32, 64):
+        return f"0{'f' if t.width == 32 else 'd'}{bits:0{t.width // 4}X}"
+    return hex_bits(bits, t.width)

@@ -1,0 +1,346 @@
+"""One grammar, both ways: PTX text <-> `Instruction`s.
+
+A snippet is straight-line PTX: instructions separated by `;` or newlines,
+`//` and `/* */` comments, optional guards `@p` / `@!p`. Every error names
+its place as `line L, col C`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .literals import LiteralError, parse_value
+from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
+from .types import PRED, TYPES, PtxType, bit_type
+from .variants import Variant, catalogue
+
+
+class PtxError(ValueError):
+    """Bad input: the message names the problem, `line`/`col` its place (1-based)."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1):
+        super().__init__(message)
+        self.message, self.line, self.col = message, line, col
+
+    def __str__(self) -> str:
+        return f"line {self.line}, col {self.col}: {self.message}"
+
+
+# ---- the tables -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """Instruction modifiers an opcode takes (in print order) and its operand slots."""
+
+    modifiers: tuple[str, ...]  # "cmp", "boolop", "ftz", "add", "type"
+    operands: tuple[str, ...]
+    optional_c: bool = False  # c is there exactly when a BoolOp is
+    pair_dest: bool = False  # setp's p[|q]
+    lane_prefix: str = ""  # vset: "h"/"b" lane specs on d, a, b
+
+    @property
+    def type_count(self) -> int:
+        return self.modifiers.count("type")
+
+
+SYNTAX: dict[str, Syntax] = {
+    "set": Syntax(("cmp", "boolop", "ftz", "type", "type"), ("d", "a", "b", "c"), optional_c=True),
+    "setp": Syntax(("cmp", "boolop", "ftz", "type"), ("p", "a", "b", "c"), optional_c=True,
+                   pair_dest=True),
+    "selp": Syntax(("type",), ("d", "a", "b", "c")),
+    "slct": Syntax(("ftz", "type", "type"), ("d", "a", "b", "c")),
+    "vset2": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="h"),
+    "vset4": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="b"),
+}
+
+# vset defaults (9.7.18.2): mask all lanes; asel = a's lanes; bsel = b's lanes.
+VSET_DEFAULTS = {
+    "vset2": {"mask": "h10", "asel": "h10", "bsel": "h32"},
+    "vset4": {"mask": "b3210", "asel": "b3210", "bsel": "b7654"},
+}
+
+
+def operand_types(v: Variant) -> dict[str, PtxType]:
+    """The register type of each operand slot (the 'Operand x has type' sentences)."""
+    if v.opcode in ("vset2", "vset4"):
+        return dict.fromkeys(("d", "a", "b", "c"), bit_type(32))
+    if v.opcode == "setp":
+        return {"p": PRED, "q": PRED, "a": v.stype, "b": v.stype, "c": PRED}
+    if v.opcode == "slct":
+        return {"d": v.dtype, "a": v.dtype, "b": v.dtype, "c": v.stype}
+    return {"d": v.dtype, "a": v.stype, "b": v.stype, "c": PRED}
+
+
+# ---- the parsed form --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operand:
+    kind: str  # "reg", "imm" or "sink"
+    text: str  # register name without '%', or the literal as written
+    negated: bool = False  # `!c`
+    lane_spec: LaneSpec | None = None  # vset `.h10` / `.b3210`
+    col: int = 1
+
+    def __str__(self) -> str:
+        if self.kind == "sink":
+            return "_"
+        lane = self.lane_spec.spelling if self.lane_spec else ""
+        return ("!" if self.negated else "") + self.text + lane
+
+
+@dataclass(frozen=True)
+class Guard:
+    register: str
+    negated: bool = False
+
+    def __str__(self) -> str:
+        return f"@{'!' if self.negated else ''}{self.register}"
+
+
+@dataclass(frozen=True)
+class Instruction:
+    variant: Variant
+    operands: dict[str, Operand]  # by slot name: d/p/q/a/b/c
+    guard: Guard | None = None
+    line: int = 1
+    col: int = 1
+    text: str = field(default="", compare=False)
+
+    @property
+    def destinations(self) -> dict[str, Operand]:
+        return {k: o for k, o in self.operands.items() if k in ("d", "p", "q") and o.kind == "reg"}
+
+    @property
+    def sources(self) -> dict[str, Operand]:
+        return {k: o for k, o in self.operands.items() if k not in ("d", "p", "q")}
+
+    def lane_spec(self, slot: str) -> LaneSpec:
+        """The vset mask (slot 'd') or selector ('a'/'b'), with the ISA's defaults."""
+        op = self.operands.get(slot)
+        if op is not None and op.lane_spec is not None:
+            return op.lane_spec
+        key = {"d": "mask", "a": "asel", "b": "bsel"}[slot]
+        return parse_lane_spec(VSET_DEFAULTS[self.variant.opcode][key])
+
+    def __str__(self) -> str:
+        return format_instruction(self)
+
+
+# ---- printing ---------------------------------------------------------------------------
+
+
+def format_variant(v: Variant) -> str:
+    parts = [v.opcode]
+    types = iter(v.types)
+    for slot in SYNTAX[v.opcode].modifiers:
+        value = {
+            "cmp": v.cmp,
+            "boolop": v.boolop,
+            "ftz": "ftz" if v.ftz else None,
+            "add": "add" if v.add else None,
+        }.get(slot) if slot != "type" else next(types)
+        if value is not None:
+            parts.append(str(value))
+    return ".".join(parts)
+
+
+def format_instruction(ins: Instruction) -> str:
+    ops = dict(ins.operands)
+    dest = "|".join(str(ops.pop(k)) for k in ("p", "q") if k in ops) or str(ops.pop("d"))
+    srcs = [str(ops[k]) for k in ("a", "b", "c") if k in ops]
+    guard = f"{ins.guard} " if ins.guard else ""
+    return f"{guard}{format_variant(ins.variant)} {', '.join([dest, *srcs])};"
+
+
+# ---- parsing ----------------------------------------------------------------------------
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_IDENT = r"%?[A-Za-z_$][A-Za-z0-9_$]*"
+_REG = re.compile(rf"(!?)\s*({_IDENT})((?:\.[A-Za-z0-9_]+)?)")
+_GUARD = re.compile(rf"@\s*(!?)\s*({_IDENT})\s+")
+_OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9]*((?:\.[A-Za-z0-9_]+)*)")
+
+
+def parse(text: str) -> list[Instruction]:
+    """Parse a snippet; raise `PtxError` naming the first problem and its place."""
+    clean = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    out: list[Instruction] = []
+    for line_no, line in enumerate(clean.split("\n"), 1):
+        pos = 0
+        for stmt in line.split(";"):
+            col = pos + 1 + (len(stmt) - len(stmt.lstrip()))
+            pos += len(stmt) + 1
+            if stmt.strip():
+                out.append(_parse_statement(stmt.strip(), line_no, col))
+    if not out:
+        raise PtxError("no instruction found", 1, 1)
+    return out
+
+
+def parse_one(text: str) -> Instruction:
+    instructions = parse(text)
+    if len(instructions) != 1:
+        raise PtxError(f"expected one instruction, found {len(instructions)}",
+                       instructions[1].line, instructions[1].col)
+    return instructions[0]
+
+
+def _parse_statement(stmt: str, line: int, col: int) -> Instruction:
+    text = stmt
+    guard = None
+    if m := _GUARD.match(stmt):
+        guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)))
+        stmt, col = stmt[m.end():], col + m.end()
+    m = _OPCODE.match(stmt)
+    if not m:
+        raise PtxError(f"expected an instruction, found {stmt.split()[0]!r}", line, col)
+    head = m.group(0)
+    opcode = head.split(".")[0]
+    if opcode not in SYNTAX:
+        raise PtxError(f"unknown instruction {opcode!r} (ptxsmt knows {', '.join(SYNTAX)})",
+                       line, col)
+    variant = _parse_modifiers(opcode, head.split(".")[1:], line, col)
+    operands = _parse_operands(variant, stmt[m.end():], line, col + m.end())
+    return Instruction(variant, operands, guard, line, col, text)
+
+
+def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Variant:
+    syntax = SYNTAX[opcode]
+    found: dict[str, object] = {}
+    types: list[PtxType] = []
+    offset = col + len(opcode)
+    for mod in mods:
+        kind, value = _classify(mod)
+        where = (line, offset + 1)
+        offset += len(mod) + 1
+        if kind is None:
+            raise PtxError(f"unknown modifier '.{mod}' for {opcode}", *where)
+        if kind not in syntax.modifiers:
+            raise PtxError(f"{opcode} does not take {_KIND_NAMES[kind]} '.{mod}'", *where)
+        if kind == "type":
+            types.append(value)
+        elif kind in found:
+            raise PtxError(f"repeated {_KIND_NAMES[kind]} '.{mod}'", *where)
+        else:
+            found[kind] = value
+    if len(types) != syntax.type_count:
+        want = "one type" if syntax.type_count == 1 else f"{syntax.type_count} types"
+        raise PtxError(f"{opcode} needs {want}, found {len(types)}", line, col)
+    if "cmp" in syntax.modifiers and "cmp" not in found:
+        raise PtxError(f"{opcode} needs a comparison operator (.eq, .lt, ...)", line, col)
+    return Variant(opcode, tuple(types), found.get("cmp"), found.get("boolop"),
+                   bool(found.get("ftz")), bool(found.get("add")))
+
+
+_KIND_NAMES = {"cmp": "comparison", "boolop": "boolean operator", "ftz": "modifier",
+               "add": "modifier", "type": "type"}
+
+
+def _classify(mod: str) -> tuple[str | None, object]:
+    if mod in TYPES:
+        return "type", TYPES[mod]
+    if mod in CmpOp._value2member_map_:
+        return "cmp", CmpOp(mod)
+    if mod in BoolOp._value2member_map_:
+        return "boolop", BoolOp(mod)
+    if mod in ("ftz", "add"):
+        return mod, True
+    return None, None
+
+
+def _split_operands(text: str, col: int) -> list[tuple[str, int]]:
+    parts, start = [], 0
+    for i, ch in enumerate(text + ","):
+        if ch == ",":
+            raw = text[start:i]
+            parts.append((raw.strip(), col + start + len(raw) - len(raw.lstrip())))
+            start = i + 1
+    return parts
+
+
+def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Operand]:
+    syntax = SYNTAX[v.opcode]
+    parts = _split_operands(text, col) if text.strip() else []
+    slots = list(syntax.operands)
+    if syntax.optional_c and v.boolop is None:
+        slots.remove("c")
+    if len(parts) != len(slots):
+        why = " (a BoolOp needs operand c)" if syntax.optional_c else ""
+        raise PtxError(f"{v.opcode} takes {len(slots)} operands ({', '.join(slots)}), "
+                       f"found {len(parts)}{why}", line, col)
+    types = operand_types(v)
+    out: dict[str, Operand] = {}
+    for slot, (raw, c) in zip(slots, parts):
+        if not raw:
+            raise PtxError(f"missing operand {slot}", line, c)
+        if slot == "p" and syntax.pair_dest:
+            names = [p.strip() for p in raw.split("|")]
+            if len(names) > 2:
+                raise PtxError("setp writes at most two predicates p|q", line, c)
+            for name, key in zip(names, ("p", "q")):
+                out[key] = _operand(v, key, name, types[key], line, c)
+            if all(out[k].kind == "sink" for k in ("p", "q") if k in out):
+                raise PtxError("the sink '_' may replace only one destination", line, c)
+            continue
+        out[slot] = _operand(v, slot, raw, types[slot], line, c)
+    return out
+
+
+def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
+    syntax = SYNTAX[v.opcode]
+    is_dest = slot in ("d", "p", "q")
+    if raw == "_":
+        if not (syntax.pair_dest and is_dest):
+            raise PtxError(f"the sink '_' is not allowed as operand {slot}", line, col)
+        return Operand("sink", "_", col=col)
+    m = _REG.fullmatch(raw)
+    if m and not _is_number_word(m.group(2)):
+        negated, name, suffix = bool(m.group(1)), m.group(2).lstrip("%"), m.group(3)
+        if negated and not (slot == "c" and t is PRED and v.opcode in ("set", "setp")):
+            raise PtxError(f"'!' is only allowed on the predicate operand c, not {slot}", line, col)
+        lane = None
+        if suffix:
+            lane = parse_lane_spec(suffix)
+            if not syntax.lane_prefix or lane is None or slot == "c":
+                raise PtxError(f"unexpected operand modifier '{suffix}' on {slot}", line, col)
+            _check_lane_spec(v, slot, lane, line, col)
+        return Operand("reg", name, negated, lane, col)
+    if is_dest:
+        raise PtxError(f"destination {slot} must be a register, found {raw!r}", line, col)
+    if t is PRED:
+        raise PtxError(f"operand {slot} must be a predicate register, found {raw!r}", line, col)
+    try:
+        parse_value(raw, t)
+    except LiteralError as e:
+        raise PtxError(f"operand {slot}: {e}", line, col) from None
+    return Operand("imm", raw, col=col)
+
+
+def _is_number_word(name: str) -> bool:
+    return name.lower() in ("nan", "inf", "infinity")
+
+
+def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int) -> None:
+    prefix, lanes = SYNTAX[v.opcode].lane_prefix, v.lanes
+    if lane.prefix != prefix:
+        raise PtxError(f"{v.opcode} lane modifiers start with '.{prefix}', found '{lane}'",
+                       line, col)
+    if slot == "d":
+        ok = (0 < len(lane.digits) <= lanes and all(x < lanes for x in lane.digits)
+              and list(lane.digits) == sorted(set(lane.digits), reverse=True))
+        what = "mask"
+    else:
+        ok = len(lane.digits) == lanes and all(x < 2 * lanes for x in lane.digits)
+        what = "selector"
+    if not ok:
+        raise PtxError(f"invalid {v.opcode} {what} '{lane}'", line, col)
+
+
+def require_legal(ins: Instruction) -> None:
+    """Raise unless the variant is in the catalogue (ignoring target/version)."""
+    if ins.variant not in catalogue():
+        raise PtxError(f"'{format_variant(ins.variant)}' is not a legal variant",
+                       ins.line, ins.col)

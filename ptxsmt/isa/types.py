@@ -1,0 +1,98 @@
+"""PTX types: spelling, kind, register width, lane count and float format.
+
+The one place that knows how wide a type is and which IEEE format a float
+lane uses. Everything else asks here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(Enum):
+    BIT = "bit"
+    UNSIGNED = "unsigned"
+    SIGNED = "signed"
+    FLOAT = "float"
+    PRED = "pred"
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """An IEEE-754 binary format; `sbits` counts the hidden bit, as Z3 does."""
+
+    name: str
+    ebits: int
+    sbits: int
+
+    @property
+    def width(self) -> int:
+        return self.ebits + self.sbits
+
+
+F16 = FloatFormat("binary16", 5, 11)
+BF16 = FloatFormat("bfloat16", 8, 8)
+F32 = FloatFormat("binary32", 8, 24)
+F64 = FloatFormat("binary64", 11, 53)
+
+
+@dataclass(frozen=True)
+class PtxType:
+    name: str
+    kind: Kind
+    width: int
+    lanes: int = 1
+    fmt: FloatFormat | None = None
+
+    @property
+    def lane_width(self) -> int:
+        return self.width // self.lanes
+
+    @property
+    def spelling(self) -> str:
+        return "." + self.name
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind is Kind.FLOAT
+
+    @property
+    def is_packed(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def lane(self) -> PtxType:
+        """The type of one lane: f16 for f16x2, bf16 for bf16x2, else itself."""
+        return TYPES[self.name.removesuffix("x2")] if self.is_packed else self
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _ints() -> list[PtxType]:
+    kinds = (("b", Kind.BIT), ("u", Kind.UNSIGNED), ("s", Kind.SIGNED))
+    return [PtxType(f"{p}{w}", k, w) for p, k in kinds for w in (8, 16, 32, 64)]
+
+
+ALL_TYPES: tuple[PtxType, ...] = (
+    *_ints(),
+    PtxType("f16", Kind.FLOAT, 16, fmt=F16),
+    PtxType("bf16", Kind.FLOAT, 16, fmt=BF16),
+    PtxType("f32", Kind.FLOAT, 32, fmt=F32),
+    PtxType("f64", Kind.FLOAT, 64, fmt=F64),
+    PtxType("f16x2", Kind.FLOAT, 32, lanes=2, fmt=F16),
+    PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16),
+    PtxType("pred", Kind.PRED, 1),
+)
+TYPES: dict[str, PtxType] = {t.name: t for t in ALL_TYPES}
+PRED = TYPES["pred"]
+
+
+def ptx_type(name: str) -> PtxType:
+    """Look a type up by its spelling, with or without the leading dot."""
+    return TYPES[name.lstrip(".")]
+
+
+def bit_type(width: int) -> PtxType:
+    return TYPES[f"b{width}"]

@@ -1,0 +1,98 @@
+"""Straight-line snippets: register typing and symbolic execution.
+
+Registers are read before they are written within an instruction (so
+`setp.lt.and.f32 p, a, b, p` uses the old p); a guard `@p`/`@!p` keeps a
+destination's prior value when false, which makes that prior value an input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import z3
+
+from .isa.literals import parse_value
+from .isa.syntax import Instruction, PtxError, operand_types, parse, require_legal
+from .isa.types import PRED, PtxType
+from .sem import semantics
+from .sem.options import DEFAULT, Options
+from .sem.sorts import register, register_value
+
+
+@dataclass(frozen=True)
+class Encoding:
+    inputs: dict[str, z3.ExprRef]  # registers read before written: name -> free constant
+    outputs: dict[str, z3.ExprRef]  # registers written: name -> final value
+
+
+class Program:
+    """A parsed snippet with its register types; `encode()` gives Z3 terms."""
+
+    def __init__(self, instructions: list[Instruction]):
+        self.instructions = instructions
+        for ins in instructions:
+            require_legal(ins)
+        self.types = _register_types(instructions)
+
+    @classmethod
+    def parse(cls, text: str) -> Program:
+        return cls(parse(text))
+
+    @property
+    def written(self) -> list[str]:
+        return list(dict.fromkeys(
+            o.text for ins in self.instructions for o in ins.destinations.values()))
+
+    def encode(self, opts: Options = DEFAULT, prefix: str = "") -> Encoding:
+        """`prefix` names the free constants, so two programs can share or separate them."""
+        state: dict[str, z3.ExprRef] = {}
+        inputs: dict[str, z3.ExprRef] = {}
+
+        def read(name: str) -> z3.ExprRef:
+            if name not in state:
+                state[name] = inputs[name] = register(prefix + name, self.types[name])
+            return state[name]
+
+        for ins in self.instructions:
+            types = operand_types(ins.variant)
+            src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
+            out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
+            guard = None
+            if ins.guard:
+                guard = read(ins.guard.register)
+                guard = z3.Not(guard) if ins.guard.negated else guard
+            new = {}
+            for slot, o in ins.destinations.items():
+                new[o.text] = out[slot] if guard is None else z3.If(guard, out[slot], read(o.text))
+            state.update(new)
+        return Encoding(inputs, {name: state[name] for name in self.written})
+
+
+def _source(o, t: PtxType, read) -> z3.ExprRef:
+    if o.kind == "imm":
+        return register_value(parse_value(o.text, t), t)
+    return read(o.text)
+
+
+def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:
+    types: dict[str, PtxType] = {}
+    seen: dict[str, str] = {}
+    for ins in instructions:
+        uses = [(ins.guard.register, PRED, ins.col)] if ins.guard else []
+        slot_types = operand_types(ins.variant)
+        uses += [(o.text, slot_types[k], o.col) for k, o in ins.operands.items() if o.kind == "reg"]
+        for name, t, col in uses:
+            if name not in types:
+                types[name], seen[name] = t, f"line {ins.line}"
+            elif (types[name].width, types[name] is PRED) != (t.width, t is PRED):
+                raise PtxError(f"register {name} is used as .{t.name} here but as "
+                               f".{types[name].name} on {seen[name]}", ins.line, col)
+    return types
+
+
+@lru_cache(maxsize=512)
+def compiled(text: str, opts: Options = DEFAULT) -> tuple[Program, Encoding]:
+    """Parse and encode once per distinct snippet text."""
+    program = Program.parse(text)
+    return program, program.encode(opts)

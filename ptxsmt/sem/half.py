@@ -1,0 +1,38 @@
+"""9.7.7 Half Precision Comparison Instructions: set, setp on f16/bf16 and x2.
+
+Packed sources compare lane by lane: fA[i] = a[16i : 16i+15]. A scalar source
+is the one-lane case, so one function per instruction covers both.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from ..isa.variants import Variant
+from .options import Options
+from .prims import bool_op, compare, lanes, one, pack
+
+
+def set_(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
+    """t[i] = (fA[i] CmpOp fB[i]) ? 1 : 0;
+    d[i] = BoolOp(t[i], c) ? trueVal : 0;  where, following the prose (Spec notes 2),
+    trueVal = 1.0 for .f16/.bf16/.f16x2/.bf16x2 destinations, else all ones of a lane
+    (0xffff per lane for packed sources, 0xffff/0xffffffff for .u16/.s16/.u32/.s32)."""
+    t = _compare_lanes(v, a, b)
+    width = v.dtype.width // len(t)
+    true_val = one(v.dtype) if v.dtype.is_float else z3.BitVecVal(-1, width)
+    zero = z3.BitVecVal(0, width)
+    return {"d": pack([z3.If(bool_op(v.boolop, ti, c), true_val, zero) for ti in t])}
+
+
+def setp(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
+    """scalar: t = (a CmpOp b) ? 1 : 0;  p = BoolOp(t, c);  (q = BoolOp(!t, c) as in 9.7.6)
+    packed: t[i] = (fA[i] CmpOp fB[i]) ? 1 : 0;  p = BoolOp(t[0], c);  q = BoolOp(t[1], c);"""
+    t = _compare_lanes(v, a, b)
+    second = t[1] if len(t) == 2 else z3.Not(t[0])
+    return {"p": bool_op(v.boolop, t[0], c), "q": bool_op(v.boolop, second, c)}
+
+
+def _compare_lanes(v: Variant, a, b) -> list[z3.BoolRef]:
+    lane, n = v.stype.lane, v.stype.lane.width
+    return [compare(v.cmp, x, y, lane, v.ftz) for x, y in zip(lanes(a, n), lanes(b, n))]

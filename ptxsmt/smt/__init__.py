@@ -1,0 +1,1 @@
+"""Solver-facing layer: concrete evaluation and (later) equivalence queries."""

@@ -1,0 +1,348 @@
+"""Ask ``ptxas`` which PTX instruction lines it accepts, many lines per invocation.
+
+Library use (``scripts/`` on ``sys.path``)::
+
+    from ptxas_probe import probe, reg
+    probe([f"setp.lt.f32 {reg('pred')}, {reg('f32')}, {reg('f32', 1)};"])   # -> [None]
+
+Command line (one instruction per input line, ``-`` for stdin, ``//`` lines skipped)::
+
+    python scripts/ptxas_probe.py --target sm_90 --version 9.0 lines.txt [--json]
+    python scripts/ptxas_probe.py --header --target sm_90 --version 7.7
+
+How it works
+------------
+Every candidate line is placed, one per source line, in the body of a single
+``.entry`` kernel whose preamble declares registers of every type (see
+:func:`reg`).  ``ptxas`` reports ``ptxas FILE, line N; error : ...`` for each
+offending line; the line number maps the message back to its candidate.
+
+Observed ``ptxas`` 13.0 behaviour that shapes the algorithm:
+
+* Semantic errors (bad type/modifier combination, "requires .target sm_90",
+  "requires PTX ISA .version 7.8", operand type mismatch) are reported for
+  *every* offending line; there is no cap (2000 errors in one file were all
+  reported), and one line may get several.
+* A *syntax* error (``fatal : Parsing error near ...``) aborts parsing at that
+  line: nothing after it is checked.
+* A header problem (``PTX .version 7.7 does not support .target sm_90``) is
+  reported against the ``.target`` line, alongside instruction errors.
+
+So a line is only declared *accepted* when it was part of a run that exited
+with status 0, and *rejected* when ``ptxas`` names its line number.  After a
+failing run the rejected lines are dropped and the undecided rest is assembled
+again, until every line is decided.  Messages that carry no usable line number
+make the batch split in halves down to single lines.  Each candidate must be
+exactly one ``;``-terminated statement without braces or comments, so an error
+on line N cannot be caused by a neighbour.
+
+Targets older than ``sm_75`` (which ``ptxas`` 13 cannot emit code for) are
+assembled with ``-arch sm_75``: ``ptxas`` accepts ``.target sm_XY`` for any
+``-arch sm_MN`` with MN >= XY and still enforces the ``.target``'s own limits.
+
+Operand register types
+----------------------
+Registers are declared for every declarable scalar type: ``%pred_i``,
+``%b8_i`` ... ``%b64_i``, ``%u8_i`` ..., ``%s8_i`` ..., ``%f16_i``,
+``%f16x2_i``, ``%f32_i``, ``%f64_i`` (``i`` in 0..7), plus the same names
+without ``%`` (``f32_0``) to test bare identifiers.  ``ptxas`` refuses
+``.reg .bf16`` and ``.reg .bf16x2`` (syntax error), so :func:`reg_type` maps
+``bf16 -> b16`` and ``bf16x2 -> b32``; every other type maps to itself.
+(``.f16x2`` registers need PTX 4.2; below that they are simply not declared.)
+
+The survey (``scripts/ptxas_survey.py``) gives each operand the register type
+of the instruction type that describes it: ``setp.T p, a, b`` uses ``a, b:
+reg(T)``; ``set.D.S d, a, b`` uses ``d: reg(D)``, ``a, b: reg(S)`` (so
+``set.f16.f32`` has ``d: %f16``, ``a, b: %f32``; ``set.u32.bf16x2`` has
+``d: %u32``, ``a, b: %b32``); ``selp.T`` uses ``reg(T)`` for d, a, b;
+``slct.D.C`` uses ``reg(D)`` for d, a, b and ``reg(C)`` for c; ``c`` of
+``set``/``setp``/``selp`` is ``%pred``; ``vset2``/``vset4`` use ``%b32`` for
+all four operands (``%u32``/``%s32`` registers are also accepted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = [
+    "REG_TYPES",
+    "check_header",
+    "default_arch",
+    "probe",
+    "probe_detailed",
+    "reg",
+    "reg_type",
+    "source",
+]
+
+#: Register types ``ptxas`` 13.0 lets a kernel declare (``.bf16``/``.bf16x2`` it does not).
+REG_TYPES: tuple[str, ...] = (
+    "pred",
+    "b8", "b16", "b32", "b64",
+    "u8", "u16", "u32", "u64",
+    "s8", "s16", "s32", "s64",
+    "f16", "f16x2", "f32", "f64",
+)  # fmt: skip
+REGS_PER_TYPE = 8
+_UNDECLARABLE = {"bf16": "b16", "bf16x2": "b32"}
+
+_MSG = re.compile(
+    r"^ptxas (?P<file>.*?), line (?P<line>\d+); (?P<sev>error|fatal|warning)\s*: (?P<text>.*)$"
+)
+_ABORT = "Ptx assembly aborted due to errors"
+
+Result = tuple[bool, list[str]]  # (accepted, errors if rejected / warnings if accepted)
+
+
+def reg_type(instr_type: str) -> str:
+    """Register type to declare for an operand of PTX type *instr_type* (``bf16`` -> ``b16``)."""
+    t = instr_type.lstrip(".")
+    return _UNDECLARABLE.get(t, t)
+
+
+def reg(instr_type: str, index: int = 0, percent: bool = True) -> str:
+    """Name of a pre-declared register suited to an operand of type *instr_type*."""
+    if not 0 <= index < REGS_PER_TYPE:
+        raise ValueError(f"register index {index} out of range 0..{REGS_PER_TYPE - 1}")
+    t = reg_type(instr_type)
+    if t not in REG_TYPES:
+        raise ValueError(f"no register declared for type .{t}")
+    return f"{'%' if percent else ''}{t}_{index}"
+
+
+def default_arch(target: str) -> str:
+    """``ptxas -arch`` used for a ``.target``: itself, or ``sm_75`` for older targets."""
+    base = target.split(",")[0].strip()
+    m = re.fullmatch(r"sm_(\d+)[a-z]?", base)
+    return "sm_75" if m and int(m[1]) < 75 else base
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
+
+
+def _module(
+    lines: Sequence[str], target: str, version: str, reg_types: Sequence[str]
+) -> tuple[str, int]:
+    """PTX text and the source line number of ``lines[0]``."""
+    head = [f".version {version}", f".target {target}"]
+    if _version_tuple(version) >= (2, 3):
+        head.append(".address_size 64")
+    head += [".visible .entry ptxas_probe()", "{"]
+    for t in reg_types:
+        head.append(f".reg .{t} %{t}_<{REGS_PER_TYPE}>;")
+        head.append(f".reg .{t} {t}_<{REGS_PER_TYPE}>;")
+    return "\n".join([*head, *lines, "ret;", "}"]) + "\n", len(head) + 1
+
+
+def source(lines: Sequence[str], target: str = "sm_90", version: str = "9.0") -> str:
+    """The PTX module that :func:`probe` assembles for *lines* (one candidate per line)."""
+    return _module(lines, target, version, REG_TYPES)[0]
+
+
+def _assemble(text: str, target: str, ptxas: str, arch: str | None) -> tuple[int, str]:
+    fd, path = tempfile.mkstemp(suffix=".ptx", prefix="ptxas_probe_")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        proc = subprocess.run(
+            [ptxas, "-arch", arch or default_arch(target), path, "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.unlink(path)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _parse(output: str) -> tuple[dict[int, list[tuple[str, str]]], list[str]]:
+    """Split ptxas output into per-line ``(severity, text)`` lists and unattributed messages."""
+    by_line: dict[int, list[tuple[str, str]]] = {}
+    loose: list[str] = []
+    for raw in output.splitlines():
+        raw = raw.strip()
+        m = _MSG.match(raw)
+        if m:
+            by_line.setdefault(int(m["line"]), []).append((m["sev"], m["text"].strip()))
+        elif raw and _ABORT not in raw:
+            loose.append(raw)
+    return by_line, loose
+
+
+def check_header(
+    target: str = "sm_90", version: str = "9.0", ptxas: str = "ptxas", arch: str | None = None
+) -> str | None:
+    """``None`` if an empty kernel assembles with this ``.version``/``.target``, else the error."""
+    rc, out = _assemble(_module([], target, version, ())[0], target, ptxas, arch)
+    if rc == 0:
+        return None
+    by_line, loose = _parse(out)
+    msgs = [t for n in sorted(by_line) for sev, t in by_line[n] if sev != "warning"]
+    return "; ".join(msgs + loose) or f"ptxas exit status {rc}"
+
+
+@functools.cache
+def _usable_reg_types(target: str, version: str, ptxas: str, arch: str | None) -> tuple[str, ...]:
+    """REG_TYPES minus those whose declaration this header refuses (``.f16x2`` before PTX 4.2)."""
+    text, first = _module([], target, version, REG_TYPES)
+    rc, out = _assemble(text, target, ptxas, arch)
+    if rc == 0:
+        return REG_TYPES
+    by_line, _ = _parse(out)
+    decl0 = first - 2 * len(REG_TYPES)
+    bad = {REG_TYPES[(n - decl0) // 2] for n in by_line if decl0 <= n < first}
+    types = tuple(t for t in REG_TYPES if t not in bad)
+    rc, out = _assemble(_module([], target, version, types)[0], target, ptxas, arch)
+    if rc != 0:
+        raise RuntimeError(f"register declarations refused for {target} {version}: {out.strip()}")
+    return types
+
+
+def _decide(
+    lines: Sequence[str], target: str, version: str, ptxas: str, arch: str | None
+) -> list[Result]:
+    types = _usable_reg_types(target, version, ptxas, arch)
+    results: list[Result | None] = [None] * len(lines)
+    pending = list(range(len(lines)))
+    while pending:
+        text, first = _module([lines[i] for i in pending], target, version, types)
+        rc, out = _assemble(text, target, ptxas, arch)
+        by_line, loose = _parse(out)
+        msgs = [by_line.get(first + k, []) for k in range(len(pending))]
+        if rc == 0:
+            for k, i in enumerate(pending):
+                results[i] = (True, [t for _, t in msgs[k]])
+            break
+        errs = {
+            k: [t for sev, t in m if sev != "warning"]
+            for k, m in enumerate(msgs)
+            if any(sev != "warning" for sev, _ in m)
+        }
+        if not errs:
+            # Failure not attributable to a candidate line: split, or blame the lone line.
+            if len(pending) == 1:
+                stray = loose + [
+                    f"line {n}: {t}"
+                    for n, ms in by_line.items()
+                    for sev, t in ms
+                    if sev != "warning"
+                ]
+                results[pending[0]] = (False, stray or [f"ptxas exit status {rc}"])
+                break
+            half = len(pending) // 2
+            for part in (pending[:half], pending[half:]):
+                sub = _decide([lines[i] for i in part], target, version, ptxas, arch)
+                for i, r in zip(part, sub, strict=True):
+                    results[i] = r
+            break
+        # Nothing after a fatal (syntax) error was checked.
+        fatal = [k for k, m in enumerate(msgs) if any(sev == "fatal" for sev, _ in m)]
+        cut = min(fatal, default=len(pending))
+        still = []
+        for k, i in enumerate(pending):
+            if k in errs and k <= cut:
+                results[i] = (False, errs[k])
+            else:
+                still.append(i)
+        pending = still
+    return [r for r in results if r is not None]
+
+
+def _check_candidate(s: str) -> None:
+    body = s.strip()
+    if any(c in body for c in "\n\r{}") or "//" in body or "/*" in body:
+        raise ValueError(f"candidate must be one plain line: {s!r}")
+    if not body.endswith(";") or body.count(";") != 1:
+        raise ValueError(f"candidate must be exactly one ';'-terminated statement: {s!r}")
+
+
+def _chunks(n: int, size: int) -> Iterable[range]:
+    for lo in range(0, n, size):
+        yield range(lo, min(n, lo + size))
+
+
+def probe_detailed(
+    lines: Sequence[str],
+    target: str = "sm_90",
+    version: str = "9.0",
+    ptxas: str = "ptxas",
+    *,
+    arch: str | None = None,
+    chunk: int = 500,
+    jobs: int = 2,
+) -> list[Result]:
+    """Per line ``(accepted, messages)``: the errors, or any warnings when accepted.
+
+    If the ``.version``/``.target`` header itself is refused, every line is rejected with
+    ``"header: <error>"``.
+    """
+    cands = list(lines)
+    for s in cands:
+        _check_candidate(s)
+    header = check_header(target, version, ptxas, arch)
+    if header is not None:
+        return [(False, [f"header: {header}"]) for _ in cands]
+    parts = list(_chunks(len(cands), chunk))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        subs = pool.map(
+            lambda r: _decide([cands[i] for i in r], target, version, ptxas, arch), parts
+        )
+        return [res for sub in subs for res in sub]
+
+
+def probe(
+    lines: list[str], target: str = "sm_90", version: str = "9.0", ptxas: str = "ptxas"
+) -> list[str | None]:
+    """Per line: ``None`` if ``ptxas`` accepts it, else its error text (``"; "``-joined)."""
+    res = probe_detailed(lines, target, version, ptxas)
+    return [None if ok else "; ".join(msgs) for ok, msgs in res]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Which PTX lines does ptxas accept?")
+    ap.add_argument("file", nargs="?", default="-", help="candidate lines ('-' = stdin)")
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--version", default="9.0")
+    ap.add_argument("--ptxas", default="ptxas")
+    ap.add_argument("--arch", default=None, help="ptxas -arch (default: see default_arch)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help="one JSON object per line")
+    ap.add_argument("--header", action="store_true", help="only check the .version/.target pair")
+    ap.add_argument("--source", action="store_true", help="print the PTX module, do not assemble")
+    ns = ap.parse_args(argv)
+
+    if ns.header:
+        err = check_header(ns.target, ns.version, ns.ptxas, ns.arch)
+        print("ok" if err is None else f"rejected: {err}")
+        return 0 if err is None else 1
+    fh = sys.stdin if ns.file == "-" else open(ns.file)  # noqa: SIM115
+    with fh:
+        cands = [s.strip() for s in fh if s.strip() and not s.lstrip().startswith("//")]
+    if ns.source:
+        print(source(cands, ns.target, ns.version), end="")
+        return 0
+    res = probe_detailed(cands, ns.target, ns.version, ns.ptxas, arch=ns.arch, jobs=ns.jobs)
+    for line, (ok, msgs) in zip(cands, res, strict=True):
+        if ns.json:
+            rec: dict[str, object] = {"line": line, "target": ns.target, "version": ns.version}
+            rec["accepted"] = ok
+            rec["warnings" if ok else "error"] = msgs if ok else "; ".join(msgs)
+            print(json.dumps(rec))
+        else:
+            print(f"{'OK ' if ok else 'ERR'} {line}" + ("" if ok else f"    # {'; '.join(msgs)}"))
+    return 0 if all(ok for ok, _ in res) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""Independent plain-Python reference semantics for PTX set/setp/selp/slct/vset2/vset4.
+
+Test-only oracle: it must not import z3 or ``ptxsmt``. Registers are non-negative
+ints holding raw bits; predicates are bools. Floats are decoded exactly from their
+bit fields (every f16/bf16/f32/f64 value is exactly a Python float); NaN is
+detected from the bits, never from the decoded value.
+
+    evaluate(desc, inputs) -> {"d": int} | {"p": bool, "q": bool}
+
+Where the ISA text disagrees with itself, the readings of DESIGN.md "Spec notes"
+are used (vset merge from ``c`` by default, half ``set`` follows the prose).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+# type spelling -> (kind, width); kind: b bit, u unsigned, s signed, f float, x packed float
+TYPES = {
+    **{f"{k}{w}": (k, w) for k in "bus" for w in (16, 32, 64)},
+    "f16": ("f", 16),
+    "bf16": ("f", 16),
+    "f32": ("f", 32),
+    "f64": ("f", 64),
+    "f16x2": ("x", 32),
+    "bf16x2": ("x", 32),
+}
+FLOAT_FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}  # (exp, man)
+PACKED_LANE = {"f16x2": "f16", "bf16x2": "bf16"}
+
+ORDERED = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+UNSIGNED_ALIAS = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+
+# set: value written for a true result, by destination type
+SET_TRUE_SCALAR = {
+    "u32": 0xFFFFFFFF,
+    "s32": 0xFFFFFFFF,
+    "u16": 0xFFFF,
+    "s16": 0xFFFF,
+    "f32": 0x3F800000,
+    "f16": 0x3C00,
+    "bf16": 0x3F80,
+}
+SET_TRUE_LANE = {"f16x2": 0x3C00, "bf16x2": 0x3F80, "u32": 0xFFFF, "s32": 0xFFFF}
+
+
+def _lookup(table: dict, key, what: str):
+    if key not in table:
+        raise ValueError(f"unsupported {what}: {key!r}")
+    return table[key]
+
+
+def width(typ: str) -> int:
+    return _lookup(TYPES, typ, "type")[1]
+
+
+def to_signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+# ---------------------------------------------------------------- floats from bits
+def float_fields(bits: int, fmt: str) -> tuple[int, int, int]:
+    e, m = _lookup(FLOAT_FORMATS, fmt, "float format")
+    return bits >> (e + m), (bits >> m) & ((1 << e) - 1), bits & ((1 << m) - 1)
+
+
+def is_nan(bits: int, fmt: str) -> bool:
+    e, _ = FLOAT_FORMATS[fmt]
+    _, exp, man = float_fields(bits, fmt)
+    return exp == (1 << e) - 1 and man != 0
+
+
+def is_subnormal(bits: int, fmt: str) -> bool:
+    _, exp, man = float_fields(bits, fmt)
+    return exp == 0 and man != 0
+
+
+def flush(bits: int, fmt: str) -> int:
+    """Subnormal -> zero of the same sign; anything else unchanged."""
+    e, m = FLOAT_FORMATS[fmt]
+    return bits & (1 << (e + m)) if is_subnormal(bits, fmt) else bits
+
+
+def decode_float(bits: int, fmt: str) -> float:
+    """Exact value of a float bit pattern (NaN -> math.nan, sign kept on 0 and inf)."""
+    e, m = FLOAT_FORMATS[fmt]
+    sign, exp, man = float_fields(bits, fmt)
+    bias = (1 << (e - 1)) - 1
+    if exp == (1 << e) - 1:
+        mag = math.nan if man else math.inf
+    elif exp == 0:
+        mag = math.ldexp(man, 1 - bias - m)  # exact: result is representable in float64
+    else:
+        mag = math.ldexp(man | (1 << m), exp - bias - m)
+    return -mag if sign else mag
+
+
+# ---------------------------------------------------------------- primitives
+def compare(cmp: str, a: int, b: int, typ: str, ftz: bool = False) -> bool:
+    """``a CmpOp b`` for a scalar type; ``ftz`` flushes subnormal float inputs (not f64)."""
+    kind, w = _lookup(TYPES, typ, "type")
+    if kind == "f":
+        if ftz and typ != "f64":
+            a, b = flush(a, typ), flush(b, typ)
+        nan = is_nan(a, typ) or is_nan(b, typ)
+        if cmp == "num":
+            return not nan
+        if cmp == "nan":
+            return nan
+        fa, fb = decode_float(a, typ), decode_float(b, typ)
+        if cmp in ORDERED:
+            return not nan and ORDERED[cmp](fa, fb)
+        if cmp.endswith("u") and cmp[:-1] in ORDERED:
+            return nan or ORDERED[cmp[:-1]](fa, fb)
+        raise ValueError(f"unsupported float CmpOp: {cmp!r}")
+    if kind == "x":
+        raise ValueError("packed types compare per lane")
+    if cmp in UNSIGNED_ALIAS:  # lo/ls/hi/hs: unsigned compare of the raw bits
+        return ORDERED[UNSIGNED_ALIAS[cmp]](a, b)
+    op = _lookup(ORDERED, cmp, "integer CmpOp")
+    if kind == "s":
+        a, b = to_signed(a, w), to_signed(b, w)
+    return op(a, b)
+
+
+def boolop(op: str | None, t: bool, c: bool) -> bool:
+    if op is None:
+        return t
+    return _lookup({"and": t and c, "or": t or c, "xor": t != c}, op, "BoolOp")
+
+
+def _reg(inputs: dict, name: str, w: int) -> int:
+    v = inputs[name]
+    if isinstance(v, bool) or not hasattr(v, "__index__") or not 0 <= int(v) < (1 << w):
+        raise ValueError(f"operand {name}={v!r} is not a {w}-bit register value")
+    return int(v)
+
+
+def _pred(desc: dict, inputs: dict) -> bool:
+    """The predicate operand c as seen by BoolOp (``!c`` applied); unused without BoolOp."""
+    if not desc.get("boolop"):
+        return False
+    c = inputs["c"]
+    if not isinstance(c, bool):
+        raise ValueError(f"predicate c={c!r} is not a bool")
+    return not c if desc.get("negc") else c
+
+
+def _flushes(desc: dict, typ: str) -> bool:
+    return bool(desc.get("ftz")) or (typ == "f32" and (desc.get("sm") or 90) < 20)
+
+
+def _lanes(v: int, n: int, w: int) -> list[int]:
+    return [(v >> (w * i)) & ((1 << w) - 1) for i in range(n)]
+
+
+def _pack(lanes: list[int], w: int) -> int:
+    return sum(x << (w * i) for i, x in enumerate(lanes))
+
+
+# ---------------------------------------------------------------- instructions
+def _set_setp(desc: dict, inputs: dict) -> dict:
+    op, cmp, stype = desc["opcode"], desc["cmp"], desc["stype"]
+    a, b = _reg(inputs, "a", width(stype)), _reg(inputs, "b", width(stype))
+    c = _pred(desc, inputs)
+    bop = desc.get("boolop")
+    if stype in PACKED_LANE:
+        lane = PACKED_LANE[stype]
+        ts = [
+            compare(cmp, x, y, lane, _flushes(desc, lane))
+            for x, y in zip(_lanes(a, 2, 16), _lanes(b, 2, 16), strict=True)
+        ]
+        if op == "setp":
+            return {"p": boolop(bop, ts[0], c), "q": boolop(bop, ts[1], c)}
+        true = _lookup(SET_TRUE_LANE, desc["dtype"], "set.<dtype> for packed source")
+        return {"d": _pack([true if boolop(bop, t, c) else 0 for t in ts], 16)}
+    t = compare(cmp, a, b, stype, _flushes(desc, stype))
+    if op == "setp":
+        return {"p": boolop(bop, t, c), "q": boolop(bop, not t, c)}
+    true = _lookup(SET_TRUE_SCALAR, desc["dtype"], "set.<dtype>")
+    return {"d": true if boolop(bop, t, c) else 0}
+
+
+def _selp(desc: dict, inputs: dict) -> dict:
+    w = width(desc["stype"])
+    a, b, c = _reg(inputs, "a", w), _reg(inputs, "b", w), inputs["c"]
+    if not isinstance(c, bool):
+        raise ValueError(f"predicate c={c!r} is not a bool")
+    return {"d": a if c else b}
+
+
+def _slct(desc: dict, inputs: dict) -> dict:
+    w = width(desc["dtype"])
+    a, b, c = _reg(inputs, "a", w), _reg(inputs, "b", w), _reg(inputs, "c", 32)
+    if desc["stype"] == "s32":
+        take_a = to_signed(c, 32) >= 0
+    elif desc["stype"] == "f32":
+        if _flushes(desc, "f32"):
+            c = flush(c, "f32")
+        take_a = not is_nan(c, "f32") and decode_float(c, "f32") >= 0  # -0.0 >= 0 holds
+    else:
+        raise ValueError(f"unsupported slct selector type: {desc['stype']!r}")
+    return {"d": a if take_a else b}
+
+
+def _digits(spelling: str, prefix: str, limit: int, count: int | None = None) -> list[int]:
+    """Digits of a selector (exactly ``count`` digits) or mask (distinct digits)."""
+    body = spelling[len(prefix) :]
+    ok = spelling.startswith(prefix) and body.isdigit() and all(int(k) < limit for k in body)
+    ok = ok and (len(body) == count if count else len(set(body)) == len(body))
+    if not ok:
+        raise ValueError(f"bad selector/mask spelling: {spelling!r}")
+    return [int(k) for k in body]
+
+
+def _vset(desc: dict, inputs: dict, n: int) -> dict:
+    w, prefix = 32 // n, "h" if n == 2 else "b"
+    a, b, c = (_reg(inputs, r, 32) for r in "abc")
+    bank = (b << 32) | a  # selector digit k picks lane-sized field k of b:a
+
+    def select(sel: str, typ: str) -> list[int]:
+        digits = _digits(sel, prefix, 2 * n, n)[::-1]  # last digit feeds lane 0
+        fields = [(bank >> (w * k)) & ((1 << w) - 1) for k in digits]
+        signed = _lookup({"u32": False, "s32": True}, typ, "vset operand type")
+        return [to_signed(f, w) if signed else f for f in fields]
+
+    va = select(desc.get("asel") or ("h10" if n == 2 else "b3210"), desc["atype"])
+    vb = select(desc.get("bsel") or ("h32" if n == 2 else "b7654"), desc["btype"])
+    op = _lookup(ORDERED, desc["cmp"], "vset cmp")
+    t = [int(op(x, y)) for x, y in zip(va, vb, strict=True)]
+    mask = set(_digits(desc["mask"], prefix, n)) if desc.get("mask") else set(range(n))
+    if desc.get("add"):
+        return {"d": (c + sum(t[i] for i in mask)) & 0xFFFFFFFF}
+    merge = desc.get("vset_merge") or "c"
+    src = _lanes(_lookup({"c": c, "b": b}, merge, "vset_merge"), n, w)
+    return {"d": _pack([t[i] if i in mask else src[i] for i in range(n)], w)}
+
+
+def evaluate(desc: dict, inputs: dict) -> dict:
+    """Evaluate one instruction described by ``desc`` on concrete ``inputs``."""
+    op = desc["opcode"]
+    if op in ("set", "setp"):
+        return _set_setp(desc, inputs)
+    if op == "selp":
+        return _selp(desc, inputs)
+    if op == "slct":
+        return _slct(desc, inputs)
+    if op in ("vset2", "vset4"):
+        return _vset(desc, inputs, 2 if op == "vset2" else 4)
+    raise ValueError(f"unsupported opcode: {op!r}")
