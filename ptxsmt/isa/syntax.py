@@ -19,11 +19,13 @@ from .variants import Variant, catalogue
 class PtxError(ValueError):
     """Bad input: the message names the problem, `line`/`col` its place (1-based)."""
 
-    def __init__(self, message: str, line: int = 1, col: int = 1):
+    def __init__(self, message: str, line: int | None = None, col: int = 1):
         super().__init__(message)
         self.message, self.line, self.col = message, line, col
 
     def __str__(self) -> str:
+        if self.line is None:  # not about the PTX text (an input value, an option)
+            return self.message
         return f"line {self.line}, col {self.col}: {self.message}"
 
 

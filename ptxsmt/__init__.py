@@ -1,0 +1,20 @@
+"""ptxsmt: a symbolic verifier for PTX comparison and selection instructions.
+
+The Z3 encoding in `ptxsmt.sem` is the single source of truth; evaluation,
+legality checks and proofs are all derived from it.
+"""
+
+from .check import check_line, parse_target, parse_version
+from .isa.modifiers import BoolOp, CmpOp, LaneSpec
+from .isa.syntax import Instruction, PtxError, parse, parse_one
+from .isa.types import PtxType, ptx_type
+from .isa.variants import Requirement, Variant, catalogue
+from .program import Program
+from .sem.options import Options
+from .smt.evaluate import Evaluation, evaluate
+
+__all__ = [
+    "BoolOp", "CmpOp", "Evaluation", "Instruction", "LaneSpec", "Options", "Program",
+    "PtxError", "PtxType", "Requirement", "Variant", "catalogue", "check_line", "evaluate",
+    "parse", "parse_one", "parse_target", "parse_version", "ptx_type",
+]

@@ -1,0 +1,181 @@
+"""Command line: thin click commands over the library.
+
+Exit codes: 0 success, 1 a negative answer (an illegal line, a failed batch
+line), 2 bad input. Bad input is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+
+import click
+
+from . import report
+from .check import check_line, parse_target, parse_version
+from .isa.syntax import PtxError
+from .isa.variants import FAMILIES, catalogue, spec_catalogue
+from .sem.options import VSET_MERGE_SOURCES, Options
+from .smt.evaluate import evaluate
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def options(target: str, vset_merge: str) -> Options:
+    return Options(target=parse_target(target).sm, vset_merge=vset_merge)
+
+
+target_option = click.option("--target", default="sm_90", show_default=True,
+                             help="sm_ target (sm_1x flushes f32 set/setp/slct subnormals).")
+merge_option = click.option("--vset-merge", type=click.Choice(VSET_MERGE_SOURCES), default="c",
+                            show_default=True,
+                            help="vset merge: unmasked lanes from c (pseudocode) or b (prose).")
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(package_name="ptxsmt")
+def main() -> None:
+    """Symbolic verifier for PTX set, setp, selp, slct, vset2 and vset4.
+
+    \b
+    Examples:
+      ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
+      ptxsmt eval --batch vectors.jsonl
+      echo 'set.lt.bf16.f32 d, a, b;' | ptxsmt check --target sm_80
+      ptxsmt variants --family vset2
+    """
+
+
+@main.command("eval", context_settings=CONTEXT)
+@click.argument("ptx", required=False)
+@click.argument("assignments", nargs=-1)
+@click.option("--batch", "batch", type=click.File("r"), metavar="FILE",
+              help="JSONL of {\"ptx\", \"inputs\"}; '-' for stdin.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@target_option
+@merge_option
+def eval_cmd(ptx, assignments, batch, as_json, target, vset_merge) -> None:
+    """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
+
+    \b
+    VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
+    friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
+    \b
+    Examples:
+      ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
+      ptxsmt eval --json 'set.gtu.u32.f16x2 d, a, b;' a=0x3c007e00 b=0
+      ptxsmt eval '@g selp.b32 d, a, b, c;' g=false d=7 a=1 b=2 c=true
+      ptxsmt eval --batch vectors.jsonl > results.jsonl
+    """
+    try:
+        opts = options(target, vset_merge)
+    except PtxError as e:
+        fail(e.message)
+    if batch is not None:
+        if ptx:
+            fail("give either PTX text or --batch, not both")
+        sys.exit(run_batch(batch, opts))
+    if not ptx:
+        fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
+    inputs = {}
+    for item in assignments:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            fail(f"operand {item!r} is not NAME=VALUE")
+        inputs[name.strip()] = value.strip()
+    try:
+        ev = evaluate(ptx, inputs, opts)
+    except PtxError as e:
+        fail(str(e))
+    if as_json:
+        click.echo(report.dumps(report.evaluation_json(ptx, ev)))
+    else:
+        click.echo(report.evaluation_text(ptx, ev))
+
+
+def run_batch(lines: Iterable[str], opts: Options) -> int:
+    status = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        obj, error = _batch_line(line, opts)
+        if error:
+            obj["error"] = f"line {number}: {error}"
+            status = 1
+        click.echo(report.dumps(obj))
+    return status
+
+
+def _batch_line(line: str, opts: Options) -> tuple[dict, str | None]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        return {}, f"invalid JSON: {e.msg} at column {e.colno}"
+    if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
+        return (obj if isinstance(obj, dict) else {}), 'expected {"ptx": "...", "inputs": {...}}'
+    inputs = obj.get("inputs", {})
+    if not isinstance(inputs, dict):
+        return obj, '"inputs" must be an object'
+    try:
+        ev = evaluate(obj["ptx"], inputs, opts)
+    except PtxError as e:
+        return obj, str(e)
+    obj["outputs"] = report.evaluation_json(obj["ptx"], ev)["outputs"]
+    return obj, None
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("source", type=click.File("r"), default="-")
+@click.option("--target", default="sm_90", show_default=True)
+@click.option("--ptx-version", default="9.0", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def check(source, target, ptx_version, as_json) -> None:
+    """Check that each line (one instruction) is legal for a target and PTX version.
+
+    \b
+    Legal means ptxas 13.0 accepts it: the catalogue follows ptxas where it
+    and the ISA text disagree (docs/ptxas-legality.md). Exit 1 if any line
+    is illegal.
+    \b
+    Examples:
+      echo 'setp.lt.ftz.f32 p, a, b;' | ptxsmt check
+      ptxsmt check --target sm_80 --ptx-version 7.0 --json kernels.txt
+    """
+    try:
+        tgt, version = parse_target(target), parse_version(ptx_version)
+    except PtxError as e:
+        fail(e.message)
+    status = 0
+    for line in source:
+        text = line.strip()
+        if not text or text.startswith("//"):
+            continue
+        error = check_line(text, tgt, version)
+        status |= error is not None
+        if as_json:
+            click.echo(report.dumps({"ptx": text, "legal": error is None, "error": error}))
+        else:
+            click.echo(f"ok       {text}" if error is None else f"illegal  {text}  -- {error}")
+    sys.exit(status)
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--family", type=click.Choice(FAMILIES), help="Only this family.")
+@click.option("--spec", is_flag=True, help="The ISA text's catalogue, before ptxas corrections.")
+@click.option("--json", "as_json", is_flag=True)
+def variants(family, spec, as_json) -> None:
+    """List the legal variants with the PTX ISA version and sm_ target each needs.
+
+    \b
+    Examples:
+      ptxsmt variants --family half-setp
+      ptxsmt variants --json | jq length
+    """
+    rows = report.variants_rows(spec_catalogue() if spec else catalogue(), family)
+    click.echo(report.dumps(rows) if as_json else report.variants_text(rows))

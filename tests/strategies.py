@@ -1,0 +1,101 @@
+"""Hypothesis strategies over the variant catalogue, and the bridge to the oracle.
+
+The bridge only copies structure (opcode, modifier spellings, operand values)
+from a parsed instruction into the oracle's plain description; the oracle
+computes the answer on its own.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ptxsmt.isa.syntax import Instruction, format_variant
+from ptxsmt.isa.types import PtxType
+from ptxsmt.isa.variants import Variant, catalogue
+
+# Bit patterns where float semantics turn: zeros, subnormal edges, normal edges, inf, NaNs.
+_SPECIAL = {
+    16: [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x8400, 0x3C00, 0xBC00,
+         0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7D00, 0x7FFF,
+         0x007F, 0x807F, 0x0080, 0x3F80, 0xBF80, 0x7F7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81],
+    32: [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
+         0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
+         0xFFC00000, 0x7F800001, 0x7FFFFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x00000002],
+    64: [0, 1 << 63, 1, (1 << 63) | 1, (1 << 52) - 1, 1 << 52, 0x3FF0000000000000,
+         0xBFF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+         0x7FF0000000000001, (1 << 63) - 1, (1 << 64) - 1],
+}
+
+
+def bits(width: int) -> st.SearchStrategy[int]:
+    return st.one_of(st.sampled_from(_SPECIAL.get(width, [0, 1])),
+                     st.integers(0, (1 << width) - 1))
+
+
+def lane_bits(t: PtxType) -> st.SearchStrategy[int]:
+    """Register bits; packed registers get special values per lane."""
+    if not t.is_packed:
+        return bits(t.width)
+    lane = bits(t.lane_width)
+    return st.tuples(lane, lane).map(lambda p: p[0] | (p[1] << 16))
+
+
+def variants(family: str) -> st.SearchStrategy[Variant]:
+    return st.sampled_from(catalogue().family(family))
+
+
+@st.composite
+def vset_operands(draw, v: Variant) -> str:
+    prefix, lanes = ("h", 2) if v.opcode == "vset2" else ("b", 4)
+    def sel():
+        return st.lists(st.integers(0, 2 * lanes - 1), min_size=lanes, max_size=lanes)
+    mask = draw(st.lists(st.integers(0, lanes - 1), min_size=1, max_size=lanes, unique=True))
+    parts = [
+        "d" + (draw(st.booleans()) and "." + prefix + "".join(map(str, sorted(mask, reverse=True))) or ""),
+        "a" + (draw(st.booleans()) and "." + prefix + "".join(map(str, draw(sel()))) or ""),
+        "b" + (draw(st.booleans()) and "." + prefix + "".join(map(str, draw(sel()))) or ""),
+        "c",
+    ]
+    return ", ".join(parts)
+
+
+@st.composite
+def instruction_text(draw, v: Variant) -> str:
+    name = format_variant(v)
+    if v.opcode in ("vset2", "vset4"):
+        return f"{name} {draw(vset_operands(v))};"
+    if v.opcode == "setp":
+        dest = draw(st.sampled_from(["p|q", "p|q", "p|_", "_|q"] if v.stype.lanes == 1 or True
+                                    else ["p|q"]))
+        c = draw(st.sampled_from(["c", "!c"])) if v.boolop else None
+        return f"{name} {dest}, a, b{', ' + c if c else ''};"
+    if v.opcode == "set" and v.boolop:
+        return f"{name} d, a, b, {draw(st.sampled_from(['c', '!c']))};"
+    if v.opcode == "set":
+        return f"{name} d, a, b;"
+    return f"{name} d, a, b, c;"
+
+
+def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> dict:
+    v = ins.variant
+    c = ins.operands.get("c")
+    desc = {
+        "opcode": v.opcode,
+        "cmp": v.cmp.value if v.cmp else None,
+        "boolop": v.boolop.value if v.boolop else None,
+        "negc": bool(c and c.negated),
+        "ftz": v.ftz,
+        "add": v.add,
+        "sm": target,
+        "vset_merge": vset_merge,
+    }
+    if v.opcode in ("vset2", "vset4"):
+        desc["atype"], desc["btype"] = (t.name for t in v.types)
+        for slot, key in (("d", "mask"), ("a", "asel"), ("b", "bsel")):
+            spec = ins.operands[slot].lane_spec
+            desc[key] = spec.spelling[1:] if spec else None
+    elif v.opcode in ("set", "slct"):
+        desc["dtype"], desc["stype"] = (t.name for t in v.types)
+    else:
+        desc["stype"] = v.types[0].name
+    return desc
