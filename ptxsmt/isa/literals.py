@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from fractions import Fraction
 from functools import lru_cache
 
@@ -101,14 +102,20 @@ def canonical_nan(fmt: FloatFormat) -> int:
     return ((1 << (fmt.ebits + 1)) - 1) << (fmt.sbits - 2)
 
 
-@lru_cache(maxsize=4096)
 def float_bits(value: float, fmt: FloatFormat) -> int:
     """Round a double to `fmt` (nearest-even) and return its bits."""
-    sign = 1 << (fmt.width - 1)
     if value != value:
-        return canonical_nan(fmt) | (sign if math.copysign(1.0, value) < 0 else 0)
+        sign = 1 << (fmt.width - 1) if math.copysign(1.0, value) < 0 else 0
+        return canonical_nan(fmt) | sign
+    # keyed by the double's bits: 0.0 == -0.0 would share a cache entry
+    return _round_bits(struct.unpack("<Q", struct.pack("<d", value))[0], fmt)
+
+
+@lru_cache(maxsize=4096)
+def _round_bits(double_bits: int, fmt: FloatFormat) -> int:
     import z3  # the solver rounds, so literal rounding and the semantics agree
 
+    value = struct.unpack("<d", struct.pack("<Q", double_bits))[0]
     x = z3.fpToFP(z3.RNE(), z3.FPVal(value, z3.Float64()), z3.FPSort(fmt.ebits, fmt.sbits))
     return z3.simplify(z3.fpToIEEEBV(x)).as_long()
 
