@@ -46,12 +46,12 @@ def parse_version(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def header_error(target: Target, version: tuple[int, int], ptxas_targets: bool = True) -> str | None:
+def header_error(target: Target, version: tuple[int, int]) -> str | None:
     """Why `.version V` / `.target sm_X` is refused regardless of the instruction."""
     v = f"{version[0]}.{version[1]}"
     if version > (9, 0) or version < (1, 0):
         return f"PTX ISA {v} is not a version ptxas 13.0 knows (1.0 to 9.0)"
-    if ptxas_targets and target.sm not in TARGET_MIN_PTX:
+    if target.sm not in TARGET_MIN_PTX:
         return f"{target} is not a target ptxas 13.0 assembles for"
     need = TARGET_MIN_PTX.get(target.sm)
     if need and version < need:

@@ -27,6 +27,11 @@ Observed ``ptxas`` 13.0 behaviour that shapes the algorithm:
   line: nothing after it is checked.
 * A header problem (``PTX .version 7.7 does not support .target sm_90``) is
   reported against the ``.target`` line, alongside instruction errors.
+* A few checks run in a later pass that only happens when the first pass found
+  no error, and that stops at its first error: ``vset2``/``vset4`` with
+  ``lo/ls/hi/hs`` ("Mismatch between instruction type and comparison
+  qualifier", once per lane) is the one seen here.  A line that got no message
+  from a failing run is therefore *undecided*, not accepted.
 
 So a line is only declared *accepted* when it was part of a run that exited
 with status 0, and *rejected* when ``ptxas`` names its line number.  After a

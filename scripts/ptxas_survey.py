@@ -369,15 +369,97 @@ def headers(quick: bool) -> list[tuple[str, str]]:
     return list(itertools.product(TARGETS, VERSIONS))
 
 
+def _rank(key: str) -> tuple[int, tuple[int, int]]:
+    target, version = key.split("@")
+    major, minor = version.split(".")
+    return TARGETS.index(target), (int(major), int(minor))
+
+
+def _form(family: str, f: dict[str, object]) -> str | None:
+    keys = {
+        "setp": ("type",),
+        "set": ("dtype", "stype"),
+        "selp": ("type",),
+        "slct": ("dtype", "ctype"),
+        "vset": ("op",),
+    }.get(family)
+    if keys is None:
+        return None
+    return f"{family}." + ".".join(str(f[k]) for k in keys)
+
+
+def report(doc: dict) -> str:
+    """Markdown summary: header limits, accepted counts per header, version/target rules."""
+    cands, results = doc["candidates"], doc["results"]
+    grid_keys = [k for k in doc["headers"]]
+    out = ["## Headers ptxas accepts (minimum `.version` per `.target`)", ""]
+    for t in TARGETS:
+        vs = sorted(_rank(k)[1] for k in grid_keys if k.startswith(f"{t}@"))
+        if vs:
+            out.append(f"- `{t}`: {vs[0][0]}.{vs[0][1]} .. {vs[-1][0]}.{vs[-1][1]}")
+    fams = ("setp", "set", "selp", "slct", "vset")
+    out += ["", "## Accepted candidates per header (" + " / ".join(fams) + ")", ""]
+    versions = sorted({k.split("@")[1] for k in grid_keys}, key=lambda v: _rank(f"sm_10@{v}")[1])
+    out.append("| target | " + " | ".join(versions) + " |")
+    out.append("|---|" + "---|" * len(versions))
+    fam_idx = {f: [i for i, c in enumerate(cands) if c["family"] == f] for f in fams}
+    for t in TARGETS:
+        cells = []
+        for v in versions:
+            row = results.get(f"{t}@{v}")
+            if row is None:
+                cells.append("")
+                continue
+            cells.append("/".join(str(sum(row[i] == -1 for i in fam_idx[f])) for f in fams))
+        out.append(f"| {t} | " + " | ".join(cells) + " |")
+    # rules: accepted iff target >= T and version >= V (over the grid headers)
+    rules: dict[str, dict[str, int]] = {}
+    irregular: list[str] = []
+    for i, c in enumerate(cands):
+        form = _form(c["family"], c["fields"])
+        if form is None:
+            continue
+        acc = [k for k in grid_keys if results[k][i] == -1]
+        if not acc:
+            continue
+        tmin = min(_rank(k)[0] for k in acc)
+        vmin = min(_rank(k)[1] for k in acc)
+        expect = [k for k in grid_keys if _rank(k)[0] >= tmin and _rank(k)[1] >= vmin]
+        if expect != acc:
+            irregular.append(c["line"])
+            continue
+        rule = f"{TARGETS[tmin]}+, PTX {vmin[0]}.{vmin[1]}+"
+        rules.setdefault(form, {}).setdefault(rule, 0)
+        rules[form][rule] += 1
+    out += ["", "## Requirement per form (accepted iff target >= T and version >= V)", ""]
+    by_rule: dict[str, list[str]] = {}
+    for form, rs in rules.items():
+        key = (
+            "; ".join(f"{r} ({n})" for r, n in sorted(rs.items()))
+            if len(rs) > 1
+            else next(iter(rs))
+        )
+        by_rule.setdefault(key, []).append(form)
+    for key, forms in sorted(by_rule.items()):
+        out.append(f"- **{key}**: " + ", ".join(f"`{f}`" for f in forms))
+    out += ["", f"Irregular (not an upward-closed rectangle): {len(irregular)}"]
+    out += [f"- `{line}`" for line in irregular[:50]]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="/tmp/ptxas_findings.json")
+    ap.add_argument("--report", metavar="JSON", help="print a markdown summary of a findings file")
     ap.add_argument("--ptxas", default="ptxas")
     ap.add_argument("--quick", action="store_true", help="a handful of headers only")
     ap.add_argument("--verify", type=int, default=300, help="re-check N random lines one by one")
     ap.add_argument("--jobs", type=int, default=2)
     ns = ap.parse_args(argv)
 
+    if ns.report:
+        print(report(json.loads(Path(ns.report).read_text())), end="")
+        return 0
     cands = generate(detail=True)
     errors: list[str] = []
     err_idx: dict[str, int] = {}

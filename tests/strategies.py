@@ -46,34 +46,29 @@ def variants(family: str) -> st.SearchStrategy[Variant]:
 
 @st.composite
 def vset_operands(draw, v: Variant) -> str:
+    """d{.mask}, a{.asel}, b{.bsel}, c with each modifier present or defaulted."""
     prefix, lanes = ("h", 2) if v.opcode == "vset2" else ("b", 4)
-    def sel():
-        return st.lists(st.integers(0, 2 * lanes - 1), min_size=lanes, max_size=lanes)
+
+    def spec(digits) -> str:
+        return "." + prefix + "".join(map(str, digits)) if draw(st.booleans()) else ""
+
     mask = draw(st.lists(st.integers(0, lanes - 1), min_size=1, max_size=lanes, unique=True))
-    parts = [
-        "d" + (draw(st.booleans()) and "." + prefix + "".join(map(str, sorted(mask, reverse=True))) or ""),
-        "a" + (draw(st.booleans()) and "." + prefix + "".join(map(str, draw(sel()))) or ""),
-        "b" + (draw(st.booleans()) and "." + prefix + "".join(map(str, draw(sel()))) or ""),
-        "c",
-    ]
-    return ", ".join(parts)
+    sel = st.lists(st.integers(0, 2 * lanes - 1), min_size=lanes, max_size=lanes)
+    return (f"d{spec(sorted(mask, reverse=True))}, a{spec(draw(sel))}, "
+            f"b{spec(draw(sel))}, c")
 
 
 @st.composite
 def instruction_text(draw, v: Variant) -> str:
+    """An instruction of variant `v` on registers d/p/q/a/b/c, with sinks and `!c`."""
     name = format_variant(v)
     if v.opcode in ("vset2", "vset4"):
         return f"{name} {draw(vset_operands(v))};"
-    if v.opcode == "setp":
-        dest = draw(st.sampled_from(["p|q", "p|q", "p|_", "_|q"] if v.stype.lanes == 1 or True
-                                    else ["p|q"]))
-        c = draw(st.sampled_from(["c", "!c"])) if v.boolop else None
-        return f"{name} {dest}, a, b{', ' + c if c else ''};"
-    if v.opcode == "set" and v.boolop:
-        return f"{name} d, a, b, {draw(st.sampled_from(['c', '!c']))};"
-    if v.opcode == "set":
-        return f"{name} d, a, b;"
-    return f"{name} d, a, b, c;"
+    dest = draw(st.sampled_from(["p|q", "p|q", "p|_", "_|q", "p"])) if v.opcode == "setp" else "d"
+    if v.opcode in ("selp", "slct"):
+        return f"{name} d, a, b, c;"
+    c = f", {draw(st.sampled_from(['c', '!c']))}" if v.boolop else ""
+    return f"{name} {dest}, a, b{c};"
 
 
 def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> dict:

@@ -26,7 +26,7 @@ def case(draw, family: str):
     ins = parse_one(text)
     types = operand_types(v)
     inputs = {}
-    for slot, o in ins.sources.items():
+    for slot in ins.sources:
         t = types[slot]
         if t.width == 1:
             inputs[slot] = draw(st.booleans())
@@ -37,7 +37,8 @@ def case(draw, family: str):
     return text, ins, inputs
 
 
-def check(text, ins, inputs, opts=Options()):
+def check(text, ins, inputs, opts=None):
+    opts = opts or Options()
     got = evaluate(text, inputs, opts).outputs
     want = oracle_evaluate(oracle_desc(ins, opts.target, opts.vset_merge), inputs)
     for slot, o in ins.destinations.items():

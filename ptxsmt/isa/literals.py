@@ -41,7 +41,8 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     if m := _FLT.fullmatch(s):
         width = 32 if m.group(1) in "fF" else 64
         if len(m.group(2)) != width // 4:
-            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have exactly {width // 4} hex digits")
+            digits = width // 4
+            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have exactly {digits} hex digits")
         return _fit_bits(int(m.group(2), 16), width, t, s)
     for pattern, base in ((_HEX, 16), (_BIN, 2)):
         if m := pattern.fullmatch(s):

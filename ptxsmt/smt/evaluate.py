@@ -72,7 +72,11 @@ def _convert(value: object, t: PtxType) -> Value:
 
 def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
              opts: Options = DEFAULT) -> Evaluation:
-    """Run a snippet on concrete inputs: `evaluate('setp.lt.f32 p, a, b;', {'a': 'nan', 'b': 1.0})`."""
+    """Run a snippet on concrete inputs.
+
+    >>> evaluate("setp.lt.f32 p, a, b;", {"a": "nan", "b": "1.0"}).outputs
+    {'p': False}
+    """
     program, enc = compiled(ptx, opts)
     values = convert_inputs(inputs or {}, program.types, enc.inputs)
     pairs = [(const, register_value(values[name], program.types[name]))

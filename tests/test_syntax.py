@@ -1,0 +1,78 @@
+"""The grammar both ways, and its errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptxsmt import PtxError, parse, parse_one
+from ptxsmt.isa.syntax import format_instruction, format_variant
+from ptxsmt.isa.variants import catalogue
+
+
+def test_every_variant_prints_and_parses_back():
+    for v in catalogue():
+        text = format_variant(v)
+        ops = {"setp": "p|q, a, b", "vset2": "d, a, b, c", "vset4": "d, a, b, c"}.get(
+            v.opcode, "d, a, b")
+        if v.boolop or v.opcode in ("selp", "slct"):
+            ops += ", c" if v.opcode not in ("vset2", "vset4") else ""
+        ins = parse_one(f"{text} {ops};")
+        assert ins.variant == v
+        assert parse_one(format_instruction(ins)) == ins
+
+
+def test_snippet_with_guards_comments_and_percent_names():
+    ins = parse("""
+        // a rewrite
+        @%p1 setp.lt.and.ftz.f32 %p2|_, %f1, 0f3F800000, !%p3;  /* inline */ selp.b32 r, 1, -2, p2
+        @!q vset2.s32.u32.ge.add r.h1, a.h01, b.h22, c;
+    """)
+    assert [str(i.variant) for i in ins] == [
+        "setp.lt.and.ftz.f32", "selp.b32", "vset2.s32.u32.ge.add"]
+    assert ins[0].guard.register == "p1" and not ins[0].guard.negated
+    assert ins[0].operands["q"].kind == "sink" and ins[0].operands["c"].negated
+    assert ins[1].line == 3 and ins[2].guard.negated
+    assert ins[2].lane_spec("d").lanes == {1} and ins[2].lane_spec("a").by_lane == (1, 0)
+    assert ins[2].lane_spec("b").by_lane == (2, 2)
+
+
+def test_vset_defaults():
+    ins = parse_one("vset4.u32.u32.lt d, a, b, c;")
+    assert ins.lane_spec("d").lanes == {0, 1, 2, 3}
+    assert ins.lane_spec("a").by_lane == (0, 1, 2, 3)
+    assert ins.lane_spec("b").by_lane == (4, 5, 6, 7)
+
+
+@pytest.mark.parametrize("immediate", ["42", "-7", "0x2A", "052", "0b101010", "42U"])
+def test_integer_immediates(immediate):
+    assert parse_one(f"setp.eq.s32 p, a, {immediate};").operands["b"].kind == "imm"
+
+
+@pytest.mark.parametrize("text,col,fragment", [
+    ("setp.lt.foo.f32 p, a, b;", 9, "unknown modifier '.foo'"),
+    ("setp.lt.f32 p, a;", 12, "takes 3 operands"),
+    ("setp.lt.and.f32 p, a, b;", 16, "takes 4 operands"),
+    ("setp.lt.f32.f32 p, a, b;", 1, "needs one type"),
+    ("setp.f32 p, a, b;", 1, "needs a comparison"),
+    ("frob.lt.f32 p, a, b;", 1, "unknown instruction 'frob'"),
+    ("setp.lt.lt.f32 p, a, b;", 9, "repeated comparison"),
+    ("selp.lt.b32 d, a, b, c;", 6, "selp does not take comparison"),
+    ("setp.lt.u16 p, a, 70000;", 19, "out of range"),
+    ("setp.lt.f32 p, a, 0x1ffffffff;", 19, "does not fit"),
+    ("setp.lt.f32 _|_, a, b;", 13, "sink"),
+    ("set.lt.u32.f32 _, a, b;", 16, "sink"),
+    ("setp.lt.f32 1, a, b;", 13, "must be a register"),
+    ("selp.b32 d, !a, b, c;", 13, "'!' is only allowed"),
+    ("vset2.u32.u32.lt d.b10, a, b, c;", 18, "lane modifiers start with '.h'"),
+    ("vset2.u32.u32.lt d, a.h4, b, c;", 21, "invalid vset2 selector"),
+    ("vset4.u32.u32.lt d.b01, a, b, c;", 18, "invalid vset4 mask"),
+    ("setp.lt.f32 p.h10, a, b;", 13, "unexpected operand modifier"),
+    ("setp.lt.f32 p, a, b; setp.eq.f16 p, a, b;", 22, None),
+    ("setp.lt.and.f32 p, a, b, 1;", 26, "predicate register"),
+])
+def test_errors_name_problem_and_place(text, col, fragment):
+    with pytest.raises(PtxError) as err:
+        parse_one(text)
+    assert err.value.line == 1 and err.value.col == col
+    if fragment:
+        assert fragment in err.value.message
