@@ -57,10 +57,12 @@ def main() -> None:
 @click.argument("assignments", nargs=-1)
 @click.option("--batch", "batch", type=click.File("r"), metavar="FILE",
               help="JSONL of {\"ptx\", \"inputs\"}; '-' for stdin.")
+@click.option("--check", "check_outputs", is_flag=True,
+              help="With --batch: compare with each line's \"outputs\"; print only differences.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @target_option
 @merge_option
-def eval_cmd(ptx, assignments, batch, as_json, target, vset_merge) -> None:
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
     \b
@@ -72,6 +74,7 @@ def eval_cmd(ptx, assignments, batch, as_json, target, vset_merge) -> None:
       ptxsmt eval --json 'set.gtu.u32.f16x2 d, a, b;' a=0x3c007e00 b=0
       ptxsmt eval '@g selp.b32 d, a, b, c;' g=false d=7 a=1 b=2 c=true
       ptxsmt eval --batch vectors.jsonl > results.jsonl
+      ptxsmt eval --batch models/golden.jsonl --check
     """
     try:
         opts = options(target, vset_merge)
@@ -80,7 +83,7 @@ def eval_cmd(ptx, assignments, batch, as_json, target, vset_merge) -> None:
     if batch is not None:
         if ptx:
             fail("give either PTX text or --batch, not both")
-        sys.exit(run_batch(batch, opts))
+        sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts))
     if not ptx:
         fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
     inputs = {}
@@ -110,6 +113,27 @@ def run_batch(lines: Iterable[str], opts: Options) -> int:
             status = 1
         click.echo(report.dumps(obj))
     return status
+
+
+def check_batch(lines: Iterable[str], opts: Options) -> int:
+    """Recompute every line's outputs; report lines whose stored outputs differ."""
+    total = bad = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        total += 1
+        try:
+            stored = json.loads(line).get("outputs")
+        except (ValueError, AttributeError):
+            stored = None
+        obj, error = _batch_line(line, opts)
+        if error or obj.get("outputs") != stored:
+            bad += 1
+            got = error or obj["outputs"]
+            click.echo(report.dumps({"line": number, "ptx": obj.get("ptx"), "inputs":
+                                     obj.get("inputs"), "expected": stored, "got": got}))
+    click.echo(f"check: {total - bad} passed, {bad} failed", err=True)
+    return 1 if bad else 0
 
 
 def _batch_line(line: str, opts: Options) -> tuple[dict, str | None]:
