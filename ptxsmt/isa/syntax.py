@@ -55,6 +55,9 @@ SYNTAX: dict[str, Syntax] = {
     "slct": Syntax(("ftz", "type", "type"), ("d", "a", "b", "c")),
     "vset2": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="h"),
     "vset4": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="b"),
+    "mov": Syntax(("type",), ("d", "a")),
+    "not": Syntax(("type",), ("d", "a")),
+    **{op: Syntax(("type",), ("d", "a", "b")) for op in ("and", "or", "xor")},
 }
 
 # vset defaults (9.7.18.2): mask all lanes; asel = a's lanes; bsel = b's lanes.
@@ -72,6 +75,8 @@ def operand_types(v: Variant) -> dict[str, PtxType]:
         return {"p": PRED, "q": PRED, "a": v.stype, "b": v.stype, "c": PRED}
     if v.opcode == "slct":
         return {"d": v.dtype, "a": v.dtype, "b": v.dtype, "c": v.stype}
+    if v.family == "glue":
+        return dict.fromkeys(("d", "a", "b"), v.stype)
     return {"d": v.dtype, "a": v.stype, "b": v.stype, "c": PRED}
 
 

@@ -11,7 +11,7 @@ the catalogue matches the assembler and the disagreement stays visible.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
 
@@ -19,6 +19,7 @@ from .modifiers import FLOAT_CMPS, ORDERED_CMPS, BoolOp, CmpOp
 from .types import Kind, PtxType, ptx_type
 
 OPCODES = ("set", "setp", "selp", "slct", "vset2", "vset4")
+GLUE_OPCODES = ("mov", "not", "and", "or", "xor")  # what a rewrite needs around them
 # The families a user thinks in; half-precision set/setp are the same opcodes.
 FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vset4")
 
@@ -42,6 +43,8 @@ class Variant:
 
     @property
     def family(self) -> str:
+        if self.opcode in GLUE_OPCODES:
+            return "glue"
         if self.opcode in ("set", "setp") and any(
             t.name in ("f16", "bf16", "f16x2", "bf16x2") for t in self.types
         ):
@@ -181,6 +184,15 @@ SPEC_FORMS: tuple[Form, ...] = (
     ),
 )
 
+# 9.7.9.1 mov and 9.7.8.x logic operations, as glue for rewrites (not seed instructions).
+_LOGIC_TYPES = _types("pred", "b16", "b32", "b64")
+GLUE_FORMS: tuple[Form, ...] = (
+    Form("mov", (_types("pred", *(t.name for t in HALF_STYPES), "bf16", "f16x2", "bf16x2"),),
+         _req("1.0", 10), boolop=False, section="9.7.9.1"),
+    *(Form(op, (_LOGIC_TYPES,), _req("1.0", 10), boolop=False, section="9.7.8")
+      for op in ("not", "and", "or", "xor")),
+)
+
 # Rows where ptxas 13.0 is the judge over the text (see docs/ptxas-legality.md).
 PTXAS_FORMS: tuple[Form, ...] = ()
 PTXAS_EXCLUDED: tuple[tuple[str, str], ...] = ()  # (variant spelling, reason)
@@ -218,14 +230,10 @@ def build(forms: Iterable[Form], excluded: Iterable[str] = ()) -> Catalogue:
 
 @cache
 def catalogue() -> Catalogue:
-    return build((*SPEC_FORMS, *PTXAS_FORMS), (s for s, _ in PTXAS_EXCLUDED))
+    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS), (s for s, _ in PTXAS_EXCLUDED))
 
 
 @cache
 def spec_catalogue() -> Catalogue:
     """The variants the ISA text alone allows (for `ptxsmt variants --spec`)."""
     return build(SPEC_FORMS)
-
-
-def without_ftz(v: Variant) -> Variant:
-    return replace(v, ftz=False)

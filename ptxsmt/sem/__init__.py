@@ -5,7 +5,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import Instruction
-from . import comparison, half, video
+from . import comparison, glue, half, video
 from .options import DEFAULT, Options
 
 _SCALAR = {
@@ -15,6 +15,7 @@ _SCALAR = {
     "slct": comparison.slct,
     "half-set": half.set_,
     "half-setp": half.setp,
+    "glue": glue.glue,
 }
 
 

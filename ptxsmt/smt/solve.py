@@ -1,0 +1,185 @@
+"""Equivalence queries: Proved | Refuted (with a Counterexample) | Unknown.
+
+Both snippets are encoded over the same free registers (a register read by
+both is one input). A counterexample is minimised toward values people
+recognise, then replayed through the evaluator before anyone sees it: a
+failed replay is a bug in ptxsmt and raises, it never becomes a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import z3
+
+from ..isa.literals import canonical_nan
+from ..isa.syntax import PtxError
+from ..isa.types import Kind, PtxType
+from ..program import Program
+from ..sem.options import DEFAULT, Options
+from .evaluate import Value, evaluate
+
+
+class ReplayError(RuntimeError):
+    """A model the solver produced does not reproduce under evaluation: a ptxsmt bug."""
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    inputs: dict[str, Value]
+    lhs: dict[str, Value]
+    rhs: dict[str, Value]
+    types: dict[str, PtxType] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # "equivalent" | "different" | "unknown"
+    outputs: tuple[str, ...]
+    counterexample: Counterexample | None = None
+    reason: str = ""
+    seconds: float = 0.0
+    solver_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Query:
+    """Two snippets over shared inputs, and the outputs compared."""
+
+    lhs: Program
+    rhs: Program
+    lhs_text: str
+    rhs_text: str
+    outputs: tuple[str, ...]
+    types: dict[str, PtxType]
+    inputs: dict[str, z3.ExprRef]
+    differ: z3.BoolRef
+
+    def solver(self, timeout: float | None) -> z3.Solver:
+        s = z3.SolverFor("QF_BVFP")
+        if timeout:
+            s.set("timeout", int(timeout * 1000))
+        s.add(self.differ)
+        return s
+
+    def smt2(self) -> str:
+        s = z3.Solver()
+        s.add(self.differ)
+        header = [
+            "; ptxsmt equivalence query: sat means the snippets differ",
+            f"; lhs: {' '.join(self.lhs_text.split())}",
+            f"; rhs: {' '.join(self.rhs_text.split())}",
+            f"; outputs: {', '.join(self.outputs)}",
+        ]
+        return "\n".join(header) + "\n" + s.to_smt2()
+
+
+def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
+                opts: Options = DEFAULT) -> Query:
+    lhs, rhs = Program.parse(lhs_text), Program.parse(rhs_text)
+    types = dict(lhs.types)
+    for name, t in rhs.types.items():
+        if name in types and (types[name].width, types[name].kind is Kind.PRED) != (
+                t.width, t.kind is Kind.PRED):
+            raise PtxError(f"register {name} is .{types[name].name} in the first snippet "
+                           f"and .{t.name} in the second")
+        types.setdefault(name, t)
+    if outputs:
+        outs = tuple(o.strip().lstrip("%") for o in outputs)
+        for o in outs:
+            for side, prog in (("first", lhs), ("second", rhs)):
+                if o not in prog.written:
+                    raise PtxError(f"output {o} is not written by the {side} snippet")
+    else:
+        outs = tuple(o for o in lhs.written if o in rhs.written)
+        if not outs:
+            raise PtxError("the snippets write no register in common (name them with --outputs)")
+    el, er = lhs.encode(opts), rhs.encode(opts)
+    differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])
+    return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs}, differ)
+
+
+def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
+                      timeout: float | None = 30.0, opts: Options = DEFAULT,
+                      minimise: bool = True) -> Verdict:
+    start = time.perf_counter()
+    q = build_query(lhs_text, rhs_text, outputs, opts)
+    solver = q.solver(timeout)
+    t0 = time.perf_counter()
+    result = solver.check()
+    solver_time = time.perf_counter() - t0
+    if result == z3.unsat:
+        return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
+                       solver_seconds=solver_time)
+    if result == z3.unknown:
+        return Verdict("unknown", q.outputs, reason=solver.reason_unknown(),
+                       seconds=time.perf_counter() - start, solver_seconds=solver_time)
+    t0 = time.perf_counter()
+    values = _model_values(solver.model(), q)
+    if minimise:
+        values = _minimise(q, values, timeout)
+    solver_time += time.perf_counter() - t0
+    cex = replay(q, values, opts)
+    return Verdict("different", q.outputs, cex, seconds=time.perf_counter() - start,
+                   solver_seconds=solver_time)
+
+
+def replay(q: Query, values: dict[str, Value], opts: Options = DEFAULT) -> Counterexample:
+    """Evaluate both sides on the model's inputs; they must differ on a compared output."""
+    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, opts)
+    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, opts)
+    if all(lhs.outputs[o] == rhs.outputs[o] for o in q.outputs):
+        raise ReplayError(f"counterexample {values} does not replay: both sides give "
+                          f"{ {o: lhs.outputs[o] for o in q.outputs} }")
+    return Counterexample(values, lhs.outputs, rhs.outputs, q.types)
+
+
+def _model_values(model: z3.ModelRef, q: Query) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for name, const in q.inputs.items():
+        v = model.eval(const, model_completion=True)
+        out[name] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+    return out
+
+
+def nice_values(t: PtxType) -> list[Value]:
+    """Values people recognise, most recognisable first."""
+    if t.kind is Kind.PRED:
+        return [False, True]
+    w = t.width
+    ones = (1 << w) - 1
+    if t.is_float and not t.is_packed:
+        f = t.fmt
+        sign = 1 << (w - 1)
+        one = ((1 << (f.ebits - 1)) - 1) << (f.sbits - 1)
+        inf = ((1 << f.ebits) - 1) << (f.sbits - 1)
+        two = one + (1 << (f.sbits - 1))
+        return [0, one, sign | one, sign, inf, sign | inf, canonical_nan(f), two, 1, sign | 1,
+                inf - 1, sign | (inf - 1), (1 << (f.sbits - 1)) - 1, 1 << (f.sbits - 1)]
+    if t.is_packed:
+        lanes = nice_values(t.lane)
+        return [lo | (hi << t.lane_width) for hi in lanes[:7] for lo in lanes[:7]]
+    return [0, 1, ones, 2, ones - 1, 1 << (w - 1), (1 << (w - 1)) - 1, 3, 0x7F, 0x80, 0xFF]
+
+
+def _minimise(q: Query, values: dict[str, Value], timeout: float | None) -> dict[str, Value]:
+    """Greedily fix each input to the nicest value that still leaves a difference;
+    inputs with no nice value stay free for the solver."""
+    solver = q.solver(timeout)
+    fixed: list[z3.BoolRef] = []
+    for name, const in q.inputs.items():
+        t = q.types[name]
+        for cand in nice_values(t):
+            eq = const == _const(cand, t)
+            if solver.check(*fixed, eq) == z3.sat:
+                fixed.append(eq)
+                break
+    if solver.check(*fixed) != z3.sat:  # a timeout mid-way: keep the solver's first model
+        return values
+    return _model_values(solver.model(), q)
+
+
+def _const(value: Value, t: PtxType) -> z3.ExprRef:
+    return z3.BoolVal(bool(value)) if t.kind is Kind.PRED else z3.BitVecVal(int(value), t.width)
