@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 
 from ptxsmt import PtxError, parse, parse_one
-from ptxsmt.isa.syntax import format_instruction, format_variant
+from ptxsmt.isa.syntax import SYNTAX, format_instruction, format_variant
 from ptxsmt.isa.variants import catalogue
 
 
 def test_every_variant_prints_and_parses_back():
     for v in catalogue():
-        text = format_variant(v)
-        ops = {"setp": "p|q, a, b", "vset2": "d, a, b, c", "vset4": "d, a, b, c"}.get(
-            v.opcode, "d, a, b")
-        if v.boolop or v.opcode in ("selp", "slct"):
-            ops += ", c" if v.opcode not in ("vset2", "vset4") else ""
-        ins = parse_one(f"{text} {ops};")
+        syntax = SYNTAX[v.opcode]
+        slots = [s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c]
+        ops = ", ".join("p|q" if s == "p" else s for s in slots)
+        ins = parse_one(f"{format_variant(v)} {ops};")
         assert ins.variant == v
         assert parse_one(format_instruction(ins)) == ins
 
