@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 import click
 
@@ -17,7 +18,9 @@ from .check import check_line, parse_target, parse_version
 from .isa.syntax import PtxError
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
 from .sem.options import VSET_MERGE_SOURCES, Options
+from .smt.classes import class_report
 from .smt.evaluate import evaluate
+from .smt.solve import ReplayError, build_query, check_equivalence
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -49,6 +52,7 @@ def main() -> None:
       ptxsmt eval --batch vectors.jsonl
       echo 'set.lt.bf16.f32 d, a, b;' | ptxsmt check --target sm_80
       ptxsmt variants --family vset2
+      ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;'
     """
 
 
@@ -203,3 +207,66 @@ def variants(family, spec, as_json) -> None:
     """
     rows = report.variants_rows(spec_catalogue() if spec else catalogue(), family)
     click.echo(report.dumps(rows) if as_json else report.variants_text(rows))
+
+
+EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("lhs", required=False)
+@click.argument("rhs", required=False)
+@click.option("-a", "lhs_file", type=click.File("r"), help="Read the first snippet from a file.")
+@click.option("-b", "rhs_file", type=click.File("r"), help="Read the second snippet from a file.")
+@click.option("--outputs", help="Registers to compare, e.g. p,d (default: written by both).")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds.")
+@click.option("--all-classes", is_flag=True,
+              help="Report which operand-class combinations break it and which are safe.")
+@click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the query as a standalone SMT-LIB 2 file.")
+@click.option("--json", "as_json", is_flag=True)
+@target_option
+@merge_option
+def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
+          target, vset_merge) -> None:
+    """Prove two PTX snippets equal, or find operands where they differ.
+
+    \b
+    Inputs are the registers read before written; outputs compared are the
+    registers both snippets write. Exit 0 equivalent, 1 different (with a
+    counterexample), 2 bad input, 3 unknown (timeout; never reported as equal).
+    \b
+    Examples:
+      ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
+      ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
+      ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
+    """
+    lhs = lhs_file.read() if lhs_file else lhs
+    rhs = rhs_file.read() if rhs_file else rhs
+    if not lhs or not rhs:
+        fail("give two snippets (as arguments or with -a FILE -b FILE)")
+    try:
+        opts = options(target, vset_merge)
+        outs = outputs.split(",") if outputs else None
+        query = build_query(lhs, rhs, outs, opts)
+        if emit_smt2:
+            write_smt2(emit_smt2, "equiv", query.smt2())
+        verdict = check_equivalence(lhs, rhs, outs, timeout, opts)
+        classes = class_report(query, timeout) if all_classes and verdict.counterexample else None
+    except PtxError as e:
+        fail(str(e))
+    except ReplayError as e:
+        fail(f"ptxsmt bug, please report: {e}", code=4)
+    if as_json:
+        click.echo(report.dumps(report.verdict_json(verdict, classes)))
+    else:
+        click.echo(report.verdict_text(verdict, lhs, rhs, query.lhs.types, query.rhs.types,
+                                       classes))
+    sys.exit(EXIT_VERDICT[verdict.verdict])
+
+
+def write_smt2(directory: str, name: str, text: str) -> Path:
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    target = path / f"{name}.smt2"
+    target.write_text(text)
+    return target

@@ -165,8 +165,9 @@ def describe_float(bits: int, fmt: FloatFormat) -> str:
     value = exact_value(bits, fmt)
     if value == 0:
         return "-0.0" if cls.startswith("-") else "0.0"
-    text = repr(float(value))
-    return f"{cls} {text}" if cls.endswith("subnormal") else text
+    if cls.endswith("subnormal"):
+        return f"{cls} {abs(float(value)):.3g}"
+    return repr(float(value))
 
 
 # ---- formatting -------------------------------------------------------------------------

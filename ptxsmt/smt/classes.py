@@ -1,0 +1,170 @@
+"""Operand classes, and which combinations of them break a rewrite.
+
+`--all-classes` enumerates the failing class combinations with one
+incremental solver: find a counterexample, record the classes of its inputs,
+block that combination, repeat. When the solver says unsat, every combination
+not recorded is proved safe, not merely untested.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+import z3
+
+from ..isa.types import Kind, PtxType
+from ..sem.sorts import as_float
+from .solve import Query
+
+FLOAT_CLASSES = ("NaN", "+inf", "-inf", "+0", "-0", "+subnormal", "-subnormal",
+                 "+normal", "-normal")
+SIGNED_CLASSES = ("min", "negative", "zero", "positive", "max")
+UNSIGNED_CLASSES = ("zero", "positive", "max")
+PRED_CLASSES = ("false", "true")
+
+
+def classes(t: PtxType) -> tuple[str, ...]:
+    if t.kind is Kind.PRED:
+        return PRED_CLASSES
+    if t.is_float:
+        return FLOAT_CLASSES
+    return SIGNED_CLASSES if t.kind is Kind.SIGNED else UNSIGNED_CLASSES
+
+
+def class_of(cls: str, x: z3.ExprRef, t: PtxType) -> z3.BoolRef:
+    """The constraint 'x is in class cls' on a register (or lane) of type t."""
+    if t.kind is Kind.PRED:
+        return x if cls == "true" else z3.Not(x)
+    if t.is_float:
+        f = as_float(x, t.fmt)
+        if cls == "NaN":
+            return z3.fpIsNaN(f)
+        test = {"inf": z3.fpIsInf, "0": z3.fpIsZero, "subnormal": z3.fpIsSubnormal,
+                "normal": z3.fpIsNormal}[cls[1:]](f)
+        sign = z3.fpIsNegative(f) if cls[0] == "-" else z3.fpIsPositive(f)
+        return z3.And(test, sign)
+    w = x.size()
+    if t.kind is Kind.SIGNED:
+        lo, hi = z3.BitVecVal(1 << (w - 1), w), z3.BitVecVal((1 << (w - 1)) - 1, w)
+        return {"min": x == lo, "negative": z3.And(x < 0, x != lo), "zero": x == 0,
+                "positive": z3.And(x > 0, x != hi), "max": x == hi}[cls]
+    ones = z3.BitVecVal(-1, w)
+    return {"zero": x == 0, "positive": z3.And(x != 0, x != ones), "max": x == ones}[cls]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One classified quantity: a register, or one lane of a packed register."""
+
+    name: str
+    term: z3.ExprRef
+    type: PtxType
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return classes(self.type)
+
+
+def axes(q: Query) -> list[Axis]:
+    out = []
+    for name, const in q.inputs.items():
+        t = q.types[name]
+        if t.is_packed:
+            w = t.lane_width
+            out += [Axis(f"{name}[{i}]", z3.Extract(w * i + w - 1, w * i, const), t.lane)
+                    for i in range(t.lanes)]
+        else:
+            out.append(Axis(name, const, t))
+    return out
+
+
+@dataclass(frozen=True)
+class ClassReport:
+    axes: tuple[str, ...]
+    domains: tuple[tuple[str, ...], ...]  # the classes of each axis
+    failing: tuple[tuple[str, ...], ...]  # class combinations with a counterexample
+    complete: bool  # False when the search stopped early (limit or solver unknown)
+
+    @property
+    def total(self) -> int:
+        n = 1
+        for d in self.domains:
+            n *= len(d)
+        return n
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """Failing combinations with '*' where every class of an axis fails."""
+        return compact(set(self.failing), list(self.domains))
+
+    def only_when(self) -> str:
+        """A necessary condition: every failing combination has one of these classes."""
+        if not self.failing:
+            return "never"
+        lits = hitting_set(self.failing, len(self.axes))
+        return " or ".join(f"{self.axes[i]} is {c}" for i, c in lits)
+
+
+def class_report(q: Query, timeout: float | None, limit: int = 2000) -> ClassReport:
+    ax = axes(q)
+    solver = q.solver(timeout)
+    failing: list[tuple[str, ...]] = []
+    complete = True
+    while True:
+        if len(failing) >= limit:
+            complete = False
+            break
+        result = solver.check()
+        if result != z3.sat:
+            complete = result == z3.unsat
+            break
+        model = solver.model()
+        combo = tuple(_classify(model, a) for a in ax)
+        failing.append(combo)
+        solver.add(z3.Not(z3.And([class_of(c, a.term, a.type) for c, a in zip(combo, ax)])))
+    return ClassReport(tuple(a.name for a in ax), tuple(a.classes for a in ax),
+                       tuple(sorted(failing)), complete)
+
+
+def _classify(model: z3.ModelRef, a: Axis) -> str:
+    for cls in a.classes:
+        if z3.is_true(model.eval(class_of(cls, a.term, a.type), model_completion=True)):
+            return cls
+    raise AssertionError(f"no class for {a.name}")  # the classes partition each type
+
+
+def compact(failing: set[tuple[str, ...]], domains: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Generalise each failing combination to '*' on every axis where all classes fail,
+    then drop rows another row covers."""
+
+    def expand(pattern: tuple[str, ...]):
+        return product(*(domains[i] if c == "*" else (c,) for i, c in enumerate(pattern)))
+
+    rows = set()
+    for combo in failing:
+        pattern = combo
+        for i in range(len(domains)):
+            wider = pattern[:i] + ("*",) + pattern[i + 1:]
+            if all(e in failing for e in expand(wider)):
+                pattern = wider
+        rows.add(pattern)
+
+    def covers(p, q):
+        return p != q and all(a == "*" or a == b for a, b in zip(p, q))
+
+    return sorted(r for r in rows if not any(covers(o, r) for o in rows))
+
+
+def hitting_set(failing: tuple[tuple[str, ...], ...], n: int) -> list[tuple[int, str]]:
+    """Greedy: (axis, class) literals such that every failing combination has one."""
+    left = set(failing)
+    chosen: list[tuple[int, str]] = []
+    while left:
+        counts: dict[tuple[int, str], int] = {}
+        for combo in left:
+            for i in range(n):
+                counts[(i, combo[i])] = counts.get((i, combo[i]), 0) + 1
+        best = max(counts, key=lambda k: (counts[k], -k[0]))
+        chosen.append(best)
+        left = {c for c in left if c[best[0]] != best[1]}
+    return chosen
+
