@@ -14,9 +14,10 @@ import z3
 
 from .isa.literals import parse_value
 from .isa.syntax import Instruction, PtxError, operand_types, parse, require_legal
-from .isa.types import PRED, PtxType
+from .isa.types import PRED, PtxType, bit_type
 from .sem import semantics
 from .sem.options import DEFAULT, Options
+from .sem.prims import lanes, pack
 from .sem.sorts import register, register_value
 
 
@@ -42,7 +43,7 @@ class Program:
     @property
     def written(self) -> list[str]:
         return list(dict.fromkeys(
-            o.text for ins in self.instructions for o in ins.destinations.values()))
+            r for ins in self.instructions for o in ins.destinations.values() for r in o.registers))
 
     def encode(self, opts: Options = DEFAULT, prefix: str = "") -> Encoding:
         """`prefix` names the free constants, so two programs can share or separate them."""
@@ -64,7 +65,10 @@ class Program:
                 guard = z3.Not(guard) if ins.guard.negated else guard
             new = {}
             for slot, o in ins.destinations.items():
-                new[o.text] = out[slot] if guard is None else z3.If(guard, out[slot], read(o.text))
+                values = lanes(out[slot], out[slot].size() // len(o.elements)) if o.elements \
+                    else [out[slot]]
+                for name, value in zip(o.registers, values):
+                    new[name] = value if guard is None else z3.If(guard, value, read(name))
             state.update(new)
         return Encoding(inputs, {name: state[name] for name in self.written})
 
@@ -72,6 +76,8 @@ class Program:
 def _source(o, t: PtxType, read) -> z3.ExprRef:
     if o.kind == "imm":
         return register_value(parse_value(o.text, t), t)
+    if o.kind == "vec":
+        return pack([read(name) for name in o.elements])
     return read(o.text)
 
 
@@ -81,7 +87,11 @@ def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:
     for ins in instructions:
         uses = [(ins.guard.register, PRED, ins.col)] if ins.guard else []
         slot_types = operand_types(ins.variant)
-        uses += [(o.text, slot_types[k], o.col) for k, o in ins.operands.items() if o.kind == "reg"]
+        for k, o in ins.operands.items():
+            t = slot_types[k]
+            if o.kind == "vec":
+                t = bit_type(t.width // len(o.elements))
+            uses += [(name, t, o.col) for name in o.registers]
         for name, t, col in uses:
             if name not in types:
                 types[name], seen[name] = t, f"line {ins.line}"

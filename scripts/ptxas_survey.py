@@ -6,17 +6,19 @@ of a grid, and writes the raw results as JSON::
 
     python scripts/ptxas_survey.py --out /tmp/ptxas_findings.json [--quick] [--verify 300]
 
-JSON layout (compact: results are indices into ``errors``, ``-1`` = accepted)::
+JSON layout (compact: a result is an index into ``errors``, ``-1`` = accepted,
+``null`` = not assembled for that header; identical result rows are stored once)::
 
     {"ptxas": "...", "headers": ["sm_90@9.0", ...], "header_errors": {"sm_90@7.7": "..."},
      "errors": ["Unexpected instruction types specified for 'set'", ...],
      "candidates": [{"family": "setp", "fields": {...}, "line": "setp.lt.f32 ...;",
                      "grid": true}, ...],
-     "results": {"sm_90@9.0": [-1, 3, ...], ...}}
+     "rows": [[-1, 3, null, ...], ...], "header_row": {"sm_90@9.0": 0, ...},
+     "verification": {"checked": 1200, "mismatches": []}}
 
+so the result of candidate ``i`` under header ``h`` is ``rows[header_row[h]][i]``.
 Families marked ``"grid": false`` (selector/mask spellings, operand register types)
-are only assembled for the headers in ``DETAIL_HEADERS``; their result arrays hold
-``null`` elsewhere.
+are only assembled for the headers in ``DETAIL_HEADERS``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ TARGETS = (
     "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120",
 )  # fmt: skip
 VERSIONS = (
-    "2.3", "3.0", "4.1", "4.2", "5.0", "6.0", "6.3", "6.4", "6.5",
-    "7.0", "7.1", "7.7", "7.8", "8.0", "8.6", "8.7", "8.8", "9.0",
+    "1.0", "1.4", "1.5", "2.0", "2.1", "2.2", "2.3", "3.0", "4.1", "4.2", "5.0", "6.0",
+    "6.3", "6.4", "6.5", "7.0", "7.1", "7.7", "7.8", "8.0", "8.6", "8.7", "8.8", "9.0",
 )  # fmt: skip
 DETAIL_HEADERS = ("sm_90@9.0", "sm_75@6.3", "sm_53@4.2", "sm_120@9.0")
 QUICK_HEADERS = ("sm_90@9.0", "sm_80@9.0", "sm_75@6.3", "sm_53@4.2", "sm_53@6.4", "sm_90@7.8")
@@ -363,10 +365,29 @@ def generate(detail: bool) -> list[Cand]:
     return [c for g in gens for c in g()]
 
 
-def headers(quick: bool) -> list[tuple[str, str]]:
+def headers(quick: bool, only: str | None = None) -> list[tuple[str, str]]:
+    if only:
+        return [tuple(h.split("@")) for h in only.split(",")]  # type: ignore[misc]
     if quick:
         return [tuple(h.split("@")) for h in QUICK_HEADERS]  # type: ignore[misc]
     return list(itertools.product(TARGETS, VERSIONS))
+
+
+def pack(results: dict[str, list[int | None]]) -> dict[str, object]:
+    """Store each distinct result row once: ``{"rows": [...], "header_row": {header: i}}``."""
+    rows: list[list[int | None]] = []
+    seen: dict[tuple[int | None, ...], int] = {}
+    header_row = {}
+    for key, row in results.items():
+        header_row[key] = seen.setdefault(tuple(row), len(rows))
+        if header_row[key] == len(rows):
+            rows.append(row)
+    return {"rows": rows, "header_row": header_row}
+
+
+def unpack(doc: dict) -> dict[str, list[int | None]]:
+    """Header -> result row, from a findings document."""
+    return {k: doc["rows"][i] for k, i in doc["header_row"].items()}
 
 
 def _rank(key: str) -> tuple[int, tuple[int, int]]:
@@ -390,7 +411,7 @@ def _form(family: str, f: dict[str, object]) -> str | None:
 
 def report(doc: dict) -> str:
     """Markdown summary: header limits, accepted counts per header, version/target rules."""
-    cands, results = doc["candidates"], doc["results"]
+    cands, results = doc["candidates"], unpack(doc)
     grid_keys = [k for k in doc["headers"]]
     out = ["## Headers ptxas accepts (minimum `.version` per `.target`)", ""]
     for t in TARGETS:
@@ -453,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", metavar="JSON", help="print a markdown summary of a findings file")
     ap.add_argument("--ptxas", default="ptxas")
     ap.add_argument("--quick", action="store_true", help="a handful of headers only")
+    ap.add_argument("--headers", help="comma-separated target@version list to run instead")
+    ap.add_argument("--merge", metavar="JSON", help="add the new headers to this findings file")
     ap.add_argument("--verify", type=int, default=300, help="re-check N random lines one by one")
     ap.add_argument("--jobs", type=int, default=2)
     ns = ap.parse_args(argv)
@@ -462,11 +485,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cands = generate(detail=True)
     errors: list[str] = []
-    err_idx: dict[str, int] = {}
     header_errors: dict[str, str] = {}
     results: dict[str, list[int | None]] = {}
+    base = json.loads(Path(ns.merge).read_text()) if ns.merge else None
+    if base is not None:
+        if [c["line"] for c in base["candidates"]] != [c.line for c in cands]:
+            raise SystemExit(f"{ns.merge} was made from a different candidate list")
+        errors, header_errors, results = base["errors"], base["header_errors"], unpack(base)
+    err_idx = {e: i for i, e in enumerate(errors)}
     t0 = time.time()
-    for target, version in headers(ns.quick):
+    new_keys = []
+    for target, version in headers(ns.quick, ns.headers):
         key = f"{target}@{version}"
         herr = check_header(target, version, ns.ptxas)
         if herr is not None:
@@ -484,13 +513,20 @@ def main(argv: list[str] | None = None) -> int:
                 if row[i] == len(errors):
                     errors.append(msg)
         results[key] = row
+        new_keys.append(key)
         acc = sum(1 for v in row if v == -1)
         print(
             f"{key:12s} {len(idx):6d} lines {acc:6d} accepted  {time.time() - t0:6.1f}s",
             file=sys.stderr,
         )
 
-    verified = verify(cands, results, errors, ns.verify, ns.ptxas)
+    preferred = [k for k in ("sm_90@9.0", "sm_80@9.0", "sm_53@6.4", "sm_75@6.3") if k in new_keys]
+    sample_keys = preferred or new_keys[:: max(1, len(new_keys) // 4)][:4]
+    verified = verify(cands, results, errors, ns.verify, ns.ptxas, sample_keys)
+    if base is not None:
+        verified["checked"] += base["verification"]["checked"]
+        verified["mismatches"] = base["verification"]["mismatches"] + verified["mismatches"]
+    results = dict(sorted(results.items(), key=lambda kv: _rank(kv[0])))
     version_text = subprocess.run([ns.ptxas, "--version"], capture_output=True, text=True).stdout
     doc = {
         "ptxas": version_text.strip().splitlines()[-1] if version_text else "?",
@@ -501,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         "candidates": [
             {"family": c.family, "fields": c.fields, "line": c.line, "grid": c.grid} for c in cands
         ],
-        "results": results,
+        **pack(results),
     }
     Path(ns.out).write_text(json.dumps(doc, separators=(",", ":")))
     print(f"wrote {ns.out}: {len(cands)} candidates x {len(results)} headers", file=sys.stderr)
@@ -514,10 +550,10 @@ def verify(
     errors: list[str],
     n: int,
     ptxas: str,
+    keys: list[str],
 ) -> dict[str, object]:
-    """Re-assemble a random sample one line per ptxas call; count disagreements."""
+    """Re-assemble *n* random lines per header in *keys*, one line per ptxas call."""
     rng = random.Random(13)
-    keys = [k for k in ("sm_90@9.0", "sm_80@9.0", "sm_53@6.4", "sm_75@6.3") if k in results]
     mismatches = []
     checked = 0
     for key in keys:

@@ -58,6 +58,7 @@ SYNTAX: dict[str, Syntax] = {
     "mov": Syntax(("type",), ("d", "a")),
     "not": Syntax(("type",), ("d", "a")),
     **{op: Syntax(("type",), ("d", "a", "b")) for op in ("and", "or", "xor")},
+    "cvt": Syntax(("type", "type"), ("d", "a")),
 }
 
 # vset defaults (9.7.18.2): mask all lanes; asel = a's lanes; bsel = b's lanes.
@@ -76,7 +77,7 @@ def operand_types(v: Variant) -> dict[str, PtxType]:
     if v.opcode == "slct":
         return {"d": v.dtype, "a": v.dtype, "b": v.dtype, "c": v.stype}
     if v.family == "glue":
-        return dict.fromkeys(("d", "a", "b"), v.stype)
+        return {"d": v.dtype, "a": v.stype, "b": v.stype}
     return {"d": v.dtype, "a": v.stype, "b": v.stype, "c": PRED}
 
 
@@ -85,15 +86,22 @@ def operand_types(v: Variant) -> dict[str, PtxType]:
 
 @dataclass(frozen=True)
 class Operand:
-    kind: str  # "reg", "imm" or "sink"
+    kind: str  # "reg", "imm", "sink" or "vec" (mov's `{lo, hi}`)
     text: str  # register name without '%', or the literal as written
     negated: bool = False  # `!c`
     lane_spec: LaneSpec | None = None  # vset `.h10` / `.b3210`
     col: int = 1
+    elements: tuple[str, ...] = ()  # "vec": register names, lane 0 first
+
+    @property
+    def registers(self) -> tuple[str, ...]:
+        return self.elements if self.kind == "vec" else (self.text,) if self.kind == "reg" else ()
 
     def __str__(self) -> str:
         if self.kind == "sink":
             return "_"
+        if self.kind == "vec":
+            return "{" + ", ".join(self.elements) + "}"
         lane = self.lane_spec.spelling if self.lane_spec else ""
         return ("!" if self.negated else "") + self.text + lane
 
@@ -118,7 +126,8 @@ class Instruction:
 
     @property
     def destinations(self) -> dict[str, Operand]:
-        return {k: o for k, o in self.operands.items() if k in ("d", "p", "q") and o.kind == "reg"}
+        return {k: o for k, o in self.operands.items()
+                if k in ("d", "p", "q") and o.kind in ("reg", "vec")}
 
     @property
     def sources(self) -> dict[str, Operand]:
@@ -259,9 +268,10 @@ def _classify(mod: str) -> tuple[str | None, object]:
 
 
 def _split_operands(text: str, col: int) -> list[tuple[str, int]]:
-    parts, start = [], 0
+    parts, start, depth = [], 0, 0
     for i, ch in enumerate(text + ","):
-        if ch == ",":
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
             raw = text[start:i]
             parts.append((raw.strip(), col + start + len(raw) - len(raw.lstrip())))
             start = i + 1
@@ -303,6 +313,8 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         if not (syntax.pair_dest and is_dest):
             raise PtxError(f"the sink '_' is not allowed as operand {slot}", line, col)
         return Operand("sink", "_", col=col)
+    if raw.startswith("{"):
+        return _vector(v, slot, raw, t, line, col)
     m = _REG.fullmatch(raw)
     if m and not _is_number_word(m.group(2)):
         negated, name, suffix = bool(m.group(1)), m.group(2).lstrip("%"), m.group(3)
@@ -324,6 +336,15 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
     except LiteralError as e:
         raise PtxError(f"operand {slot}: {e}", line, col) from None
     return Operand("imm", raw, col=col)
+
+
+def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
+    """mov's packing operand `{lo, hi}`: lane 0 first, each lane a bit register."""
+    names = [n.strip().lstrip("%") for n in raw.strip("{}").split(",")]
+    ok = raw.endswith("}") and all(_REG.fullmatch(n) for n in names)
+    if v.opcode != "mov" or not ok or len(names) < 2 or t.width % len(names) or t is PRED:
+        raise PtxError(f"unexpected vector operand {raw!r}", line, col)
+    return Operand("vec", raw, col=col, elements=tuple(names))
 
 
 def _is_number_word(name: str) -> bool:

@@ -19,7 +19,7 @@ from .modifiers import FLOAT_CMPS, ORDERED_CMPS, BoolOp, CmpOp
 from .types import Kind, PtxType, ptx_type
 
 OPCODES = ("set", "setp", "selp", "slct", "vset2", "vset4")
-GLUE_OPCODES = ("mov", "not", "and", "or", "xor")  # what a rewrite needs around them
+GLUE_OPCODES = ("mov", "not", "and", "or", "xor", "cvt")  # what rewrites put around them
 # The families a user thinks in; half-precision set/setp are the same opcodes.
 FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vset4")
 
@@ -191,6 +191,11 @@ GLUE_FORMS: tuple[Form, ...] = (
          _req("1.0", 10), boolop=False, section="9.7.9.1"),
     *(Form(op, (_LOGIC_TYPES,), _req("1.0", 10), boolop=False, section="9.7.8")
       for op in ("not", "and", "or", "xor")),
+    # 9.7.9.21 cvt: only the exact widenings, so a rewrite can compare in a wider format
+    Form("cvt", (_types("f32"), _types("f16")), _req("1.0", 10), boolop=False, section="9.7.9.21"),
+    Form("cvt", (_types("f32"), _types("bf16")), _req("7.8", 90), boolop=False,
+         section="9.7.9.21"),
+    Form("cvt", (_types("f64"), _types("f32")), _req("1.0", 13), boolop=False, section="9.7.9.21"),
 )
 
 # Rows where ptxas 13.0 is the judge over the text (see docs/ptxas-legality.md).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
+
 import z3
 
 from ..isa.types import Kind, PtxType
