@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
-from . import report
+from . import proofs, report
 from .check import check_line, parse_target, parse_version
 from .isa.syntax import PtxError
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
@@ -270,3 +271,55 @@ def write_smt2(directory: str, name: str, text: str) -> Path:
     target = path / f"{name}.smt2"
     target.write_text(text)
     return target
+
+
+@main.group(context_settings=CONTEXT)
+def prove() -> None:
+    """Prove libraries of identities."""
+
+
+@prove.command(context_settings=CONTEXT)
+@click.option("-k", "pattern", help="Only identities whose name[instance] contains this.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds per instance.")
+@click.option("--dir", "directory", default=None, metavar="DIR",
+              help="Identity files (default: ./proofs, else the checkout's proofs/).")
+@click.option("--emit-smt2", "smt2_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write each instance's query as SMT-LIB 2.")
+@click.option("-v", "--verbose", is_flag=True, help="List every instance, not only mismatches.")
+@click.option("--json", "as_json", is_flag=True)
+def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) -> None:
+    """Run the identity library; exit 0 only if every verdict is the expected one.
+
+    \b
+    Examples:
+      ptxsmt prove identities
+      ptxsmt prove identities -k ftz --verbose
+      ptxsmt prove identities --jobs 2 --json > results.json
+    """
+    try:
+        instances = proofs.select(proofs.load(directory or default_proofs_dir()), pattern)
+        if smt2_dir:
+            proofs.emit_smt2(instances, smt2_dir)
+    except PtxError as e:
+        fail(str(e))
+    if not instances:
+        fail(f"no identity matches {pattern!r}")
+    start = time.perf_counter()
+    show = not as_json and sys.stderr.isatty()
+    with click.progressbar(length=len(instances), label="proving", file=sys.stderr,
+                           hidden=not show) as bar:
+        results = proofs.run(instances, jobs, timeout, progress=lambda r: bar.update(1))
+    wall = time.perf_counter() - start
+    if as_json:
+        click.echo(json.dumps({"results": [report.result_json(r) for r in results],
+                               "summary": report.summary(results, wall)}, indent=1))
+    else:
+        click.echo(report.results_text(results, wall, verbose))
+    sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+def default_proofs_dir() -> Path:
+    here = Path("proofs")
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "proofs"

@@ -13,6 +13,7 @@ from itertools import product
 
 import z3
 
+from ..isa.literals import fp_class
 from ..isa.types import Kind, PtxType
 from ..sem.sorts import as_float
 from .solve import Query
@@ -30,6 +31,26 @@ def classes(t: PtxType) -> tuple[str, ...]:
     if t.is_float:
         return FLOAT_CLASSES
     return SIGNED_CLASSES if t.kind is Kind.SIGNED else UNSIGNED_CLASSES
+
+
+def concrete_classes(value: int | bool, t: PtxType) -> set[str]:
+    """The class of a concrete register value (one per lane for packed types)."""
+    if t.kind is Kind.PRED:
+        return {"true" if value else "false"}
+    if t.is_packed:
+        w = t.lane_width
+        return set().union(*(concrete_classes((int(value) >> (w * i)) & ((1 << w) - 1), t.lane)
+                             for i in range(t.lanes)))
+    if t.is_float:
+        cls = fp_class(int(value), t.fmt)
+        return {"NaN" if cls.endswith("NaN") else cls}
+    w, v = t.width, int(value)
+    if t.kind is Kind.SIGNED:
+        signed = v - (1 << w) if v >> (w - 1) else v
+        cls = ("min" if signed == -(1 << (w - 1)) else "max" if signed == (1 << (w - 1)) - 1
+               else "negative" if signed < 0 else "zero" if signed == 0 else "positive")
+        return {cls}
+    return {"zero" if v == 0 else "max" if v == (1 << w) - 1 else "positive"}
 
 
 def class_of(cls: str, x: z3.ExprRef, t: PtxType) -> z3.BoolRef:

@@ -56,6 +56,8 @@ class Query:
     types: dict[str, PtxType]
     inputs: dict[str, z3.ExprRef]
     differ: z3.BoolRef
+    lhs_opts: Options = DEFAULT
+    rhs_opts: Options = DEFAULT
 
     def solver(self, timeout: float | None) -> z3.Solver:
         s = z3.SolverFor("QF_BVFP")
@@ -77,7 +79,9 @@ class Query:
 
 
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
-                opts: Options = DEFAULT) -> Query:
+                opts: Options = DEFAULT, rhs_opts: Options | None = None) -> Query:
+    """`rhs_opts` lets the two sides read the ISA differently (e.g. vset merge c vs b)."""
+    rhs_opts = rhs_opts or opts
     lhs, rhs = Program.parse(lhs_text), Program.parse(rhs_text)
     types = dict(lhs.types)
     for name, t in rhs.types.items():
@@ -96,16 +100,17 @@ def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = No
         outs = tuple(o for o in lhs.written if o in rhs.written)
         if not outs:
             raise PtxError("the snippets write no register in common (name them with --outputs)")
-    el, er = lhs.encode(opts), rhs.encode(opts)
+    el, er = lhs.encode(opts), rhs.encode(rhs_opts)
     differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])
-    return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs}, differ)
+    return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs}, differ,
+                 opts, rhs_opts)
 
 
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
-                      minimise: bool = True) -> Verdict:
+                      minimise: bool = True, rhs_opts: Options | None = None) -> Verdict:
     start = time.perf_counter()
-    q = build_query(lhs_text, rhs_text, outputs, opts)
+    q = build_query(lhs_text, rhs_text, outputs, opts, rhs_opts)
     solver = q.solver(timeout)
     t0 = time.perf_counter()
     result = solver.check()
@@ -121,15 +126,15 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
     if minimise:
         values = _minimise(q, values, timeout)
     solver_time += time.perf_counter() - t0
-    cex = replay(q, values, opts)
+    cex = replay(q, values)
     return Verdict("different", q.outputs, cex, seconds=time.perf_counter() - start,
                    solver_seconds=solver_time)
 
 
-def replay(q: Query, values: dict[str, Value], opts: Options = DEFAULT) -> Counterexample:
+def replay(q: Query, values: dict[str, Value]) -> Counterexample:
     """Evaluate both sides on the model's inputs; they must differ on a compared output."""
-    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, opts)
-    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, opts)
+    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, q.lhs_opts)
+    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, q.rhs_opts)
     if all(lhs.outputs[o] == rhs.outputs[o] for o in q.outputs):
         raise ReplayError(f"counterexample {values} does not replay: both sides give "
                           f"{ {o: lhs.outputs[o] for o in q.outputs} }")
