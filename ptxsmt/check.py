@@ -13,12 +13,20 @@ from dataclasses import dataclass
 from .isa.syntax import PtxError, format_variant, parse_one
 from .isa.variants import Requirement, catalogue
 
-# The targets ptxas 13.0 assembles for, with the PTX ISA version each first appeared in.
-TARGET_MIN_PTX: dict[int, tuple[int, int]] = {
-    75: (6, 3), 80: (7, 0), 86: (7, 1), 87: (7, 4), 88: (9, 0), 89: (7, 8), 90: (7, 8),
-    100: (8, 6), 103: (8, 8), 110: (9, 0), 120: (8, 7), 121: (8, 8),
+# The lowest `.version` ptxas 13.0 accepts with each `.target` (docs/ptxas-legality.md §1).
+TARGET_MIN_PTX: dict[str, tuple[int, int]] = {
+    "sm_10": (1, 0), "sm_13": (1, 4), "sm_20": (2, 0), "sm_30": (3, 0), "sm_50": (4, 1),
+    "sm_53": (4, 2), "sm_60": (5, 0), "sm_70": (6, 0), "sm_75": (6, 3), "sm_80": (7, 0),
+    "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8), "sm_90": (7, 8),
+    "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8), "sm_103": (8, 8),
+    "sm_103a": (8, 8), "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0),
+    "sm_110f": (9, 0), "sm_120": (8, 7), "sm_120a": (8, 7), "sm_120f": (8, 8),
+    "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
 }
-PTX_VERSIONS = ((9, 0),)  # refined from ptxas probing; see docs/ptxas-legality.md
+# The `.version`s ptxas 13.0 knows.
+PTX_VERSIONS: tuple[tuple[int, int], ...] = tuple(
+    (major, minor) for major, last in ((1, 5), (2, 3), (3, 2), (4, 3), (5, 1), (6, 5), (7, 8),
+                                       (8, 8), (9, 0)) for minor in range(last + 1))
 _TARGET = re.compile(r"(?:sm_)?(\d+)([af]?)")
 _VERSION = re.compile(r"(\d+)\.(\d+)")
 
@@ -49,13 +57,13 @@ def parse_version(text: str) -> tuple[int, int]:
 def header_error(target: Target, version: tuple[int, int]) -> str | None:
     """Why `.version V` / `.target sm_X` is refused regardless of the instruction."""
     v = f"{version[0]}.{version[1]}"
-    if version > (9, 0) or version < (1, 0):
+    if version not in PTX_VERSIONS:
         return f"PTX ISA {v} is not a version ptxas 13.0 knows (1.0 to 9.0)"
-    if target.sm not in TARGET_MIN_PTX:
-        return f"{target} is not a target ptxas 13.0 assembles for"
-    need = TARGET_MIN_PTX.get(target.sm)
-    if need and version < need:
-        return f"{target} needs PTX ISA {need[0]}.{need[1]} or later (have {v})"
+    need = TARGET_MIN_PTX.get(str(target))
+    if need is None:
+        return f"{target} is not a target ptxas 13.0 knows ({', '.join(TARGET_MIN_PTX)})"
+    if version < need:
+        return f".target {target} needs PTX ISA {need[0]}.{need[1]} or later (have {v})"
     return None
 
 

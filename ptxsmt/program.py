@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import z3
 
-from .isa.literals import parse_value
+from .isa.literals import parse_immediate
 from .isa.syntax import Instruction, PtxError, operand_types, parse, require_legal
 from .isa.types import PRED, PtxType, bit_type
 from .sem import semantics
@@ -75,7 +75,7 @@ class Program:
 
 def _source(o, t: PtxType, read) -> z3.ExprRef:
     if o.kind == "imm":
-        return register_value(parse_value(o.text, t), t)
+        return register_value(parse_immediate(o.text, t), t)
     if o.kind == "vec":
         return pack([read(name) for name in o.elements])
     return read(o.text)
@@ -85,6 +85,10 @@ def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:
     types: dict[str, PtxType] = {}
     seen: dict[str, str] = {}
     for ins in instructions:
+        dests = [r for o in ins.destinations.values() for r in o.registers]
+        if len(set(dests)) < len(dests):
+            raise PtxError(f"the instruction writes {dests[0]} twice; which write wins is "
+                           "not specified", ins.line, ins.col)
         uses = [(ins.guard.register, PRED, ins.col)] if ins.guard else []
         slot_types = operand_types(ins.variant)
         for k, o in ins.operands.items():

@@ -64,7 +64,9 @@ def instruction_text(draw, v: Variant) -> str:
     name = format_variant(v)
     if v.opcode in ("vset2", "vset4"):
         return f"{name} {draw(vset_operands(v))};"
-    dest = draw(st.sampled_from(["p|q", "p|q", "p|_", "_|q", "p"])) if v.opcode == "setp" else "d"
+    dests = ["p|q", "p|q", "p|_", "_|q", "p"] if v.stype.name not in ("f16", "bf16") else \
+        ["p", "p|_"]
+    dest = draw(st.sampled_from(dests)) if v.opcode == "setp" else "d"
     if v.opcode in ("selp", "slct"):
         return f"{name} d, a, b, c;"
     c = f", {draw(st.sampled_from(['c', '!c']))}" if v.boolop else ""

@@ -71,6 +71,42 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     raise LiteralError(f"{s!r} is not a value for a .{t.name} register")
 
 
+def parse_immediate(text: str, t: PtxType) -> int | bool:
+    """An immediate operand in PTX text, as ptxas 13.0 reads it for a `.t` operand:
+    integers for bit/integer types; `0f` for f32/f64/b32; `0d` and decimal floats for
+    f32/f64/b64 (a decimal is a double, then rounded); 0/1 for predicates. Unlike
+    ptxas, which truncates, an integer that does not fit is an error."""
+    s = text.strip()
+    if t.kind is Kind.PRED:
+        if s not in ("0", "1"):
+            raise LiteralError(f"{s!r} is not a predicate immediate (0 or 1)")
+        return s == "1"
+    if m := _FLT.fullmatch(s):
+        width = 32 if m.group(1) in "fF" else 64
+        if len(m.group(2)) != width // 4:
+            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have {width // 4} hex digits")
+        bits = int(m.group(2), 16)
+        if t.width == width and (t.is_float or t.kind is Kind.BIT):
+            return bits
+        if t.name in ("f32", "f64"):
+            fmt = "<f" if width == 32 else "<d"
+            value = struct.unpack(fmt, bits.to_bytes(width // 8, "little"))[0]
+            return float_bits(value, t.fmt)
+        raise LiteralError(f"{s!r} is not a literal for a .{t.name} operand")
+    if _DECIMAL_FLOAT.fullmatch(s):
+        if t.name in ("f32", "f64"):
+            return float_bits(float(s), t.fmt)
+        if t.name == "b64":
+            return struct.unpack("<Q", struct.pack("<d", float(s)))[0]
+        raise LiteralError(f"{s!r} is a float literal; .{t.name} operands take integers")
+    if t.is_float:
+        raise LiteralError(f"{s!r}: .{t.name} immediates are written 0f…, 0d… or like 1.0")
+    return parse_value(s, t)
+
+
+_DECIMAL_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+(?=[eE]))([eE][+-]?\d+)?")
+
+
 def _parse_pred(s: str) -> bool:
     low = s.lower()
     if low in ("true", "1", "0x1"):

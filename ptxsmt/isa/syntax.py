@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .literals import LiteralError, parse_value
+from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .types import PRED, TYPES, PtxType, bit_type
 from .variants import Variant, catalogue
@@ -175,7 +175,7 @@ def format_instruction(ins: Instruction) -> str:
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _IDENT = r"%?[A-Za-z_$][A-Za-z0-9_$]*"
-_REG = re.compile(rf"(!?)\s*({_IDENT})((?:\.[A-Za-z0-9_]+)?)")
+_REG = re.compile(rf"({_IDENT})(?:\s*(\.[A-Za-z0-9_]+))?")
 _GUARD = re.compile(rf"@\s*(!?)\s*({_IDENT})\s+")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9]*((?:\.[A-Za-z0-9_]+)*)")
 
@@ -299,11 +299,19 @@ def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Ope
                 raise PtxError("setp writes at most two predicates p|q", line, c)
             for name, key in zip(names, ("p", "q")):
                 out[key] = _operand(v, key, name, types[key], line, c)
-            if all(out[k].kind == "sink" for k in ("p", "q") if k in out):
-                raise PtxError("the sink '_' may replace only one destination", line, c)
+            if names == ["_", "_"]:
+                raise PtxError("the sink '_' may replace only one of p|q", line, c)
+            if "q" in out and out["q"].kind == "reg" and v.stype.name in SINGLE_P_TYPES:
+                raise PtxError(f"setp.{v.stype.name} writes only p, not p|q", line, c)
             continue
         out[slot] = _operand(v, slot, raw, types[slot], line, c)
     return out
+
+
+# Operand rules measured on ptxas 13.0 (docs/ptxas-legality.md, sections 3 to 8).
+NO_LITERAL_TYPES = ("f16", "bf16", "f16x2", "bf16x2")  # PTX has no literal for these
+SINGLE_P_TYPES = ("f16", "bf16")  # "Predicate output not allowed": setp writes p only
+UNPARSABLE_SELECTORS = ("b1024",)  # a valid selector that ptxas lexes as a type token
 
 
 def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
@@ -315,11 +323,12 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         return Operand("sink", "_", col=col)
     if raw.startswith("{"):
         return _vector(v, slot, raw, t, line, col)
-    m = _REG.fullmatch(raw)
-    if m and not _is_number_word(m.group(2)):
-        negated, name, suffix = bool(m.group(1)), m.group(2).lstrip("%"), m.group(3)
-        if negated and not (slot == "c" and t is PRED and v.opcode in ("set", "setp")):
-            raise PtxError(f"'!' is only allowed on the predicate operand c, not {slot}", line, col)
+    negated = raw.startswith("!")
+    body = raw[1:].lstrip() if negated else raw
+    if negated and not (slot == "c" and t is PRED and v.family != "glue"):
+        raise PtxError(f"'!' is only allowed on the predicate operand c, not {slot}", line, col)
+    if m := _REG.fullmatch(body):
+        name, suffix = m.group(1).lstrip("%"), m.group(2)
         lane = None
         if suffix:
             lane = parse_lane_spec(suffix)
@@ -329,26 +338,27 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         return Operand("reg", name, negated, lane, col)
     if is_dest:
         raise PtxError(f"destination {slot} must be a register, found {raw!r}", line, col)
-    if t is PRED:
+    if syntax.lane_prefix:
+        raise PtxError(f"{v.opcode} operands must be registers, found {raw!r}", line, col)
+    if t is PRED and (body not in ("0", "1") or any(x.name.startswith("bf16") for x in v.types)):
         raise PtxError(f"operand {slot} must be a predicate register, found {raw!r}", line, col)
+    if t.name in NO_LITERAL_TYPES:
+        raise PtxError(f"operand {slot}: PTX has no .{t.name} literal, use a register",
+                       line, col)
     try:
-        parse_value(raw, t)
+        parse_immediate(body, t)
     except LiteralError as e:
         raise PtxError(f"operand {slot}: {e}", line, col) from None
-    return Operand("imm", raw, col=col)
+    return Operand("imm", body, negated, col=col)
 
 
 def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
     """mov's packing operand `{lo, hi}`: lane 0 first, each lane a bit register."""
     names = [n.strip().lstrip("%") for n in raw.strip("{}").split(",")]
-    ok = raw.endswith("}") and all(_REG.fullmatch(n) for n in names)
+    ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in names)
     if v.opcode != "mov" or not ok or len(names) < 2 or t.width % len(names) or t is PRED:
         raise PtxError(f"unexpected vector operand {raw!r}", line, col)
     return Operand("vec", raw, col=col, elements=tuple(names))
-
-
-def _is_number_word(name: str) -> bool:
-    return name.lower() in ("nan", "inf", "infinity")
 
 
 def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int) -> None:
@@ -365,6 +375,9 @@ def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int)
         what = "selector"
     if not ok:
         raise PtxError(f"invalid {v.opcode} {what} '{lane}'", line, col)
+    if lane.spelling[1:] in UNPARSABLE_SELECTORS:
+        raise PtxError(f"ptxas cannot parse the selector '{lane}' (it reads it as a type)",
+                       line, col)
 
 
 def require_legal(ins: Instruction) -> None:

@@ -4,8 +4,9 @@ Each `Form` transcribes one syntax block of the ISA text (modifier domains,
 PTX ISA version, `sm_` target). The legal variants are the union of the
 products of those domains; where a variant arises from several blocks the
 weakest requirement wins. Where ptxas 13.0 disagrees with the text, the
-difference is a row in `PTXAS_FORMS` / `PTXAS_EXCLUDED` with the reason, so
-the catalogue matches the assembler and the disagreement stays visible.
+difference is a row in `PTXAS_FORMS` with the reason, so the catalogue
+matches the assembler and the disagreement stays visible. Operand-level rules
+(which operands may be immediates, setp's destinations) live with the grammar.
 """
 
 from __future__ import annotations
@@ -198,9 +199,18 @@ GLUE_FORMS: tuple[Form, ...] = (
     Form("cvt", (_types("f64"), _types("f32")), _req("1.0", 13), boolop=False, section="9.7.9.21"),
 )
 
-# Rows where ptxas 13.0 is the judge over the text (see docs/ptxas-legality.md).
-PTXAS_FORMS: tuple[Form, ...] = ()
-PTXAS_EXCLUDED: tuple[tuple[str, str], ...] = ()  # (variant spelling, reason)
+# Where ptxas 13.0 is the judge over the text (docs/ptxas-legality.md). Rows here only add:
+# `build` keeps the weakest requirement of all rows that give a variant.
+PTXAS_FORMS: tuple[Form, ...] = (
+    Form("set", (_BF16, _BF16), _req("7.8", 90), section="9.7.7.1",
+         note="set.bf16.bf16 assembles, though the text never lists it"),
+    *(Form(op, types, _req("1.0", 10), boolop=op in ("set", "setp"), ftz=op == "slct",
+           section="9.7.6", note="f64's 'requires sm_13' is not enforced by ptxas")
+      for op, types in (("set", (_types("u32", "s32", "f32"), _F64)), ("setp", (_F64,)),
+                        ("selp", (_F64,)), ("slct", (_F64, _types("s32", "f32"))))),
+)
+# "Feature '.ftz' requires PTX ISA .version 1.4", which the text does not say.
+FTZ_REQUIREMENT = Requirement((1, 4), 10)
 
 
 @dataclass(frozen=True)
@@ -223,22 +233,25 @@ class Catalogue:
         return [v for v in self if v.family == name]
 
 
-def build(forms: Iterable[Form], excluded: Iterable[str] = ()) -> Catalogue:
+def build(forms: Iterable[Form], ftz_requirement: Requirement | None = None) -> Catalogue:
     reqs: dict[Variant, Requirement] = {}
     for form in forms:
         for v in form.expand():
-            reqs[v] = min(reqs.get(v, form.requirement), form.requirement)
-    for spelling in excluded:
-        reqs = {v: r for v, r in reqs.items() if str(v) != spelling}
+            req = form.requirement
+            if v.ftz and ftz_requirement:
+                req = Requirement(max(req.ptx, ftz_requirement.ptx),
+                                  max(req.sm, ftz_requirement.sm))
+            reqs[v] = min(reqs.get(v, req), req)
     return Catalogue(reqs)
 
 
 @cache
 def catalogue() -> Catalogue:
-    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS), (s for s, _ in PTXAS_EXCLUDED))
+    """The legal variants: what ptxas 13.0 accepts (the text plus PTXAS_FORMS)."""
+    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS), FTZ_REQUIREMENT)
 
 
 @cache
 def spec_catalogue() -> Catalogue:
-    """The variants the ISA text alone allows (for `ptxsmt variants --spec`)."""
+    """The variants the ISA text allows, read with its Integer/Float Notes."""
     return build(SPEC_FORMS)

@@ -26,11 +26,14 @@ def set_(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
 
 
 def setp(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
-    """scalar: t = (a CmpOp b) ? 1 : 0;  p = BoolOp(t, c);  (q = BoolOp(!t, c) as in 9.7.6)
-    packed: t[i] = (fA[i] CmpOp fB[i]) ? 1 : 0;  p = BoolOp(t[0], c);  q = BoolOp(t[1], c);"""
+    """scalar: t = (a CmpOp b) ? 1 : 0;  p = BoolOp(t, c);        (f16/bf16 write only p)
+    packed: t[i] = (fA[i] CmpOp fB[i]) ? 1 : 0;  p = BoolOp(t[0], c);  q = BoolOp(t[1], c);
+    A packed setp with a single p gets lane 0, as ptxas compiles it (HSETP2 on H0_H0)."""
     t = _compare_lanes(v, a, b)
-    second = t[1] if len(t) == 2 else z3.Not(t[0])
-    return {"p": bool_op(v.boolop, t[0], c), "q": bool_op(v.boolop, second, c)}
+    out = {"p": bool_op(v.boolop, t[0], c)}
+    if len(t) == 2:
+        out["q"] = bool_op(v.boolop, t[1], c)
+    return out
 
 
 def _compare_lanes(v: Variant, a, b) -> list[z3.BoolRef]:
