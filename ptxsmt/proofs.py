@@ -113,7 +113,8 @@ def expand(entry: dict, where: str) -> list[Instance]:
         for key, value in point:
             if isinstance(value, dict):
                 values.update({k: str(x) for k, x in value.items()})
-                label.append(f"{key}={'/'.join(str(x) for x in value.values())}")
+                shown = [str(x) for x in value.values() if str(x)[:1] not in "0-"]
+                label.append(f"{key}={'/'.join(shown)}")
             else:
                 values[key] = str(value)
                 label.append(f"{key}={value}")

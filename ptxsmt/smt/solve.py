@@ -62,7 +62,7 @@ class Query:
     def solver(self, timeout: float | None) -> z3.Solver:
         s = z3.SolverFor("QF_BVFP")
         if timeout:
-            s.set("timeout", int(timeout * 1000))
+            s.set("timeout", max(1, int(timeout * 1000)))  # 0 would mean no limit
         s.add(self.differ)
         return s
 
