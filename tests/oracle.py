@@ -194,6 +194,8 @@ def _selp(desc: dict, inputs: dict) -> dict:
     a, b, c = _reg(inputs, "a", w), _reg(inputs, "b", w), inputs["c"]
     if not isinstance(c, bool):
         raise ValueError(f"predicate c={c!r} is not a bool")
+    if desc.get("negc"):  # ptxas accepts selp's c as !c
+        c = not c
     return {"d": a if c else b}
 
 

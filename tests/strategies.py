@@ -67,7 +67,9 @@ def instruction_text(draw, v: Variant) -> str:
     dests = ["p|q", "p|q", "p|_", "_|q", "p"] if v.stype.name not in ("f16", "bf16") else \
         ["p", "p|_"]
     dest = draw(st.sampled_from(dests)) if v.opcode == "setp" else "d"
-    if v.opcode in ("selp", "slct"):
+    if v.opcode == "selp":
+        return f"{name} d, a, b, {draw(st.sampled_from(['c', '!c']))};"
+    if v.opcode == "slct":
         return f"{name} d, a, b, c;"
     c = f", {draw(st.sampled_from(['c', '!c']))}" if v.boolop else ""
     return f"{name} {dest}, a, b{c};"
