@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import z3
 
+from ..isa.literals import float_bits
 from ..isa.modifiers import BoolOp, CmpOp
 from ..isa.types import FloatFormat, Kind, PtxType
-from .sorts import as_float, fp_sort
+from .sorts import as_float
 
 _FP_RELATIONS = {
     "eq": z3.fpEQ,
@@ -86,7 +87,8 @@ def pack(lane_values: list[z3.BitVecRef]) -> z3.BitVecRef:
 
 
 def one(t: PtxType) -> z3.BitVecRef:
-    """A set destination's True value for one lane: 1.0 for floats, all ones otherwise."""
+    """A set destination's True value for one lane: 1.0 for floats, all ones otherwise.
+    (1.0 as a bit constant keeps exported SMT-LIB free of Z3's fp.to_ieee_bv.)"""
     if t.kind is Kind.FLOAT:
-        return z3.fpToIEEEBV(z3.FPVal(1.0, fp_sort(t.fmt)))
+        return z3.BitVecVal(float_bits(1.0, t.fmt), t.lane_width)
     return z3.BitVecVal(-1, t.lane_width)

@@ -75,7 +75,7 @@ class Query:
             f"; rhs: {' '.join(self.rhs_text.split())}",
             f"; outputs: {', '.join(self.outputs)}",
         ]
-        return "\n".join(header) + "\n" + s.to_smt2()
+        return "\n".join(header) + "\n(set-logic QF_BVFP)\n" + s.to_smt2()
 
 
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
