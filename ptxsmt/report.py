@@ -117,8 +117,8 @@ def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
 def class_text(c: ClassReport) -> str:
     head = "  operand classes that break it" + ("" if c.complete else " (search incomplete)")
     lines = [f"{head}: {len(c.failing)} of {c.total} combinations"]
-    lines.append("    " + "  ".join(f"{a:<11}" for a in c.axes))
-    lines += ["    " + "  ".join(f"{x:<11}" for x in row) for row in c.rows()]
+    lines.append(("    " + "  ".join(f"{a:<11}" for a in c.axes)).rstrip())
+    lines += [("    " + "  ".join(f"{x:<11}" for x in row)).rstrip() for row in c.rows()]
     lines.append(f"  differs only when {c.only_when()}")
     if c.complete:
         lines.append("  every other combination is proved safe")
