@@ -1,0 +1,1 @@
+"""Larger CLI commands, each in its own module and registered in ptxsmt.cli."""
