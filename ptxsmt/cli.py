@@ -16,9 +16,10 @@ import click
 
 from . import proofs, report
 from .check import check_line, parse_target, parse_version
-from .isa.syntax import PtxError
+from .isa.syntax import PtxError, parse_one
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
 from .sem.options import VSET_MERGE_SOURCES, Options
+from .smt.batch import evaluate_many
 from .smt.classes import class_report
 from .smt.evaluate import evaluate
 from .smt.solve import ReplayError, build_query, check_equivalence
@@ -108,14 +109,10 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
 
 
 def run_batch(lines: Iterable[str], opts: Options) -> int:
+    """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
     status = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        obj, error = _batch_line(line, opts)
-        if error:
-            obj["error"] = f"line {number}: {error}"
-            status = 1
+    for obj, error in _batch(lines, opts):
+        status |= error is not None
         click.echo(report.dumps(obj))
     return status
 
@@ -123,39 +120,50 @@ def run_batch(lines: Iterable[str], opts: Options) -> int:
 def check_batch(lines: Iterable[str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
     total = bad = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for obj, error in _batch(lines, opts, keep_stored=True):
         total += 1
-        try:
-            stored = json.loads(line).get("outputs")
-        except (ValueError, AttributeError):
-            stored = None
-        obj, error = _batch_line(line, opts)
-        if error or obj.get("outputs") != stored:
+        stored, got = obj.pop("stored", None), obj.get("outputs")
+        if error or got != stored:
             bad += 1
-            got = error or obj["outputs"]
-            click.echo(report.dumps({"line": number, "ptx": obj.get("ptx"), "inputs":
-                                     obj.get("inputs"), "expected": stored, "got": got}))
+            click.echo(report.dumps({"line": obj.pop("line"), "ptx": obj.get("ptx"),
+                                     "inputs": obj.get("inputs"), "expected": stored,
+                                     "got": error or got}))
     click.echo(f"check: {total - bad} passed, {bad} failed", err=True)
     return 1 if bad else 0
 
 
-def _batch_line(line: str, opts: Options) -> tuple[dict, str | None]:
+def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False):
+    """(object with outputs or error, error) per non-blank line; evaluation is grouped."""
+    parsed: list[tuple[int, dict, str | None]] = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            obj, error = _parse_batch_line(line)
+            if keep_stored:
+                obj["stored"], obj["line"] = obj.pop("outputs", None), number
+            parsed.append((number, obj, error))
+    todo = [(obj["ptx"], obj.get("inputs", {})) for _, obj, error in parsed if error is None]
+    answers = iter(evaluate_many(todo, opts))
+    for number, obj, error in parsed:
+        if error is None:
+            answer = next(answers)
+            if isinstance(answer, PtxError):
+                error = str(answer)
+            else:
+                obj["outputs"] = report.evaluation_json(obj["ptx"], answer)["outputs"]
+        if error is not None:
+            obj["error"] = f"line {number}: {error}"
+        yield obj, error
+
+
+def _parse_batch_line(line: str) -> tuple[dict, str | None]:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         return {}, f"invalid JSON: {e.msg} at column {e.colno}"
     if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
         return (obj if isinstance(obj, dict) else {}), 'expected {"ptx": "...", "inputs": {...}}'
-    inputs = obj.get("inputs", {})
-    if not isinstance(inputs, dict):
+    if not isinstance(obj.get("inputs", {}), dict):
         return obj, '"inputs" must be an object'
-    try:
-        ev = evaluate(obj["ptx"], inputs, opts)
-    except PtxError as e:
-        return obj, str(e)
-    obj["outputs"] = report.evaluation_json(obj["ptx"], ev)["outputs"]
     return obj, None
 
 
@@ -323,3 +331,54 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
 def default_proofs_dir() -> Path:
     here = Path("proofs")
     return here if here.is_dir() else Path(__file__).resolve().parent.parent / "proofs"
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("what", required=False, metavar="[VARIANT|PTX]")
+@click.option("--family", type=click.Choice(FAMILIES), help="Every variant of a family.")
+@click.option("--per-case", type=int, default=1, show_default=True,
+              help="Vectors for each reachable case.")
+@click.option("--limit", type=int, default=None, help="At most this many per instruction form.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", type=click.File("w"), default="-", help="JSONL output (default stdout).")
+@target_option
+@merge_option
+def vectors(what, family, per_case, limit, seed, out, target, vset_merge) -> None:
+    """Operands that reach every reachable case of a variant, as batch JSONL.
+
+    \b
+    Cases are combinations of operand classes (NaN, ±inf, ±0, ±subnormal, ±normal;
+    integer extremes and signs; predicate values; per lane for x2 types) and
+    output outcomes (each predicate true/false, which operand a select took, each
+    vset lane's result or count). Outputs are filled in by the evaluator.
+    \b
+    Examples:
+      ptxsmt vectors setp.lt.ftz.f32
+      ptxsmt vectors 'vset4.u32.u32.lt d.b20, a, b, c;' --per-case 2
+      ptxsmt vectors --family slct --limit 10 --out slct.jsonl
+    """
+    from .isa.syntax import parse_variant
+    from .smt.vectors import instruction_forms, vectors_for
+
+    if bool(what) == bool(family):
+        fail("give a variant (or one instruction), or --family F")
+    try:
+        opts = options(target, vset_merge)
+        if family:
+            texts = [t for v in catalogue().family(family) for t in instruction_forms(v)]
+        elif " " in what.strip():
+            parse_one(what)
+            texts = [what.strip()]
+        else:
+            v = parse_variant(what)
+            if v not in catalogue():
+                fail(f"'{what}' is not a legal variant")
+            texts = instruction_forms(v)
+        n = 0
+        for text in texts:
+            for vec in vectors_for(text, per_case, limit, opts, seed):
+                out.write(report.dumps(vec) + "\n")
+                n += 1
+    except PtxError as e:
+        fail(str(e))
+    click.echo(f"{n} vectors from {len(texts)} instruction forms", err=True)

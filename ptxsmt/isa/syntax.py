@@ -204,6 +204,17 @@ def parse_one(text: str) -> Instruction:
     return instructions[0]
 
 
+def parse_variant(spelling: str) -> Variant:
+    """`setp.lt.ftz.f32` -> Variant (modifiers in any order, as ptxas allows)."""
+    head = spelling.strip()
+    if not _OPCODE.fullmatch(head):
+        raise PtxError(f"{head!r} is not an instruction spelling like setp.lt.f32", 1, 1)
+    opcode, *mods = head.split(".")
+    if opcode not in SYNTAX:
+        raise PtxError(f"unknown instruction {opcode!r}", 1, 1)
+    return _parse_modifiers(opcode, mods, 1, 1)
+
+
 def _parse_statement(stmt: str, line: int, col: int) -> Instruction:
     text = stmt
     guard = None

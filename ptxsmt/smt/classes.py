@@ -87,10 +87,11 @@ class Axis:
         return classes(self.type)
 
 
-def axes(q: Query) -> list[Axis]:
+def axes(inputs: dict[str, z3.ExprRef], types: dict[str, PtxType]) -> list[Axis]:
+    """One axis per input register, or per lane of a packed one."""
     out = []
-    for name, const in q.inputs.items():
-        t = q.types[name]
+    for name, const in inputs.items():
+        t = types[name]
         if t.is_packed:
             w = t.lane_width
             out += [Axis(f"{name}[{i}]", z3.Extract(w * i + w - 1, w * i, const), t.lane)
@@ -127,7 +128,7 @@ class ClassReport:
 
 
 def class_report(q: Query, timeout: float | None, limit: int = 2000) -> ClassReport:
-    ax = axes(q)
+    ax = axes(q.inputs, q.types)
     solver = q.solver(timeout)
     failing: list[tuple[str, ...]] = []
     complete = True

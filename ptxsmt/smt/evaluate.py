@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import z3
 
 from ..isa.literals import LiteralError, hex_bits, parse_value
-from ..isa.syntax import Instruction, PtxError
+from ..isa.syntax import PtxError
 from ..isa.types import PtxType
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
@@ -23,7 +23,6 @@ Value = int | bool
 
 @dataclass(frozen=True)
 class Evaluation:
-    instructions: list[Instruction]
     types: dict[str, PtxType]
     inputs: dict[str, Value]
     outputs: dict[str, Value]
@@ -86,7 +85,7 @@ def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
         result = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
         outputs[name] = _value(result, name, enc, values)
     used = {k: v for k, v in values.items() if k in enc.inputs}
-    return Evaluation(program.instructions, program.types, used, outputs)
+    return Evaluation(program.types, used, outputs)
 
 
 def _value(term: z3.ExprRef, name: str, enc, values) -> Value:

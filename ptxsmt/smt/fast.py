@@ -1,0 +1,284 @@
+"""A vectorised evaluator compiled from the Z3 terms (not a second semantics).
+
+`compile_program` walks the very terms the prover uses and maps each Z3
+operator to a numpy operation on whole arrays of operands: bit-vectors are
+uint64 arrays, Booleans bool arrays, floating-point values their IEEE bits
+plus a lazily taken numpy float view (float16, bf16 via float32, float32,
+float64), whose comparisons are IEEE's (NaN unordered, -0 == +0). An
+operator the compiler does not know raises, so the fast path can never
+silently disagree with the slow one; the tests compare the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import z3
+
+from ..isa.literals import canonical_nan
+from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
+from ..program import compiled
+from ..sem.options import DEFAULT, Options
+
+U64 = np.uint64
+_FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
+
+
+class Unsupported(Exception):
+    """A Z3 operator the fast path does not compile (use the slow path)."""
+
+
+@dataclass
+class Float:
+    """A floating-point array: IEEE bits, with the float view taken on demand."""
+
+    bits: np.ndarray
+    fmt: FloatFormat
+    _view: np.ndarray | None = None
+
+    @property
+    def view(self) -> np.ndarray:
+        """float32 for f16/bf16/f32 (exact), float64 for f64: numpy compares IEEE-wise."""
+        if self._view is None:
+            raw = np.uint64 if self.fmt is F64 else np.uint32 if self.fmt is F32 else np.uint16
+            b = np.asarray(self.bits)
+            b = b if b.dtype == raw else b.astype(raw)
+            if self.fmt is F16:
+                self._view = b.view(np.float16).astype(np.float32)
+            elif self.fmt is BF16:
+                self._view = (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+            else:
+                self._view = b.view(np.float32 if self.fmt is F32 else np.float64)
+        return self._view
+
+    def field(self, name: str) -> np.ndarray:
+        f = self.fmt
+        man = f.sbits - 1
+        if name == "sign":
+            return (self.bits >> U64(f.width - 1)) & U64(1)
+        if name == "exp":
+            return (self.bits >> U64(man)) & U64((1 << f.ebits) - 1)
+        return self.bits & U64((1 << man) - 1)
+
+
+def _mask(width: int) -> np.uint64:
+    return U64((1 << width) - 1) if width < 64 else U64(0xFFFFFFFFFFFFFFFF)
+
+
+def _signed(x: np.ndarray, width: int) -> np.ndarray:
+    """Two's complement value of `width`-bit fields, as int64 (width <= 64)."""
+    if width == 64:
+        return x.view(np.int64)
+    v = x.astype(np.int64)
+    return np.where(v >= (1 << (width - 1)), v - (1 << width), v)
+
+
+def _fp_class(x: Float, what: str) -> np.ndarray:
+    if what == "nan":
+        return np.isnan(x.view)
+    exp, man, sign = x.field("exp"), x.field("man"), x.field("sign")
+    top = U64((1 << x.fmt.ebits) - 1)
+    return {
+        "nan": (exp == top) & (man != 0),
+        "inf": (exp == top) & (man == 0),
+        "zero": (exp == 0) & (man == 0),
+        "subnormal": (exp == 0) & (man != 0),
+        "normal": (exp != 0) & (exp != top),
+        "negative": (sign == 1) & ~((exp == top) & (man != 0)),
+        "positive": (sign == 0) & ~((exp == top) & (man != 0)),
+    }[what]
+
+
+_FP_CLASS = {
+    z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
+    z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
+    z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive",
+}
+_FP_CMP = {
+    z3.Z3_OP_FPA_LT: np.less, z3.Z3_OP_FPA_LE: np.less_equal, z3.Z3_OP_FPA_GT: np.greater,
+    z3.Z3_OP_FPA_GE: np.greater_equal, z3.Z3_OP_FPA_EQ: np.equal,
+}
+_U_CMP = {z3.Z3_OP_ULT: np.less, z3.Z3_OP_ULEQ: np.less_equal, z3.Z3_OP_UGT: np.greater,
+          z3.Z3_OP_UGEQ: np.greater_equal}
+_S_CMP = {z3.Z3_OP_SLT: np.less, z3.Z3_OP_SLEQ: np.less_equal, z3.Z3_OP_SGT: np.greater,
+          z3.Z3_OP_SGEQ: np.greater_equal}
+_BOOL = {z3.Z3_OP_AND: np.logical_and, z3.Z3_OP_OR: np.logical_or,
+         z3.Z3_OP_XOR: np.logical_xor}
+_BITWISE = {z3.Z3_OP_BAND: np.bitwise_and, z3.Z3_OP_BOR: np.bitwise_or,
+            z3.Z3_OP_BXOR: np.bitwise_xor}
+
+
+class _Compiler:
+    """Turns a term DAG into a straight-line list of numpy steps over a value table."""
+
+    def __init__(self, inputs: tuple[str, ...]):
+        self.inputs = inputs
+        self.steps: list[Callable[[list], object]] = []
+        self.index: dict[int, int] = {}
+
+    def __call__(self, t: z3.ExprRef) -> int:
+        key = t.get_id()
+        if key not in self.index:
+            args = [self(x) for x in t.children()]
+            self.steps.append(self.step(t, args))
+            self.index[key] = len(self.steps) - 1 + len(self.inputs)
+        return self.index[key]
+
+    def step(self, t: z3.ExprRef, a: list[int]):  # noqa: C901 - one branch per Z3 operator
+        k = t.decl().kind()
+        if z3.is_true(t) or z3.is_false(t):
+            const = np.bool_(z3.is_true(t))
+            return lambda v: const
+        if z3.is_bv_value(t):
+            const = U64(t.as_long())
+            return lambda v: const
+        if k == z3.Z3_OP_UNINTERPRETED and not a:
+            i = self.inputs.index(t.decl().name())
+            return lambda v: v[i]
+        if k in (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO):
+            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
+            const = Float(np.asarray(U64(_fp_bits(t, fmt))), fmt)
+            return lambda v: const
+        if k == z3.Z3_OP_ITE:
+            c, x, y = a
+            if t.sort().kind() == z3.Z3_FLOATING_POINT_SORT:
+                return lambda v: Float(np.where(v[c], v[x].bits, v[y].bits), v[x].fmt)
+            return lambda v: np.where(v[c], v[x], v[y])
+        if k == z3.Z3_OP_NOT:
+            (x,) = a
+            return lambda v: np.logical_not(v[x])
+        if k in _BOOL or k in _BITWISE or k == z3.Z3_OP_BADD:
+            fn = _BOOL.get(k) or _BITWISE.get(k) or np.add
+            mask = _mask(t.size()) if k == z3.Z3_OP_BADD else None
+
+            def fold(v, fn=fn, mask=mask):
+                out = v[a[0]]
+                for i in a[1:]:
+                    out = fn(out, v[i])
+                return out & mask if mask is not None else out
+            return fold
+        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
+            x, y = a
+            fp = t.children()[0].sort().kind() == z3.Z3_FLOATING_POINT_SORT
+            neg = k == z3.Z3_OP_DISTINCT
+            if fp:  # structural equality of FP terms is equality of their bits
+                return lambda v: np.not_equal(v[x].bits, v[y].bits) if neg else np.equal(
+                    v[x].bits, v[y].bits)
+            return lambda v: np.not_equal(v[x], v[y]) if neg else np.equal(v[x], v[y])
+        if k == z3.Z3_OP_EXTRACT:
+            hi, lo = t.params()
+            (x,) = a
+            shift, mask = U64(lo), _mask(hi - lo + 1)
+            return lambda v: (v[x] >> shift) & mask
+        if k == z3.Z3_OP_CONCAT:
+            sizes = [U64(c.size()) for c in t.children()]
+
+            def concat(v):
+                out = U64(0)
+                for i, size in zip(a, sizes):
+                    out = (out << size) | v[i]
+                return out
+            return concat
+        if k == z3.Z3_OP_ZERO_EXT:
+            (x,) = a
+            return lambda v: v[x]
+        if k == z3.Z3_OP_SIGN_EXT:
+            (x,) = a
+            n, w = t.params()[0], t.children()[0].size()
+            ext, top = _mask(w + n) & ~_mask(w), U64(w - 1)
+            return lambda v: np.where((v[x] >> top) & U64(1), v[x] | ext, v[x])
+        if k == z3.Z3_OP_BSUB:
+            x, y = a
+            mask = _mask(t.size())
+            return lambda v: (v[x] - v[y]) & mask
+        if k == z3.Z3_OP_BNOT:
+            (x,) = a
+            mask = _mask(t.size())
+            return lambda v: ~v[x] & mask
+        if k in _U_CMP:
+            x, y = a
+            fn = _U_CMP[k]
+            return lambda v: fn(v[x], v[y])
+        if k in _S_CMP:
+            x, y = a
+            fn, w = _S_CMP[k], t.children()[0].size()
+            return lambda v: fn(_signed(v[x], w), _signed(v[y], w))
+        if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
+            (x,) = a
+            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
+            return lambda v: Float(np.asarray(v[x], dtype=U64), fmt)
+        if k == z3.Z3_OP_FPA_TO_FP and len(a) == 2:  # exact widening (cvt glue)
+            x = a[1]
+            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
+            wide, raw = (np.float32, np.uint32) if fmt is F32 else (np.float64, U64)
+            return lambda v: Float(v[x].view.astype(wide).view(raw).astype(U64), fmt)
+        if k == z3.Z3_OP_FPA_TO_IEEE_BV:
+            (x,) = a
+            return lambda v: v[x].bits
+        if k in _FP_CLASS:
+            (x,) = a
+            what = _FP_CLASS[k]
+            return lambda v: _fp_class(v[x], what)
+        if k in _FP_CMP:
+            x, y = a
+            fn = _FP_CMP[k]
+            return lambda v: fn(v[x].view, v[y].view)
+        if k == z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN:
+            return lambda v: None
+        raise Unsupported(f"no fast path for Z3 operator {t.decl()}")
+
+
+def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
+    """The IEEE bits of an FP numeral (zeros, or a number Z3 can convert)."""
+    if t.decl().kind() == z3.Z3_OP_FPA_PLUS_ZERO:
+        return 0
+    if t.decl().kind() == z3.Z3_OP_FPA_MINUS_ZERO:
+        return 1 << (fmt.width - 1)
+    if t.isNaN():
+        return canonical_nan(fmt)
+    return z3.simplify(z3.fpToIEEEBV(t)).as_long()
+
+
+@dataclass(frozen=True)
+class FastProgram:
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    types: dict[str, PtxType]
+    steps: tuple[Callable[[list], object], ...]
+    results: tuple[int, ...]
+
+    def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
+        n = max((len(np.atleast_1d(x)) for x in arrays.values()), default=1)
+        values: list = [_as_array(arrays[name], self.types[name]) for name in self.inputs]
+        for step in self.steps:
+            values.append(step(values))
+        out = {}
+        for name, i in zip(self.outputs, self.results):
+            value = values[i]
+            value = value.bits if isinstance(value, Float) else value
+            out[name] = np.broadcast_to(np.asarray(value), (n,))
+        return out
+
+
+_NATIVE = {16: np.uint16, 32: np.uint32}
+
+
+def _as_array(values, t: PtxType) -> np.ndarray:
+    """Registers at their native width (so a float view is free), else uint64."""
+    if t.width == 1:
+        return np.asarray(values, dtype=bool)
+    return np.asarray(values, dtype=_NATIVE.get(t.width, U64))
+
+
+@lru_cache(maxsize=1024)
+def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
+    """The vectorised form of a snippet, cached per text (raises PtxError on bad text)."""
+    program, enc = compiled(text, opts)
+    names = tuple(enc.inputs)
+    comp = _Compiler(tuple(str(c) for c in enc.inputs.values()))
+    results = tuple(comp(term) for term in enc.outputs.values())
+    return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results)
