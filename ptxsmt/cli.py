@@ -382,3 +382,53 @@ def vectors(what, family, per_case, limit, seed, out, target, vset_merge) -> Non
     except PtxError as e:
         fail(str(e))
     click.echo(f"{n} vectors from {len(texts)} instruction forms", err=True)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("what", metavar="VARIANT|PTX")
+@click.option("--jobs", type=int, default=2, show_default=True, help="Worker processes.")
+@click.option("--blocks", "blocks_file", type=click.File("w"), default=None,
+              help="Also write the 256 per-block digests as JSON (to bisect a difference).")
+@click.option("--json", "as_json", is_flag=True)
+@target_option
+@merge_option
+def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:
+    """Evaluate a 16-bit-operand variant on all 2^32 operand pairs and digest the result.
+
+    \b
+    The digest is SHA-256 over 256 block hashes (a-values in order, b from 0 to
+    0xffff, predicate outputs as packed bits, others as little-endian words), so
+    two runs, two versions or two emulators can be compared; predicate inputs
+    are swept too (x2 per predicate).
+    \b
+    Examples:
+      ptxsmt sweep setp.lt.f16
+      ptxsmt sweep 'set.gtu.u16.bf16 d, a, b;' --jobs 2 --json
+    """
+    from . import sweep as sweeping
+    from .isa.syntax import parse_variant
+    from .smt.vectors import instruction_forms
+
+    try:
+        opts = options(target, vset_merge)
+        text = what.strip() if " " in what.strip() else instruction_forms(parse_variant(what))[0]
+        parse_one(text)
+        sweeping.sweep_inputs(text, opts)
+    except PtxError as e:
+        fail(str(e))
+    show = not as_json and sys.stderr.isatty()
+    with click.progressbar(length=sweeping.BLOCKS, label="sweeping", file=sys.stderr,
+                           hidden=not show) as bar:
+        result = sweeping.sweep(text, jobs, opts, progress=bar.update)
+    if blocks_file:
+        blocks_file.write(report.dumps(result.blocks) + "\n")
+    summary = {"ptx": text, "pairs": result.pairs, "digests": result.digests,
+               "true_counts": result.true_counts, "seconds": round(result.seconds, 2)}
+    if as_json:
+        click.echo(report.dumps(summary))
+    else:
+        click.echo(f"{text}  {result.pairs:,} operand combinations in {result.seconds:.1f} s")
+        for name, digest in result.digests.items():
+            count = result.true_counts.get(name)
+            extra = f"  true in {count:,}" if count is not None else ""
+            click.echo(f"  {name}: sha256 {digest}{extra}")

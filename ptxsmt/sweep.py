@@ -1,0 +1,101 @@
+"""Exhaustive sweeps of 16-bit-operand variants over all 2^32 operand pairs.
+
+The fast path runs one block of `a` values at a time against every `b`;
+blocks are hashed in order and the digest is SHA-256 over the block hashes,
+so it does not depend on how many processes ran the blocks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+
+import numpy as np
+
+from .isa.syntax import PtxError
+from .sem.options import DEFAULT, Options
+from .smt.fast import compile_program
+
+BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
+
+
+@dataclass
+class SweepResult:
+    ptx: str
+    pairs: int
+    digests: dict[str, str]
+    true_counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    blocks: dict[str, list[str]] = field(default_factory=dict)  # per block, to bisect diffs
+
+
+def sweep_inputs(text: str, opts: Options = DEFAULT) -> tuple[str, str, list[str]]:
+    """The two 16-bit inputs swept, and any predicate inputs (each swept as false/true)."""
+    fast = compile_program(text, opts)
+    wide = [n for n in fast.inputs if fast.types[n].width == 16]
+    preds = [n for n in fast.inputs if fast.types[n].width == 1]
+    if len(wide) != 2 or len(wide) + len(preds) != len(fast.inputs):
+        raise PtxError("sweep takes an instruction with two 16-bit operands "
+                       f"(and predicates); this one reads {', '.join(fast.inputs)}")
+    return wide[0], wide[1], preds
+
+
+def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
+    text, opts, index = args
+    fast = compile_program(text, opts)
+    a_name, b_name, preds = sweep_inputs(text, opts)
+    span = 65536 // BLOCKS
+    b = np.arange(65536, dtype=np.uint16)
+    hashes = {name: hashlib.sha256() for name in fast.outputs}
+    trues = dict.fromkeys(fast.outputs, 0)
+    for combo in range(1 << len(preds)):
+        flags = {p: np.bool_((combo >> i) & 1) for i, p in enumerate(preds)}
+        for a in range(index * span, (index + 1) * span):
+            out = fast({a_name: np.uint16(a), b_name: b, **flags})
+            for name, values in out.items():
+                if values.dtype == bool:
+                    hashes[name].update(np.packbits(values).tobytes())
+                    trues[name] += int(values.sum())
+                else:
+                    hashes[name].update(np.ascontiguousarray(values, dtype=np.uint64)
+                                        .astype(_dtype(fast.types[name].width)).tobytes())
+    return index, {k: h.digest() for k, h in hashes.items()}, trues
+
+
+def _dtype(width: int):
+    return {16: np.uint16, 32: np.uint32}.get(width, np.uint64)
+
+
+def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
+          progress: Callable[[int], None] | None = None) -> SweepResult:
+    start = time.perf_counter()
+    fast = compile_program(text, opts)
+    _, _, preds = sweep_inputs(text, opts)
+    work = [(text, opts, i) for i in range(BLOCKS)]
+    results: dict[int, tuple[dict[str, bytes], dict[str, int]]] = {}
+    if jobs <= 1:
+        for item in work:
+            i, digests, trues = _block(item)
+            results[i] = (digests, trues)
+            if progress:
+                progress(1)
+    else:
+        with get_context("fork").Pool(jobs) as pool:
+            for i, digests, trues in pool.imap_unordered(_block, work):
+                results[i] = (digests, trues)
+                if progress:
+                    progress(1)
+    final = {name: hashlib.sha256() for name in fast.outputs}
+    trues = dict.fromkeys(fast.outputs, 0)
+    for i in range(BLOCKS):
+        for name in fast.outputs:
+            final[name].update(results[i][0][name])
+            trues[name] += results[i][1][name]
+    bools = {n for n in fast.outputs if fast.types[n].width == 1}
+    blocks = {name: [results[i][0][name].hex() for i in range(BLOCKS)] for name in fast.outputs}
+    return SweepResult(text, (1 << 32) << len(preds), {k: h.hexdigest() for k, h in final.items()},
+                       {k: v for k, v in trues.items() if k in bools},
+                       time.perf_counter() - start, blocks)
