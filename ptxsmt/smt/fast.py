@@ -111,40 +111,74 @@ _BITWISE = {z3.Z3_OP_BAND: np.bitwise_and, z3.Z3_OP_BOR: np.bitwise_or,
             z3.Z3_OP_BXOR: np.bitwise_xor}
 
 
+class _Node:
+    """One term node read through Z3's C API (the Python wrappers cost ~30x more)."""
+
+    __slots__ = ("ctx", "ast", "app", "decl", "kind", "args")
+
+    def __init__(self, ctx, ast):
+        self.ctx, self.ast = ctx, ast
+        self.app = z3.Z3_to_app(ctx, ast)
+        self.decl = z3.Z3_get_app_decl(ctx, self.app)
+        self.kind = z3.Z3_get_decl_kind(ctx, self.decl)
+        self.args = [z3.Z3_get_app_arg(ctx, self.app, i)
+                     for i in range(z3.Z3_get_app_num_args(ctx, self.app))]
+
+    def param(self, i: int) -> int:
+        return z3.Z3_get_decl_int_parameter(self.ctx, self.decl, i)
+
+    def size(self, ast=None) -> int:
+        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+
+    def is_fp(self, ast=None) -> bool:
+        sort = z3.Z3_get_sort(self.ctx, ast or self.ast)
+        return z3.Z3_get_sort_kind(self.ctx, sort) == z3.Z3_FLOATING_POINT_SORT
+
+    def fmt(self) -> FloatFormat:
+        sort = z3.Z3_get_sort(self.ctx, self.ast)
+        return _FORMATS[(z3.Z3_fpa_get_ebits(self.ctx, sort), z3.Z3_fpa_get_sbits(self.ctx, sort))]
+
+
 class _Compiler:
     """Turns a term DAG into a straight-line list of numpy steps over a value table."""
 
-    def __init__(self, inputs: tuple[str, ...]):
+    def __init__(self, inputs: tuple[str, ...], ctx: z3.Context):
         self.inputs = inputs
+        self.ctx = ctx
         self.steps: list[Callable[[list], object]] = []
         self.index: dict[int, int] = {}
 
     def __call__(self, t: z3.ExprRef) -> int:
-        key = t.get_id()
+        return self.visit(t.as_ast())
+
+    def visit(self, ast) -> int:
+        key = z3.Z3_get_ast_id(self.ctx.ref(), ast)
         if key not in self.index:
-            args = [self(x) for x in t.children()]
-            self.steps.append(self.step(t, args))
+            node = _Node(self.ctx.ref(), ast)
+            args = [self.visit(x) for x in node.args]
+            self.steps.append(self.step(node, args))
             self.index[key] = len(self.steps) - 1 + len(self.inputs)
         return self.index[key]
 
-    def step(self, t: z3.ExprRef, a: list[int]):  # noqa: C901 - one branch per Z3 operator
-        k = t.decl().kind()
-        if z3.is_true(t) or z3.is_false(t):
-            const = np.bool_(z3.is_true(t))
+    def step(self, t: _Node, a: list[int]):  # noqa: C901 - one branch per Z3 operator
+        k = t.kind
+        if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
+            const = np.bool_(k == z3.Z3_OP_TRUE)
             return lambda v: const
-        if z3.is_bv_value(t):
-            const = U64(t.as_long())
+        if k == z3.Z3_OP_BNUM:
+            const = U64(int(z3.Z3_get_numeral_string(t.ctx, t.ast)))
             return lambda v: const
         if k == z3.Z3_OP_UNINTERPRETED and not a:
-            i = self.inputs.index(t.decl().name())
+            name = z3.Z3_get_symbol_string(t.ctx, z3.Z3_get_decl_name(t.ctx, t.decl))
+            i = self.inputs.index(name)
             return lambda v: v[i]
-        if k in (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO):
-            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
-            const = Float(np.asarray(U64(_fp_bits(t, fmt))), fmt)
+        if k in _FP_CONSTANTS:
+            fmt = t.fmt()
+            const = Float(np.asarray(U64(_fp_bits(z3.z3._to_expr_ref(t.ast, self.ctx), fmt))), fmt)
             return lambda v: const
         if k == z3.Z3_OP_ITE:
             c, x, y = a
-            if t.sort().kind() == z3.Z3_FLOATING_POINT_SORT:
+            if t.is_fp():
                 return lambda v: Float(np.where(v[c], v[x].bits, v[y].bits), v[x].fmt)
             return lambda v: np.where(v[c], v[x], v[y])
         if k == z3.Z3_OP_NOT:
@@ -162,19 +196,18 @@ class _Compiler:
             return fold
         if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
             x, y = a
-            fp = t.children()[0].sort().kind() == z3.Z3_FLOATING_POINT_SORT
             neg = k == z3.Z3_OP_DISTINCT
-            if fp:  # structural equality of FP terms is equality of their bits
+            if t.is_fp(t.args[0]):  # structural equality of FP terms is equality of their bits
                 return lambda v: np.not_equal(v[x].bits, v[y].bits) if neg else np.equal(
                     v[x].bits, v[y].bits)
             return lambda v: np.not_equal(v[x], v[y]) if neg else np.equal(v[x], v[y])
         if k == z3.Z3_OP_EXTRACT:
-            hi, lo = t.params()
+            hi, lo = t.param(0), t.param(1)
             (x,) = a
             shift, mask = U64(lo), _mask(hi - lo + 1)
             return lambda v: (v[x] >> shift) & mask
         if k == z3.Z3_OP_CONCAT:
-            sizes = [U64(c.size()) for c in t.children()]
+            sizes = [U64(t.size(x)) for x in t.args]
 
             def concat(v):
                 out = U64(0)
@@ -187,7 +220,7 @@ class _Compiler:
             return lambda v: v[x]
         if k == z3.Z3_OP_SIGN_EXT:
             (x,) = a
-            n, w = t.params()[0], t.children()[0].size()
+            n, w = t.param(0), t.size(t.args[0])
             ext, top = _mask(w + n) & ~_mask(w), U64(w - 1)
             return lambda v: np.where((v[x] >> top) & U64(1), v[x] | ext, v[x])
         if k == z3.Z3_OP_BSUB:
@@ -204,15 +237,15 @@ class _Compiler:
             return lambda v: fn(v[x], v[y])
         if k in _S_CMP:
             x, y = a
-            fn, w = _S_CMP[k], t.children()[0].size()
+            fn, w = _S_CMP[k], t.size(t.args[0])
             return lambda v: fn(_signed(v[x], w), _signed(v[y], w))
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
             (x,) = a
-            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
+            fmt = t.fmt()
             return lambda v: Float(np.asarray(v[x], dtype=U64), fmt)
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 2:  # exact widening (cvt glue)
             x = a[1]
-            fmt = _FORMATS[(t.sort().ebits(), t.sort().sbits())]
+            fmt = t.fmt()
             wide, raw = (np.float32, np.uint32) if fmt is F32 else (np.float64, U64)
             return lambda v: Float(v[x].view.astype(wide).view(raw).astype(U64), fmt)
         if k == z3.Z3_OP_FPA_TO_IEEE_BV:
@@ -228,7 +261,12 @@ class _Compiler:
             return lambda v: fn(v[x].view, v[y].view)
         if k == z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN:
             return lambda v: None
-        raise Unsupported(f"no fast path for Z3 operator {t.decl()}")
+        name = z3.Z3_get_symbol_string(t.ctx, z3.Z3_get_decl_name(t.ctx, t.decl))
+        raise Unsupported(f"no fast path for Z3 operator {name}")
+
+
+_FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
+                 z3.Z3_OP_FPA_NAN, z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)
 
 
 def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
@@ -279,6 +317,8 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The vectorised form of a snippet, cached per text (raises PtxError on bad text)."""
     program, enc = compiled(text, opts)
     names = tuple(enc.inputs)
-    comp = _Compiler(tuple(str(c) for c in enc.inputs.values()))
-    results = tuple(comp(term) for term in enc.outputs.values())
+    terms = list(enc.outputs.values())
+    comp = _Compiler(tuple(str(c) for c in enc.inputs.values()),
+                     terms[0].ctx if terms else z3.main_ctx())
+    results = tuple(comp(term) for term in terms)
     return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results)

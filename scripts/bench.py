@@ -1,0 +1,183 @@
+"""ptxsmt benchmark: one table, each row a measurement and a ratio against a
+baseline measured in the same run.
+
+    python scripts/bench.py [--quick]
+
+Rows:
+  batch N texts  `eval --batch` path (JSON in and out) on 150k mixed corpus lines drawn
+                 from N distinct instruction texts (all 7,618 of the corpus, or 100), vs
+                 a plain-Python interpreter of the same lines (tests/oracle.py)
+  f32 compare    the vectorised setp.lt.f32 (compiled from the Z3 terms) vs numpy's
+                 own float32 `<` on the same arrays, one core
+  f16 sweep      all 2^32 operand pairs of setp.lt.f16 on 2 processes, vs numpy's
+                 float16 `<` over the same pairs on one core
+  prove          `prove identities` with 2 jobs vs 1 job; share of time in the solver
+  equiv chain N  N-instruction equivalence query; ratio = time per instruction
+                 relative to the 10-instruction chain (1.0 = linear growth)
+Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
+< 30 s; a 1,000-instruction query < 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from oracle import evaluate as oracle_evaluate  # noqa: E402
+from strategies import oracle_desc  # noqa: E402
+
+from ptxsmt import parse_one, proofs  # noqa: E402
+from ptxsmt.cli import _batch  # noqa: E402
+from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
+from ptxsmt.isa.syntax import operand_types  # noqa: E402
+from ptxsmt.sem.options import Options  # noqa: E402
+from ptxsmt.smt.fast import compile_program  # noqa: E402
+from ptxsmt.smt.solve import check_equivalence  # noqa: E402
+from ptxsmt.sweep import sweep  # noqa: E402
+
+ROWS: list[tuple[str, str, str, str]] = []
+
+
+def row(name: str, ours: str, baseline: str, ratio: str) -> None:
+    ROWS.append((name, ours, baseline, ratio))
+    print(f"{name:<16} {ours:>24} {baseline:>26} {ratio:>10}", flush=True)
+
+
+def corpus_lines(n: int, distinct: int | None = None) -> list[str]:
+    """n lines cycled from the corpus; with `distinct`, only from that many instruction texts."""
+    lines = [line for p in sorted((ROOT / "models").glob("*.jsonl")) if p.name != "golden.jsonl"
+             for line in p.read_text().splitlines()]
+    if distinct:
+        texts = list(dict.fromkeys(json.loads(x)["ptx"] for x in lines))[::-1][:distinct]
+        keep = set(texts)
+        lines = [x for x in lines if json.loads(x)["ptx"] in keep]
+    return list(itertools.islice(itertools.cycle(lines), n))
+
+
+def plain_python(lines: list[str]) -> str:
+    """The baseline: decode JSON, interpret with the oracle, encode JSON."""
+    out = io.StringIO()
+    parsed: dict[str, tuple] = {}
+    for line in lines:
+        obj = json.loads(line)
+        if obj["ptx"] not in parsed:
+            ins = parse_one(obj["ptx"])
+            parsed[obj["ptx"]] = (ins, operand_types(ins.variant), oracle_desc(ins))
+        ins, types, desc = parsed[obj["ptx"]]
+        inputs = {slot: parse_value(obj["inputs"][o.text], types[slot])
+                  if isinstance(obj["inputs"][o.text], str) else obj["inputs"][o.text]
+                  for slot, o in ins.sources.items()}
+        res = oracle_evaluate(desc, inputs)
+        obj["outputs"] = {o.text: res[slot] if isinstance(res[slot], bool)
+                          else hex_bits(res[slot], types[slot].width)
+                          for slot, o in ins.destinations.items()}
+        out.write(json.dumps(obj) + "\n")
+    return out.getvalue()
+
+
+def ours_batch(lines: list[str]) -> str:
+    out = io.StringIO()
+    for obj, _ in _batch(lines, Options()):
+        out.write(json.dumps(obj) + "\n")
+    return out.getvalue()
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - start, result
+
+
+def bench_batch(n: int, distinct: int | None) -> None:
+    lines = corpus_lines(n, distinct)
+    texts = len({json.loads(x)["ptx"] for x in lines})
+    t_base, base = timed(plain_python, lines)
+    t_ours, ours = timed(ours_batch, lines)
+    same = [json.loads(x)["outputs"] for x in base.splitlines()] == \
+        [json.loads(x)["outputs"] for x in ours.splitlines()]
+    row(f"batch {texts} texts", f"{n / t_ours:,.0f} lines/s", f"{n / t_base:,.0f} lines/s (python)",
+        f"{t_base / t_ours:.2f}x" + ("" if same else " DIFF"))
+
+
+def bench_f32(n: int) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    fast = compile_program("setp.lt.f32 p, a, b;")
+    fast({"a": a, "b": b})
+    t_ours = min(timed(fast, {"a": a, "b": b})[0] for _ in range(3))
+    t_np = min(timed(lambda: a.view(np.float32) < b.view(np.float32))[0] for _ in range(3))
+    assert np.array_equal(fast({"a": a, "b": b})["p"], a.view(np.float32) < b.view(np.float32))
+    row("f32 compare", f"{n / t_ours / 1e6:,.0f} M evals/s", f"{n / t_np / 1e6:,.0f} M/s (numpy)",
+        f"{t_np / t_ours:.2f}x")
+
+
+def numpy_f16_sweep() -> int:
+    b = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return sum(int((b[a] < b).sum()) for a in range(65536))
+
+
+def bench_sweep() -> None:
+    t_ours, result = timed(sweep, "setp.lt.f16 p, a, b;", 2)
+    t_np, count = timed(numpy_f16_sweep)
+    same = "" if count == result.true_counts["p"] else " DIFF"
+    row("f16 sweep 2^32", f"{t_ours:,.1f} s (2 procs)", f"{t_np:,.1f} s (numpy, 1 core)",
+        f"{t_np / t_ours:.2f}x{same}")
+
+
+def bench_prove() -> None:
+    instances = proofs.load(ROOT / "proofs")
+    t2, res2 = timed(proofs.run, instances, 2)
+    t1, _ = timed(proofs.run, instances, 1)
+    share = sum(r.solver_seconds for r in res2) / max(sum(r.seconds for r in res2), 1e-9)
+    row("prove (552)", f"{t2:,.1f} s (--jobs 2)", f"{t1:,.1f} s (--jobs 1)",
+        f"{t1 / t2:.2f}x")
+    row("  solver share", f"{100 * share:,.0f}% of instance time", "", "")
+
+
+def chain(n: int, swapped: bool) -> str:
+    ops = []
+    for i in range(n):
+        x, y = f"a{i % 8}", f"b{(i * 3) % 8}"
+        cmp = ("gt", y, x) if swapped else ("lt", x, y)
+        ops.append(f"setp.{cmp[0]}.and.f32 p, {cmp[1]}, {cmp[2]}, p;" if i else
+                   f"setp.{cmp[0]}.f32 p, {cmp[1]}, {cmp[2]};")
+    return " ".join(ops)
+
+
+def bench_chains(sizes) -> None:
+    base = None
+    for n in sizes:
+        t, v = timed(check_equivalence, chain(n, False), chain(n, True), None, 120.0)
+        per = t / n
+        base = base or per
+        row(f"equiv chain {n}", f"{t:,.2f} s ({v.verdict})", "", f"{per / base:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
+    args = ap.parse_args()
+    print(f"{'row':<16} {'ptxsmt':>24} {'baseline (same run)':>26} {'ratio':>10}")
+    n = 20_000 if args.quick else 150_000
+    bench_batch(n, None)  # every variant of the corpus: compile cost per text dominates
+    bench_batch(n, 100)  # a CI replay of one compiler's instructions
+    bench_f32(1 << 22 if args.quick else 1 << 25)
+    if not args.quick:
+        bench_sweep()
+    bench_prove()
+    bench_chains((10, 100) if args.quick else (10, 100, 1000))
+
+
+if __name__ == "__main__":
+    main()
