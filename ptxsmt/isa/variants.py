@@ -188,8 +188,9 @@ SPEC_FORMS: tuple[Form, ...] = (
 # 9.7.9.1 mov and 9.7.8.x logic operations, as glue for rewrites (not seed instructions).
 _LOGIC_TYPES = _types("pred", "b16", "b32", "b64")
 GLUE_FORMS: tuple[Form, ...] = (
-    Form("mov", (_types("pred", *(t.name for t in HALF_STYPES), "bf16", "f16x2", "bf16x2"),),
-         _req("1.0", 10), boolop=False, section="9.7.9.1"),
+    # ptxas 13.0 refuses mov on f16/bf16/x2 ("Unexpected instruction types"): use .b16/.b32
+    Form("mov", (_types("pred", *(t.name for t in STYPES)),), _req("1.0", 10), boolop=False,
+         section="9.7.9.1"),
     *(Form(op, (_LOGIC_TYPES,), _req("1.0", 10), boolop=False, section="9.7.8")
       for op in ("not", "and", "or", "xor")),
     # 9.7.9.21 cvt: only the exact widenings, so a rewrite can compare in a wider format

@@ -1,0 +1,686 @@
+"""Replay vector files on a real GPU: write a self-contained CUDA C++ program.
+
+Every vector's PTX runs through inline ``asm volatile`` on silicon and the
+program compares what the hardware wrote with the vector's ``"outputs"``.
+
+On a GPU machine (with ptxsmt installed, ``pip install -e .``), from the
+repository root::
+
+    mkdir -p models/hw
+    python scripts/gpu_replay.py models/*.jsonl --out replay.cu && \
+        nvcc -arch=sm_90 -o replay replay.cu && ./replay models/hw/results.jsonl
+
+(use the ``-arch`` the generator prints on stderr if the vectors need more).
+
+The program prints ``MISMATCH line N: ptx ... inputs ... expected ... got ...
+[FILE]`` for each vector whose hardware outputs differ, then ``N passed, M
+failed`` (and ``, K unchecked`` for vectors without ``"outputs"``), and exits 1
+on any mismatch, 2 on a CUDA or usage error. With a path as its first argument
+it writes one JSONL line per vector, in input order: the vector as read plus
+``"hw_outputs"`` (same format as ``"outputs"``: hex of the register's width,
+booleans for predicates, every register the snippet writes) and ``"gpu"`` (the
+device name); such files are meant to be checked in under ``models/hw/``.
+
+Options: ``--out FILE.cu`` (default stdout), ``--arch sm_XX`` (default: the
+highest ``sm_`` any vector's variant needs, at least sm_90; vectors needing more
+than an explicit ``--arch`` are left out), ``--limit N`` (the first N
+replayable vectors, in file order), ``--no-ptxas``. The generator says on
+stderr which vectors it left out and why, and the ``nvcc`` line to use.
+
+Left out: lines that are not JSON vectors; PTX that ptxsmt cannot parse or type;
+inputs that do not fit their register; expected outputs that name a register the
+PTX does not write or do not fit it; variants needing more than an explicit
+``--arch``; and, when ``ptxas`` is on PATH, PTX texts that ptxas refuses (checked
+in one module before the program is written). A vector's file
+does not say which ptxsmt options made it: outputs computed with ``--target
+sm_1x`` or ``--vset-merge b`` are compared as they stand, and silicon (sm_90 or
+newer) will disagree with them where those options matter.
+
+How a vector becomes hardware work:
+
+* one ``__global__`` kernel per distinct PTX text, one thread per vector;
+* register types come from ``ptxsmt.Program``; every register is declared
+  inside the asm block's ``{ }`` scope as ``.b8/.b16/.b32/.b64`` (ptxas accepts
+  a bit type of the right width for every operand) or ``.pred``, named
+  ``r_<name>`` (the PTX text is rewritten token-wise, so bare names such as
+  ``a`` or ``p`` and ``%``-names both work);
+* inputs (registers read before written, ``Program.encode().inputs``; an input
+  named like a destination is its prior value, which matters under a false
+  guard) are loaded from device memory, never immediates, so ptxas cannot fold
+  the instruction away; predicates travel as a 32-bit int through
+  ``setp.ne.u32``/``selp.u32``; 8-bit registers (mov's ``{a, b, c, d}``
+  lanes) through a 16-bit int with ``cvt``;
+* a missing input is replayed as 0 (with a warning: the vector's outputs
+  should not depend on it).
+
+Without a GPU, ``PTXSMT_REPLAY_FAKE=echo ./replay out.jsonl`` runs only the host
+side (the "hardware" outputs are the expected ones); ``PTXSMT_REPLAY_FAKE=flip``
+also flips bit 0 of the first vector's first checked output, to exercise the
+mismatch report. The tests use this; it says nothing about silicon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptxsmt import Program, PtxError
+from ptxsmt.check import parse_target
+from ptxsmt.isa.literals import LiteralError, parse_value
+from ptxsmt.isa.syntax import format_variant
+from ptxsmt.isa.variants import catalogue
+from ptxsmt.smt.evaluate import convert_inputs
+
+DEFAULT_SM = 90
+BLOCK = 128
+RESULT_KEYS = ("hw_outputs", "gpu")  # dropped from a vector read back from a results file
+
+
+@dataclass
+class Vector:
+    file: str
+    line: int
+    obj: dict
+    inputs: dict[str, int | bool] = field(default_factory=dict)
+    expected: dict[str, int | bool] = field(default_factory=dict)
+    has_outputs: bool = False
+
+
+@dataclass
+class Kernel:
+    ptx: str
+    program: Program
+    inputs: list[str]  # registers read before written, in read order
+    outputs: list[str]  # registers written
+    sm: int
+    vectors: list[Vector] = field(default_factory=list)
+
+
+@dataclass
+class Skipped:
+    file: str
+    line: int
+    ptx: str
+    why: str
+
+
+# ---- reading vectors --------------------------------------------------------------------
+
+
+def read_vectors(paths: list[str]) -> list[tuple[str, int, dict | str]]:
+    """(file, line number, object) per non-blank line; a string in place of the object
+    says why the line is not a vector."""
+    out: list[tuple[str, int, dict | str]] = []
+    for path in paths:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                out.append((path, n, f"not JSON: {e}"))
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
+                out.append((path, n, 'not an object with a "ptx" string'))
+                continue
+            out.append((path, n, obj))
+    return out
+
+
+def _kernel_for(ptx: str) -> Kernel:
+    program = Program.parse(ptx)
+    enc = program.encode()
+    sm = max(catalogue().requirement(ins.variant).sm for ins in program.instructions)
+    return Kernel(ptx, program, list(enc.inputs), program.written, sm)
+
+
+def plan(paths: list[str], arch: int | None = None, limit: int | None = None,
+         warn=None) -> tuple[list[Kernel], list[Skipped], int]:
+    """Group replayable vectors by PTX text. Returns (kernels, skipped, sm to compile for)."""
+    warn = warn or (lambda msg: None)
+    kernels: dict[str, Kernel] = {}
+    failed: dict[str, str] = {}
+    skipped: list[Skipped] = []
+    taken = 0
+    for file, line, obj in read_vectors(paths):
+        if isinstance(obj, str):
+            skipped.append(Skipped(file, line, "", obj))
+            continue
+        if limit is not None and taken >= limit:
+            break
+        ptx = obj["ptx"]
+        if ptx not in kernels and ptx not in failed:
+            try:
+                kernels[ptx] = _kernel_for(ptx)
+            except PtxError as e:
+                failed[ptx] = f"ptxsmt cannot type this PTX: {e}"
+        if ptx in failed:
+            skipped.append(Skipped(file, line, ptx, failed[ptx]))
+            continue
+        k = kernels[ptx]
+        if arch is not None and k.sm > arch:
+            names = ", ".join(format_variant(i.variant) for i in k.program.instructions)
+            skipped.append(Skipped(file, line, ptx, f"{names} needs sm_{k.sm}; --arch is "
+                                                    f"sm_{arch}"))
+            continue
+        why = _fill(Vector(file, line, {x: v for x, v in obj.items() if x not in RESULT_KEYS}),
+                    k, warn)
+        if isinstance(why, str):
+            skipped.append(Skipped(file, line, ptx, why))
+            continue
+        k.vectors.append(why)
+        taken += 1
+    used = [k for k in kernels.values() if k.vectors]
+    sm = arch if arch is not None else max([DEFAULT_SM, *(k.sm for k in used)])
+    return used, skipped, sm
+
+
+def _fill(vec: Vector, k: Kernel, warn) -> Vector | str:
+    types = k.program.types
+    raw_in = vec.obj.get("inputs", {})
+    raw_out = vec.obj.get("outputs")
+    if not isinstance(raw_in, dict) or not (raw_out is None or isinstance(raw_out, dict)):
+        return '"inputs" and "outputs" must be objects'
+    try:
+        values = convert_inputs(raw_in, types, k.inputs)
+    except PtxError as e:
+        return str(e)
+    vec.inputs = {name: values[name] for name in k.inputs if name in values}
+    missing = [name for name in k.inputs if name not in values]
+    if missing:
+        warn(f"{vec.file}:{vec.line}: no value for {', '.join(missing)}; replayed as 0")
+    if raw_out is not None:
+        unknown = [name for name in raw_out if name.lstrip("%") not in k.outputs]
+        if unknown:
+            return f"expected output {', '.join(unknown)} is not a register the PTX writes"
+        for name, value in raw_out.items():
+            t = types[name.lstrip("%")]
+            try:
+                if (t.width == 1) != isinstance(value, bool) and not isinstance(value, str):
+                    raise LiteralError(f"{json.dumps(value)} is not a .{t.name} value")
+                vec.expected[name.lstrip("%")] = (
+                    value if isinstance(value, bool) else parse_value(str(value), t))
+            except LiteralError as e:
+                return f"expected output {name}: {e}"
+        vec.has_outputs = True
+    return vec
+
+
+# ---- PTX text inside the asm block ----------------------------------------------------
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_GUARD = re.compile(r"(@\s*!?\s*)(%?[A-Za-z_$][\w$]*)")
+_OPCODE = re.compile(r"\s*[A-Za-z][\w]*(?:\.[\w]+)*")
+# An identifier that is not a modifier (`.f32`, `.b20`), not the tail of a number
+# (`0x7f`, `0f3F800000`) and not the rest of a `%name` already matched.
+_NAME = re.compile(r"(?<![\w.$%])(%?)([A-Za-z_$][\w$]*)")
+
+
+def reg_name(name: str) -> str:
+    return "r_" + name
+
+
+def rename(ptx: str, registers) -> list[str]:
+    """The snippet's statements with every register renamed to `r_<name>`; the opcode
+    and its modifiers, literals, `_` sinks, vset selectors/masks are kept."""
+    registers = set(registers)
+
+    def sub(m: re.Match) -> str:
+        return reg_name(m.group(2)) if m.group(2) in registers else m.group(0)
+
+    out = []
+    for stmt in _COMMENT.sub(" ", ptx).replace("\n", " ").split(";"):
+        stmt = stmt.strip()
+        if not stmt:
+            continue
+        guard = ""
+        if m := _GUARD.match(stmt):
+            name = m.group(2).lstrip("%")
+            guard = m.group(1).replace(" ", "") + (reg_name(name) if name in registers
+                                                   else m.group(2)) + " "
+            stmt = stmt[m.end():].lstrip()
+        m = _OPCODE.match(stmt)
+        opcode, rest = (m.group(0), stmt[m.end():]) if m else ("", stmt)
+        out.append(f"{guard}{opcode}{_NAME.sub(sub, rest)};")
+    return out
+
+
+# ---- what ptxas accepts -------------------------------------------------------------
+
+_PTXAS_MSG = re.compile(r"line (\d+); (?:error|fatal)\s*: (.*)")
+
+
+def ptxas_rejects(kernels: list[Kernel], sm: int, ptxas: str = "ptxas") -> dict[str, str]:
+    """PTX texts that ptxas refuses for sm_`sm` (text -> its message): each kernel's
+    renamed statements in an `.entry` of one module, assembled again without the
+    refused ones until ptxas is content (some of its checks only run on a clean pass)."""
+    rejected: dict[str, str] = {}
+    pending = list(kernels)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "check.ptx"
+        while pending:
+            lines = [".version 9.0", f".target sm_{sm}", ".address_size 64"]
+            owner: dict[int, Kernel] = {}
+            for i, k in enumerate(pending):
+                lines.append(f".visible .entry e{i}() {{")
+                for name, t in k.program.types.items():
+                    owner[len(lines) + 1] = k
+                    lines.append(f".reg .{'pred' if t.width == 1 else f'b{t.width}'} "
+                                 f"{reg_name(name)};")
+                for stmt in rename(k.ptx, k.program.types):
+                    owner[len(lines) + 1] = k
+                    lines.append(stmt)
+                lines += ["ret;", "}"]
+            path.write_text("\n".join(lines) + "\n")
+            run = subprocess.run([ptxas, f"-arch=sm_{sm}", str(path), "-o", str(path) + ".o"],
+                                 capture_output=True, text=True)
+            if run.returncode == 0:
+                break
+            bad: dict[str, str] = {}
+            for m in _PTXAS_MSG.finditer(run.stderr):
+                k = owner.get(int(m.group(1)))
+                if k is not None:
+                    bad.setdefault(k.ptx, f"ptxas: {m.group(2).strip()}")
+            if not bad:
+                raise RuntimeError(f"ptxas failed on no line of a vector:\n{run.stderr}")
+            rejected.update(bad)
+            pending = [k for k in pending if k.ptx not in bad]
+    return rejected
+
+
+# ---- code generation ----------------------------------------------------------------
+
+
+def _ctype(width: int) -> tuple[str, str]:
+    """(C type, asm constraint) carrying a register of this width (1 = predicate)."""
+    if width == 1 or width == 32:
+        return "unsigned int", "r"
+    if width <= 16:
+        return "unsigned short", "h"
+    if width == 64:
+        return "unsigned long long", "l"
+    raise ValueError(f"no inline-asm constraint for a {width}-bit register")
+
+
+def _load(name: str, width: int, op: int) -> str:
+    r = reg_name(name)
+    if width == 1:
+        return f"setp.ne.u32 {r}, %{op}, 0;"
+    if width == 8:
+        return f"cvt.u8.u16 {r}, %{op};"
+    return f"mov.b{width} {r}, %{op};"
+
+
+def _store(name: str, width: int, op: int) -> str:
+    r = reg_name(name)
+    if width == 1:
+        return f"selp.u32 %{op}, 1, 0, {r};"
+    if width == 8:
+        return f"cvt.u16.u8 %{op}, {r};"
+    return f"mov.b{width} %{op}, {r};"
+
+
+def c_string(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "?":
+            out.append("\\?")  # no trigraphs
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.append("".join(f"\\x{b:02x}\"\"" for b in ch.encode()))
+    return '"' + "".join(out) + '"'
+
+
+def _kernel_source(i: int, k: Kernel) -> str:
+    types = k.program.types
+    widths = {name: types[name].width for name in types}
+    outs, ins = k.outputs, k.inputs
+    params = ["int n"]
+    params += [f"const {_ctype(widths[x])[0]}* __restrict__ in_{j}" for j, x in enumerate(ins)]
+    params += [f"{_ctype(widths[x])[0]}* __restrict__ out_{j}" for j, x in enumerate(outs)]
+    body = ["{"]
+    for name in types:
+        t = "pred" if widths[name] == 1 else f"b{widths[name]}"
+        body.append(f".reg .{t} {reg_name(name)};")
+    body += [_load(x, widths[x], len(outs) + j) for j, x in enumerate(ins)]
+    body += rename(k.ptx, types)
+    body += [_store(x, widths[x], j) for j, x in enumerate(outs)]
+    body.append("}")
+    asm = "\n".join(f"        {c_string(line + chr(10) + chr(9))}" for line in body)
+    out_ops = ", ".join(f'"={_ctype(widths[x])[1]}"(o{j})' for j, x in enumerate(outs))
+    in_ops = ", ".join(f'"{_ctype(widths[x])[1]}"(in_{j}[i])' for j, x in enumerate(ins))
+    decls = "".join(f"    {_ctype(widths[x])[0]} o{j};\n" for j, x in enumerate(outs))
+    stores = "".join(f"    out_{j}[i] = o{j};\n" for j in range(len(outs)))
+    comment = " ".join(k.ptx.split()).replace("\\", "/")
+    return (
+        f"// kernel {i}: {comment}\n"
+        f"__global__ void k{i}({', '.join(params)}) {{\n"
+        f"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        f"    if (i >= n) return;\n"
+        f"{decls}"
+        f"    asm volatile(\n{asm}\n        : {out_ops}\n        : {in_ops});\n"
+        f"{stores}}}\n"
+    )
+
+
+def _launcher(i: int, k: Kernel) -> str:
+    widths = {name: t.width for name, t in k.program.types.items()}
+    args = ["n"]
+    args += [f"(const {_ctype(widths[x])[0]}*)din[{j}]" for j, x in enumerate(k.inputs)]
+    args += [f"({_ctype(widths[x])[0]}*)dout[{j}]" for j, x in enumerate(k.outputs)]
+    return (f"static void launch{i}(int n, void** din, void** dout) {{\n"
+            f"    (void)din; (void)dout;\n"
+            f"    k{i}<<<(n + {BLOCK - 1}) / {BLOCK}, {BLOCK}>>>({', '.join(args)});\n}}\n")
+
+
+def _u64(v: int | bool) -> str:
+    return f"0x{int(v):x}ull"
+
+
+def _tables(i: int, k: Kernel, index: dict[int, int]) -> str:
+    nin, nout = len(k.inputs), len(k.outputs)
+    regs_in = ", ".join(f"{{{c_string(x)}, {k.program.types[x].width}}}" for x in k.inputs)
+    regs_out = ", ".join(f"{{{c_string(x)}, {k.program.types[x].width}}}" for x in k.outputs)
+    in_vals, exp_vals, exp_mask, infos = [], [], [], []
+    for v in k.vectors:
+        in_vals += [_u64(v.inputs.get(x, 0)) for x in k.inputs]
+        exp_vals += [_u64(v.expected.get(x, 0)) for x in k.outputs]
+        exp_mask += ["1" if x in v.expected else "0" for x in k.outputs]
+        obj = json.dumps(v.obj)
+        infos.append(
+            f"    {{{c_string(v.file)}, {v.line}, {index[id(v)]}, {int(v.has_outputs)}, "
+            f"{c_string(obj[:-1])}, {c_string(json.dumps(v.obj.get('inputs', {})))}}}")
+    blank = ["0"]  # C++ has no empty arrays
+    lines = [
+        f"static const Reg k{i}_in[] = {{{regs_in or '{0, 0}'}}};",
+        f"static const Reg k{i}_out[] = {{{regs_out}}};",
+        f"static const unsigned long long k{i}_in_vals[] = {{{', '.join(in_vals or blank)}}};",
+        f"static const unsigned long long k{i}_exp_vals[] = {{{', '.join(exp_vals)}}};",
+        f"static const unsigned char k{i}_exp_mask[] = {{{', '.join(exp_mask)}}};",
+        f"static const VecInfo k{i}_info[] = {{\n" + ",\n".join(infos) + "\n};",
+    ]
+    return "\n".join(lines) + (f"\n// {nin} inputs, {nout} outputs, {len(k.vectors)} vectors\n")
+
+
+PRELUDE = r"""// Generated by scripts/gpu_replay.py from: @SOURCES@
+// @COUNT@ vectors, @KERNELS@ kernels (one per distinct PTX text).
+// Build and run on a GPU machine:
+//     nvcc -arch=sm_@SM@ -o replay replay.cu && ./replay results.jsonl
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include <cuda_runtime.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < @SM@0
+#error "these vectors need sm_@SM@ or newer: compile with nvcc -arch=sm_@SM@"
+#endif
+
+#define CHECK(call) do { cudaError_t err_ = (call); if (err_ != cudaSuccess) { \
+    fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, \
+            cudaGetErrorString(err_)); exit(2); } } while (0)
+
+struct Reg { const char* name; int width; };  // width 1: a predicate
+struct VecInfo {
+    const char* file; int line; int index; int checked;
+    const char* json_head;  // the vector as read, without its closing brace
+    const char* inputs;     // its "inputs" as JSON
+};
+struct Group {
+    const char* ptx; int n; int nin; int nout;
+    const Reg* in; const Reg* out;
+    const unsigned long long* in_vals;   // n * nin, vector-major
+    const unsigned long long* exp_vals;  // n * nout
+    const unsigned char* exp_mask;       // n * nout: 1 where the vector states the output
+    const VecInfo* info;
+    void (*launch)(int n, void** din, void** dout);
+};
+"""
+
+RUNTIME = r"""
+static size_t carrier_size(int width) {
+    return width == 1 || width == 32 ? 4 : width <= 16 ? 2 : 8;
+}
+static unsigned long long mask_of(int width) { return width >= 64 ? ~0ull : (1ull << width) - 1; }
+
+static void store_carrier(unsigned char* dst, int width, unsigned long long v) {
+    size_t s = carrier_size(width);
+    if (s == 2) { unsigned short x = (unsigned short)v; memcpy(dst, &x, 2); }
+    else if (s == 4) { unsigned int x = (unsigned int)v; memcpy(dst, &x, 4); }
+    else memcpy(dst, &v, 8);
+}
+
+static unsigned long long load_carrier(const unsigned char* src, int width) {
+    size_t s = carrier_size(width);
+    unsigned long long v = 0;
+    if (s == 2) { unsigned short x; memcpy(&x, src, 2); v = x; }
+    else if (s == 4) { unsigned int x; memcpy(&x, src, 4); v = x; }
+    else memcpy(&v, src, 8);
+    return width == 1 ? (v != 0) : v & mask_of(width);
+}
+
+static std::string value_json(unsigned long long v, int width) {
+    if (width == 1) return v ? "true" : "false";
+    char buf[32];
+    snprintf(buf, sizeof buf, "\"0x%0*llx\"", width / 4, v);
+    return buf;
+}
+
+static std::string json_escape(const char* s) {
+    std::string out;
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { out += '\\'; out += (char)c; }
+        else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+        else out += (char)c;
+    }
+    return out;
+}
+
+// Hardware outputs of one group, n * nout values; a fake run copies the expected ones.
+static std::vector<unsigned long long> run_group(const Group& g, const char* fake) {
+    std::vector<unsigned long long> got((size_t)g.n * g.nout);
+    if (fake) {
+        for (size_t j = 0; j < got.size(); ++j) got[j] = g.exp_mask[j] ? g.exp_vals[j] : 0;
+        return got;
+    }
+    std::vector<void*> din(g.nin + 1, nullptr), dout(g.nout, nullptr);
+    for (int r = 0; r < g.nin; ++r) {
+        size_t s = carrier_size(g.in[r].width);
+        std::vector<unsigned char> host((size_t)g.n * s);
+        for (int v = 0; v < g.n; ++v)
+            store_carrier(&host[(size_t)v * s], g.in[r].width, g.in_vals[(size_t)v * g.nin + r]);
+        CHECK(cudaMalloc(&din[r], host.size()));
+        CHECK(cudaMemcpy(din[r], host.data(), host.size(), cudaMemcpyHostToDevice));
+    }
+    for (int r = 0; r < g.nout; ++r) {
+        CHECK(cudaMalloc(&dout[r], (size_t)g.n * carrier_size(g.out[r].width)));
+        CHECK(cudaMemset(dout[r], 0xa5, (size_t)g.n * carrier_size(g.out[r].width)));
+    }
+    g.launch(g.n, din.data(), dout.data());
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    for (int r = 0; r < g.nout; ++r) {
+        size_t s = carrier_size(g.out[r].width);
+        std::vector<unsigned char> host((size_t)g.n * s);
+        CHECK(cudaMemcpy(host.data(), dout[r], host.size(), cudaMemcpyDeviceToHost));
+        for (int v = 0; v < g.n; ++v)
+            got[(size_t)v * g.nout + r] = load_carrier(&host[(size_t)v * s], g.out[r].width);
+        CHECK(cudaFree(dout[r]));
+    }
+    for (int r = 0; r < g.nin; ++r) CHECK(cudaFree(din[r]));
+    return got;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 2) {
+        fprintf(stderr, "usage: %s [RESULTS.jsonl]\n", argv[0]);
+        return 2;
+    }
+    const char* fake = getenv("PTXSMT_REPLAY_FAKE");
+    if (fake && !*fake) fake = nullptr;
+    std::string gpu = "none (PTXSMT_REPLAY_FAKE)";
+    if (!fake) {
+        int count = 0;
+        CHECK(cudaGetDeviceCount(&count));
+        if (count == 0) { fprintf(stderr, "no CUDA device\n"); return 2; }
+        int dev = 0;
+        CHECK(cudaGetDevice(&dev));
+        cudaDeviceProp prop;
+        CHECK(cudaGetDeviceProperties(&prop, dev));
+        if (prop.major * 10 + prop.minor < @SM@) {
+            fprintf(stderr, "%s is sm_%d%d; these vectors need sm_@SM@ or newer\n",
+                    prop.name, prop.major, prop.minor);
+            return 2;
+        }
+        gpu = prop.name;
+    }
+    std::vector<std::string> results(@COUNT@);
+    long passed = 0, failed = 0, unchecked = 0;
+    bool flip = fake && strcmp(fake, "flip") == 0;
+    for (const Group& g : GROUPS) {
+        std::vector<unsigned long long> got = run_group(g, fake);
+        for (int v = 0; v < g.n; ++v) {
+            const VecInfo& info = g.info[v];
+            const unsigned long long* want = &g.exp_vals[(size_t)v * g.nout];
+            const unsigned char* mask = &g.exp_mask[(size_t)v * g.nout];
+            unsigned long long* have = &got[(size_t)v * g.nout];
+            if (flip && info.index == 0)
+                for (int r = 0; r < g.nout; ++r)
+                    if (mask[r]) { have[r] ^= 1; break; }
+            bool ok = true;
+            std::string hw = "{", expected = "{", seen = "{";
+            for (int r = 0; r < g.nout; ++r) {
+                std::string key = std::string("\"") + json_escape(g.out[r].name) + "\": ";
+                hw += (r ? ", " : "") + key + value_json(have[r], g.out[r].width);
+                if (!mask[r]) continue;
+                if (expected.size() > 1) { expected += ", "; seen += ", "; }
+                expected += key + value_json(want[r], g.out[r].width);
+                seen += key + value_json(have[r], g.out[r].width);
+                ok = ok && want[r] == have[r];
+            }
+            hw += "}"; expected += "}"; seen += "}";
+            if (!info.checked) ++unchecked;
+            else if (ok) ++passed;
+            else {
+                ++failed;
+                printf("MISMATCH line %d: ptx \"%s\" inputs %s expected %s got %s [%s]\n",
+                       info.line, json_escape(g.ptx).c_str(), info.inputs, expected.c_str(),
+                       seen.c_str(), info.file);
+            }
+            results[info.index] = std::string(info.json_head) + ", \"hw_outputs\": " + hw +
+                                  ", \"gpu\": \"" + json_escape(gpu.c_str()) + "\"}";
+        }
+    }
+    if (argc == 2) {
+        FILE* f = fopen(argv[1], "w");
+        if (!f) { perror(argv[1]); return 2; }
+        for (const std::string& line : results) fprintf(f, "%s\n", line.c_str());
+        if (fclose(f) != 0) { perror(argv[1]); return 2; }
+    }
+    printf("%ld passed, %ld failed", passed, failed);
+    if (unchecked) printf(", %ld unchecked", unchecked);
+    printf(" (%s)\n", gpu.c_str());
+    return failed ? 1 : 0;
+}
+"""
+
+
+def generate(kernels: list[Kernel], sm: int, sources: list[str]) -> str:
+    """The CUDA C++ program replaying `kernels`' vectors on an sm_`sm` device or newer."""
+    rank = {f: n for n, f in enumerate(dict.fromkeys(sources))}
+    order = sorted((v for k in kernels for v in k.vectors),
+                   key=lambda v: (rank.get(v.file, len(rank)), v.line))
+    index = {id(v): n for n, v in enumerate(order)}
+    count = len(order)
+    subst = {"@SOURCES@": " ".join(sources), "@COUNT@": str(max(count, 1)),
+             "@KERNELS@": str(len(kernels)), "@SM@": str(sm)}
+    parts = [PRELUDE]
+    for i, k in enumerate(kernels):
+        parts += [_kernel_source(i, k), _launcher(i, k), _tables(i, k, index)]
+    groups = ",\n".join(
+        f"    {{{c_string(k.ptx)}, {len(k.vectors)}, {len(k.inputs)}, {len(k.outputs)}, "
+        f"k{i}_in, k{i}_out, k{i}_in_vals, k{i}_exp_vals, k{i}_exp_mask, k{i}_info, launch{i}}}"
+        for i, k in enumerate(kernels))
+    if not kernels:
+        # keep the program valid (and trivially passing) when nothing is replayable
+        parts.append("static std::vector<Group> GROUPS;\n")
+    else:
+        parts.append(f"static const Group GROUPS[] = {{\n{groups}\n}};\n")
+    parts.append(RUNTIME)
+    source = "\n".join(parts)
+    for key, value in subst.items():
+        source = source.replace(key, value)
+    return source
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+", help="vector JSONL files ('-' for stdin)")
+    ap.add_argument("--out", help="the .cu file to write (default: stdout)")
+    ap.add_argument("--arch", help="sm_XX to compile for (default: what the vectors need, "
+                                   f"at least sm_{DEFAULT_SM})")
+    ap.add_argument("--limit", type=int, help="replay only the first N usable vectors")
+    ap.add_argument("--no-ptxas", action="store_true",
+                    help="do not leave out the PTX texts ptxas refuses (checked when ptxas is "
+                         "on PATH)")
+    args = ap.parse_args(argv)
+    try:
+        arch = parse_target(args.arch).sm if args.arch else None
+    except PtxError as e:
+        print(f"gpu_replay: {e}", file=sys.stderr)
+        return 2
+
+    def warn(msg: str) -> None:
+        print(f"gpu_replay: {msg}", file=sys.stderr)
+
+    try:
+        kernels, skipped, sm = plan(args.files, arch, args.limit, warn)
+    except OSError as e:
+        print(f"gpu_replay: {e}", file=sys.stderr)
+        return 2
+    ptxas = None if args.no_ptxas else shutil.which("ptxas")
+    if ptxas and kernels:
+        try:
+            refused = ptxas_rejects(kernels, sm, ptxas)
+        except RuntimeError as e:
+            warn(str(e))
+            return 2
+        for k in kernels:
+            if k.ptx in refused:
+                skipped += [Skipped(v.file, v.line, k.ptx, refused[k.ptx]) for v in k.vectors]
+        kernels = [k for k in kernels if k.ptx not in refused]
+    for s in skipped:
+        what = f" {' '.join(s.ptx.split())!r}" if s.ptx else ""
+        warn(f"{s.file}:{s.line}: left out{what}: {s.why}")
+    source = generate(kernels, sm, args.files)
+    if args.out:
+        Path(args.out).write_text(source)
+    else:
+        sys.stdout.write(source)
+    count = sum(len(k.vectors) for k in kernels)
+    out = args.out or "replay.cu"
+    warn(f"{count} vectors in {len(kernels)} kernels, {len(skipped)} left out; build with: "
+         f"nvcc -arch=sm_{sm} -o replay {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
