@@ -25,6 +25,7 @@ class LiteralError(ValueError):
     pass
 
 
+_PLAIN_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 _HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+)[uU]?")
 _FLT = re.compile(r"0([fFdD])([0-9a-fA-F]+)")
 _BIN = re.compile(r"([+-]?)0[bB]([01]+)[uU]?")
@@ -38,6 +39,8 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     s = text.strip()
     if t.kind is Kind.PRED:
         return _parse_pred(s)
+    if s[:2] in ("0x", "0X") and _PLAIN_HEX.fullmatch(s):  # the common case, kept cheap
+        return _fit_bits(int(s, 16), t.width, t, s)
     if m := _FLT.fullmatch(s):
         width = 32 if m.group(1) in "fF" else 64
         if len(m.group(2)) != width // 4:

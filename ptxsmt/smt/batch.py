@@ -58,11 +58,11 @@ def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
 
 
 def _run_fast(fast, ready, results) -> None:
-    arrays = {name: [values[name] for _, values in ready] for name in fast.inputs}
-    outputs = fast({k: np.asarray(v, dtype=object).astype(
-        bool if fast.types[k].width == 1 else np.uint64) for k, v in arrays.items()})
+    arrays = {name: np.array([values[name] for _, values in ready],
+                             dtype=bool if fast.types[name].width == 1 else np.uint64)
+              for name in fast.inputs}
+    columns = {name: arr.tolist() for name, arr in fast(arrays).items()}  # Python ints/bools
     for row, (i, values) in enumerate(ready):
-        outs = {name: (bool(arr[row]) if fast.types[name].width == 1 else int(arr[row]))
-                for name, arr in outputs.items()}
+        outs = {name: col[row] for name, col in columns.items()}
         used = {k: v for k, v in values.items() if k in fast.inputs}
         results[i] = Evaluation(fast.types, used, outs)
