@@ -146,6 +146,7 @@ class _Compiler:
         self.inputs = inputs
         self.ctx = ctx
         self.steps: list[Callable[[list], object]] = []
+        self.deps: list[frozenset[int]] = [frozenset([i]) for i in range(len(inputs))]
         self.index: dict[int, int] = {}
 
     def __call__(self, t: z3.ExprRef) -> int:
@@ -158,7 +159,15 @@ class _Compiler:
             args = [self.visit(x) for x in node.args]
             self.steps.append(self.step(node, args))
             self.index[key] = len(self.steps) - 1 + len(self.inputs)
+            self.deps.append(frozenset().union(*(self.deps[i] for i in args)) if args
+                             else self._leaf_deps(node))
         return self.index[key]
+
+    def _leaf_deps(self, node: _Node) -> frozenset[int]:
+        if node.kind == z3.Z3_OP_UNINTERPRETED:
+            name = z3.Z3_get_symbol_string(node.ctx, z3.Z3_get_decl_name(node.ctx, node.decl))
+            return frozenset([self.inputs.index(name)])
+        return frozenset()
 
     def step(self, t: _Node, a: list[int]):  # noqa: C901 - one branch per Z3 operator
         k = t.kind
@@ -287,19 +296,42 @@ class FastProgram:
     types: dict[str, PtxType]
     steps: tuple[Callable[[list], object], ...]
     results: tuple[int, ...]
+    deps: tuple[frozenset[int], ...]  # per value-table slot: the inputs it depends on
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
-        n = max((len(np.atleast_1d(x)) for x in arrays.values()), default=1)
-        values: list = [_as_array(arrays[name], self.types[name]) for name in self.inputs]
-        for step in self.steps:
-            values.append(step(values))
-        out = {}
-        for name, i in zip(self.outputs, self.results):
-            value = values[i]
-            value = value.bits if isinstance(value, Float) else value
-            out[name] = np.broadcast_to(np.asarray(value), (n,))
-        return out
+        return self.specialize({})(arrays)
+
+    def specialize(self, fixed: Mapping[str, np.ndarray]) -> Callable:
+        """Partial evaluation: the steps that read only `fixed` inputs run once, here;
+        the returned function takes the other inputs (a sweep fixes b, varies a)."""
+        n_in = len(self.inputs)
+        known = {self.inputs.index(k) for k in fixed}
+        pre: list = [_as_array(fixed[name], self.types[name]) if i in known else None
+                     for i, name in enumerate(self.inputs)]
+        todo = []
+        for j, step in enumerate(self.steps):
+            if self.deps[n_in + j] <= known:
+                pre.append(step(pre))
+            else:
+                pre.append(None)
+                todo.append((n_in + j, step))
+
+        def run(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+            values = list(pre)
+            for i, name in enumerate(self.inputs):
+                if i not in known:
+                    values[i] = _as_array(arrays[name], self.types[name])
+            for j, step in todo:
+                values[j] = step(values)
+            size = max((np.size(values[i]) for i in range(n_in)), default=1)
+            out = {}
+            for name, i in zip(self.outputs, self.results):
+                value = values[i].bits if isinstance(values[i], Float) else values[i]
+                out[name] = np.broadcast_to(np.asarray(value), (size,))
+            return out
+
+        return run
 
 
 _NATIVE = {16: np.uint16, 32: np.uint32}
@@ -321,4 +353,5 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     comp = _Compiler(tuple(str(c) for c in enc.inputs.values()),
                      terms[0].ctx if terms else z3.main_ctx())
     results = tuple(comp(term) for term in terms)
-    return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results)
+    return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results,
+                       tuple(comp.deps))
