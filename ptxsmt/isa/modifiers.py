@@ -46,10 +46,6 @@ class CmpOp(Enum):
         """lo/ls/hi/hs: the unsigned-integer spellings of lt/le/gt/ge."""
         return self.value in _UNSIGNED
 
-    @property
-    def is_float_only(self) -> bool:
-        return self.unordered or self.value in ("num", "nan")
-
     def __str__(self) -> str:
         return self.value
 
@@ -62,8 +58,6 @@ ORDERED_CMPS = tuple(CmpOp(s) for s in ("eq", "ne", "lt", "le", "gt", "ge"))
 UNSIGNED_CMPS = tuple(CmpOp(s) for s in _UNSIGNED)
 UNORDERED_CMPS = tuple(CmpOp(s) for s in _UNORDERED)
 FLOAT_CMPS = (*ORDERED_CMPS, *UNORDERED_CMPS, CmpOp.NUM, CmpOp.NAN)
-INT_CMPS = (*ORDERED_CMPS, *UNSIGNED_CMPS)
-ALL_CMPS = tuple(CmpOp)
 
 
 class BoolOp(Enum):

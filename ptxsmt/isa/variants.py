@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
 
-from .modifiers import FLOAT_CMPS, ORDERED_CMPS, BoolOp, CmpOp
+from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
 from .types import Kind, PtxType, ptx_type
 
-OPCODES = ("set", "setp", "selp", "slct", "vset2", "vset4")
 GLUE_OPCODES = ("mov", "not", "and", "or", "xor", "cvt")  # what rewrites put around them
 # The families a user thinks in; half-precision set/setp are the same opcodes.
 FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vset4")
@@ -101,7 +100,7 @@ def cmps_for(t: PtxType) -> tuple[CmpOp, ...]:
     if t.kind is Kind.BIT:
         return (CmpOp.EQ, CmpOp.NE)  # "The untyped, bit-size comparisons"
     if t.kind is Kind.UNSIGNED:
-        return (*ORDERED_CMPS, CmpOp.LO, CmpOp.LS, CmpOp.HI, CmpOp.HS)
+        return (*ORDERED_CMPS, *UNSIGNED_CMPS)
     return ORDERED_CMPS
 
 

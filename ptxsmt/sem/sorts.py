@@ -19,10 +19,6 @@ def as_float(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.FPRef:
     return z3.fpBVToFP(bits, fp_sort(fmt))
 
 
-def float_const(value: float, fmt: FloatFormat) -> z3.FPRef:
-    return z3.FPVal(value, fp_sort(fmt))
-
-
 def register(name: str, t: PtxType) -> z3.ExprRef:
     """A fresh register of type `t`: a Bool for .pred, else a bit-vector of its width."""
     return z3.Bool(name) if t.width == 1 else z3.BitVec(name, t.width)
