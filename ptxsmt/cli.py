@@ -203,7 +203,7 @@ def check(source, target, ptx_version, as_json) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--family", type=click.Choice(FAMILIES), help="Only this family.")
+@click.option("--family", type=click.Choice((*FAMILIES, "glue")), help="Only this family.")
 @click.option("--spec", is_flag=True, help="The ISA text's catalogue, before ptxas corrections.")
 @click.option("--json", "as_json", is_flag=True)
 def variants(family, spec, as_json) -> None:
