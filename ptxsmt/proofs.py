@@ -34,8 +34,11 @@ from .smt.classes import concrete_classes
 from .smt.solve import ReplayError, build_query, check_equivalence
 
 VERDICTS = {"equivalent": "holds", "different": "fails", "unknown": "unknown"}
-_KEYS = {"name", "description", "lhs", "rhs", "grid", "expect", "witness", "outputs",
-         "options", "lhs_options", "rhs_options"}
+_SHAPES = {"name": str, "description": str, "lhs": str, "rhs": str, "expect": str,
+           "grid": dict, "witness": dict, "outputs": list, "options": dict,
+           "lhs_options": dict, "rhs_options": dict}
+_KEYS = set(_SHAPES)
+_KIND_NAMES = {str: "string", dict: "table", list: "list"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,13 @@ def expand(entry: dict, where: str) -> list[Instance]:
         raise PtxError(f"{where}: {problem}")
     if entry["expect"] not in ("holds", "fails"):
         raise PtxError(f"{where}: expect must be 'holds' or 'fails'")
+    for key, kind in _SHAPES.items():
+        if key in entry and not isinstance(entry[key], kind):
+            raise PtxError(f"{where}: {key} must be a {_KIND_NAMES[kind]}")
+    for table in ("grid", "witness"):
+        for key, values in entry.get(table, {}).items():
+            if not isinstance(values, list):
+                raise PtxError(f"{where}: {table}.{key} must be a list")
     base = dict(entry.get("options", {}))
     lhs_opts = _options({**base, **entry.get("lhs_options", {})}, where)
     rhs_opts = _options({**base, **entry.get("rhs_options", {})}, where)
