@@ -168,6 +168,9 @@ def test_prove_identities_reports_a_wrong_expectation(tmp_path):
     ('name = "x"\nlhs = "setp.lt.f32 p, a, b;"\nexpect = "holds"\n', "missing ['rhs']"),
     ('name = "x"\nlhs = "a"\nrhs = "b"\nexpect = "maybe"\n', "expect must be"),
     ('name = "x"\nlhs = "setp.${c}.f32 p, a, b;"\nrhs = "b"\nexpect = "holds"\n', "placeholder"),
+    ('name = "x"\nlhs = "a"\nrhs = "b"\nexpect = "holds"\ngrid = 5\n', "grid must be a table"),
+    ('name = "x"\nlhs = "a"\nrhs = "b"\nexpect = "fails"\nwitness = { some = "NaN" }\n',
+     "witness.some must be a list"),
 ])
 def test_bad_identity_files(tmp_path, body, fragment):
     (tmp_path / "x.toml").write_text("[[identity]]\n" + body)
