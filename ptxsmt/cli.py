@@ -16,6 +16,7 @@ import click
 
 from . import proofs, report
 from .check import check_line, parse_target, parse_version
+from .commands.ptxas_diff import ptxas_diff
 from .isa.syntax import PtxError, parse_one
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
 from .sem.options import VSET_MERGE_SOURCES, Options
@@ -432,3 +433,6 @@ def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:
             count = result.true_counts.get(name)
             extra = f"  true in {count:,}" if count is not None else ""
             click.echo(f"  {name}: sha256 {digest}{extra}")
+
+
+main.add_command(ptxas_diff)

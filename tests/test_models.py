@@ -15,7 +15,7 @@ from ptxsmt.isa.variants import FAMILIES
 from ptxsmt.program import Program
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-CORPUS = {f: MODELS / f"{f}.jsonl" for f in FAMILIES}
+CORPUS = {f: MODELS / f"{f}.jsonl" for f in (*FAMILIES, "guards")}
 
 
 def test_corpus_size():
@@ -24,13 +24,13 @@ def test_corpus_size():
     assert sum(counts.values()) >= 10_000
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", CORPUS)
 def test_corpus_replays_through_the_evaluator(family):
     r = CliRunner().invoke(main, ["eval", "--batch", str(CORPUS[family]), "--check"])
     assert r.exit_code == 0, r.output[:2000]
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", CORPUS)
 def test_corpus_agrees_with_the_oracle(family):
     for line in CORPUS[family].read_text().splitlines():
         vec = json.loads(line)

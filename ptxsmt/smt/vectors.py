@@ -71,8 +71,8 @@ def dimensions(program: Program, enc) -> list[Dimension]:
     for axis in axes(enc.inputs, program.types):
         dims.append([(f"{axis.name}={c}", class_of(c, axis.term, axis.type)) for c in axis.classes])
     ins = program.instructions[-1]
-    for name, term in enc.outputs.items():
-        dims.append(_outcomes(name, term, ins, enc.inputs))
+    for name, term in enc.outputs.items():  # outcomes read "-> p=true", inputs "a=NaN"
+        dims.append([("-> " + label, c) for label, c in _outcomes(name, term, ins, enc.inputs)])
     return dims
 
 
