@@ -143,14 +143,14 @@ def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False):
                 obj["stored"], obj["line"] = obj.pop("outputs", None), number
             parsed.append((number, obj, error))
     todo = [(obj["ptx"], obj.get("inputs", {})) for _, obj, error in parsed if error is None]
-    answers = iter(evaluate_many(todo, opts))
+    answers = iter(evaluate_many(todo, opts, json_values=True))
     for number, obj, error in parsed:
         if error is None:
             answer = next(answers)
             if isinstance(answer, PtxError):
                 error = str(answer)
             else:
-                obj["outputs"] = report.evaluation_json(obj["ptx"], answer)["outputs"]
+                obj["outputs"] = answer.outputs
         if error is not None:
             obj["error"] = f"line {number}: {error}"
         yield obj, error

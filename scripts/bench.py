@@ -58,7 +58,8 @@ def corpus_lines(n: int, distinct: int | None = None) -> list[str]:
     lines = [line for p in sorted((ROOT / "models").glob("*.jsonl")) if p.name != "golden.jsonl"
              for line in p.read_text().splitlines()]
     if distinct:
-        texts = list(dict.fromkeys(json.loads(x)["ptx"] for x in lines))[::-1][:distinct]
+        texts = list(dict.fromkeys(json.loads(x)["ptx"] for x in lines))
+        texts = texts[:: len(texts) // distinct][:distinct]  # spread over every family
         keep = set(texts)
         lines = [x for x in lines if json.loads(x)["ptx"] in keep]
     return list(itertools.islice(itertools.cycle(lines), n))
@@ -71,13 +72,17 @@ def plain_python(lines: list[str]) -> str:
     for line in lines:
         obj = json.loads(line)
         if obj["ptx"] not in parsed:
-            ins = parse_one(obj["ptx"])
+            ins = parse_one(obj["ptx"])  # one instruction, possibly guarded
             parsed[obj["ptx"]] = (ins, operand_types(ins.variant), oracle_desc(ins))
         ins, types, desc = parsed[obj["ptx"]]
-        inputs = {slot: parse_value(obj["inputs"][o.text], types[slot])
-                  if isinstance(obj["inputs"][o.text], str) else obj["inputs"][o.text]
-                  for slot, o in ins.sources.items()}
-        res = oracle_evaluate(desc, inputs)
+        raw = obj["inputs"]
+        inputs = {slot: parse_value(raw[o.text], types[slot]) if isinstance(raw[o.text], str)
+                  else raw[o.text] for slot, o in ins.sources.items()}
+        if ins.guard and (raw[ins.guard.register] in (True, "true")) == ins.guard.negated:
+            res = {slot: parse_value(raw[o.text], types[slot]) if isinstance(raw[o.text], str)
+                   else raw[o.text] for slot, o in ins.destinations.items()}  # not executed
+        else:
+            res = oracle_evaluate(desc, inputs)
         obj["outputs"] = {o.text: res[slot] if isinstance(res[slot], bool)
                           else hex_bits(res[slot], types[slot].width)
                           for slot, o in ins.destinations.items()}
