@@ -35,6 +35,7 @@ class Program:
         for ins in instructions:
             require_legal(ins)
         self.types = _register_types(instructions)
+        self.spelling = _spelling(instructions)  # register -> as first written ("%r1")
 
     @classmethod
     def parse(cls, text: str) -> Program:
@@ -79,6 +80,18 @@ def _source(o, t: PtxType, read) -> z3.ExprRef:
     if o.kind == "vec":
         return pack([read(name) for name in o.elements])
     return read(o.text)
+
+
+def _spelling(instructions: list[Instruction]) -> dict[str, str]:
+    """Registers are one whether written `%r1` or `r1`; outputs use the first spelling."""
+    out: dict[str, str] = {}
+    for ins in instructions:
+        if ins.guard:
+            out.setdefault(ins.guard.register, ins.guard.spelled or ins.guard.register)
+        for o in ins.operands.values():
+            for name, spelled in zip(o.registers, o.spelled or o.registers):
+                out.setdefault(name, spelled)
+    return out
 
 
 def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:

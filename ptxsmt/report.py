@@ -16,16 +16,18 @@ from .smt.solve import Counterexample, Verdict
 def evaluation_json(ptx: str, ev: Evaluation) -> dict:
     return {
         "ptx": ptx,
-        "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
-        "outputs": {k: to_json(v, ev.types[k]) for k, v in ev.outputs.items()},
+        "inputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
+        "outputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.outputs.items()},
     }
 
 
 def evaluation_text(ptx: str, ev: Evaluation) -> str:
     lines = [" ".join(ptx.split())]
-    width = max((len(k) for k in (*ev.inputs, *ev.outputs)), default=1)
-    lines += [f"  in   {k:<{width}} = {describe(v, ev.types[k])}" for k, v in ev.inputs.items()]
-    lines += [f"  out  {k:<{width}} = {describe(v, ev.types[k])}" for k, v in ev.outputs.items()]
+    width = max((len(ev.name(k)) for k in (*ev.inputs, *ev.outputs)), default=1)
+    lines += [f"  in   {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
+              for k, v in ev.inputs.items()]
+    lines += [f"  out  {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
+              for k, v in ev.outputs.items()]
     return "\n".join(lines)
 
 

@@ -102,3 +102,15 @@ def test_entry_point_has_no_traceback():
                        capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("error: line 1, col ")
+
+
+def test_percent_names_are_kept_in_outputs():
+    lines = ['{"ptx": "setp.lt.s32 %p1, %r1, %r2;", "inputs": {"%r1": "0x1", "%r2": "0x2"}}',
+             '{"ptx": "setp.lt.s32 %p1, %r1, %r2;", "inputs": {"r1": "-1", "r2": "0x2"}}',
+             '{"ptx": "@%g selp.b32 %d, a, 7, %c;", "inputs": {"a": "1", "%c": false, '
+             '"g": true, "%d": "0x0"}}']
+    r = run("eval", "--batch", "-", stdin="\n".join(lines))
+    out = [json.loads(x)["outputs"] for x in r.output.splitlines()]
+    assert out == [{"%p1": True}, {"%p1": True}, {"%d": "0x00000007"}]
+    r = run("eval", "--json", "setp.lt.f32 %p|q, %a, b;", "a=1.0", "%b=2.0")
+    assert json.loads(r.output)["outputs"] == {"%p": True, "q": False}

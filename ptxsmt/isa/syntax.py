@@ -92,6 +92,7 @@ class Operand:
     lane_spec: LaneSpec | None = None  # vset `.h10` / `.b3210`
     col: int = 1
     elements: tuple[str, ...] = ()  # "vec": register names, lane 0 first
+    spelled: tuple[str, ...] = field(default=(), compare=False)  # the names as written
 
     @property
     def registers(self) -> tuple[str, ...]:
@@ -110,6 +111,7 @@ class Operand:
 class Guard:
     register: str
     negated: bool = False
+    spelled: str = field(default="", compare=False)  # as written, e.g. "%p1"
 
     def __str__(self) -> str:
         return f"@{'!' if self.negated else ''}{self.register}"
@@ -219,7 +221,7 @@ def _parse_statement(stmt: str, line: int, col: int) -> Instruction:
     text = stmt
     guard = None
     if m := _GUARD.match(stmt):
-        guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)))
+        guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)), m.group(2))
         stmt, col = stmt[m.end():], col + m.end()
     m = _OPCODE.match(stmt)
     if not m:
@@ -346,7 +348,7 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
             if not syntax.lane_prefix or lane is None or slot == "c":
                 raise PtxError(f"unexpected operand modifier '{suffix}' on {slot}", line, col)
             _check_lane_spec(v, slot, lane, line, col)
-        return Operand("reg", name, negated, lane, col)
+        return Operand("reg", name, negated, lane, col, spelled=(m.group(1),))
     if is_dest:
         raise PtxError(f"destination {slot} must be a register, found {raw!r}", line, col)
     if syntax.lane_prefix:
@@ -365,11 +367,12 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
 
 def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
     """mov's packing operand `{lo, hi}`: lane 0 first, each lane a bit register."""
-    names = [n.strip().lstrip("%") for n in raw.strip("{}").split(",")]
-    ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in names)
+    spelled = [n.strip() for n in raw.strip("{}").split(",")]
+    names = [n.lstrip("%") for n in spelled]
+    ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in spelled)
     if v.opcode != "mov" or not ok or len(names) < 2 or t.width % len(names) or t is PRED:
         raise PtxError(f"unexpected vector operand {raw!r}", line, col)
-    return Operand("vec", raw, col=col, elements=tuple(names))
+    return Operand("vec", raw, col=col, elements=tuple(names), spelled=tuple(spelled))
 
 
 def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int) -> None:

@@ -59,7 +59,8 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             if isinstance(r, Evaluation) and any(isinstance(v, int) and not isinstance(v, bool)
                                                  for v in r.outputs.values()):
                 results[i] = Evaluation(r.types, r.inputs, {k: to_json(v, r.types[k])
-                                                            for k, v in r.outputs.items()})
+                                                            for k, v in r.outputs.items()},
+                                        r.spelling)
     return results  # type: ignore[return-value]
 
 
@@ -74,7 +75,9 @@ def _hex_rows(fast, items, indices) -> list[tuple[int, dict]] | None:
     for i in indices:
         raw = items[i][1]
         if raw.keys() != names:
-            return None
+            raw = {k.lstrip("%"): v for k, v in raw.items()}  # `%r1` and `r1` are one
+            if len(raw) != len(items[i][1]) or raw.keys() != names:
+                return None
         rows.append((i, raw))
     preds = set()
     for name in fast.inputs:
@@ -111,4 +114,4 @@ def _run_fast(fast, ready, results, json_values: bool = False) -> None:
         columns[name] = column
     for row, (i, values) in enumerate(ready):
         outs = {name: col[row] for name, col in columns.items()}
-        results[i] = Evaluation(fast.types, values, outs)  # inputs as given
+        results[i] = Evaluation(fast.types, values, outs, fast.spelling)  # inputs as given

@@ -7,7 +7,7 @@ simplifier makes of the very formula the prover reasons about.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
@@ -26,6 +26,10 @@ class Evaluation:
     types: dict[str, PtxType]
     inputs: dict[str, Value]
     outputs: dict[str, Value]
+    spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
+
+    def name(self, register: str) -> str:
+        return self.spelling.get(register, register)
 
     def json_value(self, name: str, value: Value) -> str | bool:
         return to_json(value, self.types[name])
@@ -85,7 +89,7 @@ def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
         result = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
         outputs[name] = _value(result, name, enc, values)
     used = {k: v for k, v in values.items() if k in enc.inputs}
-    return Evaluation(program.types, used, outputs)
+    return Evaluation(program.types, used, outputs, program.spelling)
 
 
 def _value(term: z3.ExprRef, name: str, enc, values) -> Value:

@@ -12,7 +12,7 @@ silently disagree with the slow one; the tests compare the two.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -297,6 +297,7 @@ class FastProgram:
     steps: tuple[Callable[[list], object], ...]
     results: tuple[int, ...]
     deps: tuple[frozenset[int], ...]  # per value-table slot: the inputs it depends on
+    spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -354,4 +355,4 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
                      terms[0].ctx if terms else z3.main_ctx())
     results = tuple(comp(term) for term in terms)
     return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results,
-                       tuple(comp.deps))
+                       tuple(comp.deps), program.spelling)
