@@ -64,34 +64,39 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     return results  # type: ignore[return-value]
 
 
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_HEX_COLUMN = re.compile(r"(?:0x[0-9a-fA-F]+\n)*")
 
 
 def _hex_rows(fast, items, indices) -> list[tuple[int, dict]] | None:
     """The common CI case, converted column-wise: every line gives exactly the inputs,
-    as hex strings that fit. Anything else (None) takes the per-line path."""
+    as hex strings that fit (or booleans for predicates). Anything else (None) takes
+    the per-line path, which gives the same answers and the same errors."""
     names = set(fast.inputs)
-    rows = []
+    raws = []
     for i in indices:
         raw = items[i][1]
         if raw.keys() != names:
             raw = {k.lstrip("%"): v for k, v in raw.items()}  # `%r1` and `r1` are one
             if len(raw) != len(items[i][1]) or raw.keys() != names:
                 return None
-        rows.append((i, raw))
-    preds = set()
+        raws.append(raw)
+    columns = {}
     for name in fast.inputs:
         width = fast.types[name].width
-        column = [raw[name] for _, raw in rows]
+        column = [raw[name] for raw in raws]
         if width == 1:
-            if not all(isinstance(x, bool) for x in column):
+            if not all(type(x) is bool for x in column):
                 return None
-            preds.add(name)
-        elif not all(isinstance(x, str) and _HEX.fullmatch(x) for x in column) or \
-                max(int(x, 16) for x in column) >> width:
-            return None
-    return [(i, {name: raw[name] if name in preds else int(raw[name], 16)
-                 for name in fast.inputs}) for i, raw in rows]
+        else:
+            if not all(type(x) is str for x in column) or \
+                    not _HEX_COLUMN.fullmatch("\n".join(column) + "\n"):
+                return None
+            column = [int(x, 16) for x in column]
+            if max(column) >> width:
+                return None
+        columns[name] = column
+    return [(i, {name: col[row] for name, col in columns.items()})
+            for row, i in enumerate(indices)]
 
 
 def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
