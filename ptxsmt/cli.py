@@ -150,7 +150,7 @@ def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False):
             if isinstance(answer, PtxError):
                 error = str(answer)
             else:
-                obj["outputs"] = {answer.name(k): v for k, v in answer.outputs.items()}
+                obj["outputs"] = answer.outputs
         if error is not None:
             obj["error"] = f"line {number}: {error}"
         yield obj, error

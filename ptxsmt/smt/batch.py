@@ -23,8 +23,10 @@ Item = tuple[str, Mapping[str, object]]
 def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
                   json_values: bool = False) -> list[Evaluation | PtxError]:
     """One Evaluation (or the PtxError it raised) per (ptx, inputs), in order.
-    With `json_values`, output values are already in the JSON contract's form."""
+    With `json_values` (the CLI's batch), outputs are ready for JSON: keyed by the
+    registers' spelling in the PTX, valued as the JSON contract says."""
     results: list[Evaluation | PtxError | None] = [None] * len(items)
+    ready_json: set[int] = set()  # fast-path answers, already in JSON form
     groups: dict[str, list[int]] = {}
     for i, (ptx, _) in enumerate(items):
         groups.setdefault(ptx, []).append(i)
@@ -37,11 +39,12 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             continue
         except Unsupported:
             fast = None
-        ready = _hex_rows(fast, items, indices) if fast else None
-        if ready is not None:
-            _run_fast(fast, ready, results, json_values)
+        columns = _hex_columns(fast, items, indices) if fast else None
+        if columns is not None:
+            _run_fast(fast, indices, columns, results, json_values)
+            ready_json.update(indices)
             continue
-        ready = []
+        ready: list[tuple[int, dict]] = []
         for i in indices:
             try:
                 values = convert_inputs(items[i][1], fast.types, fast.inputs) if fast else None
@@ -53,12 +56,13 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             else:
                 ready.append((i, values))
         if ready:
-            _run_fast(fast, ready, results, json_values)
+            columns = {name: [values[name] for _, values in ready] for name in fast.inputs}
+            _run_fast(fast, [i for i, _ in ready], columns, results, json_values)
+            ready_json.update(i for i, _ in ready)
     if json_values:  # the slow path's answers too
         for i, r in enumerate(results):
-            if isinstance(r, Evaluation) and any(isinstance(v, int) and not isinstance(v, bool)
-                                                 for v in r.outputs.values()):
-                results[i] = Evaluation(r.types, r.inputs, {k: to_json(v, r.types[k])
+            if isinstance(r, Evaluation) and i not in ready_json:
+                results[i] = Evaluation(r.types, r.inputs, {r.name(k): to_json(v, r.types[k])
                                                             for k, v in r.outputs.items()},
                                         r.spelling)
     return results  # type: ignore[return-value]
@@ -67,7 +71,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
 _HEX_COLUMN = re.compile(r"(?:0x[0-9a-fA-F]+\n)*")
 
 
-def _hex_rows(fast, items, indices) -> list[tuple[int, dict]] | None:
+def _hex_columns(fast, items, indices) -> dict[str, list] | None:
     """The common CI case, converted column-wise: every line gives exactly the inputs,
     as hex strings that fit (or booleans for predicates). Anything else (None) takes
     the per-line path, which gives the same answers and the same errors."""
@@ -95,8 +99,7 @@ def _hex_rows(fast, items, indices) -> list[tuple[int, dict]] | None:
             if max(column) >> width:
                 return None
         columns[name] = column
-    return [(i, {name: col[row] for name, col in columns.items()})
-            for row, i in enumerate(indices)]
+    return columns
 
 
 def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
@@ -106,17 +109,19 @@ def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
         return e
 
 
-def _run_fast(fast, ready, results, json_values: bool = False) -> None:
-    arrays = {name: np.array([values[name] for _, values in ready],
-                             dtype=bool if fast.types[name].width == 1 else np.uint64)
-              for name in fast.inputs}
-    columns = {}
+def _run_fast(fast, indices: list[int], columns: dict[str, list], results,
+              json_values: bool = False) -> None:
+    """Evaluate one group from its input columns; fill `results` at `indices`."""
+    arrays = {name: np.array(columns[name], dtype=bool if fast.types[name].width == 1
+                             else np.uint64) for name in fast.inputs}
+    outputs = {}
     for name, arr in fast(arrays).items():
         column = arr.tolist()  # Python ints/bools
         width = fast.types[name].width
         if json_values and width > 1:
             column = [f"0x{v:0{width // 4}x}" for v in column]
-        columns[name] = column
-    for row, (i, values) in enumerate(ready):
-        outs = {name: col[row] for name, col in columns.items()}
-        results[i] = Evaluation(fast.types, values, outs, fast.spelling)  # inputs as given
+        outputs[name] = column
+    names = [fast.spelling.get(n, n) for n in outputs] if json_values else list(outputs)
+    for row, (i, *values) in enumerate(zip(indices, *outputs.values())):
+        inputs = {} if json_values else {n: columns[n][row] for n in fast.inputs}
+        results[i] = Evaluation(fast.types, inputs, dict(zip(names, values)), fast.spelling)
