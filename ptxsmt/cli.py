@@ -56,6 +56,10 @@ def main() -> None:
       echo 'set.lt.bf16.f32 d, a, b;' | ptxsmt check --target sm_80
       ptxsmt variants --family vset2
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;'
+      ptxsmt prove identities --jobs 2
+      ptxsmt vectors setp.lt.ftz.f32 --out lt.jsonl
+      ptxsmt sweep setp.lt.f16
+      ptxsmt ptxas-diff models/golden.jsonl
     """
 
 
