@@ -6,6 +6,7 @@ line), 2 bad input. Bad input is one line on stderr, never a traceback.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import time
@@ -137,15 +138,34 @@ def check_batch(lines: Iterable[str], opts: Options) -> int:
     return 1 if bad else 0
 
 
-def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False):
-    """(object with outputs or error, error) per non-blank line; evaluation is grouped."""
+def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False,
+           chunk: int = 65536):
+    """(object with outputs or error, error) per non-blank line, in order. Lines are
+    evaluated a chunk at a time, grouped by instruction text, so memory stays flat.
+    The cyclic garbage collector is paused while a chunk is in flight (JSON objects
+    make no cycles; scanning tens of thousands of live dicts over and over cost a
+    third of the time) and run once between chunks."""
     parsed: list[tuple[int, dict, str | None]] = []
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            obj, error = _parse_batch_line(line)
-            if keep_stored:
-                obj["stored"], obj["line"] = obj.pop("outputs", None), number
-            parsed.append((number, obj, error))
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                obj, error = _parse_batch_line(line)
+                if keep_stored:
+                    obj["stored"], obj["line"] = obj.pop("outputs", None), number
+                parsed.append((number, obj, error))
+                if len(parsed) == chunk:
+                    yield from _answer(parsed, opts)
+                    parsed = []
+                    gc.collect()
+        yield from _answer(parsed, opts)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _answer(parsed: list[tuple[int, dict, str | None]], opts: Options):
     todo = [(obj["ptx"], obj.get("inputs", {})) for _, obj, error in parsed if error is None]
     answers = iter(evaluate_many(todo, opts, json_values=True))
     for number, obj, error in parsed:

@@ -345,7 +345,7 @@ def _as_array(values, t: PtxType) -> np.ndarray:
     return np.asarray(values, dtype=_NATIVE.get(t.width, U64))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The vectorised form of a snippet, cached per text (raises PtxError on bad text)."""
     program, enc = compiled(text, opts)
