@@ -114,3 +114,16 @@ def test_percent_names_are_kept_in_outputs():
     assert out == [{"%p1": True}, {"%p1": True}, {"%d": "0x00000007"}]
     r = run("eval", "--json", "setp.lt.f32 %p|q, %a, b;", "a=1.0", "%b=2.0")
     assert json.loads(r.output)["outputs"] == {"%p": True, "q": False}
+
+
+def test_batch_chunks_keep_order_and_errors():
+    from ptxsmt.cli import _batch
+    from ptxsmt.sem.options import Options
+
+    lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})
+             for i in range(8)]
+    lines[5] = "{oops"
+    out = list(_batch(lines, Options(), chunk=3))
+    assert [o.get("outputs", {}).get("p") for o, _ in out] == \
+        [True, True, True, True, False, None, False, False]
+    assert out[5][1] is not None and "line 6" in out[5][0]["error"]
