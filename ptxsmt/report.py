@@ -134,6 +134,7 @@ def result_json(r: Result) -> dict:
     inst = r.instance
     out = {
         "name": inst.name,
+        "description": inst.description,
         "instance": inst.instance,
         "lhs": inst.lhs,
         "rhs": inst.rhs,

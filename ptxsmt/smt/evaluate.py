@@ -31,9 +31,6 @@ class Evaluation:
     def name(self, register: str) -> str:
         return self.spelling.get(register, register)
 
-    def json_value(self, name: str, value: Value) -> str | bool:
-        return to_json(value, self.types[name])
-
 
 def to_json(value: Value, t: PtxType) -> str | bool:
     """The JSON contract: booleans for predicates, exact-width lower-case hex otherwise."""
