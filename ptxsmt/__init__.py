@@ -4,9 +4,10 @@ The Z3 encoding in `ptxsmt.sem` is the single source of truth; evaluation,
 legality checks and proofs are all derived from it.
 """
 
-from .check import check_line, parse_target, parse_version
+from .check import check_line
 from .isa.modifiers import BoolOp, CmpOp, LaneSpec
 from .isa.syntax import Instruction, PtxError, parse, parse_one
+from .isa.targets import parse_target, parse_version
 from .isa.types import PtxType, ptx_type
 from .isa.variants import Requirement, Variant, catalogue
 from .program import Program

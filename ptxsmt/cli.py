@@ -16,9 +16,10 @@ from pathlib import Path
 import click
 
 from . import proofs, report
-from .check import check_line, parse_target, parse_version
+from .check import check_line
 from .commands.ptxas_diff import ptxas_diff
 from .isa.syntax import PtxError, parse_one
+from .isa.targets import parse_target, parse_version
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
 from .sem.options import VSET_MERGE_SOURCES, Options
 from .smt.batch import evaluate_many

@@ -27,10 +27,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from string import Template
 
-from .check import parse_target
 from .isa.syntax import PtxError
 from .sem.options import Options
-from .smt.classes import concrete_classes
+from .smt.classes import input_classes
 from .smt.solve import ReplayError, build_query, check_equivalence
 
 VERDICTS = {"equivalent": "holds", "different": "fails", "unknown": "unknown"}
@@ -142,9 +141,8 @@ def expand(entry: dict, where: str) -> list[Instance]:
 
 def _options(raw: dict, where: str) -> Options:
     try:
-        target = parse_target(str(raw.pop("target", "sm_90"))).sm
-        return Options(target=target, **raw)
-    except (TypeError, ValueError) as e:
+        return Options.from_json(raw)
+    except PtxError as e:
         raise PtxError(f"{where}: bad options: {e}") from None
 
 
@@ -176,8 +174,9 @@ def prove(inst: Instance, timeout: float | None = 30.0) -> Result:
 
 
 def matches_witness(witness: dict[str, tuple[str, ...]], cex) -> bool:
-    """`some`: some input is in one of the classes; a register name: that input is."""
-    found = {name: concrete_classes(value, cex.types[name]) for name, value in cex.inputs.items()}
+    """`some`: some input is in one of the classes; a register name: that input is.
+    The classes come from the Z3 class terms, evaluated on the counterexample's inputs."""
+    found = input_classes(cex.inputs, cex.types)
     for key, wanted in witness.items():
         pool = set().union(*found.values()) if key == "some" else found.get(key, set())
         if not any(_class_matches(c, w) for c in pool for w in wanted):

@@ -72,9 +72,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxsmt import Program, PtxError
-from ptxsmt.check import parse_target
 from ptxsmt.isa.literals import LiteralError, parse_value
 from ptxsmt.isa.syntax import format_variant
+from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.variants import catalogue
 from ptxsmt.smt.evaluate import convert_inputs
 

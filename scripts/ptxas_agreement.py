@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ptxas_probe  # noqa: E402
 import ptxas_survey  # noqa: E402
 
-from ptxsmt.check import check_line, parse_target, parse_version  # noqa: E402
+from ptxsmt.check import check_line  # noqa: E402
+from ptxsmt.isa.targets import parse_target, parse_version  # noqa: E402
 
 GENERATORS = (ptxas_survey.gen_setp, ptxas_survey.gen_set, ptxas_survey.gen_setp_operands,
               ptxas_survey.gen_set_operands, ptxas_survey.gen_selp, ptxas_survey.gen_slct,

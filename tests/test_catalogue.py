@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ptxsmt.check import check_line, parse_target, parse_version
+from ptxsmt.check import check_line
+from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.syntax import SINGLE_P_TYPES
+from ptxsmt.isa.targets import parse_target, parse_version
 from ptxsmt.isa.variants import catalogue
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
@@ -58,11 +60,17 @@ def test_counts_match_the_ptxas_survey(target, version, expected):
 @pytest.mark.parametrize("target,version,legal", [
     ("sm_90", "7.7", False), ("sm_90", "7.8", True), ("sm_100", "8.5", False),
     ("sm_120", "8.7", True), ("sm_80", "6.5", False), ("sm_75", "6.3", True),
-    ("sm_91", "9.0", False), ("sm_90", "9.1", False),
+    ("sm_90", "9.1", False), ("sm_35", "3.1", True), ("sm_35", "3.0", False),
 ])
 def test_header_rules(target, version, legal):
     err = check_line("setp.lt.f32 p, a, b;", parse_target(target), parse_version(version))
     assert (err is None) == legal
+
+
+@pytest.mark.parametrize("target", ["sm_91", "sm_0", "sm_9999", "sm_90b", "90.0", ""])
+def test_unknown_targets_are_refused(target):
+    with pytest.raises(PtxError, match="target"):
+        parse_target(target)
 
 
 def _same_register_types(cand) -> bool:

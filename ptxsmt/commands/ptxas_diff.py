@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from .. import report
-from ..check import parse_target
 from ..isa.literals import describe
 from ..isa.syntax import PtxError
+from ..isa.targets import parse_target
 from ..ptxasdiff import DiffError, DiffReport, ReadbackError, load_jsonl, run_diff
 from ..sem.options import Options
 

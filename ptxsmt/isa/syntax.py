@@ -10,24 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .errors import PtxError
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .types import PRED, TYPES, PtxType, bit_type
 from .variants import Variant, catalogue
-
-
-class PtxError(ValueError):
-    """Bad input: the message names the problem, `line`/`col` its place (1-based)."""
-
-    def __init__(self, message: str, line: int | None = None, col: int = 1):
-        super().__init__(message)
-        self.message, self.line, self.col = message, line, col
-
-    def __str__(self) -> str:
-        if self.line is None:  # not about the PTX text (an input value, an option)
-            return self.message
-        return f"line {self.line}, col {self.col}: {self.message}"
-
 
 # ---- the tables -------------------------------------------------------------------------
 

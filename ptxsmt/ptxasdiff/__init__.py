@@ -39,8 +39,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..check import parse_target, parse_version, requirement_error
+from ..check import requirement_error
 from ..isa.syntax import PtxError, format_variant
+from ..isa.targets import parse_target, parse_version
 from ..isa.variants import FAMILIES, catalogue
 from ..sem.options import DEFAULT, Options
 from .constants import CASES_PER_KERNEL, PTX_VERSION

@@ -1,8 +1,17 @@
-"""Semantic options: the readings of the ISA text that a user may pick."""
+"""Semantic options: the readings of the ISA text that a user may pick.
+
+Options travel with the data: a batch line, a vector, an identity side may carry
+`"options": {"target": "sm_13", "vset_merge": "b"}`. `from_json`/`to_json` are the
+one spelling of that object; defaults are left out, so default lines stay unchanged.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from ..isa.errors import PtxError, quote
+from ..isa.targets import parse_target
 
 VSET_MERGE_SOURCES = ("c", "b")
 
@@ -18,11 +27,41 @@ class Options:
 
     def __post_init__(self) -> None:
         if self.vset_merge not in VSET_MERGE_SOURCES:
-            raise ValueError(f"vset_merge must be one of {VSET_MERGE_SOURCES}")
+            raise PtxError(f"vset_merge must be one of {', '.join(VSET_MERGE_SOURCES)}, "
+                           f"not {quote(self.vset_merge)}")
 
     @property
     def sm_1x(self) -> bool:
         return self.target < 20
 
+    @classmethod
+    def from_json(cls, raw: object, base: Options | None = None) -> Options:
+        """An `"options"` object over `base` (default: the defaults). Unknown keys and bad
+        values are errors: an option silently ignored would be a wrong answer."""
+        base = base or DEFAULT
+        if not isinstance(raw, Mapping):
+            raise PtxError('"options" must be an object like {"target": "sm_13"}')
+        unknown = [k for k in raw if k not in _KEYS]
+        if unknown:
+            raise PtxError(f"unknown option {quote(unknown[0])} (known: {', '.join(_KEYS)})")
+        target, merge = base.target, raw.get("vset_merge", base.vset_merge)
+        if "target" in raw:
+            if not isinstance(raw["target"], str):
+                raise PtxError('option "target" must be a string like "sm_13"')
+            target = parse_target(raw["target"]).sm
+        if not isinstance(merge, str):
+            raise PtxError('option "vset_merge" must be "c" or "b"')
+        return cls(target=target, vset_merge=merge)
 
+    def to_json(self) -> dict[str, str]:
+        """The options that differ from the defaults (empty for the defaults)."""
+        out = {}
+        if self.target != DEFAULT.target:
+            out["target"] = f"sm_{self.target}"
+        if self.vset_merge != DEFAULT.vset_merge:
+            out["vset_merge"] = self.vset_merge
+        return out
+
+
+_KEYS = ("target", "vset_merge")
 DEFAULT = Options()
