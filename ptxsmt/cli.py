@@ -21,6 +21,7 @@ from .commands.ptxas_diff import ptxas_diff
 from .isa.syntax import PtxError, parse_one
 from .isa.targets import parse_target, parse_version
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
+from .resources import library_dir
 from .sem.options import VSET_MERGE_SOURCES, Options
 from .smt.batch import evaluate_many
 from .smt.classes import class_report
@@ -317,8 +318,9 @@ def prove() -> None:
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--timeout", type=float, default=30.0, show_default=True,
               help="Seconds per instance.")
-@click.option("--dir", "directory", default=None, metavar="DIR",
-              help="Identity files (default: ./proofs, else the checkout's proofs/).")
+@click.option("--library", "--dir", "directory", default=None, metavar="DIR",
+              type=click.Path(file_okay=False),
+              help="A folder of identity files (*.toml) [default: the library ptxsmt ships].")
 @click.option("--emit-smt2", "smt2_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also write each instance's query as SMT-LIB 2.")
 @click.option("-v", "--verbose", is_flag=True, help="List every instance, not only mismatches.")
@@ -333,7 +335,7 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
       ptxsmt prove identities --jobs 2 --json > results.json
     """
     try:
-        instances = proofs.select(proofs.load(directory or default_proofs_dir()), pattern)
+        instances = proofs.select(proofs.load(directory or library_dir()), pattern)
         if smt2_dir:
             proofs.emit_smt2(instances, smt2_dir)
     except PtxError as e:
@@ -352,11 +354,6 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
     else:
         click.echo(report.results_text(results, wall, verbose))
     sys.exit(0 if all(r.ok for r in results) else 1)
-
-
-def default_proofs_dir() -> Path:
-    here = Path("proofs")
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "proofs"
 
 
 @main.command(context_settings=CONTEXT)

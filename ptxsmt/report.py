@@ -138,6 +138,8 @@ def result_json(r: Result) -> dict:
         "instance": inst.instance,
         "lhs": inst.lhs,
         "rhs": inst.rhs,
+        "lhs_options": inst.lhs_options.to_json(),
+        "rhs_options": inst.rhs_options.to_json(),
         "expect": inst.expect,
         "verdict": r.verdict,
         "ok": r.ok,

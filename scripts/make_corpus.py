@@ -1,11 +1,14 @@
 """Regenerate the checked-in vector corpus models/<family>.jsonl (and models/guards.jsonl),
 deterministically.
 
-    python scripts/make_corpus.py [--jobs 2]
+    python scripts/make_corpus.py [--jobs 2] [--only NAME ...]
 
 Every variant of every family, each of its instruction forms (`!c`, vset masks
 and selectors), a fixed number of solver-found vectors per form, cases visited
-in a seeded random order. Same ptxsmt + same z3 => same files.
+in a seeded random order. Same ptxsmt + same z3 => same files. Two slices read
+the ISA under other options, which each line carries as "options": sm_1x
+(models/sm_1x.jsonl: f32/f64 set, setp and slct on sm_13) and the prose's vset
+merge (models/vset-merge-b.jsonl).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from ptxsmt.isa.variants import FAMILIES, catalogue
+from ptxsmt.sem.options import Options
 from ptxsmt.smt.vectors import instruction_forms, vectors_for
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
@@ -26,8 +30,8 @@ PER_FORM = {"set": 1, "setp": 3, "selp": 15, "slct": 12, "half-set": 1, "half-se
 
 
 def family_vectors(family: str) -> list[str]:
-    if family == "guards":
-        return guard_vectors()
+    if family in SLICES:
+        return SLICES[family]()
     lines = []
     for v in sorted(catalogue().family(family), key=str):
         for text in instruction_forms(v):
@@ -49,12 +53,43 @@ def guard_vectors() -> list[str]:
     return lines
 
 
+def sm_1x_vectors() -> list[str]:
+    """f32 and f64 set/setp/slct on sm_13: f32 flushes without .ftz, f64 never does."""
+    opts = Options(target=13)
+    lines = []
+    for family in ("set", "setp", "slct"):
+        chosen = [v for v in sorted(catalogue().family(family), key=str)
+                  if v.stype.name in ("f32", "f64")]
+        for v in chosen[::4]:
+            for vec in vectors_for(instruction_forms(v)[0], limit=3, opts=opts, seed=0):
+                lines.append(json.dumps(vec))
+    return lines
+
+
+def vset_merge_b_vectors() -> list[str]:
+    """Merge forms of vset2/vset4 under the prose's reading (unmasked lanes from b)."""
+    opts = Options(vset_merge="b")
+    lines = []
+    for family in ("vset2", "vset4"):
+        for v in sorted(catalogue().family(family), key=str):
+            if v.add:
+                continue
+            for text in instruction_forms(v):
+                for vec in vectors_for(text, limit=2, opts=opts, seed=0):
+                    lines.append(json.dumps(vec))
+    return lines
+
+
+SLICES = {"guards": guard_vectors, "sm_1x": sm_1x_vectors, "vset-merge-b": vset_merge_b_vectors}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="Only these files (family or slice).")
     args = ap.parse_args()
     start = time.perf_counter()
-    names = (*FAMILIES, "guards")
+    names = tuple(args.only or (*FAMILIES, *SLICES))
     with Pool(args.jobs) as pool:
         for family, lines in zip(names, pool.map(family_vectors, names)):
             (MODELS / f"{family}.jsonl").write_text("\n".join(lines) + "\n")

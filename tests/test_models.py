@@ -13,9 +13,17 @@ from ptxsmt.cli import main
 from ptxsmt.isa.literals import parse_value
 from ptxsmt.isa.variants import FAMILIES
 from ptxsmt.program import Program
+from ptxsmt.sem.options import Options
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-CORPUS = {f: MODELS / f"{f}.jsonl" for f in (*FAMILIES, "guards")}
+SLICES = ("guards", "sm_1x", "vset-merge-b")  # the last two carry "options" on every line
+CORPUS = {f: MODELS / f"{f}.jsonl" for f in (*FAMILIES, *SLICES)}
+
+
+def test_option_slices_carry_their_options():
+    for name, want in (("sm_1x", {"target": "sm_13"}), ("vset-merge-b", {"vset_merge": "b"})):
+        lines = [json.loads(x) for x in CORPUS[name].read_text().splitlines()]
+        assert len(lines) >= 300 and all(x["options"] == want for x in lines), name
 
 
 def test_corpus_size():
@@ -37,7 +45,8 @@ def test_corpus_agrees_with_the_oracle(family):
         types = Program.parse(vec["ptx"]).types
         inputs = {k: parse_value(v, types[k]) if isinstance(v, str) else v
                   for k, v in vec["inputs"].items()}
-        regs = reference(vec["ptx"], inputs)
+        opts = Options.from_json(vec.get("options", {}))
+        regs = reference(vec["ptx"], inputs, opts.target, opts.vset_merge)
         for name, want in vec["outputs"].items():
             got = regs[name]
             got = got if isinstance(got, bool) else f"0x{got:0{types[name].width // 4}x}"

@@ -14,18 +14,10 @@ from ..isa.literals import describe
 from ..isa.syntax import PtxError
 from ..isa.targets import parse_target
 from ..ptxasdiff import DiffError, DiffReport, ReadbackError, load_jsonl, run_diff
+from ..resources import model_files
 from ..sem.options import Options
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def default_files() -> list[Path]:
-    """models/*.jsonl (not models/hw/) under the working directory, else the checkout's."""
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        files = sorted((root / "models").glob("*.jsonl"))
-        if files:
-            return files
-    return []
 
 
 @click.command("ptxas-diff", context_settings=CONTEXT)
@@ -46,9 +38,9 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
     the SASS (nvdisasm or cuobjdump) and compared with ptxsmt's. Outputs ptxas
     leaves to run time are counted per family as not folded, never guessed.
     Each mismatch is assembled again alone at -O3 and -O0 and printed with its
-    kernel. FILE defaults to models/*.jsonl. Exit 0 when every folded output
-    agrees, 1 on a mismatch or a case ptxas refuses, 2 on bad input or a
-    missing tool.
+    kernel. FILE defaults to the vectors ptxsmt ships (models/*.jsonl). Exit 0
+    when every folded output agrees, 1 on a mismatch or a case ptxas refuses,
+    2 on bad input or a missing tool.
     \b
     Examples:
       ptxsmt ptxas-diff models/golden.jsonl
@@ -56,7 +48,7 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
     """
     try:
         opts = Options(target=parse_target(target).sm)
-        paths = [Path(f) for f in files] or default_files()
+        paths = [Path(f) for f in files] or model_files()
         if not paths:
             raise DiffError("no FILE given and no models/*.jsonl found")
         for p in paths:

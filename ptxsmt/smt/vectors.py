@@ -124,6 +124,7 @@ def vectors_for(text: str, per_case: int = 1, limit: int | None = None,
     program = Program.parse(text)
     enc = program.encode(opts)
     found = 0
+    options = {"options": opts.to_json()} if opts.to_json() else {}  # they travel with the line
     solver = z3.SolverFor("QF_BVFP")
     solver.set("timeout", int(timeout * 1000))
     for case in cases(dimensions(program, enc), random.Random(f"{seed}:{text}")):
@@ -143,6 +144,7 @@ def vectors_for(text: str, per_case: int = 1, limit: int | None = None,
             yield {
                 "ptx": text,
                 "inputs": {k: to_json(x, program.types[k]) for k, x in values.items()},
+                **options,
                 "outputs": {k: to_json(x, program.types[k]) for k, x in ev.outputs.items()},
                 "case": case.label,
             }
