@@ -31,10 +31,12 @@ Left out: lines that are not JSON vectors; PTX that ptxsmt cannot parse or type;
 inputs that do not fit their register; expected outputs that name a register the
 PTX does not write or do not fit it; variants needing more than an explicit
 ``--arch``; and, when ``ptxas`` is on PATH, PTX texts that ptxas refuses (checked
-in one module before the program is written). A vector's file
-does not say which ptxsmt options made it: outputs computed with ``--target
-sm_1x`` or ``--vset-merge b`` are compared as they stand, and silicon (sm_90 or
-newer) will disagree with them where those options matter.
+in one module before the program is written). A vector's ``"options"`` say
+which reading of the ISA its outputs follow: a vector read as sm_1x
+(``"target": "sm_13"``) is left out, since no GPU this program can target flushes
+like sm_1x; a vector with ``"vset_merge": "b"`` is replayed like any other, and
+the results file keeps its options, so silicon decides between the two readings
+(Spec notes 1). Bad ``"options"`` leave the line out with the reason.
 
 How a vector becomes hardware work:
 
@@ -76,6 +78,7 @@ from ptxsmt.isa.literals import LiteralError, parse_value
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.variants import catalogue
+from ptxsmt.sem.options import Options
 from ptxsmt.smt.evaluate import convert_inputs
 
 DEFAULT_SM = 90
@@ -185,6 +188,12 @@ def plan(paths: list[str], arch: int | None = None, limit: int | None = None,
 
 def _fill(vec: Vector, k: Kernel, warn) -> Vector | str:
     types = k.program.types
+    try:
+        opts = Options.from_json(vec.obj.get("options", {}))
+    except PtxError as e:
+        return f"bad options: {e}"
+    if opts.sm_1x:
+        return f"outputs follow the sm_{opts.target} reading (options), which no GPU replays"
     raw_in = vec.obj.get("inputs", {})
     raw_out = vec.obj.get("outputs")
     if not isinstance(raw_in, dict) or not (raw_out is None or isinstance(raw_out, dict)):

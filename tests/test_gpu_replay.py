@@ -97,6 +97,21 @@ def test_unexpressible_vectors_are_left_out(tmp_path):
     assert gpu_replay.plan([str(path)], limit=1)[0][0].vectors[0].line == 1
 
 
+def test_options_travel_with_the_vectors(tmp_path):
+    base = {"ptx": "vset2.u32.u32.lt d.h0, a, b, c;",
+            "inputs": {"a": "0x0", "b": "0x00010001", "c": "0x0"}}
+    lines = [{**base, "options": {"vset_merge": "b"}, "outputs": {"d": "0x00010001"}},
+             {**base, "options": {"target": "sm_13"}, "outputs": {"d": "0x00000001"}},
+             {**base, "options": {"vset_merge": "x"}}]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    kernels, skipped, _ = gpu_replay.plan([str(path)])
+    (vec,) = kernels[0].vectors
+    assert vec.obj["options"] == {"vset_merge": "b"}  # replayed, and kept in the results
+    assert [s.line for s in skipped] == [2, 3]
+    assert "sm_13" in skipped[0].why and "bad options" in skipped[1].why
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not found")
 def test_ptxas_accepts_every_planned_kernel(tmp_path):
     """ptxsmt's catalogue matches ptxas, so nothing it plans is refused by the assembler;

@@ -34,10 +34,10 @@ from ptxsmt.ptxasdiff import (
 GOLDEN = Path(__file__).resolve().parents[1] / "models" / "golden.jsonl"
 PTXAS = shutil.which("ptxas") or find_tool("ptxas")
 DISASM = find_tool("nvdisasm") or find_tool("cuobjdump")
-needs_tools = pytest.mark.skipif(
-    not (PTXAS and DISASM),
-    reason="needs ptxas (CUDA toolkit, or pip nvidia-cuda-nvcc) and nvdisasm/cuobjdump "
-           "(pip nvidia-cuda-nvdisasm)")
+_MISSING = [tool for tool, found in (
+    ("ptxas (CUDA toolkit, or pip nvidia-cuda-nvcc)", PTXAS),
+    ("nvdisasm or cuobjdump (pip nvidia-cuda-nvdisasm)", DISASM)) if not found]
+needs_tools = pytest.mark.skipif(bool(_MISSING), reason="missing " + " and ".join(_MISSING))
 
 
 def _is_ptxas_13_0() -> bool:
@@ -215,7 +215,26 @@ def test_cli_bad_line_is_bad_input(tmp_path):
     assert r.exit_code == 2 and f"{f}:2:" in r.output and r.output.count("\n") == 1
 
 
+def test_a_line_carries_its_options():
+    line = {"ptx": "setp.lt.f32 p, a, b;", "inputs": {"a": "0x80000001", "b": "0x0"}}
+    assert make_case(line).expected == {"p": True}  # -subnormal < 0
+    sm13 = make_case({**line, "options": {"target": "sm_13"}})
+    assert sm13.expected == {"p": False} and sm13.options.sm_1x  # flushed: -0 < 0 is false
+    with pytest.raises(PtxError, match="unknown option"):
+        make_case({**line, "options": {"traget": "sm_13"}})
+
+
 # ---- against ptxas ---------------------------------------------------------------------
+
+
+@needs_tools
+def test_sm_1x_lines_are_skipped_with_their_reason():
+    line = {"ptx": "setp.lt.f32 p, a, b;", "inputs": {"a": "0x80000001", "b": "0x0"},
+            "options": {"target": "sm_13"}}
+    report = run_diff([line, {**line, "options": {}}], ptxas=PTXAS, jobs=1)
+    skipped, compared = report.outcomes
+    assert "sm_13" in skipped.skipped and compared.skipped is None and compared.folded
+    assert report.mismatches == []
 
 
 @needs_tools

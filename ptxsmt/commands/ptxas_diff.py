@@ -95,7 +95,9 @@ def text(r: DiffReport) -> str:
             total[h] += v
     out.append(f"{'total':<{width}}  " + "  ".join(f"{v:>10}" for v in total.values()))
     if total["skipped"]:
-        out.append(f"(skipped: instructions {r.target} lacks, per the catalogue)")
+        why = Counter(o.skipped for o in r.outcomes if o.skipped is not None)
+        out.append("skipped: " + "; ".join(f"{n} x {msg}" for msg, n in why.most_common(3))
+                   + ("; ..." if len(why) > 3 else ""))
     not_folded = r.not_folded()
     if not_folded:
         out += ["", "not folded (ptxas leaves these to run time; nothing to compare):"]

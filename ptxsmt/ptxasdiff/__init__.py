@@ -252,8 +252,12 @@ def run_diff(cases: Iterable[Mapping | Case], ptxas: str = "ptxas", jobs: int = 
 
 
 def target_error(case: Case, target: str, version: str = PTX_VERSION) -> str | None:
-    """Why the target and PTX ISA version lack one of the case's instructions (catalogue)."""
+    """Why the target and PTX ISA version lack one of the case's instructions (catalogue),
+    or why the line's own reading cannot be compiled for the target."""
     tgt, version = parse_target(target), parse_version(version)
+    if case.options.sm_1x and tgt.sm >= 20:
+        return (f"the line reads the ISA as sm_{case.options.target} (its options), which "
+                f"code built for {tgt} does not model")
     for ins in case.instructions:
         req = catalogue().requirement(ins.variant)
         if req is not None and (err := requirement_error(req, tgt, version)):

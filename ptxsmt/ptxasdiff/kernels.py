@@ -31,6 +31,7 @@ class Case:
     types: dict[str, PtxType]
     values: dict[str, int | bool]  # input bits
     expected: dict[str, int | bool]  # ptxsmt's outputs (bits)
+    options: Options = DEFAULT  # the reading the line asked for ("options" in the JSONL)
 
     def json_outputs(self, values: Mapping[str, int | bool]) -> dict[str, str | bool]:
         return {k: to_json(v, self.types[k]) for k, v in values.items()}
@@ -43,6 +44,8 @@ def make_case(obj: Mapping, opts: Options = DEFAULT) -> Case:
     inputs = obj.get("inputs", {})
     if not isinstance(inputs, Mapping):
         raise DiffError('"inputs" must be an object')
+    if "options" in obj:
+        opts = Options.from_json(obj["options"], base=opts)
     program = Program.parse(obj["ptx"])
     ev = evaluate(obj["ptx"], inputs, opts)
     missing = [n for n in _read_registers(program) if n not in ev.inputs]
@@ -52,7 +55,7 @@ def make_case(obj: Mapping, opts: Options = DEFAULT) -> Case:
     family = (main or program.instructions)[0].variant.family
     return Case(obj["ptx"], {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
                 family, program.instructions, program.types, dict(ev.inputs),
-                dict(ev.outputs))
+                dict(ev.outputs), opts)
 
 
 def _read_registers(program: Program) -> list[str]:
