@@ -1,4 +1,5 @@
-"""Independent plain-Python reference semantics for PTX set/setp/selp/slct/vset2/vset4.
+"""Independent plain-Python reference semantics for PTX set/setp/selp/slct/vset2/vset4
+and the glue around them (mov, not/and/or/xor, exact widening cvt).
 
 Test-only oracle: it must not import z3 or ``ptxsmt``. Registers are non-negative
 ints holding raw bits; predicates are bools. Floats are decoded exactly from their
@@ -6,6 +7,9 @@ bit fields (every f16/bf16/f32/f64 value is exactly a Python float); NaN is
 detected from the bits, never from the decoded value.
 
     evaluate(desc, inputs) -> {"d": int} | {"p": bool, "q": bool}
+
+A cvt of a NaN raises ``Unspecified``: the ISA leaves that NaN open, so there are no
+bits to expect (README, Spec notes 9).
 
 Where the ISA text disagrees with itself, the readings of DESIGN.md "Spec notes"
 are used (vset merge from ``c`` by default, half ``set`` follows the prose).
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import math
 import operator
+import struct
 
 # type spelling -> (kind, width); kind: b bit, u unsigned, s signed, f float, x packed float
 TYPES = {
@@ -25,6 +30,7 @@ TYPES = {
     "f64": ("f", 64),
     "f16x2": ("x", 32),
     "bf16x2": ("x", 32),
+    "pred": ("p", 1),
 }
 FLOAT_FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}  # (exp, man)
 PACKED_LANE = {"f16x2": "f16", "bf16x2": "bf16"}
@@ -246,9 +252,55 @@ def _vset(desc: dict, inputs: dict, n: int) -> dict:
     return {"d": _pack([t[i] if i in mask else src[i] for i in range(n)], w)}
 
 
+# ---------------------------------------------------------------- glue
+class Unspecified(ValueError):
+    """The ISA leaves the result open (a cvt of a NaN): no bits to expect."""
+
+
+LOGIC = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}  # bools stay bools
+WIDENING = {("f32", "f16"): "<f", ("f32", "bf16"): "<f", ("f64", "f32"): "<d"}  # -> struct
+
+
+def convert(bits: int, dtype: str, stype: str, sm: int = 90) -> int:
+    """Exact widening cvt: decode the value, pack it in the wider format (every source value
+    is a destination value, so packing is exact; -0.0 and inf included). sm_1x flushes an
+    f32 subnormal input."""
+    code = _lookup(WIDENING, (dtype, stype), "cvt")
+    if is_nan(bits, stype):
+        raise Unspecified(f"cvt.{dtype}.{stype} of the NaN {bits:#x} is a NaN the ISA leaves open")
+    if stype == "f32" and sm < 20:
+        bits = flush(bits, stype)
+    raw = struct.pack(code, decode_float(bits, stype))
+    return int.from_bytes(raw, "little")
+
+
+def _operand(inputs: dict, name: str, typ: str) -> int | bool:
+    if typ != "pred":
+        return _reg(inputs, name, width(typ))
+    if not isinstance(inputs[name], bool):
+        raise ValueError(f"predicate {name}={inputs[name]!r} is not a bool")
+    return inputs[name]
+
+
+def _glue(desc: dict, inputs: dict) -> dict:
+    op, typ = desc["opcode"], desc["stype"]
+    a = _operand(inputs, "a", typ)
+    if op == "mov":
+        return {"d": a}
+    if op == "cvt":
+        return {"d": convert(a, desc["dtype"], typ, desc.get("sm") or 90)}
+    if TYPES[typ][0] not in "bp":  # logic ops: .pred and .bN only
+        raise ValueError(f"unsupported type for {op}: {typ!r}")
+    if op == "not":
+        return {"d": (not a) if typ == "pred" else a ^ ((1 << width(typ)) - 1)}
+    return {"d": _lookup(LOGIC, op, "logic op")(a, _operand(inputs, "b", typ))}
+
+
 def evaluate(desc: dict, inputs: dict) -> dict:
     """Evaluate one instruction described by ``desc`` on concrete ``inputs``."""
     op = desc["opcode"]
+    if op in ("mov", "not", "and", "or", "xor", "cvt"):
+        return _glue(desc, inputs)
     if op in ("set", "setp"):
         return _set_setp(desc, inputs)
     if op == "selp":

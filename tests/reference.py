@@ -1,9 +1,17 @@
 """An independent reference for snippets: the parser gives the structure, the values
-come from tests/oracle.py and plain Python for the glue (never from the Z3 terms)."""
+come from tests/oracle.py (never from the Z3 terms).
+
+A value the ISA leaves open (the NaN of a cvt of a NaN) is tried as each of a few
+representative NaNs, one per (conversion, input bits), so one input gives one NaN; a
+register that differs between the tries is UNSPECIFIED, one that does not (a compare
+of that NaN) has its value.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+from itertools import product
+
+from oracle import Unspecified
 from oracle import evaluate as oracle_evaluate
 from strategies import oracle_desc
 
@@ -11,22 +19,49 @@ from ptxsmt import parse
 from ptxsmt.isa.literals import parse_immediate
 from ptxsmt.isa.syntax import operand_types
 
-_NP = {"f16": (np.uint16, np.float16), "f32": (np.uint32, np.float32),
-       "f64": (np.uint64, np.float64)}
+UNSPECIFIED = "unspecified"  # a register's value the ISA leaves open
+# NaNs of each destination format; together each bit outside the exponent takes both values
+NANS = {
+    "f32": (0x7FC00000, 0xFFFFFFFF, 0x7F800001),
+    "f64": (0x7FF8000000000000, 0xFFFFFFFFFFFFFFFF, 0x7FF0000000000001),
+}
+
+
+class _Open(Exception):
+    """A free NaN met that no choice covers yet: its key and destination type."""
 
 
 def run(text: str, inputs: dict, target: int = 90, vset_merge: str = "c") -> dict:
-    """Final register values after the snippet (inputs included)."""
+    """Final register values after the snippet (inputs included); UNSPECIFIED where the
+    value depends on a NaN the ISA leaves open."""
+    instructions = parse(text)
+    keys: list[tuple] = []  # the free NaNs met so far, in order
+    while True:
+        try:
+            finals = [_run(instructions, inputs, target, vset_merge, dict(zip(keys, pick)))
+                      for pick in product(*(NANS[k[0]] for k in keys))]
+            break
+        except _Open as e:
+            keys.append(e.args[0])
+    return {reg: value if all(f[reg] == value for f in finals) else UNSPECIFIED
+            for reg, value in finals[0].items()}
+
+
+def _run(instructions, inputs: dict, target: int, vset_merge: str, nans: dict) -> dict:
     regs = dict(inputs)
-    for ins in parse(text):
+    for ins in instructions:
         types = operand_types(ins.variant)
         srcs = {slot: _value(o, types[slot], regs) for slot, o in ins.sources.items()}
         if ins.guard and regs[ins.guard.register] == ins.guard.negated:
             continue
-        if ins.variant.family == "glue":
-            out = {"d": _glue(ins.variant, srcs)}
-        else:
-            out = oracle_evaluate(oracle_desc(ins, target, vset_merge), srcs)
+        desc = oracle_desc(ins, target, vset_merge)
+        try:
+            out = oracle_evaluate(desc, srcs)
+        except Unspecified:
+            key = (desc["dtype"], desc["stype"], srcs["a"])
+            if key not in nans:
+                raise _Open(key) from None
+            out = {"d": nans[key]}
         for slot, o in ins.destinations.items():
             if o.kind == "vec":
                 w = types[slot].width // len(o.elements)
@@ -44,22 +79,3 @@ def _value(o, t, regs):
         w = t.width // len(o.elements)
         return sum(regs[name] << (w * i) for i, name in enumerate(o.elements))
     return regs[o.text]
-
-
-def _glue(v, s):
-    t = v.stype
-    mask = (1 << t.width) - 1
-    if v.opcode == "mov":
-        return s["a"]
-    if v.opcode == "not":
-        return (not s["a"]) if t.name == "pred" else ~s["a"] & mask
-    if v.opcode == "cvt":
-        src = t.name if t.name != "bf16" else None
-        if src is None:  # bf16 is the top half of an f32
-            return s["a"] << 16
-        ui, fl = _NP[src]
-        uo, fo = _NP[v.dtype.name]
-        return int(np.array([s["a"]], dtype=ui).view(fl).astype(fo).view(uo)[0])
-    op = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
-    result = op[v.opcode](s["a"], s["b"])
-    return bool(result) if t.name == "pred" else result

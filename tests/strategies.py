@@ -93,7 +93,7 @@ def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> di
         for slot, key in (("d", "mask"), ("a", "asel"), ("b", "bsel")):
             spec = ins.operands[slot].lane_spec
             desc[key] = spec.spelling[1:] if spec else None
-    elif v.opcode in ("set", "slct"):
+    elif v.opcode in ("set", "slct", "cvt"):
         desc["dtype"], desc["stype"] = (t.name for t in v.types)
     else:
         desc["stype"] = v.types[0].name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from oracle import decode_float, evaluate, flush, is_nan, is_subnormal
+from oracle import Unspecified, convert, decode_float, evaluate, flush, is_nan, is_subnormal
 
 NAN32, ONE32, NEG0_32, NEG_SUB32 = 0x7FC00000, 0x3F800000, 0x80000000, 0x80000001
 
@@ -18,6 +18,8 @@ def D(spec: str, **kw) -> dict:
         "setp": ("opcode", "cmp", "stype"),
         "selp": ("opcode", "stype"),
         "slct": ("opcode", "dtype", "stype"),
+        "cvt": ("opcode", "dtype", "stype"),
+        **dict.fromkeys(("mov", "not", "and", "or", "xor"), ("opcode", "stype")),
     }.get(parts[0], ("opcode", "atype", "btype", "cmp"))
     return dict(zip(keys, parts, strict=True)) | kw
 
@@ -130,6 +132,41 @@ CASES = [
     (D("vset2 u32 u32 eq"), dict(a=0x00050003, b=0x00030005, c=0), {"d": 0}),
     (D("vset2 s32 u32 lt"), dict(a=0xFFFF, b=0x0001, c=0), {"d": 1}),
     (D("vset2 u32 s32 lt"), dict(a=0x0001, b=0xFFFF, c=0), {"d": 0}),
+    # glue: mov keeps every bit (NaN payloads too); logic ops on .pred are logical
+    (D("mov pred"), dict(a=True), {"d": True}),
+    (D("mov b64"), dict(a=0x7FF0DEADBEEF0001), {"d": 0x7FF0DEADBEEF0001}),
+    (D("mov f16x2"), dict(a=0x7C01FE00), {"d": 0x7C01FE00}),
+    (D("not pred"), dict(a=True), {"d": False}),
+    (D("not b16"), dict(a=0x00FF), {"d": 0xFF00}),
+    (D("not b64"), dict(a=0), {"d": (1 << 64) - 1}),
+    (D("and b32"), dict(a=0xFF00FF00, b=0x0FF00FF0), {"d": 0x0F000F00}),
+    (D("or b16"), dict(a=0xF000, b=0x000F), {"d": 0xF00F}),
+    (D("xor b32"), dict(a=0xFFFF0000, b=0xFF00FF00), {"d": 0x00FFFF00}),
+    (D("and pred"), dict(a=True, b=False), {"d": False}),
+    (D("or pred"), dict(a=True, b=False), {"d": True}),
+    (D("xor pred"), dict(a=True, b=True), {"d": False}),
+    # cvt.f32.f16: rebias 15 -> 127; f16 subnormals become f32 normals; ±0, ±inf kept
+    (D("cvt f32 f16"), dict(a=0x3C00), {"d": 0x3F800000}),  # 1.0
+    (D("cvt f32 f16"), dict(a=0x7BFF), {"d": 0x477FE000}),  # 65504, the f16 maximum
+    (D("cvt f32 f16"), dict(a=0x0400), {"d": 0x38800000}),  # 2^-14, the least normal
+    (D("cvt f32 f16"), dict(a=0x8001), {"d": 0xB3800000}),  # -2^-24, the least subnormal
+    (D("cvt f32 f16"), dict(a=0x03FF), {"d": 0x387FC000}),  # 1023 * 2^-24
+    (D("cvt f32 f16"), dict(a=0x8000), {"d": 0x80000000}),
+    (D("cvt f32 f16"), dict(a=0xFC00), {"d": 0xFF800000}),
+    # cvt.f32.bf16: the same exponent range, so every non-NaN is a 16-bit shift
+    (D("cvt f32 bf16"), dict(a=0x0001), {"d": 0x00010000}),  # subnormal stays subnormal
+    (D("cvt f32 bf16"), dict(a=0x8001), {"d": 0x80010000}),
+    (D("cvt f32 bf16"), dict(a=0xFF80), {"d": 0xFF800000}),
+    (D("cvt f32 bf16"), dict(a=0x3F80), {"d": 0x3F800000}),
+    # cvt.f64.f32: rebias 127 -> 1023, 29 more fraction bits; sm_1x flushes a subnormal input
+    (D("cvt f64 f32"), dict(a=0x3F800000), {"d": 0x3FF0000000000000}),
+    (D("cvt f64 f32"), dict(a=0x00000001), {"d": 0x36A0000000000000}),  # 2^-149
+    (D("cvt f64 f32"), dict(a=0x80000001), {"d": 0xB6A0000000000000}),
+    (D("cvt f64 f32"), dict(a=0x007FFFFF), {"d": 0x380FFFFFC0000000}),
+    (D("cvt f64 f32", sm=13), dict(a=0x80000001), {"d": 0x8000000000000000}),
+    (D("cvt f64 f32", sm=13), dict(a=0x00800000), {"d": 0x3810000000000000}),  # normal: kept
+    (D("cvt f64 f32"), dict(a=0x80000000), {"d": 0x8000000000000000}),
+    (D("cvt f64 f32"), dict(a=0x7F800000), {"d": 0x7FF0000000000000}),
 ]
 
 
@@ -153,6 +190,59 @@ def test_hand_computed(desc, inputs, expected):
 def test_rejects_bad_input(desc, inputs):
     with pytest.raises(ValueError):
         evaluate(desc, inputs)
+
+
+@pytest.mark.parametrize(("desc", "a"), [
+    (D("cvt f32 f16"), 0x7E00),  # quiet
+    (D("cvt f32 f16"), 0xFC01),  # signalling, negative
+    (D("cvt f32 bf16"), 0x7F81),  # ptxas: folds to 0x7fffffff, shifts at run time
+    (D("cvt f32 bf16"), 0xFFC0),
+    (D("cvt f64 f32"), 0x7F800001),
+    (D("cvt f64 f32", sm=13), 0xFFC00000),
+])
+def test_cvt_of_a_nan_is_unspecified(desc, a):
+    with pytest.raises(Unspecified, match="leaves open"):
+        evaluate(desc, {"a": a})
+
+
+@pytest.mark.parametrize(("desc", "inputs"), [
+    (D("cvt f16 f32"), dict(a=0)),  # narrowing rounds: not glue
+    (D("cvt f32 f32"), dict(a=0)),
+    (D("and f32"), dict(a=0, b=0)),
+    (D("not f16x2"), dict(a=0)),
+    (D("xor pred"), dict(a=1, b=True)),
+    (D("mov b16"), dict(a=0x10000)),
+])
+def test_glue_rejects_bad_input(desc, inputs):
+    with pytest.raises(ValueError):
+        evaluate(desc, inputs)
+
+
+@pytest.mark.parametrize(("stype", "np_type"), [("f16", np.float16), ("bf16", ml_dtypes.bfloat16)])
+def test_convert_exhaustive_16bit(stype, np_type):
+    """The oracle's cvt (decode, then struct) against numpy/ml_dtypes on every input."""
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    with np.errstate(invalid="ignore"):
+        ref = bits.view(np_type).astype(np.float32).view(np.uint32)
+    for x, want in zip(bits.tolist(), ref.tolist(), strict=True):
+        if is_nan(x, stype):
+            with pytest.raises(Unspecified):
+                convert(x, "f32", stype)
+        else:
+            assert convert(x, "f32", stype) == want, hex(x)
+
+
+def test_convert_sampled_f32():
+    rng = np.random.default_rng(2)
+    special = [s << 31 | e << 23 | f for s in (0, 1) for e in (0, 1, 254, 255)
+               for f in (0, 1, 1 << 22, (1 << 23) - 1)]
+    randoms = rng.integers(0, 1 << 32, 20000, np.uint32)
+    bits = np.concatenate([np.array(special, np.uint32), randoms])
+    with np.errstate(invalid="ignore"):  # NaN casts warn on some numpy builds
+        ref = bits.view(np.float32).astype(np.float64).view(np.uint64)
+    for x, want in zip(bits.tolist(), ref.tolist(), strict=True):
+        if not is_nan(x, "f32"):
+            assert convert(x, "f64", "f32") == want, hex(x)
 
 
 @pytest.mark.parametrize(("fmt", "np_type"), [("f16", np.float16), ("bf16", ml_dtypes.bfloat16)])

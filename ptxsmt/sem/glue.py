@@ -1,13 +1,14 @@
-"""mov and the logic operations, which rewrites put around the seed instructions."""
+"""mov, the logic operations and exact widening cvt, which rewrites put around the
+seed instructions."""
 
 from __future__ import annotations
 
 import z3
 
-from ..isa.literals import canonical_nan
+from ..isa.syntax import format_variant
 from ..isa.variants import Variant
 from .options import Options
-from .sorts import as_float, fp_sort
+from .sorts import fields, free_nan, is_nan, widen
 
 _BITWISE = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
 _LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}
@@ -15,15 +16,26 @@ _LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}
 
 def glue(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     """mov: d = a;  not: d = ~a;  and/or/xor: d = a op b  (on .pred: logical);
-    cvt (exact widening only): d = (dtype) a, a NaN becomes the canonical NaN."""
+    cvt (exact widening only): d = convert(a)."""
     pred = v.stype.name == "pred"
     if v.opcode == "mov":
         return {"d": a}
     if v.opcode == "cvt":
-        x = as_float(a, v.stype.fmt)
-        wide = z3.fpToIEEEBV(z3.fpToFP(z3.RNE(), x, fp_sort(v.dtype.fmt)))
-        nan = z3.BitVecVal(canonical_nan(v.dtype.fmt), v.dtype.width)
-        return {"d": z3.If(z3.fpIsNaN(x), nan, wide)}
+        return {"d": cvt(v, a, opts)}
     if v.opcode == "not":
         return {"d": z3.Not(a) if pred else ~a}
     return {"d": (_LOGICAL if pred else _BITWISE)[v.opcode](a, b)}
+
+
+def cvt(v: Variant, a: z3.BitVecRef, opts: Options) -> z3.BitVecRef:
+    """d = convert(a), exact for these widenings. "For cvt.f32.bf16, NaN input yields
+    unspecified NaN", and the text fixes no NaN bits for the others: a NaN gives a free
+    NaN named after the instruction (README, Spec notes 9). sm_1x: "Single-precision
+    subnormal inputs and results are flushed to sign-preserving zero" (9.7.9.21); no
+    result here is an f32 subnormal on sm_1x (cvt.f32.bf16 needs sm_80), so only the
+    input of cvt.f64.f32 flushes."""
+    src, dst = v.stype.fmt, v.dtype.fmt
+    if opts.sm_1x and v.stype.name == "f32":
+        sign, exp, _ = fields(a, src)
+        a = z3.If(exp == 0, z3.Concat(sign, z3.BitVecVal(0, src.width - 1)), a)
+    return z3.If(is_nan(a, src), free_nan(format_variant(v), a, dst), widen(a, src, dst))

@@ -1,13 +1,16 @@
 """PTX registers are bit-vectors; floats are a view of them.
 
 The only module that knows Z3's FP sorts. NaN payloads and -0.0 stay in the
-register bits; the FP view is taken inside a comparison, after FTZ.
+register bits; the FP view is taken inside a comparison, after FTZ. A
+conversion is built from the bit fields instead (sign, exponent, fraction), so
+exported SMT-LIB needs no `fp.to_ieee_bv`, which is Z3's and not the standard's.
 """
 
 from __future__ import annotations
 
 import z3
 
+from ..isa.literals import canonical_nan
 from ..isa.types import FloatFormat, PtxType
 
 
@@ -26,3 +29,50 @@ def register(name: str, t: PtxType) -> z3.ExprRef:
 
 def register_value(value: int | bool, t: PtxType) -> z3.ExprRef:
     return z3.BoolVal(bool(value)) if t.width == 1 else z3.BitVecVal(int(value), t.width)
+
+
+def fields(bits: z3.BitVecRef, fmt: FloatFormat) -> tuple[z3.BitVecRef, ...]:
+    """(sign, biased exponent, fraction) of float bits."""
+    man = fmt.sbits - 1
+    return (z3.Extract(fmt.width - 1, fmt.width - 1, bits),
+            z3.Extract(fmt.width - 2, man, bits), z3.Extract(man - 1, 0, bits))
+
+
+def is_nan(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BoolRef:
+    _, exp, frac = fields(bits, fmt)
+    return z3.And(exp == (1 << fmt.ebits) - 1, frac != 0)
+
+
+def widen(bits: z3.BitVecRef, src: FloatFormat, dst: FloatFormat) -> z3.BitVecRef:
+    """The exact `dst` bits of a non-NaN `src` value, `dst` at least as wide in both
+    fields: sign kept, exponent rebiased, fraction padded with zeros on the right; a
+    subnormal that `dst` holds as a normal is normalised (its leading one becomes the
+    hidden bit). Zeros keep their sign, infinities stay infinite."""
+    sign, exp, frac = fields(bits, src)
+    pad, grow = dst.sbits - src.sbits, dst.ebits - src.ebits
+    rebias = (1 << (dst.ebits - 1)) - (1 << (src.ebits - 1))  # dst bias - src bias
+
+    def pack(e, f):
+        e = z3.BitVecVal(e, dst.ebits) if isinstance(e, int) else e
+        return z3.Concat(sign, e, f, z3.BitVecVal(0, pad)) if pad else z3.Concat(sign, e, f)
+
+    small = pack(0, frac)  # zeros; subnormals that stay subnormal (same exponent range)
+    if grow:
+        m = src.sbits - 1
+        for k in reversed(range(m)):  # k leading zeros: the leading one is bit m-1-k
+            small = z3.If(z3.Extract(m - 1 - k, m - 1 - k, frac) == 1,
+                          pack(rebias - k, frac << (k + 1)), small)
+    top = (1 << src.ebits) - 1
+    normal = z3.ZeroExt(grow, exp) + rebias if grow else exp
+    return z3.If(exp == 0, small,
+                 z3.If(exp == top, pack((1 << dst.ebits) - 1, frac), pack(normal, frac)))
+
+
+def free_nan(name: str, arg: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
+    """A NaN the ISA leaves open: an uninterpreted function named `name` of `arg`'s
+    bits (one input, one NaN), whose value may be any NaN of `fmt`, sign and payload
+    included; bits that are no NaN stand for the canonical one, so every NaN and
+    nothing else is reachable. Evaluation reports an output that depends on it as
+    unspecified instead of inventing bits."""
+    u = z3.Function(name, arg.sort(), z3.BitVecSort(fmt.width))(arg)
+    return z3.If(is_nan(u, fmt), u, z3.BitVecVal(canonical_nan(fmt), fmt.width))

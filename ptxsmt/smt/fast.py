@@ -5,8 +5,12 @@ operator to a numpy operation on whole arrays of operands: bit-vectors are
 uint64 arrays, Booleans bool arrays, floating-point values their IEEE bits
 plus a lazily taken numpy float view (float16, bf16 via float32, float32,
 float64), whose comparisons are IEEE's (NaN unordered, -0 == +0). An
-operator the compiler does not know raises, so the fast path can never
-silently disagree with the slow one; the tests compare the two.
+operator the compiler cannot compile exactly raises `Unsupported` (the batch
+then takes the slow path), so the fast path never approximates: SMT-LIB `=` on
+floating point (all NaNs equal, -0 != +0; no bit operation is that), FP
+conversions with a rounding mode, a NaN constant (it has no bits), and the
+named free values of the semantics (a cvt's NaN, which only the slow path can
+tell apart from a value that does not matter). The tests compare the two paths.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from functools import lru_cache
 import numpy as np
 import z3
 
-from ..isa.literals import canonical_nan
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
@@ -177,8 +180,10 @@ class _Compiler:
         if k == z3.Z3_OP_BNUM:
             const = U64(int(z3.Z3_get_numeral_string(t.ctx, t.ast)))
             return lambda v: const
-        if k == z3.Z3_OP_UNINTERPRETED and not a:
+        if k == z3.Z3_OP_UNINTERPRETED:
             name = z3.Z3_get_symbol_string(t.ctx, z3.Z3_get_decl_name(t.ctx, t.decl))
+            if a:
+                raise Unsupported(f"{name} is a value the ISA leaves open")
             i = self.inputs.index(name)
             return lambda v: v[i]
         if k in _FP_CONSTANTS:
@@ -204,12 +209,11 @@ class _Compiler:
                 return out & mask if mask is not None else out
             return fold
         if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
+            if t.is_fp(t.args[0]):
+                raise Unsupported("= on floating point (all NaNs equal, -0 != +0)")
             x, y = a
-            neg = k == z3.Z3_OP_DISTINCT
-            if t.is_fp(t.args[0]):  # structural equality of FP terms is equality of their bits
-                return lambda v: np.not_equal(v[x].bits, v[y].bits) if neg else np.equal(
-                    v[x].bits, v[y].bits)
-            return lambda v: np.not_equal(v[x], v[y]) if neg else np.equal(v[x], v[y])
+            fn = np.not_equal if k == z3.Z3_OP_DISTINCT else np.equal
+            return lambda v: fn(v[x], v[y])
         if k == z3.Z3_OP_EXTRACT:
             hi, lo = t.param(0), t.param(1)
             (x,) = a
@@ -236,6 +240,11 @@ class _Compiler:
             x, y = a
             mask = _mask(t.size())
             return lambda v: (v[x] - v[y]) & mask
+        if k == z3.Z3_OP_BSHL:
+            x, n = a
+            w = t.size()
+            return lambda v: np.where(v[n] >= U64(w), U64(0),
+                                      (v[x] << np.minimum(v[n], U64(63))) & _mask(w))
         if k == z3.Z3_OP_BNOT:
             (x,) = a
             mask = _mask(t.size())
@@ -249,17 +258,9 @@ class _Compiler:
             fn, w = _S_CMP[k], t.size(t.args[0])
             return lambda v: fn(_signed(v[x], w), _signed(v[y], w))
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
-            (x,) = a
+            (x,) = a  # bits -> FP: a view (every other form has a rounding mode, refused)
             fmt = t.fmt()
             return lambda v: Float(np.asarray(v[x], dtype=U64), fmt)
-        if k == z3.Z3_OP_FPA_TO_FP and len(a) == 2:  # exact widening (cvt glue)
-            x = a[1]
-            fmt = t.fmt()
-            wide, raw = (np.float32, np.uint32) if fmt is F32 else (np.float64, U64)
-            return lambda v: Float(v[x].view.astype(wide).view(raw).astype(U64), fmt)
-        if k == z3.Z3_OP_FPA_TO_IEEE_BV:
-            (x,) = a
-            return lambda v: v[x].bits
         if k in _FP_CLASS:
             (x,) = a
             what = _FP_CLASS[k]
@@ -268,24 +269,20 @@ class _Compiler:
             x, y = a
             fn = _FP_CMP[k]
             return lambda v: fn(v[x].view, v[y].view)
-        if k == z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN:
-            return lambda v: None
         name = z3.Z3_get_symbol_string(t.ctx, z3.Z3_get_decl_name(t.ctx, t.decl))
         raise Unsupported(f"no fast path for Z3 operator {name}")
 
 
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
-                 z3.Z3_OP_FPA_NAN, z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)
+                 z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
 
 
 def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
-    """The IEEE bits of an FP numeral (zeros, or a number Z3 can convert)."""
+    """The IEEE bits of an FP numeral other than NaN (zeros, infinities, numbers)."""
     if t.decl().kind() == z3.Z3_OP_FPA_PLUS_ZERO:
         return 0
     if t.decl().kind() == z3.Z3_OP_FPA_MINUS_ZERO:
         return 1 << (fmt.width - 1)
-    if t.isNaN():
-        return canonical_nan(fmt)
     return z3.simplify(z3.fpToIEEEBV(t)).as_long()
 
 
@@ -347,12 +344,19 @@ def _as_array(values, t: PtxType) -> np.ndarray:
 
 @lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
-    """The vectorised form of a snippet, cached per text (raises PtxError on bad text)."""
+    """The vectorised form of a snippet, cached per text (raises PtxError on bad text,
+    Unsupported where it cannot be exact)."""
     program, enc = compiled(text, opts)
-    names = tuple(enc.inputs)
-    terms = list(enc.outputs.values())
-    comp = _Compiler(tuple(str(c) for c in enc.inputs.values()),
+    return compile_terms(enc.inputs, enc.outputs, program.types, program.spelling)
+
+
+def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
+                  types: Mapping[str, PtxType], spelling: Mapping[str, str] | None = None
+                  ) -> FastProgram:
+    """The vectorised form of output terms over input constants (register -> constant)."""
+    terms = list(outputs.values())
+    comp = _Compiler(tuple(str(c) for c in inputs.values()),
                      terms[0].ctx if terms else z3.main_ctx())
     results = tuple(comp(term) for term in terms)
-    return FastProgram(names, tuple(enc.outputs), program.types, tuple(comp.steps), results,
-                       tuple(comp.deps), program.spelling)
+    return FastProgram(tuple(inputs), tuple(outputs), dict(types), tuple(comp.steps), results,
+                       tuple(comp.deps), dict(spelling or {}))

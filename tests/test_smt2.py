@@ -1,0 +1,206 @@
+"""`--emit-smt2`: standard SMT-LIB 2 (QF_BVFP) that other solvers read and agree with.
+
+Every instance of the identity library (cvt ones included) is exported once; each
+file must use only standard QF_BVFP (checked on its S-expressions, independently
+of any solver), and cvc5 and bitwuzla must each reach the verdict Z3 reaches on
+the same file, which is the verdict the library expects.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import z3
+from click.testing import CliRunner
+
+from ptxsmt import proofs
+from ptxsmt.cli import main
+from ptxsmt.smt.solve import build_query
+
+LIBRARY = proofs.load(Path(__file__).resolve().parent.parent / "proofs")
+EXPECT = {"holds": "unsat", "fails": "sat"}
+
+# SMT-LIB 2.6 Core, FixedSizeBitVectors and FloatingPoint: what QF_BVFP may apply
+CORE = {"not", "=>", "and", "or", "xor", "=", "distinct", "ite"}
+BV = {"concat", "extract", "zero_extend", "sign_extend", "repeat", "rotate_left",
+      "rotate_right", "bvnot", "bvand", "bvor", "bvxor", "bvnand", "bvnor", "bvxnor",
+      "bvneg", "bvadd", "bvsub", "bvmul", "bvudiv", "bvurem", "bvsdiv", "bvsrem", "bvsmod",
+      "bvshl", "bvlshr", "bvashr", "bvcomp", "bvult", "bvule", "bvugt", "bvuge", "bvslt",
+      "bvsle", "bvsgt", "bvsge"}
+FP = {"fp", "+zero", "-zero", "+oo", "-oo", "NaN", "fp.abs", "fp.neg", "fp.add", "fp.sub",
+      "fp.mul", "fp.div", "fp.fma", "fp.sqrt", "fp.rem", "fp.roundToIntegral", "fp.min",
+      "fp.max", "fp.leq", "fp.lt", "fp.geq", "fp.gt", "fp.eq", "fp.isNormal",
+      "fp.isSubnormal", "fp.isZero", "fp.isInfinite", "fp.isNaN", "fp.isNegative",
+      "fp.isPositive", "to_fp", "to_fp_unsigned", "fp.to_ubv", "fp.to_sbv"}
+STANDARD = CORE | BV | FP | {"bvN"}  # (_ bvN w) literals
+
+
+def safe_name(instance_id: str) -> str:
+    """The file name proofs.emit_smt2 gives an instance."""
+    return "".join(ch if ch.isalnum() or ch in "-_=" else "_" for ch in instance_id)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("smt2")
+    assert proofs.emit_smt2(LIBRARY, d) == len(LIBRARY)
+    return {i.id: d / f"{safe_name(i.id)}.smt2" for i in LIBRARY}
+
+
+@pytest.fixture(scope="module")
+def z3_verdicts(exported) -> dict[str, str]:
+    out = {}
+    for name, path in exported.items():
+        s = z3.Solver()
+        s.from_file(str(path))
+        out[name] = str(s.check())
+    return out
+
+
+# ---- standard SMT-LIB, read without any solver --------------------------------------------
+
+def parse(text: str) -> list:
+    """S-expressions of an SMT-LIB script (comments dropped; |symbols| kept whole)."""
+    tokens = re.findall(r'\(|\)|\|[^|]*\||[^\s()|;]+', re.sub(r";[^\n]*", "", text))
+    stack: list[list] = [[]]
+    for tok in tokens:
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    assert len(stack) == 1, "unbalanced parentheses"
+    return stack[0]
+
+
+def operators(node, found: set[str]) -> None:
+    """Every function symbol applied in a term; a one-operand and/or is recorded as such."""
+    if isinstance(node, str):
+        return
+    head = node[0]
+    if head == "let":
+        for _, term in node[1]:
+            operators(term, found)
+        operators(node[2], found)
+        return
+    if head == "_":  # indexed identifier: (_ extract 7 0), (_ bv5 8), (_ +zero 8 24)
+        found.add("bvN" if re.fullmatch(r"bv\d+", node[1]) else node[1])
+        return
+    if head in ("and", "or") and len(node) < 3:
+        found.add(f"unary {head}")
+    operators(head, found)  # an indexed operator: ((_ to_fp 8 24) x)
+    if isinstance(head, str):
+        found.add(head)
+    for arg in node[1:]:
+        operators(arg, found)
+
+
+def nonstandard(text: str) -> list[str]:
+    """What in an exported query is not standard QF_BVFP (empty when all is)."""
+    bad, found = [], set()
+    for cmd in parse(text):
+        kind = cmd[0]
+        if kind == "set-logic" and cmd[1] != "QF_BVFP":
+            bad.append(f"logic {cmd[1]}")
+        elif kind == "declare-fun" and (cmd[2] != [] or not (
+                cmd[3] == "Bool" or cmd[3][:2] == ["_", "BitVec"])):
+            bad.append(f"declares {cmd[1]} {cmd[2]} {cmd[3]}")
+        elif kind == "assert":
+            operators(cmd[1], found)
+        elif kind not in ("set-logic", "set-info", "declare-fun", "check-sat"):
+            bad.append(f"command {kind}")
+    if not any(cmd[0] == "set-logic" for cmd in parse(text)):
+        bad.append("no set-logic")
+    return bad + sorted(found - STANDARD)
+
+
+def test_the_checker_sees_what_z3_alone_would_write():
+    """Z3's own to_smt2 of a single-output cvt query is not standard: the checker says so."""
+    q = build_query("cvt.f32.bf16 x, a; setp.lt.f32 p, x, b;", "setp.lt.f32 p, x, b;", ["p"])
+    s = z3.Solver()
+    s.add(z3.Or([q.differ]), z3.fpToIEEEBV(z3.fpBVToFP(z3.BitVec("b", 32), z3.Float32())) == 0)
+    bad = nonstandard("(set-logic QF_BVFP)\n" + s.to_smt2())
+    assert "unary or" in bad and "fp.to_ieee_bv" in bad
+    assert any(b.startswith("declares cvt.f32.bf16") for b in bad)
+    assert nonstandard(q.smt2()) == []
+
+
+def test_every_export_is_standard_qf_bvfp(exported):
+    bad = {name: b for name, path in exported.items() if (b := nonstandard(path.read_text()))}
+    assert not bad, list(bad.items())[:3]
+
+
+def test_library_exports_include_cvt_and_single_outputs(exported):
+    texts = [p.read_text() for p in exported.values()]
+    assert sum("cvt." in t for t in texts) >= 16  # the free NaN constants of cvt
+    assert len(texts) == len(LIBRARY) >= 500
+
+
+# ---- two other solvers, every instance ------------------------------------------------------
+
+def cvc5_answer(path: Path) -> str:
+    cvc5 = pytest.importorskip("cvc5", reason="cvc5 (a second SMT solver) is not installed")
+    solver = cvc5.Solver(cvc5.TermManager())
+    solver.setOption("fp-exp", "true")  # cvc5 needs it for f16 and bf16 sorts
+    parser = cvc5.InputParser(solver)
+    parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, str(path))
+    answers = []
+    while not (cmd := parser.nextCommand()).isNull():
+        answers.append(cmd.invoke(solver, parser.getSymbolManager()).strip())
+    return "".join(answers)
+
+
+def bitwuzla_answer(path: Path) -> str:
+    bitwuzla = pytest.importorskip("bitwuzla",
+                                   reason="bitwuzla (a second SMT solver) is not installed")
+    parser = bitwuzla.Parser(bitwuzla.TermManager(), bitwuzla.Options())
+    parser.parse(str(path), parse_only=True)  # every command but check-sat
+    return str(parser.bitwuzla().check_sat())
+
+
+@pytest.mark.parametrize("answer", [cvc5_answer, bitwuzla_answer], ids=["cvc5", "bitwuzla"])
+def test_every_library_export_gets_z3s_verdict(answer, exported, z3_verdicts):
+    """All instances (a few seconds each solver): a second solver, the same verdict."""
+    wrong = []
+    for inst in LIBRARY:
+        want = EXPECT[inst.expect]
+        got = answer(exported[inst.id])
+        if not got == z3_verdicts[inst.id] == want:
+            wrong.append((inst.id, want, z3_verdicts[inst.id], got))
+    assert not wrong, wrong[:5]
+
+
+def test_smt2_export_is_standalone(tmp_path):
+    r = CliRunner().invoke(main, ["equiv", "--emit-smt2", str(tmp_path),
+                                  "setp.lt.f32 p, a, b; not.pred p, p;", "setp.ge.f32 p, a, b;"])
+    assert r.exit_code == 1
+    text = (tmp_path / "equiv.smt2").read_text()
+    s = z3.Solver()
+    s.from_string(text)
+    assert s.check() == z3.sat  # sat: the snippets differ
+    assert nonstandard(text) == []
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "verdict"), [
+    # one input, one NaN: both sides convert a, so they agree even on NaN
+    ("cvt.f32.bf16 x, a;", "cvt.f32.bf16 x, a;", "unsat"),
+    # the ISA leaves the NaN open: no exact bit rewrite of cvt.f32.bf16 exists
+    ("cvt.f32.bf16 x, a;", "mov.b32 x, {z, a}; and.b32 x, x, 0xffff0000;", "sat"),
+    # a and b may be equal: Ackermann's lemma must give their NaNs one value then
+    ("cvt.f32.bf16 x, a; cvt.f32.bf16 y, b; setp.eq.b16 p, a, b; selp.b32 d, x, y, p;",
+     "cvt.f32.bf16 y, b; mov.b32 d, y;", "unsat"),
+    ("cvt.f32.f16 x, a; cvt.f64.f32 y, x;", "cvt.f32.f16 x, a; cvt.f64.f32 y, x;", "unsat"),
+])
+def test_free_nans_export_with_the_same_verdict(tmp_path, lhs, rhs, verdict):
+    q = build_query(lhs, rhs, ["d"] if "d," in lhs else None)
+    path = tmp_path / "q.smt2"
+    path.write_text(q.smt2())
+    s = z3.Solver()
+    s.add(q.differ)
+    assert str(s.check()) == verdict
+    assert nonstandard(path.read_text()) == []
+    assert cvc5_answer(path) == bitwuzla_answer(path) == verdict
