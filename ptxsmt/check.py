@@ -33,18 +33,19 @@ def requirement_error(req: Requirement, target: Target, version: tuple[int, int]
     return None
 
 
-def check_line(text: str, target: Target, version: tuple[int, int]) -> str | None:
-    """None when the instruction is legal for the target and version, else why not."""
+def check_line(text: str, target: Target, version: tuple[int, int], line: int = 1) -> str | None:
+    """None when the instruction is legal for the target and version, else why not;
+    `line` is the text's line in its file, and errors about the text name it."""
     if err := header_error(target, version):
         return err
     try:
         ins = parse_one(text)
     except PtxError as e:
-        return str(e)
+        return str(PtxError(e.message, line + (e.line or 1) - 1, e.col))
     req = catalogue().requirement(ins.variant)
     name = format_variant(ins.variant)
     if req is None:
-        return f"'{name}' is not a legal variant"
+        return str(PtxError(f"'{name}' is not a legal variant", line, ins.col))
     if err := requirement_error(req, target, version):
-        return f"'{name}' {err}"
+        return str(PtxError(f"'{name}' {err}", line, ins.col))
     return None

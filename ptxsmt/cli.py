@@ -1,26 +1,32 @@
 """Command line: thin click commands over the library.
 
 Exit codes: 0 success, 1 a negative answer (an illegal line, a failed batch
-line), 2 bad input. Bad input is one line on stderr, never a traceback.
+line), 2 bad input, 130 interrupted (Ctrl-C). Bad input is one line on stderr,
+never a traceback; option values are checked before any work starts.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import math
+import os
 import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from . import proofs, report
-from .check import check_line
+from .check import check_line, header_error
 from .commands.ptxas_diff import ptxas_diff
+from .isa.errors import quote
 from .isa.syntax import PtxError, parse_one
 from .isa.targets import parse_target, parse_version
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
+from .progress import MAX_JOBS, Progress
 from .resources import library_dir
 from .sem.options import VSET_MERGE_SOURCES, Options
 from .smt.batch import evaluate_many
@@ -29,25 +35,115 @@ from .smt.evaluate import evaluate
 from .smt.solve import ReplayError, build_query, check_equivalence
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+class Main(click.Group):
+    """The command group: a usage error is one line (exit 2), like every other bad input,
+    and Ctrl-C stops at once with exit 130; it is never turned into a verdict."""
+
+    def main(self, *args, **kwargs):
+        for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 argument must not crash output
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help() if e.ctx else e.format_message(), err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            hint = f" (try '{e.ctx.command_path} -h')" if getattr(e, "ctx", None) else ""
+            fail(_shorten(e.format_message()) + hint, e.exit_code)
+        except click.Abort:  # end of input at a prompt; Ctrl-C is handled in invoke
+            fail("aborted", 1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+
+def _shorten(text: str, limit: int = 300) -> str:
+    """Cut the middle out of a long message (click quotes a 5,000-digit value whole)."""
+    return text if len(text) <= limit else text[:limit // 2] + "…" + text[-limit // 3:]
+
+
+class Finite(click.FloatRange):
+    """A FloatRange that refuses nan too (nan passes every range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{quote(value)} is not a number", param, ctx)
+        return number
+
+
+def _target(ctx, param, value: str) -> str:
+    try:
+        parse_target(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
+    return value
+
+
+def _writable_dir(ctx, param, value: str | None) -> str | None:
+    """A folder to write into, made now: an unwritable path is refused before the work."""
+    if value is not None:
+        try:
+            Path(value).mkdir(parents=True, exist_ok=True)
+            probe = Path(value) / f".ptxsmt-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as e:
+            raise click.BadParameter(f"cannot write to {quote(value)}: "
+                                     f"{e.strerror or e}") from None
+    return value
 
 
 def options(target: str, vset_merge: str) -> Options:
     return Options(target=parse_target(target).sm, vset_merge=vset_merge)
 
 
-target_option = click.option("--target", default="sm_90", show_default=True,
+def read_text(file, option: str) -> str:
+    """A file's text: UTF-8 (a BOM skipped), else one clear error naming the place."""
+    data = file.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        name = getattr(file, "name", "-")
+        fail(f"{option} {name}: line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})")
+
+
+target_option = click.option("--target", default="sm_90", show_default=True, callback=_target,
                              help="sm_ target (sm_1x flushes f32 set/setp/slct subnormals).")
 merge_option = click.option("--vset-merge", type=click.Choice(VSET_MERGE_SOURCES), default="c",
                             show_default=True,
                             help="vset merge: unmasked lanes from c (pseudocode) or b (prose).")
 
 
-@click.group(context_settings=CONTEXT)
+def jobs_option(default: int):
+    return click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=default,
+                        show_default=True, help="Worker processes.")
+
+
+def timeout_option(what: str):
+    return click.option("--timeout", type=Finite(0, MAX_TIMEOUT, min_open=True), default=30.0,
+                        show_default=True, help=what)
+
+
+@click.group(cls=Main, context_settings=CONTEXT)
 @click.version_option(package_name="ptxsmt")
 def main() -> None:
     """Symbolic verifier for PTX set, setp, selp, slct, vset2 and vset4.
@@ -69,8 +165,8 @@ def main() -> None:
 @main.command("eval", context_settings=CONTEXT)
 @click.argument("ptx", required=False)
 @click.argument("assignments", nargs=-1)
-@click.option("--batch", "batch", type=click.File("r"), metavar="FILE",
-              help="JSONL of {\"ptx\", \"inputs\"}; '-' for stdin.")
+@click.option("--batch", "batch", type=click.File("rb"), metavar="FILE",
+              help="JSONL of {\"ptx\", \"inputs\", \"options\"}; '-' for stdin.")
 @click.option("--check", "check_outputs", is_flag=True,
               help="With --batch: compare with each line's \"outputs\"; print only differences.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -82,6 +178,8 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
     \b
     VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
     friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
+    A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
+    top of --target and --vset-merge.
     \b
     Examples:
       ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
@@ -90,22 +188,24 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
       ptxsmt eval --batch vectors.jsonl > results.jsonl
       ptxsmt eval --batch models/golden.jsonl --check
     """
-    try:
-        opts = options(target, vset_merge)
-    except PtxError as e:
-        fail(e.message)
+    opts = options(target, vset_merge)
+    if check_outputs and batch is None:
+        fail("--check compares a batch's stored outputs; give --batch FILE")
     if batch is not None:
-        if ptx:
-            fail("give either PTX text or --batch, not both")
+        if ptx or assignments:
+            fail("give either PTX text and operands or --batch, not both")
         sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts))
     if not ptx:
         fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
-    inputs = {}
+    inputs: dict[str, str] = {}
     for item in assignments:
         name, eq, value = item.partition("=")
-        if not eq or not name:
-            fail(f"operand {item!r} is not NAME=VALUE")
-        inputs[name.strip()] = value.strip()
+        if not eq or not name.strip():
+            fail(f"operand {quote(item)} is not NAME=VALUE")
+        key = name.strip()
+        if key.lstrip("%") in {k.lstrip("%") for k in inputs}:
+            fail(f"input {quote(key)} is given twice")
+        inputs[key] = value.strip()
     try:
         ev = evaluate(ptx, inputs, opts)
     except PtxError as e:
@@ -116,61 +216,70 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
         click.echo(report.evaluation_text(ptx, ev))
 
 
-def run_batch(lines: Iterable[str], opts: Options) -> int:
+def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
     status = 0
-    for obj, error in _batch(lines, opts):
-        status |= error is not None
-        click.echo(report.dumps(obj))
+    with Progress("eval --batch", unit="lines") as bar:
+        for obj, error in _batch(lines, opts):
+            status |= error is not None
+            click.echo(report.dumps(obj))
+            bar.update()
     return status
 
 
-def check_batch(lines: Iterable[str], opts: Options) -> int:
+def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
     total = bad = 0
-    for obj, error in _batch(lines, opts, keep_stored=True):
-        total += 1
-        stored, got = obj.pop("stored", None), obj.get("outputs")
-        if error or got != stored:
-            bad += 1
-            click.echo(report.dumps({"line": obj.pop("line"), "ptx": obj.get("ptx"),
-                                     "inputs": obj.get("inputs"), "expected": stored,
-                                     "got": error or got}))
+    with Progress("eval --batch --check", unit="lines") as bar:
+        for obj, error in _batch(lines, opts, keep_stored=True):
+            total += 1
+            bar.update()
+            stored, got = obj.pop("stored", None), obj.get("outputs")
+            if error or got != stored:
+                bad += 1
+                diff = {"line": obj.pop("line"), "ptx": obj.get("ptx"), "inputs": obj.get("inputs")}
+                if "options" in obj:  # part of the line: needed to reproduce it
+                    diff["options"] = obj["options"]
+                click.echo(report.dumps({**diff, "expected": stored, "got": error or got}))
     click.echo(f"check: {total - bad} passed, {bad} failed", err=True)
     return 1 if bad else 0
 
 
-def _batch(lines: Iterable[str], opts: Options, keep_stored: bool = False,
+def _batch(lines: Iterable[bytes | str], opts: Options, keep_stored: bool = False,
            chunk: int = 65536):
     """(object with outputs or error, error) per non-blank line, in order. Lines are
-    evaluated a chunk at a time, grouped by instruction text, so memory stays flat.
-    The cyclic garbage collector is paused while a chunk is in flight (JSON objects
-    make no cycles; scanning tens of thousands of live dicts over and over cost a
-    third of the time) and its young generations run between chunks."""
-    parsed: list[tuple[int, dict, str | None]] = []
+    bytes (from a file) or text; each is decoded on its own, so one bad byte costs one
+    line. Lines are evaluated a chunk at a time, grouped by instruction text and
+    options, so memory stays flat. The cyclic garbage collector is paused while a chunk
+    is in flight (JSON objects make no cycles; scanning tens of thousands of live dicts
+    over and over cost a third of the time) and its young generations run between chunks."""
+    parsed: list[tuple[int, dict, Options | None, str | None]] = []
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         for number, line in enumerate(lines, 1):
-            if line.strip():
-                obj, error = _parse_batch_line(line)
-                if keep_stored:
-                    obj["stored"], obj["line"] = obj.pop("outputs", None), number
-                parsed.append((number, obj, error))
-                if len(parsed) == chunk:
-                    yield from _answer(parsed, opts)
-                    parsed = []
-                    gc.collect(1)  # the young generations only: caches stay unscanned
-        yield from _answer(parsed, opts)
+            entry = _parse_batch_line(line, opts, first=number == 1)
+            if entry is None:
+                continue
+            obj, line_opts, error = entry
+            if keep_stored:
+                obj["stored"], obj["line"] = obj.pop("outputs", None), number
+            parsed.append((number, obj, line_opts, error))
+            if len(parsed) == chunk:
+                yield from _answer(parsed)
+                parsed = []
+                gc.collect(1)  # the young generations only: caches stay unscanned
+        yield from _answer(parsed)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _answer(parsed: list[tuple[int, dict, str | None]], opts: Options):
-    todo = [(obj["ptx"], obj.get("inputs", {})) for _, obj, error in parsed if error is None]
-    answers = iter(evaluate_many(todo, opts, json_values=True))
-    for number, obj, error in parsed:
+def _answer(parsed: list[tuple[int, dict, Options | None, str | None]]):
+    todo = [(obj["ptx"], obj.get("inputs", {}), line_opts)
+            for _, obj, line_opts, error in parsed if error is None]
+    answers = iter(evaluate_many(todo, json_values=True))
+    for number, obj, _, error in parsed:
         if error is None:
             answer = next(answers)
             if isinstance(answer, PtxError):
@@ -182,50 +291,110 @@ def _answer(parsed: list[tuple[int, dict, str | None]], opts: Options):
         yield obj, error
 
 
-def _parse_batch_line(line: str) -> tuple[dict, str | None]:
+MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
+_JSON_BLANK = " \t\r\n"
+_LINE_SHAPE = 'expected {"ptx": "...", "inputs": {...}}'
+
+
+def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):
+    """(object, its options, error) for one line, None for a blank one. Nothing a line
+    holds (bad bytes, bad JSON, 5,000-digit numbers, deep nesting) escapes its line."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return {}, None, f"not UTF-8 text (byte 0x{line[e.start]:02x} at column {e.start + 1})"
+    if first:
+        line = line.removeprefix("\ufeff")
+    if not line.strip(_JSON_BLANK):
+        return None
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
-        return {}, f"invalid JSON: {e.msg} at column {e.colno}"
+        return {}, None, f"invalid JSON: {e.msg} at column {e.colno}"
+    except RecursionError:
+        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
+    except ValueError:  # Python refuses to read an integer of more than 4,300 digits
+        return {}, None, f"a JSON number of more than {sys.get_int_max_str_digits():,} digits"
+    if line.count("[") + line.count("{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
+        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
     if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
-        return (obj if isinstance(obj, dict) else {}), 'expected {"ptx": "...", "inputs": {...}}'
-    if not isinstance(obj.get("inputs", {}), dict):
-        return obj, '"inputs" must be an object'
-    return obj, None
+        return (obj if isinstance(obj, dict) else {}), None, _LINE_SHAPE
+    inputs = obj.get("inputs", {})
+    if not isinstance(inputs, dict):
+        return obj, None, '"inputs" must be an object'
+    for name, value in inputs.items():
+        if not isinstance(value, str | int):  # bool is an int
+            return obj, None, f"input {quote(name)} must be a string, an integer or a boolean"
+    if len({name.lstrip("%") for name in inputs}) != len(inputs):
+        return obj, None, "an input is given twice (as r1 and as %r1)"
+    if "options" not in obj:
+        return obj, opts, None
+    try:
+        return obj, Options.from_json(obj["options"], opts), None
+    except PtxError as e:
+        return obj, None, str(e)
+
+
+def _nesting(obj: object) -> int:
+    """How deep a parsed JSON value nests, without recursion."""
+    deepest, todo = 0, [(obj, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            todo += [(x, depth + 1) for x in (value.values() if isinstance(value, dict) else value)]
+    return deepest
+
+
+def _version(ctx, param, value: str) -> tuple[int, int]:
+    try:
+        return parse_version(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("source", type=click.File("r"), default="-")
-@click.option("--target", default="sm_90", show_default=True)
-@click.option("--ptx-version", default="9.0", show_default=True)
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--target", default="sm_90", show_default=True, callback=_target)
+@click.option("--ptx-version", default="9.0", show_default=True, callback=_version)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def check(source, target, ptx_version, as_json) -> None:
     """Check that each line (one instruction) is legal for a target and PTX version.
 
     \b
     Legal means ptxas 13.0 accepts it: the catalogue follows ptxas where it
-    and the ISA text disagree (docs/ptxas-legality.md). Exit 1 if any line
-    is illegal.
+    and the ISA text disagree (docs/ptxas-legality.md). Errors name the line
+    and column in SOURCE. Exit 1 if any line is illegal.
     \b
     Examples:
       echo 'setp.lt.ftz.f32 p, a, b;' | ptxsmt check
       ptxsmt check --target sm_80 --ptx-version 7.0 --json kernels.txt
     """
-    try:
-        tgt, version = parse_target(target), parse_version(ptx_version)
-    except PtxError as e:
-        fail(e.message)
+    tgt = parse_target(target)
+    if err := header_error(tgt, ptx_version):
+        fail(err)
     status = 0
-    for line in source:
+    for number, raw in enumerate(source, 1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+            error = None
+        except UnicodeDecodeError as e:
+            line = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+            error = f"line {number}: not UTF-8 text (byte 0x{raw[e.start]:02x})"
+        if number == 1:
+            line = line.removeprefix("\ufeff")
         text = line.strip()
         if not text or text.startswith("//"):
             continue
-        error = check_line(text, tgt, version)
+        error = error or check_line(line, tgt, ptx_version, number)
         status |= error is not None
         if as_json:
-            click.echo(report.dumps({"ptx": text, "legal": error is None, "error": error}))
+            click.echo(report.dumps({"line": number, "ptx": text, "legal": error is None,
+                                     "error": error}))
         else:
-            click.echo(f"ok       {text}" if error is None else f"illegal  {text}  -- {error}")
+            shown = text if text.isprintable() and len(text) <= 200 else quote(text, 200)
+            click.echo(f"ok       {shown}" if error is None else f"illegal  {shown}  -- {error}")
     sys.exit(status)
 
 
@@ -251,14 +420,14 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
 @main.command(context_settings=CONTEXT)
 @click.argument("lhs", required=False)
 @click.argument("rhs", required=False)
-@click.option("-a", "lhs_file", type=click.File("r"), help="Read the first snippet from a file.")
-@click.option("-b", "rhs_file", type=click.File("r"), help="Read the second snippet from a file.")
+@click.option("-a", "lhs_file", type=click.File("rb"), help="Read the first snippet from a file.")
+@click.option("-b", "rhs_file", type=click.File("rb"), help="Read the second snippet from a file.")
 @click.option("--outputs", help="Registers to compare, e.g. p,d (default: written by both).")
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds.")
+@timeout_option("Seconds.")
 @click.option("--all-classes", is_flag=True,
               help="Report which operand-class combinations break it and which are safe.")
 @click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",
-              help="Also write the query as a standalone SMT-LIB 2 file.")
+              callback=_writable_dir, help="Also write the query as a standalone SMT-LIB 2 file.")
 @click.option("--json", "as_json", is_flag=True)
 @target_option
 @merge_option
@@ -276,8 +445,12 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
     """
-    lhs = lhs_file.read() if lhs_file else lhs
-    rhs = rhs_file.read() if rhs_file else rhs
+    if (lhs_file or rhs_file) and lhs:
+        fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
+    if lhs_file:
+        lhs = read_text(lhs_file, "-a")
+    if rhs_file:
+        rhs = read_text(rhs_file, "-b")
     if not lhs or not rhs:
         fail("give two snippets (as arguments or with -a FILE -b FILE)")
     try:
@@ -301,10 +474,11 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 
 def write_smt2(directory: str, name: str, text: str) -> Path:
-    path = Path(directory)
-    path.mkdir(parents=True, exist_ok=True)
-    target = path / f"{name}.smt2"
-    target.write_text(text)
+    target = Path(directory) / f"{name}.smt2"
+    try:
+        target.write_text(text)
+    except OSError as e:
+        fail(f"cannot write {quote(str(target))}: {e.strerror or e}")
     return target
 
 
@@ -315,14 +489,13 @@ def prove() -> None:
 
 @prove.command(context_settings=CONTEXT)
 @click.option("-k", "pattern", help="Only identities whose name[instance] contains this.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
-              help="Seconds per instance.")
+@jobs_option(1)
+@timeout_option("Seconds per instance.")
 @click.option("--library", "--dir", "directory", default=None, metavar="DIR",
               type=click.Path(file_okay=False),
               help="A folder of identity files (*.toml) [default: the library ptxsmt ships].")
 @click.option("--emit-smt2", "smt2_dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Also write each instance's query as SMT-LIB 2.")
+              callback=_writable_dir, help="Also write each instance's query as SMT-LIB 2.")
 @click.option("-v", "--verbose", is_flag=True, help="List every instance, not only mismatches.")
 @click.option("--json", "as_json", is_flag=True)
 def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) -> None:
@@ -340,13 +513,15 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
             proofs.emit_smt2(instances, smt2_dir)
     except PtxError as e:
         fail(str(e))
+    except UnicodeDecodeError as e:
+        fail(f"the identity library holds a file that is not UTF-8 text ({e.reason})")
+    except OSError as e:  # an unreadable library, a failed write
+        fail(f"{quote(str(e.filename or 'identity library'))}: {e.strerror or e}")
     if not instances:
-        fail(f"no identity matches {pattern!r}")
+        fail(f"no identity matches {quote(pattern)}")
     start = time.perf_counter()
-    show = not as_json and sys.stderr.isatty()
-    with click.progressbar(length=len(instances), label="proving", file=sys.stderr,
-                           hidden=not show) as bar:
-        results = proofs.run(instances, jobs, timeout, progress=lambda r: bar.update(1))
+    with Progress("proving", total=len(instances), unit="instances") as bar:
+        results = proofs.run(instances, jobs, timeout, progress=lambda r: bar.update())
     wall = time.perf_counter() - start
     if as_json:
         click.echo(json.dumps({"results": [report.result_json(r) for r in results],
@@ -356,17 +531,26 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
     sys.exit(0 if all(r.ok for r in results) else 1)
 
 
+FAMILY_LIMIT = 20  # vectors per form with --family: half-set alone has 3,696 forms
+MAX_VECTORS = 100_000
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("what", required=False, metavar="[VARIANT|PTX]")
 @click.option("--family", type=click.Choice(FAMILIES), help="Every variant of a family.")
-@click.option("--per-case", type=int, default=1, show_default=True,
+@click.option("--per-case", type=click.IntRange(min=1), default=1, show_default=True,
               help="Vectors for each reachable case.")
-@click.option("--limit", type=int, default=None, help="At most this many per instruction form.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help=f"At most this many per instruction form [default: every reachable case; "
+                   f"{FAMILY_LIMIT} with --family].")
+@click.option("--max-vectors", type=click.IntRange(min=1), default=MAX_VECTORS,
+              show_default=True, help="Stop (exit 1) after this many vectors in all.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", type=click.File("w"), default="-", help="JSONL output (default stdout).")
+@click.option("--out", type=click.File("w", lazy=False), default="-",
+              help="JSONL output (default stdout).")
 @target_option
 @merge_option
-def vectors(what, family, per_case, limit, seed, out, target, vset_merge) -> None:
+def vectors(what, family, per_case, limit, max_vectors, seed, out, target, vset_merge) -> None:
     """Operands that reach every reachable case of a variant, as batch JSONL.
 
     \b
@@ -389,28 +573,38 @@ def vectors(what, family, per_case, limit, seed, out, target, vset_merge) -> Non
         opts = options(target, vset_merge)
         if family:
             texts = [t for v in catalogue().family(family) for t in instruction_forms(v)]
+            limit = limit or FAMILY_LIMIT
         elif " " in what.strip():
             parse_one(what)
             texts = [what.strip()]
         else:
             v = parse_variant(what)
             if v not in catalogue():
-                fail(f"'{what}' is not a legal variant")
+                fail(f"{quote(what)} is not a legal variant")
             texts = instruction_forms(v)
         n = 0
-        for text in texts:
-            for vec in vectors_for(text, per_case, limit, opts, seed):
-                out.write(report.dumps(vec) + "\n")
-                n += 1
+        with Progress("vectors", total=len(texts), unit="forms") as bar:
+            for text in texts:
+                for vec in vectors_for(text, per_case, limit, opts, seed):
+                    if n == max_vectors:
+                        fail(f"stopped after {n:,} vectors (--max-vectors {max_vectors:,}), at "
+                             f"form {bar.done + 1:,} of {len(texts):,}; raise --max-vectors "
+                             f"or lower --limit", code=1)
+                    out.write(report.dumps(vec) + "\n")
+                    n += 1
+                    bar.update(0)  # a form can take a while: keep the elapsed time current
+                bar.update()
     except PtxError as e:
         fail(str(e))
+    except OSError as e:
+        fail(f"cannot write {quote(out.name)}: {e.strerror or e}")
     click.echo(f"{n} vectors from {len(texts)} instruction forms", err=True)
 
 
 @main.command(context_settings=CONTEXT)
 @click.argument("what", metavar="VARIANT|PTX")
-@click.option("--jobs", type=int, default=2, show_default=True, help="Worker processes.")
-@click.option("--blocks", "blocks_file", type=click.File("w"), default=None,
+@jobs_option(2)
+@click.option("--blocks", "blocks_file", type=click.File("w", lazy=False), default=None,
               help="Also write the 256 per-block digests as JSON (to bisect a difference).")
 @click.option("--json", "as_json", is_flag=True)
 @target_option
@@ -439,12 +633,13 @@ def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:
         sweeping.sweep_inputs(text, opts)
     except PtxError as e:
         fail(str(e))
-    show = not as_json and sys.stderr.isatty()
-    with click.progressbar(length=sweeping.BLOCKS, label="sweeping", file=sys.stderr,
-                           hidden=not show) as bar:
+    with Progress("sweeping", total=sweeping.BLOCKS, unit="blocks") as bar:
         result = sweeping.sweep(text, jobs, opts, progress=bar.update)
     if blocks_file:
-        blocks_file.write(report.dumps(result.blocks) + "\n")
+        try:
+            blocks_file.write(report.dumps(result.blocks) + "\n")
+        except OSError as e:
+            fail(f"cannot write {quote(blocks_file.name)}: {e.strerror or e}")
     summary = {"ptx": text, "pairs": result.pairs, "digests": result.digests,
                "true_counts": result.true_counts, "seconds": round(result.seconds, 2)}
     if as_json:

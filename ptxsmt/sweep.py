@@ -16,6 +16,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from .isa.syntax import PtxError
+from .progress import ignore_interrupts
 from .sem.options import DEFAULT, Options
 from .smt.fast import compile_program
 
@@ -84,7 +85,7 @@ def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
             if progress:
                 progress(1)
     else:
-        with get_context("fork").Pool(jobs) as pool:
+        with get_context("fork").Pool(jobs, initializer=ignore_interrupts) as pool:
             for i, digests, trues in pool.imap_unordered(_block, work):
                 results[i] = (digests, trues)
                 if progress:

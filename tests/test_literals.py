@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from oracle import decode_float
 
 from ptxsmt.isa.literals import (
+    MAX_LITERAL,
     LiteralError,
     describe,
     fp_class,
     hex_bits,
+    parse_immediate,
     parse_value,
     ptx_literal,
 )
@@ -94,3 +96,37 @@ def test_f32_roundtrip_through_ptx_literal(b):
     value = decode_float(b, "f32")
     if not math.isnan(value):
         assert parse_value(repr(value), F32) == b or value == 0  # -0.0 repr keeps sign
+
+
+LONG = "9" * 5000
+
+
+@pytest.mark.parametrize("text", [LONG, "-" + LONG, "0x" + LONG, "0b" + "1" * 5000,
+                                  "0" + "7" * 5000, LONG + ".5", "1e" + LONG, "0f" + "F" * 5000])
+@pytest.mark.parametrize("name", ["u32", "s64", "f32", "f16", "b64", "pred"])
+def test_thousands_of_digits_are_a_short_clear_error(text, name):
+    for parse in (parse_value, parse_immediate):
+        with pytest.raises(LiteralError) as err:
+            parse(text, ptx_type(name))
+        assert len(str(err.value)) < 200 and '…"' in str(err.value)
+
+
+def test_the_length_cap_is_generous():
+    assert parse_value("0x" + "0" * (MAX_LITERAL - 3) + "1", ptx_type("u32")) == 1
+    assert parse_value("0." + "0" * (MAX_LITERAL - 3) + "1", F64) == 0
+    with pytest.raises(LiteralError, match="characters long"):
+        parse_value("0x" + "0" * (MAX_LITERAL - 2) + "1", ptx_type("u32"))
+
+
+@pytest.mark.parametrize("text,t,bits", [
+    ("1" * 400, F32, 0x7F800000), ("-" + "1" * 400, F64, 0xFFF0000000000000),  # inf, no crash
+    ("-0", F32, 0x80000000), ("-0", F16, 0x8000), ("0", BF16, 0),
+])
+def test_decimal_integers_for_floats_are_read_as_text(text, t, bits):
+    assert parse_value(text, t) == bits
+
+
+@pytest.mark.parametrize("text", ["09", "-08", "0019", "09U"])
+def test_a_leading_zero_is_octal(text):
+    with pytest.raises(LiteralError, match="octal"):
+        parse_value(text, ptx_type("u32"))

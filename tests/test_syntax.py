@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ptxsmt import PtxError, parse, parse_one
@@ -23,7 +28,7 @@ def test_every_variant_prints_and_parses_back():
 def test_snippet_with_guards_comments_and_percent_names():
     ins = parse("""
         // a rewrite
-        @%p1 setp.lt.and.ftz.f32 %p2|_, %f1, 0f3F800000, !%p3;  /* inline */ selp.b32 r, 1, -2, p2
+        @%p1 setp.lt.and.ftz.f32 %p2|_, %f1, 0f3F800000, !%p3;  /* inline */ selp.b32 r, 1, -2, p2;
         @!q vset2.s32.u32.ge.add r.h1, a.h01, b.h22, c;
     """)
     assert [str(i.variant) for i in ins] == [
@@ -60,12 +65,12 @@ def test_integer_immediates(immediate):
 
 
 @pytest.mark.parametrize("text,col,fragment", [
-    ("setp.lt.foo.f32 p, a, b;", 9, "unknown modifier '.foo'"),
+    ("setp.lt.foo.f32 p, a, b;", 9, 'unknown modifier ".foo"'),
     ("setp.lt.f32 p, a;", 12, "takes 3 operands"),
     ("setp.lt.and.f32 p, a, b;", 16, "takes 4 operands"),
     ("setp.lt.f32.f32 p, a, b;", 1, "needs one type"),
     ("setp.f32 p, a, b;", 1, "needs a comparison"),
-    ("frob.lt.f32 p, a, b;", 1, "unknown instruction 'frob'"),
+    ("frob.lt.f32 p, a, b;", 1, 'unknown instruction "frob"'),
     ("setp.lt.lt.f32 p, a, b;", 9, "repeated comparison"),
     ("selp.lt.b32 d, a, b, c;", 6, "selp does not take comparison"),
     ("setp.lt.u16 p, a, 70000;", 19, "out of range"),
@@ -93,3 +98,81 @@ def test_errors_name_problem_and_place(text, col, fragment):
     assert err.value.line == 1 and err.value.col == col
     if fragment:
         assert fragment in err.value.message
+
+
+# ---- what ptxas 13.0 refuses, refused here too (measured with /usr/local/bin/ptxas) -------
+
+@pytest.mark.parametrize("text,col,fragment", [
+    ("setp.lt.f32 p, a, b", 20, "missing ';'"),
+    ("setp.lt.f32 p, a, b;;", 21, "empty statement"),
+    ("setp.lt.f32 p, a, b; ;", 22, "empty statement"),
+    (";", 1, "empty statement"),
+    ("setp.lt.f32 p, a, b; /* x */ ;", 30, "empty statement"),
+    ("setp.lt.f32 p, a, b; setp.lt.f32 q, a, b", 41, "missing ';'"),
+    ("setp.lt.u32 p, a, 1 setp.lt.u32 q, a, 1;", 12, "takes 3 operands"),  # no ; between
+    ("setp.lt.foo.f32 p, a, b", 9, "unknown modifier"),  # the statement's own error first
+])
+def test_statements_end_with_a_semicolon(text, col, fragment):
+    with pytest.raises(PtxError) as err:
+        parse(text)
+    assert (err.value.line, err.value.col) == (1, col) and fragment in err.value.message
+
+
+def test_missing_semicolon_names_the_line():
+    with pytest.raises(PtxError) as err:
+        parse("setp.lt.u32 p, a, b;\nsetp.lt.u32 q, a, b\nselp.b32 d, a, b, p;")
+    assert (err.value.line, err.value.col) == (2, 20) and "missing ';'" in err.value.message
+    assert len(parse("setp.lt.u32 p, a, b; // done\r\n\n/* a\n b */ selp.b32 d, a, b, p;\n")) == 2
+
+
+# Each immediate as ptxas 13.0 reads it in `setp.eq.T p, a, IMM;` (True: accepted).
+IMMEDIATES = [
+    ("u32", "09", False), ("u32", "08", False), ("u32", "-09", False), ("u32", "019", False),
+    ("u32", "07", True), ("u32", "00", True), ("u32", "0", True), ("u32", "-07", True),
+    ("u32", "7u", False), ("u32", "0x1u", False), ("u32", "07u", False), ("u32", "0b1u", False),
+    ("u32", "7U", True), ("u32", "0x1U", True), ("u32", "0b1U", True), ("u32", "07U", True),
+    ("f32", "1e400", False), ("f32", "-1e400", False), ("f32", "1e-400", False),
+    ("f32", "1e-320", False), ("f32", "2e-324", False), ("f32", "1.7976931348623159e308", False),
+    ("f32", "1.7976931348623157e308", True), ("f32", "0.0e-400", True), ("f32", "0e999", True),
+    ("f32", "09.5", True), ("f32", "1.", True), ("f32", ".5", True), ("f64", "1e-300", True),
+]
+
+
+def _accepted(text: str) -> bool:
+    try:
+        parse_one(text)
+        return True
+    except PtxError:
+        return False
+
+
+@pytest.mark.parametrize("t,imm,ok", IMMEDIATES)
+def test_immediates_as_ptxas_reads_them(t, imm, ok):
+    assert _accepted(f"setp.eq.{t} p, a, {imm};") == ok
+
+
+ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not found")
+
+
+@ptxas
+def test_immediate_table_is_what_ptxas_says():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from ptxas_probe import probe, reg
+
+    lines = [f"setp.eq.{t} {reg('pred')}, {reg(t)}, {imm};" for t, imm, _ in IMMEDIATES]
+    assert [err is None for err in probe(lines)] == [ok for _, _, ok in IMMEDIATES]
+
+
+@ptxas
+@pytest.mark.parametrize("body,ok", [
+    ("setp.eq.u32 p, a, 1;", True), ("setp.eq.u32 p, a, 1;;", False),
+    ("setp.eq.u32 p, a, 1;\n;", False), ("setp.eq.u32 p, a, 1", False),
+    ("setp.eq.u32 p, a, 1\nsetp.eq.u32 q, a, 1;", False), ("setp.eq.u32 p, a, 1;/* x */;", False),
+])
+def test_statement_rules_are_what_ptxas_says(body, ok, tmp_path):
+    src = tmp_path / "k.ptx"
+    src.write_text(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                   ".reg .pred p, q; .reg .u32 a;\n" + body + "\nret;\n}\n")
+    run = subprocess.run(["ptxas", "-arch", "sm_90", str(src), "-o", str(tmp_path / "k.o")],
+                         capture_output=True, text=True)
+    assert (run.returncode == 0) == ok == _accepted(body), run.stderr

@@ -13,6 +13,7 @@ from .. import report
 from ..isa.literals import describe
 from ..isa.syntax import PtxError
 from ..isa.targets import parse_target
+from ..progress import MAX_JOBS, Progress
 from ..ptxasdiff import DiffError, DiffReport, ReadbackError, load_jsonl, run_diff
 from ..resources import model_files
 from ..sem.options import Options
@@ -25,7 +26,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--ptxas", "ptxas", default="ptxas", show_default=True, metavar="PATH",
               help="The ptxas to test.")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the first N cases.")
-@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=2, show_default=True,
               help="ptxas processes at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--target", default="sm_90", show_default=True, help="ptxas -arch and .target.")
@@ -52,14 +53,13 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
         if not paths:
             raise DiffError("no FILE given and no models/*.jsonl found")
         for p in paths:
-            if not p.is_file():
-                raise DiffError(f"{p}: no such file")
+            _check_readable(p)
         cases = load_jsonl(paths, opts, limit)
         if not cases:
             raise DiffError("no cases in " + ", ".join(map(str, paths)))
-        progress = _progress if sys.stderr.isatty() and not as_json else None
-        result = run_diff(cases, ptxas=ptxas, jobs=jobs, target=target, opts=opts,
-                          progress=progress)
+        with Progress("assembling", unit="kernels") as bar:
+            result = run_diff(cases, ptxas=ptxas, jobs=jobs, target=target, opts=opts,
+                              progress=lambda done, total: _advance(bar, done, total))
     except ReadbackError as e:
         _fail(f"cannot read the SASS back: {e} (set PTXSMT_DIFF_KEEP=DIR to keep the kernel)")
     except (DiffError, PtxError, OSError) as e:
@@ -76,8 +76,21 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _progress(done: int, total: int) -> None:
-    click.echo(f"\rassembled {done}/{total} kernels", err=True, nl=done == total)
+def _check_readable(path: Path) -> None:
+    """A FILE must be a file of UTF-8 text; say which line is not."""
+    if not path.is_file():
+        raise DiffError(f"{path}: no such file")
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DiffError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x})") from None
+
+
+def _advance(bar: Progress, done: int, total: int) -> None:
+    bar.total = total
+    bar.update(done - bar.done)
 
 
 def text(r: DiffReport) -> str:

@@ -18,6 +18,7 @@ import struct
 from fractions import Fraction
 from functools import lru_cache
 
+from .errors import quote
 from .types import FloatFormat, Kind, PtxType
 
 
@@ -31,12 +32,24 @@ _FLT = re.compile(r"0([fFdD])([0-9a-fA-F]+)")
 _BIN = re.compile(r"([+-]?)0[bB]([01]+)[uU]?")
 _OCT = re.compile(r"([+-]?)0([0-7]+)[uU]?")
 _DEC = re.compile(r"([+-]?)([0-9]+)[uU]?")
+_NOT_OCTAL = re.compile(r"[+-]?0[0-9]+[uU]?")  # `09`: a leading 0 means octal, as in C
 _FLOAT_WORDS = {"nan", "inf", "infinity"}
+# No register needs more (a 64-bit binary literal is 68 characters, the exact decimal of
+# a double about 770), and Python's int() refuses decimals of more than 4,300 digits.
+MAX_LITERAL = 1000
+
+
+def _bounded(text: str) -> str:
+    s = text.strip()
+    if len(s) > MAX_LITERAL:
+        raise LiteralError(f"{quote(s)} is {len(s):,} characters long; "
+                           f"a value has at most {MAX_LITERAL:,}")
+    return s
 
 
 def parse_value(text: str, t: PtxType) -> int | bool:
     """Register bits (an int; a bool for .pred) for a literal or friendly value."""
-    s = text.strip()
+    s = _bounded(text)
     if t.kind is Kind.PRED:
         return _parse_pred(s)
     if s[:2] in ("0x", "0X") and _PLAIN_HEX.fullmatch(s):  # the common case, kept cheap
@@ -44,8 +57,8 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     if m := _FLT.fullmatch(s):
         width = 32 if m.group(1) in "fF" else 64
         if len(m.group(2)) != width // 4:
-            digits = width // 4
-            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have exactly {digits} hex digits")
+            raise LiteralError(f"{quote(s)}: 0{m.group(1)} literals have exactly "
+                               f"{width // 4} hex digits")
         return _fit_bits(int(m.group(2), 16), width, t, s)
     for pattern, base in ((_HEX, 16), (_BIN, 2)):
         if m := pattern.fullmatch(s):
@@ -56,38 +69,43 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     if m := _OCT.fullmatch(s):
         value = int(m.group(2), 8) * (-1 if m.group(1) == "-" else 1)
         return _fit_signed(value, t, s)
+    if _NOT_OCTAL.fullmatch(s):
+        raise LiteralError(f"{quote(s)}: a leading 0 makes an octal literal, and 8 and 9 "
+                           f"are not octal digits")
     if m := _DEC.fullmatch(s):
-        value = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
-        if t.is_float and not t.is_packed:
-            return float_bits(float(value), t.fmt)
-        return _fit_signed(value, t, s)
+        if t.is_float and not t.is_packed:  # from the text: -0 stays -0.0, 1e999 is inf
+            return float_bits(float(m.group(1) + m.group(2)), t.fmt)
+        return _fit_signed(int(m.group(2)) * (-1 if m.group(1) == "-" else 1), t, s)
     try:
         number = float(s)
     except ValueError:
-        raise LiteralError(f"{s!r} is not a value for a .{t.name} register") from None
+        raise LiteralError(f"{quote(s)} is not a value for a .{t.name} register") from None
     if not t.is_float:
-        raise LiteralError(f"{s!r} is a float; .{t.name} needs an integer or hex value")
+        raise LiteralError(f"{quote(s)} is a float; .{t.name} needs an integer or hex value")
     if t.is_packed:
-        raise LiteralError(f"{s!r}: a .{t.name} register needs 32 bits, e.g. 0x3c003c00")
+        raise LiteralError(f"{quote(s)}: a .{t.name} register needs 32 bits, e.g. 0x3c003c00")
     if s.lstrip("+-").lower() in _FLOAT_WORDS or re.fullmatch(r"[+-]?[0-9.]+([eE][+-]?\d+)?", s):
         return float_bits(number, t.fmt)
-    raise LiteralError(f"{s!r} is not a value for a .{t.name} register")
+    raise LiteralError(f"{quote(s)} is not a value for a .{t.name} register")
 
 
 def parse_immediate(text: str, t: PtxType) -> int | bool:
     """An immediate operand in PTX text, as ptxas 13.0 reads it for a `.t` operand:
     integers for bit/integer types; `0f` for f32/f64/b32; `0d` and decimal floats for
     f32/f64/b64 (a decimal is a double, then rounded); 0/1 for predicates. Unlike
-    ptxas, which truncates, an integer that does not fit is an error."""
-    s = text.strip()
+    ptxas, which truncates, an integer that does not fit is an error. As in ptxas, the
+    unsigned suffix is `U` only, and a decimal float a double cannot hold is an error."""
+    s = _bounded(text)
+    if s.endswith("u"):
+        raise LiteralError(f"{quote(s)}: the unsigned suffix is 'U' (ptxas refuses 'u')")
     if t.kind is Kind.PRED:
         if s not in ("0", "1"):
-            raise LiteralError(f"{s!r} is not a predicate immediate (0 or 1)")
+            raise LiteralError(f"{quote(s)} is not a predicate immediate (0 or 1)")
         return s == "1"
     if m := _FLT.fullmatch(s):
         width = 32 if m.group(1) in "fF" else 64
         if len(m.group(2)) != width // 4:
-            raise LiteralError(f"{s!r}: 0{m.group(1)} literals have {width // 4} hex digits")
+            raise LiteralError(f"{quote(s)}: 0{m.group(1)} literals have {width // 4} hex digits")
         bits = int(m.group(2), 16)
         if t.width == width and (t.is_float or t.kind is Kind.BIT):
             return bits
@@ -95,19 +113,31 @@ def parse_immediate(text: str, t: PtxType) -> int | bool:
             fmt = "<f" if width == 32 else "<d"
             value = struct.unpack(fmt, bits.to_bytes(width // 8, "little"))[0]
             return float_bits(value, t.fmt)
-        raise LiteralError(f"{s!r} is not a literal for a .{t.name} operand")
+        raise LiteralError(f"{quote(s)} is not a literal for a .{t.name} operand")
     if _DECIMAL_FLOAT.fullmatch(s):
+        value = _double(s)
         if t.name in ("f32", "f64"):
-            return float_bits(float(s), t.fmt)
+            return float_bits(value, t.fmt)
         if t.name == "b64":
-            return struct.unpack("<Q", struct.pack("<d", float(s)))[0]
-        raise LiteralError(f"{s!r} is a float literal; .{t.name} operands take integers")
+            return struct.unpack("<Q", struct.pack("<d", value))[0]
+        raise LiteralError(f"{quote(s)} is a float literal; .{t.name} operands take integers")
     if t.is_float:
-        raise LiteralError(f"{s!r}: .{t.name} immediates are written 0f…, 0d… or like 1.0")
+        raise LiteralError(f"{quote(s)}: .{t.name} immediates are written 0f…, 0d… or like 1.0")
     return parse_value(s, t)
 
 
 _DECIMAL_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+(?=[eE]))([eE][+-]?\d+)?")
+_DOUBLE_MIN_NORMAL = 2.2250738585072014e-308
+
+
+def _double(s: str) -> float:
+    """A decimal float immediate as ptxas reads it: strtod, refused on overflow and on
+    underflow (ptxas: "Constant overflow" for 1e400, 1e-400 and the subnormal 1e-320)."""
+    value = float(s)
+    zero = not any(ch in "123456789" for ch in s.lower().partition("e")[0])
+    if math.isinf(value) or (not zero and abs(value) < _DOUBLE_MIN_NORMAL):
+        raise LiteralError(f"{quote(s)} is out of range for a double (ptxas: constant overflow)")
+    return value
 
 
 def _parse_pred(s: str) -> bool:
@@ -116,21 +146,21 @@ def _parse_pred(s: str) -> bool:
         return True
     if low in ("false", "0", "0x0"):
         return False
-    raise LiteralError(f"{s!r} is not a predicate value (true/false/1/0)")
+    raise LiteralError(f"{quote(s)} is not a predicate value (true/false/1/0)")
 
 
 def _fit_bits(value: int, width: int, t: PtxType, s: str) -> int:
     if width != t.width and _FLT.fullmatch(s):
-        raise LiteralError(f"{s!r} is {width} bits; .{t.name} registers are {t.width} bits")
+        raise LiteralError(f"{quote(s)} is {width} bits; .{t.name} registers are {t.width} bits")
     if value >= 1 << t.width:
-        raise LiteralError(f"{s!r} does not fit a {t.width}-bit .{t.name} register")
+        raise LiteralError(f"{quote(s)} does not fit a {t.width}-bit .{t.name} register")
     return value
 
 
 def _fit_signed(value: int, t: PtxType, s: str) -> int:
     lo, hi = -(1 << (t.width - 1)), (1 << t.width) - 1
     if not lo <= value <= hi:
-        raise LiteralError(f"{s!r} is out of range for a {t.width}-bit .{t.name} register")
+        raise LiteralError(f"{quote(s)} is out of range for a {t.width}-bit .{t.name} register")
     return value & ((1 << t.width) - 1)
 
 

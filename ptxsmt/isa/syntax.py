@@ -1,8 +1,9 @@
 """One grammar, both ways: PTX text <-> `Instruction`s.
 
-A snippet is straight-line PTX: instructions separated by `;` or newlines,
-`//` and `/* */` comments, optional guards `@p` / `@!p`. Every error names
-its place as `line L, col C`.
+A snippet is straight-line PTX: instructions, each ended by `;` as ptxas
+wants (no `;;`, no empty statement), `//` and `/* */` comments, optional
+guards `@p` / `@!p`. Unlike ptxas, an instruction does not span lines. Every
+error names its place as `line L, col C`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import PtxError
+from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .types import PRED, TYPES, PtxType, bit_type
@@ -174,15 +175,26 @@ def parse(text: str) -> list[Instruction]:
     clean = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
     out: list[Instruction] = []
     for line_no, line in enumerate(clean.split("\n"), 1):
-        pos = 0
-        for stmt in line.split(";"):
-            col = pos + 1 + (len(stmt) - len(stmt.lstrip()))
+        *statements, tail = line.split(";")
+        pos = 0  # where the statement starts, 0-based
+        for stmt in statements:
+            if not stmt.strip():
+                raise PtxError("empty statement: ';' with no instruction before it",
+                               line_no, pos + len(stmt) + 1)
+            out.append(_parse_statement(stmt.strip(), line_no, _start(stmt, pos)))
             pos += len(stmt) + 1
-            if stmt.strip():
-                out.append(_parse_statement(stmt.strip(), line_no, col))
+        if tail.strip():  # its own errors first, then the missing `;`
+            _parse_statement(tail.strip(), line_no, _start(tail, pos))
+            raise PtxError("missing ';' at the end of the instruction", line_no,
+                           pos + len(tail.rstrip()) + 1)
     if not out:
         raise PtxError("no instruction found", 1, 1)
     return out
+
+
+def _start(stmt: str, pos: int) -> int:
+    """The 1-based column of a statement's first character."""
+    return pos + 1 + len(stmt) - len(stmt.lstrip())
 
 
 def parse_one(text: str) -> Instruction:
@@ -197,10 +209,10 @@ def parse_variant(spelling: str) -> Variant:
     """`setp.lt.ftz.f32` -> Variant (modifiers in any order, as ptxas allows)."""
     head = spelling.strip()
     if not _OPCODE.fullmatch(head):
-        raise PtxError(f"{head!r} is not an instruction spelling like setp.lt.f32", 1, 1)
+        raise PtxError(f"{quote(head)} is not an instruction spelling like setp.lt.f32", 1, 1)
     opcode, *mods = head.split(".")
     if opcode not in SYNTAX:
-        raise PtxError(f"unknown instruction {opcode!r}", 1, 1)
+        raise PtxError(f"unknown instruction {quote(opcode)}", 1, 1)
     return _parse_modifiers(opcode, mods, 1, 1)
 
 
@@ -212,11 +224,12 @@ def _parse_statement(stmt: str, line: int, col: int) -> Instruction:
         stmt, col = stmt[m.end():], col + m.end()
     m = _OPCODE.match(stmt)
     if not m:
-        raise PtxError(f"expected an instruction, found {stmt.split()[0]!r}", line, col)
+        found = (stmt.split() or [stmt])[0]
+        raise PtxError(f"expected an instruction, found {quote(found)}", line, col)
     head = m.group(0)
     opcode = head.split(".")[0]
     if opcode not in SYNTAX:
-        raise PtxError(f"unknown instruction {opcode!r} (ptxsmt knows {', '.join(SYNTAX)})",
+        raise PtxError(f"unknown instruction {quote(opcode)} (ptxsmt knows {', '.join(SYNTAX)})",
                        line, col)
     variant = _parse_modifiers(opcode, head.split(".")[1:], line, col)
     operands = _parse_operands(variant, stmt[m.end():], line, col + m.end())
@@ -233,7 +246,7 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
         where = (line, offset + 1)
         offset += len(mod) + 1
         if kind is None:
-            raise PtxError(f"unknown modifier '.{mod}' for {opcode}", *where)
+            raise PtxError(f"unknown modifier {quote('.' + mod)} for {opcode}", *where)
         if kind not in syntax.modifiers:
             raise PtxError(f"{opcode} does not take {_KIND_NAMES[kind]} '.{mod}'", *where)
         if kind == "type":
@@ -333,15 +346,17 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         if suffix:
             lane = parse_lane_spec(suffix)
             if not syntax.lane_prefix or lane is None or slot == "c":
-                raise PtxError(f"unexpected operand modifier '{suffix}' on {slot}", line, col)
+                raise PtxError(f"unexpected operand modifier {quote(suffix)} on {slot}",
+                               line, col)
             _check_lane_spec(v, slot, lane, line, col)
         return Operand("reg", name, negated, lane, col, spelled=(m.group(1),))
     if is_dest:
-        raise PtxError(f"destination {slot} must be a register, found {raw!r}", line, col)
+        raise PtxError(f"destination {slot} must be a register, found {quote(raw)}", line, col)
     if syntax.lane_prefix:
-        raise PtxError(f"{v.opcode} operands must be registers, found {raw!r}", line, col)
+        raise PtxError(f"{v.opcode} operands must be registers, found {quote(raw)}", line, col)
     if t is PRED and (body not in ("0", "1") or any(x.name.startswith("bf16") for x in v.types)):
-        raise PtxError(f"operand {slot} must be a predicate register, found {raw!r}", line, col)
+        raise PtxError(f"operand {slot} must be a predicate register, found {quote(raw)}",
+                       line, col)
     if t.name in NO_LITERAL_TYPES:
         raise PtxError(f"operand {slot}: PTX has no .{t.name} literal, use a register",
                        line, col)
@@ -358,14 +373,14 @@ def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) ->
     names = [n.lstrip("%") for n in spelled]
     ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in spelled)
     if v.opcode != "mov" or not ok or len(names) < 2 or t.width % len(names) or t is PRED:
-        raise PtxError(f"unexpected vector operand {raw!r}", line, col)
+        raise PtxError(f"unexpected vector operand {quote(raw)}", line, col)
     return Operand("vec", raw, col=col, elements=tuple(names), spelled=tuple(spelled))
 
 
 def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int) -> None:
     prefix, lanes = SYNTAX[v.opcode].lane_prefix, v.lanes
     if lane.prefix != prefix:
-        raise PtxError(f"{v.opcode} lane modifiers start with '.{prefix}', found '{lane}'",
+        raise PtxError(f"{v.opcode} lane modifiers start with '.{prefix}', found {quote(lane)}",
                        line, col)
     if slot == "d":
         ok = (0 < len(lane.digits) <= lanes and all(x < lanes for x in lane.digits)
@@ -375,7 +390,7 @@ def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int)
         ok = len(lane.digits) == lanes and all(x < 2 * lanes for x in lane.digits)
         what = "selector"
     if not ok:
-        raise PtxError(f"invalid {v.opcode} {what} '{lane}'", line, col)
+        raise PtxError(f"invalid {v.opcode} {what} {quote(lane)}", line, col)
     if lane.spelling[1:] in UNPARSABLE_SELECTORS:
         raise PtxError(f"ptxas cannot parse the selector '{lane}' (it reads it as a type)",
                        line, col)

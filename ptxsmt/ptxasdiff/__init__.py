@@ -315,7 +315,7 @@ def load_jsonl(paths: Iterable[Path | str], opts: Options = DEFAULT,
                     continue
                 try:
                     cases.append(make_case(json.loads(line), opts))
-                except (ValueError, PtxError, DiffError) as e:
+                except (ValueError, RecursionError, PtxError, DiffError) as e:
                     msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
                     raise DiffError(f"{path}:{number}: {msg}") from None
     return cases

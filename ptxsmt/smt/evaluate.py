@@ -11,14 +11,22 @@ from dataclasses import dataclass, field
 
 import z3
 
+from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, hex_bits, parse_value
-from ..isa.syntax import PtxError
 from ..isa.types import PtxType
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
 
 Value = int | bool
+
+
+class UnspecifiedOutput(PtxError):
+    """An output holds a value the PTX ISA leaves open (a cvt of a NaN): no bits exist."""
+
+    def __init__(self, message: str, output: str):
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,12 @@ def convert_inputs(raw: Mapping[str, object], types: Mapping[str, PtxType],
         key = name.lstrip("%")
         if key not in types:
             known = ", ".join(wanted) or "nothing"
-            raise PtxError(f"unknown input {name!r}: the snippet reads {known}")
+            raise PtxError(f"unknown input {quote(name)}: the snippet reads {known}")
         t = types[key]
         try:
             out[key] = _convert(value, t)
         except LiteralError as e:
-            raise PtxError(f"input {name}: {e}") from None
+            raise PtxError(f"input {quote(name)}: {e}") from None
     return out
 
 
@@ -63,11 +71,12 @@ def _convert(value: object, t: PtxType) -> Value:
         if t.width == 1:
             return bool(value)
         if not 0 <= value < 1 << t.width:
-            raise LiteralError(f"{value:#x} does not fit a {t.width}-bit .{t.name} register")
+            raise LiteralError(f"{quote(hex(value))} does not fit a {t.width}-bit .{t.name} "
+                               f"register")
         return value
     if isinstance(value, str):
         return parse_value(value, t)
-    raise LiteralError(f"{value!r} is not a value (use a string, an integer or a boolean)")
+    raise LiteralError(f"{quote(value)} is not a value (use a string, an integer or a boolean)")
 
 
 def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
@@ -95,4 +104,41 @@ def _value(term: z3.ExprRef, name: str, enc, values) -> Value:
     if z3.is_bv_value(term):
         return term.as_long()
     missing = [n for n in enc.inputs if n not in values]
-    raise PtxError(f"output {name} depends on inputs without a value: {', '.join(missing)}")
+    if missing:
+        raise PtxError(f"output {name} depends on inputs without a value: {', '.join(missing)}")
+    return _pinned(term, name)
+
+
+def _pinned(term: z3.ExprRef, name: str) -> Value:
+    """An output that still holds a named free value (one the ISA leaves open, such as
+    the NaN of a cvt): its value if no choice of the free values changes it (a compare
+    of that NaN), else a clear error. Never a guess."""
+    free = _free_values(term)
+    one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
+    solver = z3.Solver()
+    solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
+    if free and solver.check() != z3.unsat:
+        f = free[0]
+        args = ", ".join(hex_bits(x.as_long(), x.size()) if z3.is_bv_value(x) else str(x)
+                         for x in f.children())
+        raise UnspecifiedOutput(f"output {name} is unspecified: {f.decl().name()} on {args} "
+                                "gives a value the PTX ISA leaves open (README, Spec notes 9)",
+                                name)
+    value = z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(0, f.size())) for f in free]))
+    if z3.is_bv_value(value) or z3.is_true(value) or z3.is_false(value):
+        return z3.is_true(value) if z3.is_bool(value) else value.as_long()
+    raise RuntimeError(f"output {name} did not simplify to a value: {value}")  # a ptxsmt bug
+
+
+def _free_values(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """Applications of uninterpreted functions (inputs are constants, never applied)."""
+    seen, todo, found = set(), [term], []
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.append(t)
+        todo.extend(t.children())
+    return found

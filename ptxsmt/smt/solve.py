@@ -67,8 +67,10 @@ class Query:
         return s
 
     def smt2(self) -> str:
+        """The query in standard SMT-LIB 2, QF_BVFP: only Bool and bit-vector constants
+        are declared, and no operator is Z3's own."""
         s = z3.Solver()
-        s.add(self.differ)
+        s.add(*_ackermann(_no_unary(self.differ)))
         header = [
             "; ptxsmt equivalence query: sat means the snippets differ",
             f"; lhs: {' '.join(self.lhs_text.split())}",
@@ -76,6 +78,46 @@ class Query:
             f"; outputs: {', '.join(self.outputs)}",
         ]
         return "\n".join(header) + "\n(set-logic QF_BVFP)\n" + s.to_smt2()
+
+
+def _subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """Each distinct subterm once, parents before children, in a fixed order."""
+    seen, order, todo = set(), [], [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            order.append(t)
+            todo.extend(reversed(t.children()))
+    return order
+
+
+def _no_unary(term: z3.BoolRef) -> z3.BoolRef:
+    """A one-operand or/and (a single compared output) as its operand: Z3 writes
+    `(or x)`, which the standard does not allow."""
+    while unary := [t for t in _subterms(term) if t.num_args() == 1 and
+                    (z3.is_or(t) or z3.is_and(t))]:
+        term = z3.substitute(term, *[(t, t.arg(0)) for t in unary])
+    return term
+
+
+def _ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
+    """QF_BVFP has no function symbols: each application of a named free value (a
+    cvt's NaN) becomes a constant, and applications with equal arguments get equal
+    values (Ackermann's reduction, equisatisfiable)."""
+    apps = [t for t in _subterms(term) if t.num_args() and
+            t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+    consts = [(t, z3.Const(f"{t.decl().name()}!{i}", t.sort())) for i, t in enumerate(apps)]
+    if not consts:
+        return [term]
+    lemmas = []
+    for i, (f, m) in enumerate(consts):
+        for g, n in consts[i + 1:]:
+            if f.decl() == g.decl():
+                same = [z3.substitute(x, *consts) == z3.substitute(y, *consts)
+                        for x, y in zip(f.children(), g.children())]
+                lemmas.append(z3.Implies(same[0] if len(same) == 1 else z3.And(same), m == n))
+    return [*lemmas, z3.substitute(term, *consts)]
 
 
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
@@ -106,6 +148,10 @@ def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = No
                  opts, rhs_opts)
 
 
+# z3 handles SIGINT during check() by cancelling it and answering unknown for these reasons
+INTERRUPTED = ("interrupted", "canceled")
+
+
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
                       minimise: bool = True, rhs_opts: Options | None = None) -> Verdict:
@@ -119,7 +165,10 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
         return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
                        solver_seconds=solver_time)
     if result == z3.unknown:
-        return Verdict("unknown", q.outputs, reason=solver.reason_unknown(),
+        reason = solver.reason_unknown()
+        if any(word in reason for word in INTERRUPTED):
+            raise KeyboardInterrupt  # z3 caught Ctrl-C itself: not a verdict
+        return Verdict("unknown", q.outputs, reason=reason,
                        seconds=time.perf_counter() - start, solver_seconds=solver_time)
     t0 = time.perf_counter()
     values = _model_values(solver.model(), q)
