@@ -9,7 +9,7 @@ from .isa.literals import describe
 from .isa.variants import Catalogue
 from .proofs import Result
 from .smt.classes import ClassReport
-from .smt.evaluate import Evaluation, to_json
+from .smt.evaluate import UNSPECIFIED, Evaluation, to_json
 from .smt.solve import Counterexample, Verdict
 
 
@@ -53,6 +53,13 @@ def variants_text(rows: list[dict]) -> str:
     out.append("")
     out.append("  ".join(f"{f}: {n}" for f, n in counts.items()) + f"  total: {len(rows)}")
     return "\n".join(out)
+
+
+def show(value, t) -> str:
+    """describe(), and a value the ISA leaves open said as such."""
+    if value is UNSPECIFIED:
+        return "unspecified (any NaN: the PTX ISA leaves it open, Spec notes 9)"
+    return describe(value, t)
 
 
 def dumps(obj: object) -> str:
@@ -108,7 +115,7 @@ def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
     lines += [f"    {k:<{width}} = {describe(val, cex.types[k])}" for k, val in cex.inputs.items()]
     for label, side in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label}:")
-        lines += [f"    {o:<{width}} = {describe(side[o], cex.types[o])}" for o in v.outputs]
+        lines += [f"    {o:<{width}} = {show(side[o], cex.types[o])}" for o in v.outputs]
     lines += ["  reproduce:", "    " + reproduce(lhs, cex, lhs_names),
               "    " + reproduce(rhs, cex, rhs_names)]
     if classes is not None:

@@ -221,3 +221,27 @@ def test_ptxas_fixes_no_nan(cvt, src, nan, run_time, folded):
     live = _sass(f"{src} {cvt} {store}")
     assert run_time in live and "0x7fffffff" not in live
     assert folded in _sass(f"{nan} {cvt} {store}")
+
+
+def test_a_counterexample_may_hinge_on_an_unspecified_nan():
+    """`cvt.f32.bf16` of a NaN is any NaN; a rewrite that fixes the payload is different."""
+    from click.testing import CliRunner
+
+    from ptxsmt.cli import main
+
+    r = CliRunner().invoke(main, ["equiv", "--json", "cvt.f32.bf16 x, a;",
+                                  "mov.b32 x, {z, a}; and.b32 x, x, 0xffff0000;"])
+    assert r.exit_code == 1, r.output
+    cex = json.loads(r.output)["counterexample"]
+    assert cex["lhs"]["x"] == "unspecified"
+    a = int(cex["inputs"]["a"], 16)
+    assert (a >> 7) & 0xFF == 0xFF and a & 0x7F  # the input is a bf16 NaN
+
+
+def test_vectors_leave_out_unspecified_outputs():
+    from ptxsmt.smt.vectors import vectors_for
+
+    vecs = list(vectors_for("cvt.f32.bf16 d, a;", per_case=2))
+    assert len(vecs) >= 10  # every class but NaN, both outcomes where reachable
+    assert all(v["outputs"]["d"] != "unspecified" for v in vecs)
+    assert not any(v["case"].startswith("a=NaN") for v in vecs)

@@ -18,7 +18,17 @@ from ..program import compiled
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
 
-Value = int | bool
+
+class Unspecified:
+    """The value of an output the PTX ISA leaves open (any NaN), where a caller asked to
+    see it rather than an error: a counterexample may hinge on it."""
+
+    def __repr__(self) -> str:
+        return "unspecified"
+
+
+UNSPECIFIED = Unspecified()
+Value = int | bool | Unspecified
 
 
 class UnspecifiedOutput(PtxError):
@@ -41,7 +51,10 @@ class Evaluation:
 
 
 def to_json(value: Value, t: PtxType) -> str | bool:
-    """The JSON contract: booleans for predicates, exact-width lower-case hex otherwise."""
+    """The JSON contract: booleans for predicates, exact-width lower-case hex otherwise
+    ("unspecified" for a value the ISA leaves open)."""
+    if value is UNSPECIFIED:
+        return "unspecified"
     return bool(value) if t.width == 1 else hex_bits(int(value), t.width)
 
 
@@ -80,8 +93,9 @@ def _convert(value: object, t: PtxType) -> Value:
 
 
 def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
-             opts: Options = DEFAULT) -> Evaluation:
-    """Run a snippet on concrete inputs.
+             opts: Options = DEFAULT, unspecified_ok: bool = False) -> Evaluation:
+    """Run a snippet on concrete inputs. An output the ISA leaves open raises
+    UnspecifiedOutput, or is UNSPECIFIED with `unspecified_ok`.
 
     >>> evaluate("setp.lt.f32 p, a, b;", {"a": "nan", "b": "1.0"}).outputs
     {'p': False}
@@ -93,7 +107,12 @@ def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
     outputs: dict[str, Value] = {}
     for name, term in enc.outputs.items():
         result = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
-        outputs[name] = _value(result, name, enc, values)
+        try:
+            outputs[name] = _value(result, name, enc, values)
+        except UnspecifiedOutput:
+            if not unspecified_ok:
+                raise
+            outputs[name] = UNSPECIFIED
     used = {k: v for k, v in values.items() if k in enc.inputs}
     return Evaluation(program.types, used, outputs, program.spelling)
 

@@ -19,7 +19,7 @@ from ..isa.syntax import PtxError
 from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
-from .evaluate import Value, evaluate
+from .evaluate import UNSPECIFIED, Value, evaluate
 
 
 class ReplayError(RuntimeError):
@@ -181,10 +181,15 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
 
 
 def replay(q: Query, values: dict[str, Value]) -> Counterexample:
-    """Evaluate both sides on the model's inputs; they must differ on a compared output."""
-    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, q.lhs_opts)
-    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, q.rhs_opts)
-    if all(lhs.outputs[o] == rhs.outputs[o] for o in q.outputs):
+    """Evaluate both sides on the model's inputs; they must differ on a compared output.
+    An output the ISA leaves open (any NaN) counts as differing: the solver found a
+    choice of that value under which the sides disagree, and the hardware may make it."""
+    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, q.lhs_opts,
+                   unspecified_ok=True)
+    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, q.rhs_opts,
+                   unspecified_ok=True)
+    if all(lhs.outputs[o] == rhs.outputs[o] and lhs.outputs[o] is not UNSPECIFIED
+           for o in q.outputs):
         raise ReplayError(f"counterexample {values} does not replay: both sides give "
                           f"{ {o: lhs.outputs[o] for o in q.outputs} }")
     return Counterexample(values, lhs.outputs, rhs.outputs, q.types)
