@@ -345,3 +345,33 @@ def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
     assert out[0]["outputs"] == {"d": "0x00000002"} and out[2]["outputs"] == {"p": True}
     assert out[1]["error"].startswith("line 2: internal error (a ptxsmt bug, please report it): "
                                       "ZeroDivisionError")
+
+
+@pytest.mark.parametrize("where", ["equiv", "all-classes", "vectors", "minimise"])
+def test_z3_swallowing_ctrl_c_is_never_an_answer(monkeypatch, where):
+    """z3 answers unknown ("interrupted from keyboard") when Ctrl-C lands in check():
+    every solver call turns that back into KeyboardInterrupt."""
+    import z3
+
+    from ptxsmt.smt import classes, solve, vectors
+
+    real = z3.Solver.check
+    calls = {"n": 0}
+    trip = {"equiv": 1, "all-classes": 3, "vectors": 1, "minimise": 2}[where]
+
+    def check(self, *a):
+        calls["n"] += 1
+        return z3.unknown if calls["n"] >= trip else real(self, *a)
+
+    monkeypatch.setattr(z3.Solver, "check", check)
+    monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "interrupted from keyboard")
+    lhs, rhs = "setp.lt.f32 p, a, b; not.pred p, p;", "setp.ge.f32 p, a, b;"
+    with pytest.raises(KeyboardInterrupt):
+        if where == "vectors":
+            list(vectors.vectors_for("setp.lt.f32 p, a, b;"))
+        elif where == "all-classes":
+            q = solve.build_query(lhs, rhs)
+            calls["n"] = 2
+            classes.class_report(q, 5.0)
+        else:
+            solve.check_equivalence(lhs, rhs)

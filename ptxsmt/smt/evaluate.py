@@ -17,6 +17,7 @@ from ..isa.types import PtxType
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
+from .solver import check
 
 
 class Unspecified:
@@ -136,7 +137,7 @@ def _pinned(term: z3.ExprRef, name: str) -> Value:
     one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
     solver = z3.Solver()
     solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
-    if free and solver.check() != z3.unsat:
+    if free and check(solver) != z3.unsat:
         f = free[0]
         args = ", ".join(hex_bits(x.as_long(), x.size()) if z3.is_bv_value(x) else str(x)
                          for x in f.children())

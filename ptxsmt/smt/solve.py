@@ -20,6 +20,7 @@ from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
 from .evaluate import UNSPECIFIED, Value, evaluate
+from .solver import check
 
 
 class ReplayError(RuntimeError):
@@ -148,10 +149,6 @@ def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = No
                  opts, rhs_opts)
 
 
-# z3 handles SIGINT during check() by cancelling it and answering unknown for these reasons
-INTERRUPTED = ("interrupted", "canceled")
-
-
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
                       minimise: bool = True, rhs_opts: Options | None = None) -> Verdict:
@@ -159,16 +156,13 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
     q = build_query(lhs_text, rhs_text, outputs, opts, rhs_opts)
     solver = q.solver(timeout)
     t0 = time.perf_counter()
-    result = solver.check()
+    result = check(solver)
     solver_time = time.perf_counter() - t0
     if result == z3.unsat:
         return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
                        solver_seconds=solver_time)
     if result == z3.unknown:
-        reason = solver.reason_unknown()
-        if any(word in reason for word in INTERRUPTED):
-            raise KeyboardInterrupt  # z3 caught Ctrl-C itself: not a verdict
-        return Verdict("unknown", q.outputs, reason=reason,
+        return Verdict("unknown", q.outputs, reason=solver.reason_unknown(),
                        seconds=time.perf_counter() - start, solver_seconds=solver_time)
     t0 = time.perf_counter()
     values = _model_values(solver.model(), q)
@@ -232,10 +226,10 @@ def _minimise(q: Query, values: dict[str, Value], timeout: float | None) -> dict
         t = q.types[name]
         for cand in nice_values(t):
             eq = const == _const(cand, t)
-            if solver.check(*fixed, eq) == z3.sat:
+            if check(solver, *fixed, eq) == z3.sat:
                 fixed.append(eq)
                 break
-    if solver.check(*fixed) != z3.sat:  # a timeout mid-way: keep the solver's first model
+    if check(solver, *fixed) != z3.sat:  # a timeout mid-way: keep the solver's first model
         return values
     return _model_values(solver.model(), q)
 

@@ -23,6 +23,7 @@ from ..program import Program
 from ..sem.options import DEFAULT, Options
 from .classes import axes, class_of
 from .evaluate import UNSPECIFIED, evaluate, to_json
+from .solver import check
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def vectors_for(text: str, per_case: int = 1, limit: int | None = None,
         solver.push()
         solver.add(case.constraint)
         for _ in range(per_case):
-            if solver.check() != z3.sat:
+            if check(solver) != z3.sat:
                 break
             model = solver.model()
             values = {}
