@@ -28,6 +28,7 @@ from pathlib import Path
 from string import Template
 
 from .isa.syntax import PtxError
+from .progress import ignore_interrupts
 from .sem.options import Options
 from .smt.classes import input_classes
 from .smt.solve import ReplayError, build_query, check_equivalence
@@ -197,7 +198,8 @@ def run(instances: list[Instance], jobs: int = 1, timeout: float | None = 30.0,
             if progress:
                 progress(results[-1])
         return results
-    with get_context("fork").Pool(jobs) as pool:
+    # Ctrl-C: the workers ignore it; this process stops waiting and the pool is terminated
+    with get_context("fork").Pool(jobs, initializer=ignore_interrupts) as pool:
         results = []
         for r in pool.imap(_prove_star, ((inst, timeout) for inst in instances), chunksize=4):
             results.append(r)

@@ -6,7 +6,7 @@ The oracle decodes floats exactly in plain Python and knows nothing of Z3.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import evaluate as oracle_evaluate
 from strategies import instruction_text, lane_bits, oracle_desc, variants
@@ -15,8 +15,7 @@ from ptxsmt import Options, evaluate, parse_one
 from ptxsmt.isa.syntax import operand_types
 from ptxsmt.isa.variants import FAMILIES
 
-SETTINGS = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=settings.default.max_examples)  # the profile's (conftest.py)
 
 
 @st.composite

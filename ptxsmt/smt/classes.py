@@ -13,10 +13,10 @@ from itertools import product
 
 import z3
 
-from ..isa.literals import fp_class
 from ..isa.types import Kind, PtxType
-from ..sem.sorts import as_float
+from ..sem.sorts import as_float, register_value
 from .solve import Query
+from .solver import check
 
 FLOAT_CLASSES = ("NaN", "+inf", "-inf", "+0", "-0", "+subnormal", "-subnormal",
                  "+normal", "-normal")
@@ -31,26 +31,6 @@ def classes(t: PtxType) -> tuple[str, ...]:
     if t.is_float:
         return FLOAT_CLASSES
     return SIGNED_CLASSES if t.kind is Kind.SIGNED else UNSIGNED_CLASSES
-
-
-def concrete_classes(value: int | bool, t: PtxType) -> set[str]:
-    """The class of a concrete register value (one per lane for packed types)."""
-    if t.kind is Kind.PRED:
-        return {"true" if value else "false"}
-    if t.is_packed:
-        w = t.lane_width
-        return set().union(*(concrete_classes((int(value) >> (w * i)) & ((1 << w) - 1), t.lane)
-                             for i in range(t.lanes)))
-    if t.is_float:
-        cls = fp_class(int(value), t.fmt)
-        return {"NaN" if cls.endswith("NaN") else cls}
-    w, v = t.width, int(value)
-    if t.kind is Kind.SIGNED:
-        signed = v - (1 << w) if v >> (w - 1) else v
-        cls = ("min" if signed == -(1 << (w - 1)) else "max" if signed == (1 << (w - 1)) - 1
-               else "negative" if signed < 0 else "zero" if signed == 0 else "positive")
-        return {cls}
-    return {"zero" if v == 0 else "max" if v == (1 << w) - 1 else "positive"}
 
 
 def class_of(cls: str, x: z3.ExprRef, t: PtxType) -> z3.BoolRef:
@@ -136,23 +116,33 @@ def class_report(q: Query, timeout: float | None, limit: int = 2000) -> ClassRep
         if len(failing) >= limit:
             complete = False
             break
-        result = solver.check()
+        result = check(solver)
         if result != z3.sat:
             complete = result == z3.unsat
             break
         model = solver.model()
-        combo = tuple(_classify(model, a) for a in ax)
+        combo = tuple(classify(a, model) for a in ax)
         failing.append(combo)
         solver.add(z3.Not(z3.And([class_of(c, a.term, a.type) for c, a in zip(combo, ax)])))
     return ClassReport(tuple(a.name for a in ax), tuple(a.classes for a in ax),
                        tuple(sorted(failing)), complete)
 
 
-def _classify(model: z3.ModelRef, a: Axis) -> str:
+def classify(a: Axis, model: z3.ModelRef | None = None) -> str:
+    """The class of an axis under a model, or of an axis whose term is a constant:
+    the class terms themselves decide, so coverage, --all-classes and witnesses agree."""
     for cls in a.classes:
-        if z3.is_true(model.eval(class_of(cls, a.term, a.type), model_completion=True)):
+        term = class_of(cls, a.term, a.type)
+        value = z3.simplify(term) if model is None else model.eval(term, model_completion=True)
+        if z3.is_true(value):
             return cls
     raise AssertionError(f"no class for {a.name}")  # the classes partition each type
+
+
+def input_classes(values: dict[str, int | bool], types: dict[str, PtxType]) -> dict[str, set[str]]:
+    """Each concrete input's classes (one per lane for packed types)."""
+    return {name: {classify(a) for a in axes({name: register_value(v, types[name])}, types)}
+            for name, v in values.items()}
 
 
 def compact(failing: set[tuple[str, ...]], domains: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

@@ -1,0 +1,274 @@
+"""Mutation audit: does the test suite notice a wrong semantics or a wrong prover?
+
+Each mutant is a small source edit (exact old text -> new text) that a plausible
+mistake would make. For each one the tree is copied to a temporary directory,
+the edit applied there (never in the checkout), and pytest run on the copy; a
+mutant is killed when pytest fails. The unmutated tree must pass first (else
+exit 2). Prints a table and exits 1 if any mutant survives or no longer applies
+(its old text is gone: update the table).
+
+    python scripts/mutants.py                      # every mutant, whole suite (-x -q)
+    python scripts/mutants.py -k vset --jobs 2     # mutants whose name contains "vset"
+    python scripts/mutants.py -- tests/test_every_variant.py -x -q   # a pytest selection
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP = shutil.ignore_patterns(".git", ".hypothesis", ".pytest_cache", "__pycache__", "build",
+                              "*.egg-info", ".ruff_cache")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str
+    edits: tuple[tuple[str, str], ...]  # (old, new); each old must occur exactly once
+    what: str
+
+
+def m(name: str, file: str, old: str, new: str, what: str) -> Mutant:
+    return Mutant(name, file, ((old, new),), what)
+
+
+MUTANTS = [
+    # the prover
+    m("equiv-and", "ptxsmt/smt/solve.py",
+      "differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])",
+      "differ = z3.And([el.outputs[o] != er.outputs[o] for o in outs])",
+      "outputs of an equivalence query combined with And, not Or"),
+    m("equiv-first-output-only", "ptxsmt/smt/solve.py",
+      "differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])",
+      "differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs[:1]])",
+      "only the first compared output is compared"),
+    m("unknown-is-equal", "ptxsmt/smt/solve.py",
+      "if result == z3.unsat:", "if result != z3.sat:",
+      "a solver timeout reported as equivalent"),
+    m("witness-any", "ptxsmt/proofs.py",
+      "found = input_classes(cex.inputs, cex.types)",
+      "return True",
+      "every counterexample has the expected witness shape"),
+    m("class-sign-swapped", "ptxsmt/smt/classes.py",
+      'sign = z3.fpIsNegative(f) if cls[0] == "-" else z3.fpIsPositive(f)',
+      'sign = z3.fpIsPositive(f) if cls[0] == "-" else z3.fpIsNegative(f)',
+      "operand classes: + and - swapped"),
+    # comparison.py / prims.py
+    m("q-without-not", "ptxsmt/sem/comparison.py",
+      '"q": bool_op(v.boolop, z3.Not(t), c)', '"q": bool_op(v.boolop, t, c)',
+      "setp q = BoolOp(t, c) instead of BoolOp(!t, c)"),
+    m("q-is-not-p", "ptxsmt/sem/comparison.py",
+      '"q": bool_op(v.boolop, z3.Not(t), c)', '"q": z3.Not(bool_op(v.boolop, t, c))',
+      "setp q = !p also with a BoolOp"),
+    m("boolop-and-or-swapped", "ptxsmt/sem/prims.py",
+      "{BoolOp.AND: z3.And, BoolOp.OR: z3.Or,", "{BoolOp.AND: z3.Or, BoolOp.OR: z3.And,",
+      "BoolOp .and and .or swapped"),
+    m("boolop-xor-is-or", "ptxsmt/sem/prims.py",
+      "BoolOp.XOR: z3.Xor}", "BoolOp.XOR: z3.Or}", "BoolOp .xor computed as or"),
+    m("negated-c-ignored", "ptxsmt/sem/__init__.py",
+      "c = z3.Not(c)", "c = c", "!c read as c"),
+    m("unordered-is-ordered", "ptxsmt/sem/prims.py",
+      "return z3.Or(either_nan, rel) if cmp.unordered",
+      "return z3.And(z3.Not(either_nan), rel) if cmp.unordered",
+      "unordered compares false on NaN"),
+    m("unsigned-lt-signed", "ptxsmt/sem/prims.py",
+      '"lt": z3.ULT,', '"lt": lambda a, b: a < b,', "lt/lo on unsigned compared signed"),
+    m("unsigned-gt-signed", "ptxsmt/sem/prims.py",
+      '"gt": z3.UGT,', '"gt": lambda a, b: a > b,', "gt/hi on unsigned compared signed"),
+    m("flush-dropped", "ptxsmt/sem/prims.py",
+      "return z3.If(z3.fpIsSubnormal(x), zero, x)", "return x", ".ftz flushes nothing"),
+    m("set-true-is-1", "ptxsmt/sem/prims.py",
+      "return z3.BitVecVal(-1, t.lane_width)", "return z3.BitVecVal(1, t.lane_width)",
+      "set's integer true value 1 instead of all ones"),
+    m("selp-swapped", "ptxsmt/sem/comparison.py",
+      'return {"d": z3.If(c, a, b)}', 'return {"d": z3.If(c, b, a)}', "selp picks b on true"),
+    m("slct-nan-selects-a", "ptxsmt/sem/comparison.py",
+      "z3.If(z3.fpGEQ(x, z3.fpPlusZero(x.sort())), a, b)",
+      "z3.If(z3.Not(z3.fpLT(x, z3.fpPlusZero(x.sort()))), a, b)",
+      "slct: a NaN selector selects a"),
+    m("slct-minus-zero-selects-b", "ptxsmt/sem/comparison.py",
+      "z3.If(z3.fpGEQ(x, z3.fpPlusZero(x.sort())), a, b)",
+      "z3.If(z3.fpGT(x, z3.fpPlusZero(x.sort())), a, b)", "slct: c = ±0 selects b"),
+    m("slct-ftz-ignored", "ptxsmt/sem/comparison.py",
+      "x = float_view(c, v.stype.fmt, ftz(v, opts))", "x = float_view(c, v.stype.fmt, False)",
+      "slct.ftz does not flush c"),
+    m("slct-int-unsigned", "ptxsmt/sem/comparison.py",
+      'return {"d": z3.If(c >= 0, a, b)}', 'return {"d": z3.If(z3.UGE(c, 0), a, b)}',
+      "slct on s32 compares unsigned"),
+    m("sm1x-flush-dropped", "ptxsmt/sem/comparison.py",
+      'return v.ftz or (opts.sm_1x and v.stype.name == "f32")', "return v.ftz",
+      "sm_1x does not flush f32"),
+    m("sm1x-flush-f64", "ptxsmt/sem/comparison.py",
+      'return v.ftz or (opts.sm_1x and v.stype.name == "f32")',
+      "return v.ftz or (opts.sm_1x and v.stype.is_float)", "sm_1x flushes f64 too"),
+    m("sm1x-always", "ptxsmt/sem/options.py",
+      "return self.target < 20", "return self.target < 100", "every target treated as sm_1x"),
+    m("setp-ftz-ignored", "ptxsmt/sem/comparison.py",
+      "t = compare(v.cmp, a, b, v.stype, ftz(v, opts))\n    return {\"p\"",
+      "t = compare(v.cmp, a, b, v.stype, False)\n    return {\"p\"",
+      "setp.ftz does not flush"),
+    # half.py
+    m("half-set-dtype-from-stype", "ptxsmt/sem/half.py",
+      "true_val = one(v.dtype) if v.dtype.is_float else",
+      "true_val = one(v.stype.lane) if v.stype.is_float else",
+      "half set's true value chosen by the source type (the pseudocode's typo)"),
+    m("half-set-float-dest-all-ones", "ptxsmt/sem/half.py",
+      "true_val = one(v.dtype) if v.dtype.is_float else z3.BitVecVal(-1, width)",
+      "true_val = z3.BitVecVal(-1, width)", "half set writes all ones to float destinations"),
+    m("half-q-lane-0", "ptxsmt/sem/half.py",
+      'out["q"] = bool_op(v.boolop, t[1], c)', 'out["q"] = bool_op(v.boolop, t[0], c)',
+      "packed setp q from lane 0"),
+    m("half-ftz-ignored", "ptxsmt/sem/half.py",
+      "compare(v.cmp, x, y, lane, v.ftz)", "compare(v.cmp, x, y, lane, False)",
+      "half .ftz does not flush"),
+    # video.py
+    m("vset-merge-b-by-default", "ptxsmt/sem/video.py",
+      'vc = lanes(c if opts.vset_merge == "c" else b, width)',
+      'vc = lanes(b if opts.vset_merge == "c" else c, width)',
+      "vset merge reads b where it should read c (and c for b)"),
+    m("vset-merge-option-ignored", "ptxsmt/sem/video.py",
+      'vc = lanes(c if opts.vset_merge == "c" else b, width)', "vc = lanes(c, width)",
+      "vset_merge='b' has no effect"),
+    m("vset-lane-order-reversed", "ptxsmt/sem/video.py",
+      "for k in sel.by_lane]", "for k in reversed(sel.by_lane)]",
+      "vset selectors feed the lanes in reverse"),
+    m("vset-add-unmasked", "ptxsmt/sem/video.py",
+      "for i in mask.lanes]", "for i in range(v.lanes)]", "vset .add counts unmasked lanes"),
+    m("vset-add-without-c", "ptxsmt/sem/video.py",
+      'return {"d": c + sum(counted[1:], counted[0])}',
+      'return {"d": sum(counted[1:], counted[0])}', "vset .add drops c"),
+    m("vset-unsigned-only", "ptxsmt/sem/video.py",
+      "ext = z3.SignExt if signed else z3.ZeroExt", "ext = z3.ZeroExt",
+      "vset s32 lanes zero-extended"),
+    m("vset-merge-mask-inverted", "ptxsmt/sem/video.py",
+      "if i in mask.lanes else vc[i]", "if i not in mask.lanes else vc[i]",
+      "vset merge writes the unmasked lanes"),
+    # program.py and glue
+    m("guard-ignored", "ptxsmt/program.py",
+      "new[name] = value if guard is None else z3.If(guard, value, read(name))",
+      "new[name] = value", "a false guard still writes"),
+    m("guard-inverted", "ptxsmt/program.py",
+      "guard = z3.Not(guard) if ins.guard.negated else guard",
+      "guard = guard if ins.guard.negated else z3.Not(guard)", "@p and @!p swapped"),
+    m("glue-xor-is-or", "ptxsmt/sem/glue.py",
+      '_LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}',
+      '_LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Or}', "xor.pred computed as or"),
+    # the fast (numpy) path
+    Mutant("fast-ult-signed", "ptxsmt/smt/fast.py", (
+        ("_U_CMP = {z3.Z3_OP_ULT: np.less, ", "_U_CMP = {"),
+        ("_S_CMP = {z3.Z3_OP_SLT: np.less, ",
+         "_S_CMP = {z3.Z3_OP_SLT: np.less, z3.Z3_OP_ULT: np.less, ")),
+        "fast path: ULT computed as SLT"),
+    m("fast-fp-lt-le", "ptxsmt/smt/fast.py",
+      "z3.Z3_OP_FPA_LT: np.less,", "z3.Z3_OP_FPA_LT: np.less_equal,",
+      "fast path: fp.lt computed as <="),
+    m("fast-ite-swapped", "ptxsmt/smt/fast.py",
+      "return lambda v: np.where(v[c], v[x], v[y])", "return lambda v: np.where(v[c], v[y], v[x])",
+      "fast path: if-then-else branches swapped (bit-vectors)"),
+    m("fast-fp-ite-swapped", "ptxsmt/smt/fast.py",
+      "Float(np.where(v[c], v[x].bits, v[y].bits), v[x].fmt)",
+      "Float(np.where(v[c], v[y].bits, v[x].bits), v[x].fmt)",
+      "fast path: if-then-else branches swapped (floats)"),
+    m("fast-fp-le-lt", "ptxsmt/smt/fast.py",
+      "z3.Z3_OP_FPA_LE: np.less_equal,", "z3.Z3_OP_FPA_LE: np.less,",
+      "fast path: fp.leq computed as <"),
+    m("fast-signed-as-unsigned", "ptxsmt/smt/fast.py",
+      "fn(_signed(v[x], w), _signed(v[y], w))", "fn(v[x], v[y])",
+      "fast path: signed compares on raw bits"),
+    m("fast-sign-ext-is-zero-ext", "ptxsmt/smt/fast.py",
+      "np.where((v[x] >> top) & U64(1), v[x] | ext, v[x])", "v[x]",
+      "fast path: sign extension fills zeros"),
+    m("fast-add-no-wrap", "ptxsmt/smt/fast.py",
+      "return out & mask if mask is not None else out", "return out",
+      "fast path: bit-vector addition does not wrap"),
+    m("fast-xor-is-or", "ptxsmt/smt/fast.py",
+      "z3.Z3_OP_XOR: np.logical_xor}", "z3.Z3_OP_XOR: np.logical_or}",
+      "fast path: Bool xor computed as or"),
+]
+
+
+def apply(tree: Path, mutant: Mutant) -> str:
+    """Edit the copy; '' or why the mutant no longer applies."""
+    if not mutant.edits:
+        return ""
+    path = tree / mutant.file
+    text = path.read_text()
+    for old, new in mutant.edits:
+        n = text.count(old)
+        if n != 1:
+            return f"old text found {n} times in {mutant.file}: {old[:50]!r}"
+        text = text.replace(old, new)
+    path.write_text(text)
+    return ""
+
+
+def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, float, str]:
+    """(status, seconds, detail): killed | SURVIVED | STALE | TIMEOUT."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mut-{mutant.name}-") as tmp:
+        tree = Path(tmp) / "tree"
+        shutil.copytree(ROOT, tree, ignore=SKIP)
+        why = apply(tree, mutant)
+        if why:
+            return "STALE", 0.0, why
+        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
+        try:
+            proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "TIMEOUT", time.perf_counter() - start, ""
+    seconds = time.perf_counter() - start
+    tail = proc.stdout.strip().splitlines()[-1:] or [""]
+    if proc.returncode == 0:
+        return "SURVIVED", seconds, tail[0]
+    failed = [line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    return "killed", seconds, (failed or tail)[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-k", dest="pattern", help="only mutants whose name contains this")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip checking that the unmutated tree passes first")
+    parser.add_argument("pytest_args", nargs="*", help="after --: pytest arguments")
+    args = parser.parse_args()
+    chosen = [x for x in MUTANTS if not args.pattern or args.pattern in x.name]
+    if args.list:
+        for x in chosen:
+            print(f"{x.name:28} {x.file:28} {x.what}")
+        return 0
+    pytest_args = args.pytest_args or ["-x", "-q"]
+    print(f"{len(chosen)} mutants; pytest {' '.join(pytest_args)}", flush=True)
+    if not args.no_baseline:  # a failing suite would "kill" every mutant
+        status, seconds, detail = run(Mutant("baseline", "", (), "no edit"), pytest_args,
+                                      args.timeout)
+        print(f"{'(no mutation)':28} {'passes' if status == 'SURVIVED' else 'FAILS':9} "
+              f"{seconds:7.1f} s  {detail[:90]}", flush=True)
+        if status != "SURVIVED":
+            return 2
+    bad = 0
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        results = pool.map(lambda x: (x, *run(x, pytest_args, args.timeout)), chosen)
+        for mutant, status, seconds, detail in results:
+            bad += status != "killed"
+            print(f"{mutant.name:28} {status:9} {seconds:7.1f} s  {detail[:90]}", flush=True)
+    print(f"{len(chosen) - bad} of {len(chosen)} killed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Hypothesis profiles: `ci` (the default) keeps the suite within minutes;
+`PTXSMT_PROFILE=thorough python -m pytest` draws many more examples for a local run.
+
+Tests state their budget relative to the profile (`settings.default.max_examples`),
+so one switch scales every random test."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+PROFILES = {"ci": 300, "thorough": 5000}  # examples per random test
+
+for _name, _examples in PROFILES.items():
+    settings.register_profile(_name, max_examples=_examples, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+
+_chosen = os.environ.get("PTXSMT_PROFILE", "ci")
+if _chosen not in PROFILES:
+    raise pytest.UsageError(f"PTXSMT_PROFILE={_chosen!r}: choose one of {', '.join(PROFILES)}")
+settings.load_profile(_chosen)
