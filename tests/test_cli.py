@@ -244,7 +244,7 @@ def _interrupt(args: list[str], tmp_path, group: bool = False) -> subprocess.Com
     first, alone: they must ignore it, and only the parent's SIGINT stops the run."""
     proc = subprocess.Popen([sys.executable, "-m", "ptxsmt", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(3)
+    time.sleep(1.5)  # well inside the sweep (about 8 s of work) and the slow proofs
     deadline = time.monotonic() + 30  # a loaded machine may take a while to start the pool
     while group and len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -252,7 +252,7 @@ def _interrupt(args: list[str], tmp_path, group: bool = False) -> subprocess.Com
     if group:
         workers = _children(proc.pid)
         assert len(workers) == 2
-        time.sleep(1)  # into their work
+        time.sleep(0.5)  # into their work
         for pid in workers:
             os.kill(pid, signal.SIGINT)
         time.sleep(0.5)
