@@ -104,3 +104,36 @@ def test_check_agrees_with_ptxas(header):
              if (err is None) != (check_line(line, parse_target(target),
                                              parse_version(version)) is None)]
     assert not wrong, wrong[:5]
+
+
+def _ptxas_accepts(body: str, target: str, version: str, tmp_path) -> bool:
+    import subprocess
+
+    src = tmp_path / "k.ptx"
+    src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
+                   f".visible .entry k(.param .u64 p) {{\n.reg .b64 r;\nld.param.u64 r, [p];\n"
+                   f"{body}\nret;\n}}\n")
+    arch = target if int(target[3:].rstrip("af")) >= 75 else "sm_75"
+    done = subprocess.run(["ptxas", "-arch", arch, str(src), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    return done.returncode == 0
+
+
+@ptxas
+@pytest.mark.parametrize("variant,refused", [
+    ("cvt.f32.f16", None), ("cvt.f64.f32", None),
+    ("cvt.f32.bf16", ("sm_80", "7.0")), ("cvt.f32.bf16", ("sm_75", "7.1")),
+])
+def test_cvt_requirements_are_what_ptxas_enforces(variant, refused, tmp_path):
+    """The widening cvt glue assembles at the requirement its row states, and not below."""
+    from ptxsmt.isa.syntax import parse_variant
+
+    req = catalogue().requirement(parse_variant(variant))
+    dst, src = variant.split(".")[1:]
+    reg = "b16" if src in ("f16", "bf16") else src
+    body = (f".reg .{reg} a;\n.reg .{dst} d;\nld.global.{reg} a, [r];\n{variant} d, a;\n"
+            f"st.global.{dst} [r], d;")
+    version = max((req.ptx[0], req.ptx[1]), (2, 3))  # .address_size needs 2.3
+    assert _ptxas_accepts(body, f"sm_{max(req.sm, 20)}", f"{version[0]}.{version[1]}", tmp_path)
+    if refused:
+        assert not _ptxas_accepts(body, *refused, tmp_path)

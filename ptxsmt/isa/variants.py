@@ -194,7 +194,8 @@ GLUE_FORMS: tuple[Form, ...] = (
       for op in ("not", "and", "or", "xor")),
     # 9.7.9.21 cvt: only the exact widenings, so a rewrite can compare in a wider format
     Form("cvt", (_types("f32"), _types("f16")), _req("1.0", 10), boolop=False, section="9.7.9.21"),
-    Form("cvt", (_types("f32"), _types("bf16")), _req("7.8", 90), boolop=False,
+    # ptxas 13.0: "Feature 'cvt with .f32.bf16' requires PTX ISA .version 7.1", sm_80
+    Form("cvt", (_types("f32"), _types("bf16")), _req("7.1", 80), boolop=False,
          section="9.7.9.21"),
     Form("cvt", (_types("f64"), _types("f32")), _req("1.0", 13), boolop=False, section="9.7.9.21"),
 )
