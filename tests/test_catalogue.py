@@ -120,20 +120,14 @@ def _ptxas_accepts(body: str, target: str, version: str, tmp_path) -> bool:
 
 
 @ptxas
-@pytest.mark.parametrize("variant,refused", [
-    ("cvt.f32.f16", None), ("cvt.f64.f32", None),
-    ("cvt.f32.bf16", ("sm_80", "7.0")), ("cvt.f32.bf16", ("sm_75", "7.1")),
-])
-def test_cvt_requirements_are_what_ptxas_enforces(variant, refused, tmp_path):
-    """The widening cvt glue assembles at the requirement its row states, and not below."""
-    from ptxsmt.isa.syntax import parse_variant
-
-    req = catalogue().requirement(parse_variant(variant))
+@pytest.mark.parametrize("variant", ["cvt.f32.f16", "cvt.f64.f32", "cvt.f32.bf16"])
+@pytest.mark.parametrize("target,version", [("sm_20", "2.3"), ("sm_75", "7.1"),
+                                            ("sm_80", "7.0"), ("sm_80", "7.1"), ("sm_90", "7.8")])
+def test_cvt_legality_agrees_with_ptxas(variant, target, version, tmp_path):
+    """The widening cvt glue: `check` says legal exactly where ptxas assembles it."""
     dst, src = variant.split(".")[1:]
     reg = "b16" if src in ("f16", "bf16") else src
     body = (f".reg .{reg} a;\n.reg .{dst} d;\nld.global.{reg} a, [r];\n{variant} d, a;\n"
             f"st.global.{dst} [r], d;")
-    version = max((req.ptx[0], req.ptx[1]), (2, 3))  # .address_size needs 2.3
-    assert _ptxas_accepts(body, f"sm_{max(req.sm, 20)}", f"{version[0]}.{version[1]}", tmp_path)
-    if refused:
-        assert not _ptxas_accepts(body, *refused, tmp_path)
+    ours = check_line(f"{variant} d, a;", parse_target(target), parse_version(version))
+    assert (ours is None) == _ptxas_accepts(body, target, version, tmp_path), ours
