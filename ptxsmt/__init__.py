@@ -1,7 +1,9 @@
 """ptxsmt: a symbolic verifier for PTX comparison and selection instructions.
 
-The Z3 encoding in `ptxsmt.sem` is the single source of truth; evaluation,
-legality checks and proofs are all derived from it.
+The Z3 encoding in `ptxsmt.sem` is the single source of truth: evaluation (one
+instruction, or a JSONL batch with
+`ptxsmt.smt.jsonl.run_jsonl`), equivalence proofs and test
+vectors are derived from it; legality comes from the syntax tables in `ptxsmt.isa`.
 """
 
 from .check import check_line

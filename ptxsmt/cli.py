@@ -7,7 +7,6 @@ never a traceback; option values are checked before any work starts.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
@@ -29,9 +28,9 @@ from .isa.variants import FAMILIES, catalogue, spec_catalogue
 from .progress import MAX_JOBS, Progress
 from .resources import library_dir
 from .sem.options import VSET_MERGE_SOURCES, Options
-from .smt.batch import evaluate_many
 from .smt.classes import class_report
 from .smt.evaluate import evaluate
+from .smt.jsonl import check_jsonl, run_jsonl
 from .smt.solve import ReplayError, build_query, check_equivalence
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -220,7 +219,7 @@ def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
     status = 0
     with Progress("eval --batch", unit="lines") as bar:
-        for obj, error in _batch(lines, opts):
+        for obj, error in run_jsonl(lines, opts):
             status |= error is not None
             click.echo(report.dumps(obj))
             bar.update()
@@ -231,120 +230,14 @@ def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
     total = bad = 0
     with Progress("eval --batch --check", unit="lines") as bar:
-        for obj, error in _batch(lines, opts, keep_stored=True):
+        for diff in check_jsonl(lines, opts):
             total += 1
             bar.update()
-            stored, got = obj.pop("stored", None), obj.get("outputs")
-            if error or got != stored:
+            if diff is not None:
                 bad += 1
-                diff = {"line": obj.pop("line"), "ptx": obj.get("ptx"), "inputs": obj.get("inputs")}
-                if "options" in obj:  # part of the line: needed to reproduce it
-                    diff["options"] = obj["options"]
-                click.echo(report.dumps({**diff, "expected": stored, "got": error or got}))
+                click.echo(report.dumps(diff))
     click.echo(f"check: {total - bad} passed, {bad} failed", err=True)
     return 1 if bad else 0
-
-
-def _batch(lines: Iterable[bytes | str], opts: Options, keep_stored: bool = False,
-           chunk: int = 65536):
-    """(object with outputs or error, error) per non-blank line, in order. Lines are
-    bytes (from a file) or text; each is decoded on its own, so one bad byte costs one
-    line. Lines are evaluated a chunk at a time, grouped by instruction text and
-    options, so memory stays flat. The cyclic garbage collector is paused while a chunk
-    is in flight (JSON objects make no cycles; scanning tens of thousands of live dicts
-    over and over cost a third of the time) and its young generations run between chunks."""
-    parsed: list[tuple[int, dict, Options | None, str | None]] = []
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for number, line in enumerate(lines, 1):
-            entry = _parse_batch_line(line, opts, first=number == 1)
-            if entry is None:
-                continue
-            obj, line_opts, error = entry
-            if keep_stored:
-                obj["stored"], obj["line"] = obj.pop("outputs", None), number
-            parsed.append((number, obj, line_opts, error))
-            if len(parsed) == chunk:
-                yield from _answer(parsed)
-                parsed = []
-                gc.collect(1)  # the young generations only: caches stay unscanned
-        yield from _answer(parsed)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _answer(parsed: list[tuple[int, dict, Options | None, str | None]]):
-    todo = [(obj["ptx"], obj.get("inputs", {}), line_opts)
-            for _, obj, line_opts, error in parsed if error is None]
-    answers = iter(evaluate_many(todo, json_values=True))
-    for number, obj, _, error in parsed:
-        if error is None:
-            answer = next(answers)
-            if isinstance(answer, PtxError):
-                error = str(answer)
-            else:
-                obj["outputs"] = answer.outputs
-        if error is not None:
-            obj["error"] = f"line {number}: {error}"
-        yield obj, error
-
-
-MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
-_JSON_BLANK = " \t\r\n"
-_LINE_SHAPE = 'expected {"ptx": "...", "inputs": {...}}'
-
-
-def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):
-    """(object, its options, error) for one line, None for a blank one. Nothing a line
-    holds (bad bytes, bad JSON, 5,000-digit numbers, deep nesting) escapes its line."""
-    if isinstance(line, bytes):
-        try:
-            line = line.decode("utf-8")
-        except UnicodeDecodeError as e:
-            return {}, None, f"not UTF-8 text (byte 0x{line[e.start]:02x} at column {e.start + 1})"
-    if first:
-        line = line.removeprefix("\ufeff")
-    if not line.strip(_JSON_BLANK):
-        return None
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as e:
-        return {}, None, f"invalid JSON: {e.msg} at column {e.colno}"
-    except RecursionError:
-        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
-    except ValueError:  # Python refuses to read an integer of more than 4,300 digits
-        return {}, None, f"a JSON number of more than {sys.get_int_max_str_digits():,} digits"
-    if line.count("[") + line.count("{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
-        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
-    if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
-        return (obj if isinstance(obj, dict) else {}), None, _LINE_SHAPE
-    inputs = obj.get("inputs", {})
-    if not isinstance(inputs, dict):
-        return obj, None, '"inputs" must be an object'
-    for name, value in inputs.items():
-        if not isinstance(value, str | int):  # bool is an int
-            return obj, None, f"input {quote(name)} must be a string, an integer or a boolean"
-    if len({name.lstrip("%") for name in inputs}) != len(inputs):
-        return obj, None, "an input is given twice (as r1 and as %r1)"
-    if "options" not in obj:
-        return obj, opts, None
-    try:
-        return obj, Options.from_json(obj["options"], opts), None
-    except PtxError as e:
-        return obj, None, str(e)
-
-
-def _nesting(obj: object) -> int:
-    """How deep a parsed JSON value nests, without recursion."""
-    deepest, todo = 0, [(obj, 1)]
-    while todo:
-        value, depth = todo.pop()
-        if isinstance(value, dict | list):
-            deepest = max(deepest, depth)
-            todo += [(x, depth + 1) for x in (value.values() if isinstance(value, dict) else value)]
-    return deepest
 
 
 def _version(ctx, param, value: str) -> tuple[int, int]:

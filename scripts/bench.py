@@ -37,11 +37,11 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
-from ptxsmt.cli import _batch  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import operand_types  # noqa: E402
 from ptxsmt.sem.options import Options  # noqa: E402
 from ptxsmt.smt.fast import compile_program  # noqa: E402
+from ptxsmt.smt.jsonl import run_jsonl  # noqa: E402
 from ptxsmt.smt.solve import check_equivalence  # noqa: E402
 from ptxsmt.sweep import sweep  # noqa: E402
 
@@ -92,7 +92,7 @@ def plain_python(lines: list[str]) -> str:
 
 def ours_batch(lines: list[str]) -> str:
     out = io.StringIO()
-    for obj, _ in _batch(lines, Options()):
+    for obj, _ in run_jsonl(lines, Options()):
         out.write(json.dumps(obj) + "\n")
     return out.getvalue()
 

@@ -125,13 +125,13 @@ def test_percent_names_are_kept_in_outputs():
 
 
 def test_batch_chunks_keep_order_and_errors():
-    from ptxsmt.cli import _batch
     from ptxsmt.sem.options import Options
+    from ptxsmt.smt.jsonl import run_jsonl
 
     lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})
              for i in range(8)]
     lines[5] = "{oops"
-    out = list(_batch(lines, Options(), chunk=3))
+    out = list(run_jsonl(lines, Options(), chunk=3))
     assert [o.get("outputs", {}).get("p") for o, _ in out] == \
         [True, True, True, True, False, None, False, False]
     assert out[5][1] is not None and "line 6" in out[5][0]["error"]
