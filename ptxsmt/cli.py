@@ -426,13 +426,14 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
 
 FAMILY_LIMIT = 20  # vectors per form with --family: half-set alone has 3,696 forms
 MAX_VECTORS = 100_000
+MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering cases
 
 
 @main.command(context_settings=CONTEXT)
 @click.argument("what", required=False, metavar="[VARIANT|PTX]")
 @click.option("--family", type=click.Choice(FAMILIES), help="Every variant of a family.")
-@click.option("--per-case", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Vectors for each reachable case.")
+@click.option("--per-case", type=click.IntRange(1, MAX_PER_CASE), default=1, show_default=True,
+              help="Vectors for each reachable case (distinct operands).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help=f"At most this many per instruction form [default: every reachable case; "
                    f"{FAMILY_LIMIT} with --family].")

@@ -120,6 +120,7 @@ CASES = [
     (["prove", "identities", "--library", "{dir}"], None, BAD),
     # vectors
     (["vectors", "--per-case", "0", "setp.lt.f32"], None, BAD),
+    (["vectors", "--per-case", "99999999999999999999", "setp.lt.f32"], None, BAD),
     (["vectors", "--limit", "0", "setp.lt.f32"], None, BAD),
     (["vectors", "--max-vectors", "0", "setp.lt.f32"], None, BAD),
     (["vectors", "--target", "sm_0", "setp.lt.f32"], None, BAD),
