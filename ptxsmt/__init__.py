@@ -2,11 +2,12 @@
 
 The Z3 encoding in `ptxsmt.sem` is the single source of truth: evaluation (one
 instruction, or a JSONL batch with
-`ptxsmt.smt.jsonl.run_jsonl`), equivalence proofs and test
+`ptxsmt.eval.jsonl.run_jsonl`), equivalence proofs and test
 vectors are derived from it; legality comes from the syntax tables in `ptxsmt.isa`.
 """
 
 from .check import check_line
+from .eval.evaluate import Evaluation, evaluate
 from .isa.modifiers import BoolOp, CmpOp, LaneSpec
 from .isa.syntax import Instruction, PtxError, parse, parse_one
 from .isa.targets import parse_target, parse_version
@@ -14,7 +15,6 @@ from .isa.types import PtxType, ptx_type
 from .isa.variants import Requirement, Variant, catalogue
 from .program import Program
 from .sem.options import Options
-from .smt.evaluate import Evaluation, evaluate
 
 __all__ = [
     "BoolOp", "CmpOp", "Evaluation", "Instruction", "LaneSpec", "Options", "Program",

@@ -21,17 +21,18 @@ import click
 from . import proofs, report
 from .check import check_line, header_error
 from .commands.ptxas_diff import ptxas_diff
+from .eval.evaluate import evaluate
+from .eval.jsonl import check_jsonl, run_jsonl
 from .isa.errors import quote
 from .isa.syntax import PtxError, parse_one
 from .isa.targets import parse_target, parse_version
 from .isa.variants import FAMILIES, catalogue, spec_catalogue
-from .progress import MAX_JOBS, Progress
+from .report.progress import Progress
 from .resources import library_dir
 from .sem.options import VSET_MERGE_SOURCES, Options
 from .smt.classes import class_report
-from .smt.evaluate import evaluate
-from .smt.jsonl import check_jsonl, run_jsonl
 from .smt.solve import ReplayError, build_query, check_equivalence
+from .solver import MAX_JOBS
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -516,7 +517,7 @@ def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:
       ptxsmt sweep setp.lt.f16
       ptxsmt sweep 'set.gtu.u16.bf16 d, a, b;' --jobs 2 --json
     """
-    from . import sweep as sweeping
+    from .eval import sweep as sweeping
     from .isa.syntax import parse_variant
     from .smt.vectors import instruction_forms
 

@@ -28,10 +28,10 @@ from pathlib import Path
 from string import Template
 
 from .isa.syntax import PtxError
-from .progress import ignore_interrupts
 from .sem.options import Options
 from .smt.classes import input_classes
 from .smt.solve import ReplayError, build_query, check_equivalence
+from .solver import ignore_interrupts
 
 VERDICTS = {"equivalent": "holds", "different": "fails", "unknown": "unknown"}
 _SHAPES = {"name": str, "description": str, "lhs": str, "rhs": str, "expect": str,

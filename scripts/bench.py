@@ -37,13 +37,13 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
+from ptxsmt.eval.fast import compile_program  # noqa: E402
+from ptxsmt.eval.jsonl import run_jsonl  # noqa: E402
+from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import operand_types  # noqa: E402
 from ptxsmt.sem.options import Options  # noqa: E402
-from ptxsmt.smt.fast import compile_program  # noqa: E402
-from ptxsmt.smt.jsonl import run_jsonl  # noqa: E402
 from ptxsmt.smt.solve import check_equivalence  # noqa: E402
-from ptxsmt.sweep import sweep  # noqa: E402
 
 ROWS: list[tuple[str, str, str, str]] = []
 

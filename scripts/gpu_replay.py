@@ -74,12 +74,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxsmt import Program, PtxError
+from ptxsmt.eval.evaluate import convert_inputs
 from ptxsmt.isa.literals import LiteralError, parse_value
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.variants import catalogue
 from ptxsmt.sem.options import Options
-from ptxsmt.smt.evaluate import convert_inputs
 
 DEFAULT_SM = 90
 BLOCK = 128

@@ -78,6 +78,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from ptxsmt.isa.types import TYPES
+
 __all__ = [
     "REG_TYPES",
     "check_header",
@@ -98,7 +100,6 @@ REG_TYPES: tuple[str, ...] = (
     "f16", "f16x2", "f32", "f64",
 )  # fmt: skip
 REGS_PER_TYPE = 8
-_UNDECLARABLE = {"bf16": "b16", "bf16x2": "b32"}
 
 _MSG = re.compile(
     r"^ptxas (?P<file>.*?), line (?P<line>\d+); (?P<sev>error|fatal|warning)\s*: (?P<text>.*)$"
@@ -111,7 +112,7 @@ Result = tuple[bool, list[str]]  # (accepted, errors if rejected / warnings if a
 def reg_type(instr_type: str) -> str:
     """Register type to declare for an operand of PTX type *instr_type* (``bf16`` -> ``b16``)."""
     t = instr_type.lstrip(".")
-    return _UNDECLARABLE.get(t, t)
+    return TYPES[t].register if t in TYPES else t  # b128 and others ptxsmt does not model
 
 
 def reg(instr_type: str, index: int = 0, percent: bool = True) -> str:

@@ -15,7 +15,6 @@ import pytest
 
 from ptxsmt.check import check_line
 from ptxsmt.isa.errors import PtxError
-from ptxsmt.isa.syntax import SINGLE_P_TYPES
 from ptxsmt.isa.targets import parse_target, parse_version
 from ptxsmt.isa.variants import catalogue
 
@@ -39,7 +38,7 @@ def lines_accepted(target: str, version: str) -> dict[str, int]:
         if v.family == "glue" or ver < req.ptx or tgt.sm < req.sm:
             continue
         key = "vset" if v.opcode.startswith("vset") else v.opcode
-        out[key] += 1 if v.opcode != "setp" or v.stype.name in SINGLE_P_TYPES else 2
+        out[key] += 1 if v.opcode != "setp" or not v.stype.predicate_pair else 2
     return out
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ptxsmt import progress
 from ptxsmt.cli import main
+from ptxsmt.report import progress
 
 
 def run(*args: str, stdin: str | None = None):
@@ -125,8 +125,8 @@ def test_percent_names_are_kept_in_outputs():
 
 
 def test_batch_chunks_keep_order_and_errors():
+    from ptxsmt.eval.jsonl import run_jsonl
     from ptxsmt.sem.options import Options
-    from ptxsmt.smt.jsonl import run_jsonl
 
     lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})
              for i in range(8)]

@@ -22,9 +22,9 @@ from reference import UNSPECIFIED
 from reference import run as reference
 
 from ptxsmt import Options, PtxError, parse_one
+from ptxsmt.eval.batch import evaluate_many
 from ptxsmt.isa.syntax import operand_types
 from ptxsmt.isa.variants import FAMILIES, catalogue
-from ptxsmt.smt.batch import evaluate_many
 from ptxsmt.smt.vectors import instruction_forms
 
 CHUNK = 200  # forms per case: small enough to name, large enough to batch

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from strategies import _SPECIAL, instruction_text, lane_bits, variants
 
 from ptxsmt import Options, PtxError, evaluate
+from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.eval.fast import Unsupported, compile_program, compile_terms
 from ptxsmt.isa.types import BF16, F16, F32, F64, ptx_type
 from ptxsmt.isa.variants import FAMILIES
 from ptxsmt.sem.sorts import as_float
-from ptxsmt.smt.batch import evaluate_many
-from ptxsmt.smt.fast import Unsupported, compile_program, compile_terms
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -22,6 +22,8 @@ from strategies import lane_bits, oracle_desc
 
 from ptxsmt import Options, evaluate, parse_one
 from ptxsmt.cli import main
+from ptxsmt.eval.evaluate import UnspecifiedOutput
+from ptxsmt.eval.fast import compile_terms
 from ptxsmt.isa.literals import canonical_nan
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.types import BF16, F16, F32, F64, ptx_type
@@ -29,8 +31,6 @@ from ptxsmt.isa.variants import catalogue
 from ptxsmt.program import Program
 from ptxsmt.ptxasdiff import assemble, find_tool, ptxas_version, resolve_disassembler
 from ptxsmt.sem.sorts import as_float, fields, fp_sort, widen
-from ptxsmt.smt.evaluate import UnspecifiedOutput
-from ptxsmt.smt.fast import compile_terms
 from ptxsmt.smt.solve import check_equivalence
 
 GLUE = [v for v in catalogue() if v.family == "glue"]

@@ -323,7 +323,7 @@ def test_batch_answers_every_line_in_place(lines):
 def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
     """A fast-path failure falls back to the slow path for its group; an exception there
     is an internal error on its own line, never a traceback."""
-    from ptxsmt.smt import batch
+    from ptxsmt.eval import batch
 
     real_evaluate = batch.evaluate
 

@@ -6,8 +6,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from ptxsmt.cli import main
+from ptxsmt.eval.sweep import BLOCKS, _block
 from ptxsmt.sem.options import Options
-from ptxsmt.sweep import BLOCKS, _block
 
 
 def test_block_counts_match_numpy():

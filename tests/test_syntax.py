@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptxsmt import PtxError, parse, parse_one
-from ptxsmt.isa.syntax import SINGLE_P_TYPES, SYNTAX, format_instruction, format_variant
+from ptxsmt.isa.syntax import SYNTAX, format_instruction, format_variant
 from ptxsmt.isa.variants import catalogue
 
 
@@ -18,7 +18,7 @@ def test_every_variant_prints_and_parses_back():
     for v in catalogue():
         syntax = SYNTAX[v.opcode]
         slots = [s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c]
-        dest = "p" if v.stype.name in SINGLE_P_TYPES else "p|q"
+        dest = "p|q" if v.stype.predicate_pair else "p"
         ops = ", ".join(dest if s == "p" else s for s in slots)
         ins = parse_one(f"{format_variant(v)} {ops};")
         assert ins.variant == v

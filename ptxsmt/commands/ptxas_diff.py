@@ -13,10 +13,11 @@ from .. import report
 from ..isa.literals import describe
 from ..isa.syntax import PtxError
 from ..isa.targets import parse_target
-from ..progress import MAX_JOBS, Progress
 from ..ptxasdiff import DiffError, DiffReport, ReadbackError, load_jsonl, run_diff
+from ..report.progress import Progress
 from ..resources import model_files
 from ..sem.options import Options
+from ..solver import MAX_JOBS
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

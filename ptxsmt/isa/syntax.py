@@ -314,7 +314,7 @@ def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Ope
                 out[key] = _operand(v, key, name, types[key], line, c)
             if names == ["_", "_"]:
                 raise PtxError("the sink '_' may replace only one of p|q", line, c)
-            if "q" in out and out["q"].kind == "reg" and v.stype.name in SINGLE_P_TYPES:
+            if "q" in out and out["q"].kind == "reg" and not v.stype.predicate_pair:
                 raise PtxError(f"setp.{v.stype.name} writes only p, not p|q", line, c)
             continue
         out[slot] = _operand(v, slot, raw, types[slot], line, c)
@@ -322,8 +322,6 @@ def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Ope
 
 
 # Operand rules measured on ptxas 13.0 (docs/ptxas-legality.md, sections 3 to 8).
-NO_LITERAL_TYPES = ("f16", "bf16", "f16x2", "bf16x2")  # PTX has no literal for these
-SINGLE_P_TYPES = ("f16", "bf16")  # "Predicate output not allowed": setp writes p only
 UNPARSABLE_SELECTORS = ("b1024",)  # a valid selector that ptxas lexes as a type token
 
 
@@ -357,7 +355,7 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
     if t is PRED and (body not in ("0", "1") or any(x.name.startswith("bf16") for x in v.types)):
         raise PtxError(f"operand {slot} must be a predicate register, found {quote(raw)}",
                        line, col)
-    if t.name in NO_LITERAL_TYPES:
+    if not t.literal:
         raise PtxError(f"operand {slot}: PTX has no .{t.name} literal, use a register",
                        line, col)
     try:

@@ -44,6 +44,11 @@ class PtxType:
     width: int
     lanes: int = 1
     fmt: FloatFormat | None = None
+    # Facts ptxas 13.0 enforces (docs/ptxas-legality.md), kept with the type:
+    literal: bool = True  # PTX has an immediate for it (none for f16/bf16 and their x2)
+    ftz: bool = False  # compares on it take .ftz (9.7.6: f32 only; 9.7.7: f16, f16x2)
+    predicate_pair: bool = True  # setp on it may write p|q ("Predicate output not allowed")
+    declared_as: str = ""  # the register type a kernel declares for it, if not its own
 
     @property
     def lane_width(self) -> int:
@@ -62,6 +67,16 @@ class PtxType:
         return self.lanes > 1
 
     @property
+    def is_half(self) -> bool:
+        """f16, bf16, f16x2, bf16x2: the types of 9.7.7 (half-precision set/setp)."""
+        return self.fmt is not None and self.fmt.width == 16
+
+    @property
+    def register(self) -> str:
+        """The `.reg` type that holds it: ptxas cannot declare .bf16 or .bf16x2."""
+        return self.declared_as or self.name
+
+    @property
     def lane(self) -> PtxType:
         """The type of one lane: f16 for f16x2, bf16 for bf16x2, else itself."""
         return TYPES[self.name.removesuffix("x2")] if self.is_packed else self
@@ -77,12 +92,13 @@ def _ints() -> list[PtxType]:
 
 ALL_TYPES: tuple[PtxType, ...] = (
     *_ints(),
-    PtxType("f16", Kind.FLOAT, 16, fmt=F16),
-    PtxType("bf16", Kind.FLOAT, 16, fmt=BF16),
-    PtxType("f32", Kind.FLOAT, 32, fmt=F32),
+    PtxType("f16", Kind.FLOAT, 16, fmt=F16, literal=False, ftz=True, predicate_pair=False),
+    PtxType("bf16", Kind.FLOAT, 16, fmt=BF16, literal=False, predicate_pair=False,
+            declared_as="b16"),
+    PtxType("f32", Kind.FLOAT, 32, fmt=F32, ftz=True),
     PtxType("f64", Kind.FLOAT, 64, fmt=F64),
-    PtxType("f16x2", Kind.FLOAT, 32, lanes=2, fmt=F16),
-    PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16),
+    PtxType("f16x2", Kind.FLOAT, 32, lanes=2, fmt=F16, literal=False, ftz=True),
+    PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16, literal=False, declared_as="b32"),
     PtxType("pred", Kind.PRED, 1),
 )
 TYPES: dict[str, PtxType] = {t.name: t for t in ALL_TYPES}

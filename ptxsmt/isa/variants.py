@@ -45,9 +45,7 @@ class Variant:
     def family(self) -> str:
         if self.opcode in GLUE_OPCODES:
             return "glue"
-        if self.opcode in ("set", "setp") and any(
-            t.name in ("f16", "bf16", "f16x2", "bf16x2") for t in self.types
-        ):
+        if self.opcode in ("set", "setp") and any(t.is_half for t in self.types):
             return "half-" + self.opcode
         return self.opcode
 
@@ -123,15 +121,10 @@ class Form:
             src = types[-1]
             cmps = self.cmps or (cmps_for(src) if self.opcode in ("set", "setp") else (None,))
             boolops = (None, *BoolOp) if self.boolop else (None,)
-            ftzs = (False, True) if self.ftz and _ftz_applies(self.opcode, src) else (False,)
+            ftzs = (False, True) if self.ftz and src.ftz else (False,)
             adds = (False, True) if self.add else (False,)
             for cmp, boolop, ftz, add in product(cmps, boolops, ftzs, adds):
                 yield Variant(self.opcode, types, cmp, boolop, ftz, add)
-
-
-def _ftz_applies(opcode: str, src: PtxType) -> bool:
-    # 9.7.6: "Modifier .ftz applies only to .f32 comparisons"; 9.7.7 adds f16/f16x2.
-    return src.name in ("f32", "f16", "f16x2")
 
 
 def _req(ptx: str, sm: int) -> Requirement:

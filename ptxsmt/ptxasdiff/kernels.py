@@ -8,12 +8,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ..eval.evaluate import evaluate, to_json
 from ..isa.literals import hex_bits
 from ..isa.syntax import Guard, Instruction, format_instruction
 from ..isa.types import PRED, PtxType, ptx_type
 from ..program import Program
 from ..sem.options import DEFAULT, Options
-from ..smt.evaluate import evaluate, to_json
 from .constants import GUARD_EVERY, PTX_VERSION, SLOT
 from .tools import DiffError
 
@@ -72,10 +72,6 @@ def _read_registers(program: Program) -> list[str]:
 
 # ---- kernels ----------------------------------------------------------------------------
 
-# ptxas cannot declare .bf16/.bf16x2 registers; bit registers of the width serve.
-_REG_TYPE = {"bf16": "b16", "bf16x2": "b32"}
-
-
 @dataclass(frozen=True)
 class Slot:
     case: int  # position in the kernel's case list; -1 for a guard
@@ -104,7 +100,7 @@ class _Builder:
         self.offset = 0
 
     def reg(self, t: PtxType | str) -> str:
-        name = t if isinstance(t, str) else _REG_TYPE.get(t.name, t.name)
+        name = t if isinstance(t, str) else t.register
         n = self.counts[name]
         self.counts[name] += 1
         return f"%{name}_{n}"

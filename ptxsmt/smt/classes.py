@@ -15,8 +15,8 @@ import z3
 
 from ..isa.types import Kind, PtxType
 from ..sem.sorts import as_float, register_value
+from ..solver import check
 from .solve import Query
-from .solver import check
 
 FLOAT_CLASSES = ("NaN", "+inf", "-inf", "+0", "-0", "+subnormal", "-subnormal",
                  "+normal", "-normal")

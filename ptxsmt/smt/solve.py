@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import z3
 
+from ..eval.evaluate import UNSPECIFIED, Value, evaluate
 from ..isa.literals import canonical_nan
 from ..isa.syntax import PtxError
 from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
-from .evaluate import UNSPECIFIED, Value, evaluate
-from .solver import check
+from ..solver import check
 
 
 class ReplayError(RuntimeError):

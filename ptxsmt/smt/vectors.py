@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import z3
 
-from ..isa.syntax import SINGLE_P_TYPES, SYNTAX, VSET_DEFAULTS, format_variant
+from ..eval.evaluate import UNSPECIFIED, evaluate, to_json
+from ..isa.syntax import SYNTAX, VSET_DEFAULTS, format_variant
 from ..isa.variants import Variant
 from ..program import Program
 from ..sem.options import DEFAULT, Options
+from ..solver import check
 from .classes import axes, class_of
-from .evaluate import UNSPECIFIED, evaluate, to_json
-from .solver import check
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def instruction_forms(v: Variant, rng: random.Random | None = None) -> list[str]
     if v.opcode in ("vset2", "vset4"):
         return _vset_forms(v, name, rng or random.Random(name))
     if v.opcode == "setp":
-        dest = "p" if v.stype.name in SINGLE_P_TYPES else "p|q"
+        dest = "p|q" if v.stype.predicate_pair else "p"
         return [f"{name} {dest}, a, b{c};" for c in (", c", ", !c")[: 2 if v.boolop else 0]] \
             or [f"{name} {dest}, a, b;"]
     if v.opcode == "set":

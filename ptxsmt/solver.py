@@ -1,4 +1,4 @@
-"""The one way ptxsmt asks z3 for an answer.
+"""The one way ptxsmt asks z3 for an answer, in this process or in a worker.
 
 z3 handles SIGINT inside check() itself: it cancels the search and answers
 `unknown` ("interrupted from keyboard", "canceled"). Taken at face value that
@@ -7,9 +7,13 @@ turns a Ctrl-C into a verdict; here it becomes the KeyboardInterrupt it was.
 
 from __future__ import annotations
 
+import os
+import signal
+
 import z3
 
 INTERRUPTED = ("interrupted", "canceled")
+MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
 def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
@@ -17,3 +21,11 @@ def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     if result == z3.unknown and any(w in solver.reason_unknown() for w in INTERRUPTED):
         raise KeyboardInterrupt
     return result
+
+
+def ignore_interrupts() -> None:
+    """A worker process's initializer: Ctrl-C reaches the whole process group, but only
+    the parent acts on it (it stops the pool), so workers print no tracebacks. z3 would
+    otherwise catch the signal itself and answer "unknown"."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    z3.set_param("ctrl_c", False)

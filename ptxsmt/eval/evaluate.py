@@ -17,7 +17,7 @@ from ..isa.types import PtxType
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
-from .solver import check
+from ..solver import check
 
 
 class Unspecified:

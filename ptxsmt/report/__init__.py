@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 
-from .isa.literals import describe
-from .isa.variants import Catalogue
-from .proofs import Result
-from .smt.classes import ClassReport
-from .smt.evaluate import UNSPECIFIED, Evaluation, to_json
-from .smt.solve import Counterexample, Verdict
+from ..eval.evaluate import UNSPECIFIED, Evaluation, to_json
+from ..isa.literals import describe
+from ..isa.variants import Catalogue
+from ..proofs import Result
+from ..smt.classes import ClassReport
+from ..smt.solve import Counterexample, Verdict
 
 
 def evaluation_json(ptx: str, ev: Evaluation) -> dict:

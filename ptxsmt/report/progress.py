@@ -1,4 +1,4 @@
-"""Long runs on the command line: progress on stderr, and the worker processes.
+"""Long runs on the command line: progress on stderr.
 
 Nothing is shown for the first few seconds, so short runs stay quiet. After that a
 terminal gets a bar (a count when the total is unknown) redrawn in place; anything else
@@ -8,8 +8,6 @@ only ever goes to stderr, with or without --json, so stdout stays clean.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 import time
 from typing import TextIO
@@ -18,7 +16,6 @@ DELAY = 3.0  # seconds of silence before the first report
 EVERY_LINE = 10.0  # seconds between plain lines (not a terminal)
 EVERY_BAR = 0.2  # seconds between redraws of the bar (a terminal)
 BAR_WIDTH = 24
-MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
 class Progress:
@@ -93,13 +90,3 @@ def _clock(seconds: float) -> str:
     if s < 60:
         return f"{s} s"
     return f"{s // 60}:{s % 60:02d}" if s < 3600 else f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
-def ignore_interrupts() -> None:
-    """A worker process's initializer: Ctrl-C reaches the whole process group, but only
-    the parent acts on it (it stops the pool), so workers print no tracebacks. z3 would
-    otherwise catch the signal itself and answer "unknown"."""
-    import z3
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    z3.set_param("ctrl_c", False)

@@ -15,10 +15,10 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from .isa.syntax import PtxError
-from .progress import ignore_interrupts
-from .sem.options import DEFAULT, Options
-from .smt.fast import compile_program
+from ..isa.errors import PtxError
+from ..sem.options import DEFAULT, Options
+from ..solver import ignore_interrupts
+from .fast import compile_program
 
 BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 
