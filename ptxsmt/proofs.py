@@ -27,10 +27,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from string import Template
 
-from .isa.syntax import PtxError
+from .isa.errors import PtxError
 from .sem.options import Options
 from .smt.classes import input_classes
-from .smt.solve import ReplayError, build_query, check_equivalence
+from .smt.solve import Counterexample, ReplayError, build_query, check_equivalence
 from .solver import ignore_interrupts
 
 VERDICTS = {"equivalent": "holds", "different": "fails", "unknown": "unknown"}
@@ -63,7 +63,7 @@ class Instance:
 class Result:
     instance: Instance
     verdict: str  # holds | fails | unknown | error
-    counterexample: dict | None = None
+    counterexample: Counterexample | None = None
     seconds: float = 0.0
     solver_seconds: float = 0.0
     witness_ok: bool | None = None
@@ -163,15 +163,11 @@ def prove(inst: Instance, timeout: float | None = 30.0) -> Result:
                               rhs_opts=inst.rhs_options)
     except (PtxError, ReplayError) as e:
         return Result(inst, "error", error=str(e), seconds=time.perf_counter() - start)
-    cex = None
     witness_ok = None
-    if v.counterexample is not None:
-        from .report import counterexample_json  # rendering lives in report
-
-        cex = counterexample_json(v.counterexample)
-        if inst.witness:
-            witness_ok = matches_witness(inst.witness, v.counterexample)
-    return Result(inst, VERDICTS[v.verdict], cex, v.seconds, v.solver_seconds, witness_ok)
+    if v.counterexample is not None and inst.witness:
+        witness_ok = matches_witness(inst.witness, v.counterexample)
+    return Result(inst, VERDICTS[v.verdict], v.counterexample, v.seconds, v.solver_seconds,
+                  witness_ok)
 
 
 def matches_witness(witness: dict[str, tuple[str, ...]], cex) -> bool:

@@ -353,7 +353,7 @@ def test_vectors_stop_at_the_cap_with_a_clear_message():
 def test_a_family_gets_a_per_form_limit_by_default(monkeypatch):
     from ptxsmt import cli
 
-    monkeypatch.setattr(cli, "FAMILY_LIMIT", 1)
+    monkeypatch.setattr(cli.vectors, "FAMILY_LIMIT", 1)
     r = run("vectors", "--family", "selp")
     assert r.exit_code == 0 and r.stderr == "22 vectors from 22 instruction forms\n"
     assert len(r.stdout.splitlines()) == 22

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ptxsmt.commands.ptxas_diff import ptxas_diff
+from ptxsmt.cli.ptxas_diff import ptxas_diff
 from ptxsmt.isa.syntax import PtxError
 from ptxsmt.ptxasdiff import (
     Computed,

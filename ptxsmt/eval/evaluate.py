@@ -27,6 +27,9 @@ class Unspecified:
     def __repr__(self) -> str:
         return "unspecified"
 
+    def __reduce__(self) -> str:
+        return "UNSPECIFIED"  # one object, also across worker processes (`is` tests)
+
 
 UNSPECIFIED = Unspecified()
 Value = int | bool | Unspecified

@@ -1,0 +1,36 @@
+"""Command line: thin click commands over the library, one module per command.
+
+Each command parses its options, calls the library, hands the result to
+`ptxsmt.report` and exits with a code (see `common`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from . import check, equiv, evaluate, prove, ptxas_diff, sweep, variants, vectors
+from .common import CONTEXT, Main
+
+
+@click.group(cls=Main, context_settings=CONTEXT)
+@click.version_option(package_name="ptxsmt")
+def main() -> None:
+    """Symbolic verifier for PTX set, setp, selp, slct, vset2 and vset4.
+
+    \b
+    Examples:
+      ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
+      ptxsmt eval --batch vectors.jsonl
+      echo 'set.lt.bf16.f32 d, a, b;' | ptxsmt check --target sm_80
+      ptxsmt variants --family vset2
+      ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;'
+      ptxsmt prove identities --jobs 2
+      ptxsmt vectors setp.lt.ftz.f32 --out lt.jsonl
+      ptxsmt sweep setp.lt.f16
+      ptxsmt ptxas-diff models/golden.jsonl
+    """
+
+
+for command in (evaluate.eval_cmd, check.check, variants.variants, equiv.equiv, prove.prove,
+                vectors.vectors, sweep.sweep, ptxas_diff.ptxas_diff):
+    main.add_command(command)

@@ -1,0 +1,141 @@
+"""What every command shares: the group's error handling, option types and helpers.
+
+Exit codes: 0 success, 1 a negative answer (an illegal line, a failed batch
+line), 2 bad input, 130 interrupted (Ctrl-C). Bad input is one line on stderr,
+never a traceback; option values are checked before any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from .. import report
+from ..isa.errors import PtxError, quote
+from ..isa.targets import parse_target, parse_version
+from ..sem.options import VSET_MERGE_SOURCES, Options
+from ..solver import MAX_JOBS
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    report.err(f"error: {message}")
+    sys.exit(code)
+
+
+class Main(click.Group):
+    """The command group: a usage error is one line (exit 2), like every other bad input,
+    and Ctrl-C stops at once with exit 130; it is never turned into a verdict."""
+
+    def main(self, *args, **kwargs):
+        for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 argument must not crash output
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.NoArgsIsHelpError as e:
+            report.err(e.ctx.get_help() if e.ctx else e.format_message())
+            sys.exit(2)
+        except click.ClickException as e:
+            hint = f" (try '{e.ctx.command_path} -h')" if getattr(e, "ctx", None) else ""
+            fail(_shorten(e.format_message()) + hint, e.exit_code)
+        except click.Abort:  # end of input at a prompt; Ctrl-C is handled in invoke
+            fail("aborted", 1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            report.err("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+
+
+def _shorten(text: str, limit: int = 300) -> str:
+    """Cut the middle out of a long message (click quotes a 5,000-digit value whole)."""
+    return text if len(text) <= limit else text[:limit // 2] + "…" + text[-limit // 3:]
+
+
+class Finite(click.FloatRange):
+    """A FloatRange that refuses nan too (nan passes every range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{quote(value)} is not a number", param, ctx)
+        return number
+
+
+def check_target(ctx, param, value: str) -> str:
+    try:
+        parse_target(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
+    return value
+
+
+def writable_dir(ctx, param, value: str | None) -> str | None:
+    """A folder to write into, made now: an unwritable path is refused before the work."""
+    if value is not None:
+        try:
+            Path(value).mkdir(parents=True, exist_ok=True)
+            probe = Path(value) / f".ptxsmt-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as e:
+            raise click.BadParameter(f"cannot write to {quote(value)}: "
+                                     f"{e.strerror or e}") from None
+    return value
+
+
+def options(target: str, vset_merge: str) -> Options:
+    return Options(target=parse_target(target).sm, vset_merge=vset_merge)
+
+
+def read_text(file, option: str) -> str:
+    """A file's text: UTF-8 (a BOM skipped), else one clear error naming the place."""
+    data = file.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        name = getattr(file, "name", "-")
+        fail(f"{option} {name}: line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})")
+
+
+target_option = click.option("--target", default="sm_90", show_default=True, callback=check_target,
+                             help="sm_ target (sm_1x flushes f32 set/setp/slct subnormals).")
+merge_option = click.option("--vset-merge", type=click.Choice(VSET_MERGE_SOURCES), default="c",
+                            show_default=True,
+                            help="vset merge: unmasked lanes from c (pseudocode) or b (prose).")
+
+
+def jobs_option(default: int):
+    return click.option("--jobs", type=click.IntRange(1, MAX_JOBS), default=default,
+                        show_default=True, help="Worker processes.")
+
+
+def timeout_option(what: str):
+    return click.option("--timeout", type=Finite(0, MAX_TIMEOUT, min_open=True), default=30.0,
+                        show_default=True, help=what)
+
+
+
+
+def check_version(ctx, param, value: str) -> tuple[int, int]:
+    try:
+        return parse_version(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
+
+

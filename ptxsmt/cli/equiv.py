@@ -1,0 +1,91 @@
+"""`ptxsmt equiv`: prove two snippets equal or find operands where they differ."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import report
+from ..isa.errors import PtxError, quote
+from ..report import equivalence
+from ..smt.classes import class_report
+from ..smt.solve import ReplayError, build_query, check_equivalence
+from .common import (
+    CONTEXT,
+    fail,
+    merge_option,
+    options,
+    read_text,
+    target_option,
+    timeout_option,
+    writable_dir,
+)
+
+EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
+
+
+@click.command("equiv", context_settings=CONTEXT)
+@click.argument("lhs", required=False)
+@click.argument("rhs", required=False)
+@click.option("-a", "lhs_file", type=click.File("rb"), help="Read the first snippet from a file.")
+@click.option("-b", "rhs_file", type=click.File("rb"), help="Read the second snippet from a file.")
+@click.option("--outputs", help="Registers to compare, e.g. p,d (default: written by both).")
+@timeout_option("Seconds.")
+@click.option("--all-classes", is_flag=True,
+              help="Report which operand-class combinations break it and which are safe.")
+@click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",
+              callback=writable_dir, help="Also write the query as a standalone SMT-LIB 2 file.")
+@click.option("--json", "as_json", is_flag=True)
+@target_option
+@merge_option
+def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
+          target, vset_merge) -> None:
+    """Prove two PTX snippets equal, or find operands where they differ.
+
+    \b
+    Inputs are the registers read before written; outputs compared are the
+    registers both snippets write. Exit 0 equivalent, 1 different (with a
+    counterexample), 2 bad input, 3 unknown (timeout; never reported as equal).
+    \b
+    Examples:
+      ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
+      ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
+      ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
+    """
+    if (lhs_file or rhs_file) and lhs:
+        fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
+    if lhs_file:
+        lhs = read_text(lhs_file, "-a")
+    if rhs_file:
+        rhs = read_text(rhs_file, "-b")
+    if not lhs or not rhs:
+        fail("give two snippets (as arguments or with -a FILE -b FILE)")
+    try:
+        opts = options(target, vset_merge)
+        outs = outputs.split(",") if outputs else None
+        query = build_query(lhs, rhs, outs, opts)
+        if emit_smt2:
+            write_smt2(emit_smt2, "equiv", query.smt2())
+        verdict = check_equivalence(lhs, rhs, outs, timeout, opts)
+        classes = class_report(query, timeout) if all_classes and verdict.counterexample else None
+    except PtxError as e:
+        fail(str(e))
+    except ReplayError as e:
+        fail(f"ptxsmt bug, please report: {e}", code=4)
+    if as_json:
+        report.out(report.dumps(equivalence.verdict_json(verdict, classes)))
+    else:
+        report.out(equivalence.verdict_text(verdict, lhs, rhs, query.lhs.types, query.rhs.types,
+                                       classes))
+    sys.exit(EXIT_VERDICT[verdict.verdict])
+
+
+def write_smt2(directory: str, name: str, text: str) -> Path:
+    target = Path(directory) / f"{name}.smt2"
+    try:
+        target.write_text(text)
+    except OSError as e:
+        fail(f"cannot write {quote(str(target))}: {e.strerror or e}")
+    return target

@@ -1,0 +1,96 @@
+"""`ptxsmt eval`: one snippet on concrete operands, or a JSONL batch."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+import click
+
+from .. import report
+from ..eval.evaluate import evaluate
+from ..eval.jsonl import check_jsonl, run_jsonl
+from ..isa.errors import PtxError, quote
+from ..report import evaluation
+from ..report.progress import Progress
+from ..sem.options import Options
+from .common import CONTEXT, fail, merge_option, options, target_option
+
+
+@click.command("eval", context_settings=CONTEXT)
+@click.argument("ptx", required=False)
+@click.argument("assignments", nargs=-1)
+@click.option("--batch", "batch", type=click.File("rb"), metavar="FILE",
+              help="JSONL of {\"ptx\", \"inputs\", \"options\"}; '-' for stdin.")
+@click.option("--check", "check_outputs", is_flag=True,
+              help="With --batch: compare with each line's \"outputs\"; print only differences.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@target_option
+@merge_option
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge) -> None:
+    """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
+
+    \b
+    VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
+    friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
+    A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
+    top of --target and --vset-merge.
+    \b
+    Examples:
+      ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
+      ptxsmt eval --json 'set.gtu.u32.f16x2 d, a, b;' a=0x3c007e00 b=0
+      ptxsmt eval '@g selp.b32 d, a, b, c;' g=false d=7 a=1 b=2 c=true
+      ptxsmt eval --batch vectors.jsonl > results.jsonl
+      ptxsmt eval --batch models/golden.jsonl --check
+    """
+    opts = options(target, vset_merge)
+    if check_outputs and batch is None:
+        fail("--check compares a batch's stored outputs; give --batch FILE")
+    if batch is not None:
+        if ptx or assignments:
+            fail("give either PTX text and operands or --batch, not both")
+        sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts))
+    if not ptx:
+        fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
+    inputs: dict[str, str] = {}
+    for item in assignments:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            fail(f"operand {quote(item)} is not NAME=VALUE")
+        key = name.strip()
+        if key.lstrip("%") in {k.lstrip("%") for k in inputs}:
+            fail(f"input {quote(key)} is given twice")
+        inputs[key] = value.strip()
+    try:
+        ev = evaluate(ptx, inputs, opts)
+    except PtxError as e:
+        fail(str(e))
+    if as_json:
+        report.out(report.dumps(evaluation.evaluation_json(ptx, ev)))
+    else:
+        report.out(evaluation.evaluation_text(ptx, ev))
+
+
+def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
+    """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
+    status = 0
+    with Progress("eval --batch", unit="lines") as bar:
+        for obj, error in run_jsonl(lines, opts):
+            status |= error is not None
+            report.out(report.dumps(obj))
+            bar.update()
+    return status
+
+
+def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
+    """Recompute every line's outputs; report lines whose stored outputs differ."""
+    total = bad = 0
+    with Progress("eval --batch --check", unit="lines") as bar:
+        for diff in check_jsonl(lines, opts):
+            total += 1
+            bar.update()
+            if diff is not None:
+                bad += 1
+                report.out(report.dumps(diff))
+    report.err(evaluation.check_summary(total - bad, bad))
+    return 1 if bad else 0

@@ -1,0 +1,80 @@
+"""`ptxsmt vectors`: operands that reach every reachable case, as batch JSONL."""
+
+from __future__ import annotations
+
+import click
+
+from .. import report
+from ..isa.errors import PtxError, quote
+from ..isa.syntax import parse_one, parse_variant
+from ..isa.variants import FAMILIES, catalogue
+from ..report.progress import Progress
+from ..smt.vectors import instruction_forms, vectors_for
+from .common import CONTEXT, fail, merge_option, options, target_option
+
+FAMILY_LIMIT = 20  # vectors per form with --family: half-set alone has 3,696 forms
+MAX_VECTORS = 100_000
+MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering cases
+
+
+@click.command("vectors", context_settings=CONTEXT)
+@click.argument("what", required=False, metavar="[VARIANT|PTX]")
+@click.option("--family", type=click.Choice(FAMILIES), help="Every variant of a family.")
+@click.option("--per-case", type=click.IntRange(1, MAX_PER_CASE), default=1, show_default=True,
+              help="Vectors for each reachable case (distinct operands).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help=f"At most this many per instruction form [default: every reachable case; "
+                   f"{FAMILY_LIMIT} with --family].")
+@click.option("--max-vectors", type=click.IntRange(min=1), default=MAX_VECTORS,
+              show_default=True, help="Stop (exit 1) after this many vectors in all.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", type=click.File("w", lazy=False), default="-",
+              help="JSONL output (default stdout).")
+@target_option
+@merge_option
+def vectors(what, family, per_case, limit, max_vectors, seed, out, target, vset_merge) -> None:
+    """Operands that reach every reachable case of a variant, as batch JSONL.
+
+    \b
+    Cases are combinations of operand classes (NaN, ±inf, ±0, ±subnormal, ±normal;
+    integer extremes and signs; predicate values; per lane for x2 types) and
+    output outcomes (each predicate true/false, which operand a select took, each
+    vset lane's result or count). Outputs are filled in by the evaluator.
+    \b
+    Examples:
+      ptxsmt vectors setp.lt.ftz.f32
+      ptxsmt vectors 'vset4.u32.u32.lt d.b20, a, b, c;' --per-case 2
+      ptxsmt vectors --family slct --limit 10 --out slct.jsonl
+    """
+    if bool(what) == bool(family):
+        fail("give a variant (or one instruction), or --family F")
+    try:
+        opts = options(target, vset_merge)
+        if family:
+            texts = [t for v in catalogue().family(family) for t in instruction_forms(v)]
+            limit = limit or FAMILY_LIMIT
+        elif " " in what.strip():
+            parse_one(what)
+            texts = [what.strip()]
+        else:
+            v = parse_variant(what)
+            if v not in catalogue():
+                fail(f"{quote(what)} is not a legal variant")
+            texts = instruction_forms(v)
+        n = 0
+        with Progress("vectors", total=len(texts), unit="forms") as bar:
+            for text in texts:
+                for vec in vectors_for(text, per_case, limit, opts, seed):
+                    if n == max_vectors:
+                        fail(f"stopped after {n:,} vectors (--max-vectors {max_vectors:,}), at "
+                             f"form {bar.done + 1:,} of {len(texts):,}; raise --max-vectors "
+                             f"or lower --limit", code=1)
+                    out.write(report.dumps(vec) + "\n")
+                    n += 1
+                    bar.update(0)  # a form can take a while: keep the elapsed time current
+                bar.update()
+    except PtxError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot write {quote(out.name)}: {e.strerror or e}")
+    report.err(f"{n} vectors from {len(texts)} instruction forms")

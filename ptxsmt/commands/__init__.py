@@ -1,1 +1,0 @@
-"""Larger CLI commands, each in its own module and registered in ptxsmt.cli."""

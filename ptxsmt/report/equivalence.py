@@ -1,0 +1,76 @@
+"""`equiv`: verdicts, counterexamples (hex plus decoded) and operand-class tables."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..eval.evaluate import to_json
+from ..isa.literals import describe
+from ..smt.classes import ClassReport
+from ..smt.solve import Counterexample, Verdict
+from . import show
+
+
+def counterexample_json(cex: Counterexample) -> dict:
+    def side(values: dict) -> dict:
+        return {k: to_json(v, cex.types[k]) for k, v in values.items()}
+
+    return {"inputs": side(cex.inputs), "lhs": side(cex.lhs), "rhs": side(cex.rhs)}
+
+
+def verdict_json(v: Verdict, classes: ClassReport | None = None) -> dict:
+    out = {
+        "verdict": v.verdict,
+        "outputs": list(v.outputs),
+        "counterexample": counterexample_json(v.counterexample) if v.counterexample else None,
+        "seconds": round(v.seconds, 4),
+    }
+    if v.reason:
+        out["reason"] = v.reason
+    if classes is not None:
+        out["classes"] = {
+            "axes": list(classes.axes),
+            "failing": [list(r) for r in classes.rows()],
+            "only_when": classes.only_when(),
+            "complete": classes.complete,
+        }
+    return out
+
+
+def reproduce(ptx: str, cex: Counterexample, names) -> str:
+    args = " ".join(f"{k}={to_json(cex.inputs[k], cex.types[k])}".lower()
+                    for k in cex.inputs if k in names)
+    return f"ptxsmt eval {shlex.quote(' '.join(ptx.split()))} {args}".rstrip()
+
+
+def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
+                 classes: ClassReport | None = None) -> str:
+    outs = ", ".join(v.outputs)
+    if v.verdict == "equivalent":
+        return f"equivalent: the snippets agree on {outs} for all inputs ({v.seconds:.3f} s)"
+    if v.verdict == "unknown":
+        return f"unknown: the solver gave no answer for {outs} ({v.reason or 'timeout'})"
+    cex = v.counterexample
+    differ = [o for o in v.outputs if cex.lhs[o] != cex.rhs[o]]
+    lines = [f"different: the snippets disagree on {', '.join(differ)}", "  inputs:"]
+    width = max(len(k) for k in (*cex.inputs, *v.outputs))
+    lines += [f"    {k:<{width}} = {describe(val, cex.types[k])}" for k, val in cex.inputs.items()]
+    for label, side in (("lhs", cex.lhs), ("rhs", cex.rhs)):
+        lines.append(f"  {label}:")
+        lines += [f"    {o:<{width}} = {show(side[o], cex.types[o])}" for o in v.outputs]
+    lines += ["  reproduce:", "    " + reproduce(lhs, cex, lhs_names),
+              "    " + reproduce(rhs, cex, rhs_names)]
+    if classes is not None:
+        lines.append(class_text(classes))
+    return "\n".join(lines)
+
+
+def class_text(c: ClassReport) -> str:
+    head = "  operand classes that break it" + ("" if c.complete else " (search incomplete)")
+    lines = [f"{head}: {len(c.failing)} of {c.total} combinations"]
+    lines.append(("    " + "  ".join(f"{a:<11}" for a in c.axes)).rstrip())
+    lines += [("    " + "  ".join(f"{x:<11}" for x in row)).rstrip() for row in c.rows()]
+    lines.append(f"  differs only when {c.only_when()}")
+    if c.complete:
+        lines.append("  every other combination is proved safe")
+    return "\n".join(lines)

@@ -1,0 +1,28 @@
+"""`eval`: one evaluation as text or JSON, and the summary of a batch check."""
+
+from __future__ import annotations
+
+from ..eval.evaluate import Evaluation, to_json
+from ..isa.literals import describe
+
+
+def evaluation_json(ptx: str, ev: Evaluation) -> dict:
+    return {
+        "ptx": ptx,
+        "inputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
+        "outputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.outputs.items()},
+    }
+
+
+def evaluation_text(ptx: str, ev: Evaluation) -> str:
+    lines = [" ".join(ptx.split())]
+    width = max((len(ev.name(k)) for k in (*ev.inputs, *ev.outputs)), default=1)
+    lines += [f"  in   {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
+              for k, v in ev.inputs.items()]
+    lines += [f"  out  {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
+              for k, v in ev.outputs.items()]
+    return "\n".join(lines)
+
+
+def check_summary(passed: int, failed: int) -> str:
+    return f"check: {passed} passed, {failed} failed"
