@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..isa.errors import PtxError, quote
+from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from .evaluate import Evaluation, convert_inputs, evaluate, to_json
-from .fast import Unsupported, compile_program
+from .fast import Unsupported, compile_program, word_dtype
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 
@@ -127,15 +128,15 @@ def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
 def _run_fast(fast, indices: list[int], columns: dict[str, list], results,
               json_values: bool = False) -> None:
     """Evaluate one group from its input columns; fill `results` at `indices`."""
-    arrays = {name: np.array(columns[name], dtype=bool if fast.types[name].width == 1
-                             else np.uint64) for name in fast.inputs}
+    arrays = {name: np.array(columns[name], dtype=word_dtype(fast.types[name].width))
+              for name in fast.inputs}
     outputs = {}
     for name, arr in fast(arrays).items():
         # a snippet that reads no input gives one value for all its lines
         column = np.broadcast_to(arr, (len(indices),)).tolist()  # Python ints/bools
         width = fast.types[name].width
         if json_values and width > 1:
-            column = [f"0x{v:0{width // 4}x}" for v in column]
+            column = [hex_bits(v, width) for v in column]
         outputs[name] = column
     names = [fast.spelling.get(n, n) for n in outputs] if json_values else list(outputs)
     for row, (i, *values) in enumerate(zip(indices, *outputs.values())):

@@ -27,6 +27,13 @@ from ..program import compiled
 from ..sem.options import DEFAULT, Options
 
 U64 = np.uint64
+_WORDS = {1: np.bool_, 16: np.uint16, 32: np.uint32}
+
+
+def word_dtype(width: int) -> type:
+    """The numpy type that holds `width` bits: bool for a predicate, a native word for
+    16 and 32 bits (so a float view is free), else uint64."""
+    return _WORDS.get(width, U64)
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 
 
@@ -46,7 +53,7 @@ class Float:
     def view(self) -> np.ndarray:
         """float32 for f16/bf16/f32 (exact), float64 for f64: numpy compares IEEE-wise."""
         if self._view is None:
-            raw = np.uint64 if self.fmt is F64 else np.uint32 if self.fmt is F32 else np.uint16
+            raw = word_dtype(self.fmt.width)
             b = np.asarray(self.bits)
             b = b if b.dtype == raw else b.astype(raw)
             if self.fmt is F16:
@@ -332,14 +339,8 @@ class FastProgram:
         return run
 
 
-_NATIVE = {16: np.uint16, 32: np.uint32}
-
-
 def _as_array(values, t: PtxType) -> np.ndarray:
-    """Registers at their native width (so a float view is free), else uint64."""
-    if t.width == 1:
-        return np.asarray(values, dtype=bool)
-    return np.asarray(values, dtype=_NATIVE.get(t.width, U64))
+    return np.asarray(values, dtype=word_dtype(t.width))
 
 
 @lru_cache(maxsize=16384)

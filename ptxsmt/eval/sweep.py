@@ -18,7 +18,7 @@ import numpy as np
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
-from .fast import compile_program
+from .fast import compile_program, word_dtype
 
 BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 
@@ -63,12 +63,8 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
                     trues[name] += int(values.sum())
                 else:
                     hashes[name].update(np.ascontiguousarray(values, dtype=np.uint64)
-                                        .astype(_dtype(fast.types[name].width)).tobytes())
+                                        .astype(word_dtype(fast.types[name].width)).tobytes())
     return index, {k: h.digest() for k, h in hashes.items()}, trues
-
-
-def _dtype(width: int):
-    return {16: np.uint16, 32: np.uint32}.get(width, np.uint64)
 
 
 def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
