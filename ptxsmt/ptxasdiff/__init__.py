@@ -47,6 +47,7 @@ from ..sem.options import DEFAULT, Options
 from .constants import CASES_PER_KERNEL, PTX_VERSION
 from .kernels import Case, Kernel, emit_kernel, make_case
 from .sass import _COMPARES, Computed, read_kernel, read_stores
+from .sift import Attempt, sift
 from .tools import (
     DiffError,
     ReadbackError,
@@ -186,32 +187,23 @@ class _Runner:
 
     def batch(self, cases: Sequence[Case], tag: str, opt: int = 3) -> list[Outcome]:
         """Assemble the cases in one kernel; a case ptxas refuses is dropped with its error."""
-        outcomes = [Outcome(c) for c in cases]
-        self._assemble(outcomes, list(range(len(cases))), tag, opt)
-        return outcomes
+        sifted = sift(cases, lambda some, part: self._attempt(some, tag + part, opt))
+        return [Outcome(c, values=sifted.accepted.get(k), error=sifted.rejected.get(k))
+                for k, c in enumerate(cases)]
 
-    def _assemble(self, outcomes: list[Outcome], pending: list[int], tag: str, opt: int) -> None:
-        while pending:
-            kernel = self.emit([outcomes[i].case for i in pending], f"diff_{tag}")
-            result = assemble(kernel.text, self.ptxas, self.disasm, self.target, opt)
-            if result.sass is not None:
-                values = _read(kernel, result.sass, f"diff_{tag}_O{opt}")
-                for i, v in zip(pending, values):
-                    outcomes[i].values = v
-                return
-            if any(n not in kernel.lines for n in result.errors):
-                raise DiffError(f"ptxas refused the kernel's own lines: {result.errors}")
-            bad = {kernel.lines[n]: msg for n, msg in result.errors.items()}
-            if not bad and len(pending) == 1:
-                bad = {0: result.loose}
-            if not bad:  # no line to blame: halve
-                half = len(pending) // 2
-                self._assemble(outcomes, pending[:half], tag + "a", opt)
-                self._assemble(outcomes, pending[half:], tag + "b", opt)
-                return
-            for pos, msg in bad.items():
-                outcomes[pending[pos]].error = msg
-            pending = [i for k, i in enumerate(pending) if k not in bad]
+    def _attempt(self, cases: Sequence[Case], tag: str, opt: int) -> Attempt:
+        """One kernel of the cases: their read-back values, or the cases ptxas blamed."""
+        kernel = self.emit(cases, f"diff_{tag}")
+        result = assemble(kernel.text, self.ptxas, self.disasm, self.target, opt)
+        if result.sass is not None:
+            values = _read(kernel, result.sass, f"diff_{tag}_O{opt}")
+            # read_kernel's list ends at the last case with an output: any after it (a
+            # setp writing only `_`) read back nothing
+            return Attempt(accepted=values + [None] * (len(cases) - len(values)))
+        if any(n not in kernel.lines for n in result.errors):
+            raise DiffError(f"ptxas refused the kernel's own lines: {result.errors}")
+        return Attempt(blamed={kernel.lines[n]: msg for n, msg in result.errors.items()},
+                       failure=result.loose)
 
 
 def run_diff(cases: Iterable[Mapping | Case], ptxas: str = "ptxas", jobs: int = 2,

@@ -88,36 +88,78 @@ def ptxas_version(ptxas: str) -> str:
 
 # ---- assembling -------------------------------------------------------------------------
 
-_MSG = re.compile(r"^ptxas .*?, line (\d+); (error|fatal)\s*: (.*)$")
+_MSG = re.compile(r"^ptxas .*?, line (\d+); (error|fatal|warning)\s*: (.*)$")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A ptxas message that names a source line."""
+
+    line: int
+    severity: str  # "error", "fatal" (a syntax error: nothing after it was checked), "warning"
+    text: str
+
+
+@dataclass
+class PtxasRun:
+    """What one ptxas run said."""
+
+    status: int  # exit status; negative: killed by that signal
+    messages: list[Message]  # those naming a source line, in the order printed
+    loose: list[str]  # the other lines printed, but for "... aborted due to errors"
+    output: str  # everything printed, stdout then stderr
+
+    @property
+    def errors(self) -> list[Message]:
+        return [m for m in self.messages if m.severity != "warning"]
+
+    @property
+    def failure(self) -> str:
+        """Why it failed, in the words no source line carries."""
+        crash = [f"ptxas crashed (signal {-self.status})"] if self.status < 0 else []
+        return "; ".join(crash + self.loose) or f"exit status {self.status}"
+
+
+def run_ptxas(text: str, ptxas: str, arch: str, opt: int = 3,
+              cubin: Path | None = None) -> PtxasRun:
+    """Assemble `text` with `ptxas -O<opt> -arch <arch>`, writing the cubin to `cubin` (or
+    nowhere)."""
+    with tempfile.TemporaryDirectory(prefix="ptxsmt_ptxas_") as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(text)
+        out = str(cubin) if cubin is not None else os.devnull
+        try:
+            proc = subprocess.run([ptxas, f"-O{opt}", "-arch", arch, str(src), "-o", out],
+                                  capture_output=True, text=True, check=False, timeout=900)
+        except subprocess.TimeoutExpired:
+            raise DiffError("ptxas took over 900 s on one kernel") from None
+    output = proc.stdout + proc.stderr
+    messages: list[Message] = []
+    loose: list[str] = []
+    for line in output.splitlines():
+        if m := _MSG.match(line.strip()):
+            messages.append(Message(int(m.group(1)), m.group(2), m.group(3).strip()))
+        elif line.strip() and "aborted due to errors" not in line:
+            loose.append(line.strip())
+    return PtxasRun(proc.returncode, messages, loose, output)
 
 
 @dataclass
 class Assembled:
     sass: str | None  # None when ptxas refused the kernel
-    errors: dict[int, str]  # source line -> message
+    errors: dict[int, str]  # source line -> its first error
     loose: str = ""  # messages without a line number
 
 
 def assemble(text: str, ptxas: str, disasm: Sequence[str], arch: str, opt: int = 3) -> Assembled:
     with tempfile.TemporaryDirectory(prefix="ptxsmt_diff_") as tmp:
-        src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
-        src.write_text(text)
-        try:
-            proc = subprocess.run([ptxas, f"-O{opt}", "-arch", arch, str(src), "-o", str(cubin)],
-                                  capture_output=True, text=True, check=False, timeout=900)
-        except subprocess.TimeoutExpired:
-            raise DiffError("ptxas took over 900 s on one kernel") from None
-        if proc.returncode != 0:
+        cubin = Path(tmp) / "k.cubin"
+        run = run_ptxas(text, ptxas, arch, opt, cubin)
+        if run.status != 0:
             errors: dict[int, str] = {}
-            loose = []
-            for line in (proc.stdout + proc.stderr).splitlines():
-                if m := _MSG.match(line.strip()):
-                    errors.setdefault(int(m.group(1)), m.group(3).strip())
-                elif line.strip() and "aborted due to errors" not in line:
-                    loose.append(line.strip())
-            if proc.returncode < 0:
-                loose.insert(0, f"ptxas crashed (signal {-proc.returncode})")
-            return Assembled(None, errors, "; ".join(loose) or f"exit status {proc.returncode}")
+            for m in run.errors:
+                errors.setdefault(m.line, m.text)
+            return Assembled(None, errors, run.failure)
         dis = subprocess.run([*disasm, str(cubin)], capture_output=True, text=True, check=False)
         if dis.returncode != 0:
             raise DiffError(f"{Path(disasm[0]).name} failed: {dis.stderr.strip()[:300]}")
