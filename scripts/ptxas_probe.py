@@ -37,9 +37,10 @@ So a line is only declared *accepted* when it was part of a run that exited
 with status 0, and *rejected* when ``ptxas`` names its line number.  After a
 failing run the rejected lines are dropped and the undecided rest is assembled
 again, until every line is decided.  Messages that carry no usable line number
-make the batch split in halves down to single lines.  Each candidate must be
-exactly one ``;``-terminated statement without braces or comments, so an error
-on line N cannot be caused by a neighbour.
+make the batch split in halves down to single lines.  (``ptxsmt.ptxasdiff.sift``
+does this, for ``ptxsmt ptxas-diff`` and ``scripts/gpu_replay.py`` too.)  Each
+candidate must be exactly one ``;``-terminated statement without braces or
+comments, so an error on line N cannot be caused by a neighbour.
 
 Targets older than ``sm_75`` (which ``ptxas`` 13 cannot emit code for) are
 assembled with ``-arch sm_75``: ``ptxas`` accepts ``.target sm_XY`` for any
@@ -70,15 +71,14 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ptxsmt.isa.types import TYPES
+from ptxsmt.ptxasdiff.sift import Attempt, sift
+from ptxsmt.ptxasdiff.tools import Message, PtxasRun, run_ptxas
 
 __all__ = [
     "REG_TYPES",
@@ -100,11 +100,6 @@ REG_TYPES: tuple[str, ...] = (
     "f16", "f16x2", "f32", "f64",
 )  # fmt: skip
 REGS_PER_TYPE = 8
-
-_MSG = re.compile(
-    r"^ptxas (?P<file>.*?), line (?P<line>\d+); (?P<sev>error|fatal|warning)\s*: (?P<text>.*)$"
-)
-_ABORT = "Ptx assembly aborted due to errors"
 
 Result = tuple[bool, list[str]]  # (accepted, errors if rejected / warnings if accepted)
 
@@ -156,62 +151,43 @@ def source(lines: Sequence[str], target: str = "sm_90", version: str = "9.0") ->
     return _module(lines, target, version, REG_TYPES)[0]
 
 
-def _assemble(text: str, target: str, ptxas: str, arch: str | None) -> tuple[int, str]:
-    fd, path = tempfile.mkstemp(suffix=".ptx", prefix="ptxas_probe_")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        proc = subprocess.run(
-            [ptxas, "-arch", arch or default_arch(target), path, "-o", os.devnull],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    finally:
-        os.unlink(path)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def _parse(output: str) -> tuple[dict[int, list[tuple[str, str]]], list[str]]:
-    """Split ptxas output into per-line ``(severity, text)`` lists and unattributed messages."""
-    by_line: dict[int, list[tuple[str, str]]] = {}
-    loose: list[str] = []
-    for raw in output.splitlines():
-        raw = raw.strip()
-        m = _MSG.match(raw)
-        if m:
-            by_line.setdefault(int(m["line"]), []).append((m["sev"], m["text"].strip()))
-        elif raw and _ABORT not in raw:
-            loose.append(raw)
-    return by_line, loose
+def _run(text: str, target: str, ptxas: str, arch: str | None) -> PtxasRun:
+    return run_ptxas(text, ptxas, arch or default_arch(target))
 
 
 def check_header(
     target: str = "sm_90", version: str = "9.0", ptxas: str = "ptxas", arch: str | None = None
 ) -> str | None:
     """``None`` if an empty kernel assembles with this ``.version``/``.target``, else the error."""
-    rc, out = _assemble(_module([], target, version, ())[0], target, ptxas, arch)
-    if rc == 0:
+    run = _run(_module([], target, version, ())[0], target, ptxas, arch)
+    if run.status == 0:
         return None
-    by_line, loose = _parse(out)
-    msgs = [t for n in sorted(by_line) for sev, t in by_line[n] if sev != "warning"]
-    return "; ".join(msgs + loose) or f"ptxas exit status {rc}"
+    msgs = [m.text for m in sorted(run.errors, key=lambda m: m.line)]
+    return "; ".join(msgs + run.loose) or f"ptxas exit status {run.status}"
+
+
+def _by_line(run: PtxasRun) -> dict[int, list[Message]]:
+    """The run's messages by source line, lines in the order first named."""
+    by_line: dict[int, list[Message]] = {}
+    for m in run.messages:
+        by_line.setdefault(m.line, []).append(m)
+    return by_line
 
 
 @functools.cache
 def _usable_reg_types(target: str, version: str, ptxas: str, arch: str | None) -> tuple[str, ...]:
     """REG_TYPES minus those whose declaration this header refuses (``.f16x2`` before PTX 4.2)."""
     text, first = _module([], target, version, REG_TYPES)
-    rc, out = _assemble(text, target, ptxas, arch)
-    if rc == 0:
+    run = _run(text, target, ptxas, arch)
+    if run.status == 0:
         return REG_TYPES
-    by_line, _ = _parse(out)
     decl0 = first - 2 * len(REG_TYPES)
-    bad = {REG_TYPES[(n - decl0) // 2] for n in by_line if decl0 <= n < first}
+    bad = {REG_TYPES[(m.line - decl0) // 2] for m in run.messages if decl0 <= m.line < first}
     types = tuple(t for t in REG_TYPES if t not in bad)
-    rc, out = _assemble(_module([], target, version, types)[0], target, ptxas, arch)
-    if rc != 0:
-        raise RuntimeError(f"register declarations refused for {target} {version}: {out.strip()}")
+    run = _run(_module([], target, version, types)[0], target, ptxas, arch)
+    if run.status != 0:
+        raise RuntimeError(f"register declarations refused for {target} {version}: "
+                           f"{run.output.strip()}")
     return types
 
 
@@ -219,50 +195,27 @@ def _decide(
     lines: Sequence[str], target: str, version: str, ptxas: str, arch: str | None
 ) -> list[Result]:
     types = _usable_reg_types(target, version, ptxas, arch)
-    results: list[Result | None] = [None] * len(lines)
-    pending = list(range(len(lines)))
-    while pending:
-        text, first = _module([lines[i] for i in pending], target, version, types)
-        rc, out = _assemble(text, target, ptxas, arch)
-        by_line, loose = _parse(out)
-        msgs = [by_line.get(first + k, []) for k in range(len(pending))]
-        if rc == 0:
-            for k, i in enumerate(pending):
-                results[i] = (True, [t for _, t in msgs[k]])
-            break
-        errs = {
-            k: [t for sev, t in m if sev != "warning"]
-            for k, m in enumerate(msgs)
-            if any(sev != "warning" for sev, _ in m)
-        }
-        if not errs:
-            # Failure not attributable to a candidate line: split, or blame the lone line.
-            if len(pending) == 1:
-                stray = loose + [
-                    f"line {n}: {t}"
-                    for n, ms in by_line.items()
-                    for sev, t in ms
-                    if sev != "warning"
-                ]
-                results[pending[0]] = (False, stray or [f"ptxas exit status {rc}"])
-                break
-            half = len(pending) // 2
-            for part in (pending[:half], pending[half:]):
-                sub = _decide([lines[i] for i in part], target, version, ptxas, arch)
-                for i, r in zip(part, sub, strict=True):
-                    results[i] = r
-            break
+
+    def attempt(part: Sequence[str], _: str) -> Attempt[list[str], list[str]]:
+        text, first = _module(part, target, version, types)
+        run = _run(text, target, ptxas, arch)
+        by_line = _by_line(run)
+        said = [by_line.get(first + k, []) for k in range(len(part))]
+        if run.status == 0:
+            return Attempt(accepted=[[m.text for m in ms] for ms in said])
+        errors = {k: [m.text for m in ms if m.severity != "warning"] for k, ms in enumerate(said)}
         # Nothing after a fatal (syntax) error was checked.
-        fatal = [k for k, m in enumerate(msgs) if any(sev == "fatal" for sev, _ in m)]
-        cut = min(fatal, default=len(pending))
-        still = []
-        for k, i in enumerate(pending):
-            if k in errs and k <= cut:
-                results[i] = (False, errs[k])
-            else:
-                still.append(i)
-        pending = still
-    return [r for r in results if r is not None]
+        fatal = [k for k, ms in enumerate(said) if any(m.severity == "fatal" for m in ms)]
+        cut = min(fatal, default=len(part))
+        # why a lone line that ptxas did not name failed: what it said of the other lines
+        stray = [f"line {n}: {m.text}" for n, ms in by_line.items() for m in ms
+                 if m.severity != "warning"]
+        return Attempt(blamed={k: e for k, e in errors.items() if e and k <= cut},
+                       failure=run.loose + stray or [f"ptxas exit status {run.status}"])
+
+    sifted = sift(lines, attempt)
+    return [(True, sifted.accepted[k]) if k in sifted.accepted else (False, sifted.rejected[k])
+            for k in range(len(lines))]
 
 
 def _check_candidate(s: str) -> None:
