@@ -30,11 +30,11 @@ stderr which vectors it left out and why, and the ``nvcc`` line to use.
 Left out: lines that are not JSON vectors; PTX that ptxsmt cannot parse or type;
 inputs that do not fit their register; expected outputs that name a register the
 PTX does not write or do not fit it; variants needing more than an explicit
-``--arch``; and, when ``ptxas`` is on PATH, PTX texts that ptxas refuses (checked
-in one module before the program is written). A vector's ``"options"`` say
-which reading of the ISA its outputs follow: a vector read as sm_1x
-(``"target": "sm_13"``) is left out, since no GPU this program can target flushes
-like sm_1x; a vector with ``"vset_merge": "b"`` is replayed like any other, and
+``--arch``; and, when ``ptxas`` is on PATH, PTX texts that ptxas refuses or
+crashes on (checked in one module before the program is written). A vector's
+``"options"`` say which reading of the ISA its outputs follow: a vector read as
+sm_1x (``"target": "sm_13"``) is left out, since no GPU this program can target
+flushes like sm_1x; a vector with ``"vset_merge": "b"`` is replayed like any other, and
 the results file keeps its options, so silicon decides between the two readings
 (Spec notes 1). Bad ``"options"`` leave the line out with the reason.
 
@@ -67,9 +67,8 @@ import argparse
 import json
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,7 +77,10 @@ from ptxsmt.eval.evaluate import convert_inputs
 from ptxsmt.isa.literals import LiteralError, parse_value
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import parse_target
+from ptxsmt.isa.types import PRED, PtxType, bit_type
 from ptxsmt.isa.variants import catalogue
+from ptxsmt.ptxasdiff.sift import Attempt, sift
+from ptxsmt.ptxasdiff.tools import run_ptxas
 from ptxsmt.sem.options import Options
 
 DEFAULT_SM = 90
@@ -237,6 +239,12 @@ def reg_name(name: str) -> str:
     return "r_" + name
 
 
+def declare(name: str, t: PtxType) -> str:
+    """The snippet's register as the asm block declares it: a bit type of its width (ptxas
+    takes one for every operand), or a predicate."""
+    return f".reg .{'pred' if t is PRED else bit_type(t.width).name} {reg_name(name)};"
+
+
 def rename(ptx: str, registers) -> list[str]:
     """The snippet's statements with every register renamed to `r_<name>`; the opcode
     and its modifiers, literals, `_` sinks, vset selectors/masks are kept."""
@@ -264,45 +272,41 @@ def rename(ptx: str, registers) -> list[str]:
 
 # ---- what ptxas accepts -------------------------------------------------------------
 
-_PTXAS_MSG = re.compile(r"line (\d+); (?:error|fatal)\s*: (.*)")
-
 
 def ptxas_rejects(kernels: list[Kernel], sm: int, ptxas: str = "ptxas") -> dict[str, str]:
     """PTX texts that ptxas refuses for sm_`sm` (text -> its message): each kernel's
-    renamed statements in an `.entry` of one module, assembled again without the
-    refused ones until ptxas is content (some of its checks only run on a clean pass)."""
-    rejected: dict[str, str] = {}
-    pending = list(kernels)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "check.ptx"
-        while pending:
-            lines = [".version 9.0", f".target sm_{sm}", ".address_size 64"]
-            owner: dict[int, Kernel] = {}
-            for i, k in enumerate(pending):
-                lines.append(f".visible .entry e{i}() {{")
-                for name, t in k.program.types.items():
-                    owner[len(lines) + 1] = k
-                    lines.append(f".reg .{'pred' if t.width == 1 else f'b{t.width}'} "
-                                 f"{reg_name(name)};")
-                for stmt in rename(k.ptx, k.program.types):
-                    owner[len(lines) + 1] = k
-                    lines.append(stmt)
-                lines += ["ret;", "}"]
-            path.write_text("\n".join(lines) + "\n")
-            run = subprocess.run([ptxas, f"-arch=sm_{sm}", str(path), "-o", str(path) + ".o"],
-                                 capture_output=True, text=True)
-            if run.returncode == 0:
-                break
-            bad: dict[str, str] = {}
-            for m in _PTXAS_MSG.finditer(run.stderr):
-                k = owner.get(int(m.group(1)))
-                if k is not None:
-                    bad.setdefault(k.ptx, f"ptxas: {m.group(2).strip()}")
-            if not bad:
-                raise RuntimeError(f"ptxas failed on no line of a vector:\n{run.stderr}")
-            rejected.update(bad)
-            pending = [k for k in pending if k.ptx not in bad]
-    return rejected
+    renamed statements in an `.entry` of one module (ptxsmt.ptxasdiff.sift)."""
+
+    def attempt(some: Sequence[Kernel], _: str) -> Attempt[None, str]:
+        text, owner = _check_module(some, sm)
+        run = run_ptxas(text, ptxas, f"sm_{sm}")
+        if run.status == 0:
+            return Attempt(accepted=[None] * len(some))
+        blamed: dict[int, str] = {}
+        for m in run.errors:
+            if m.line in owner:
+                blamed.setdefault(owner[m.line], f"ptxas: {m.text}")
+        if not blamed and run.errors:
+            raise RuntimeError(f"ptxas failed on no line of a vector:\n{run.output}")
+        return Attempt(blamed=blamed, failure=run.failure)
+
+    sifted = sift(kernels, attempt)
+    return {kernels[k].ptx: why for k, why in sifted.rejected.items()}
+
+
+def _check_module(kernels: Sequence[Kernel], sm: int) -> tuple[str, dict[int, int]]:
+    """A module with one `.entry` per kernel, and which kernel owns each source line."""
+    lines = [".version 9.0", f".target sm_{sm}", ".address_size 64"]
+    owner: dict[int, int] = {}
+    for i, k in enumerate(kernels):
+        lines.append(f".visible .entry e{i}() {{")
+        statements = [declare(name, t) for name, t in k.program.types.items()]
+        statements += rename(k.ptx, k.program.types)
+        for stmt in statements:
+            owner[len(lines) + 1] = i
+            lines.append(stmt)
+        lines += ["ret;", "}"]
+    return "\n".join(lines) + "\n", owner
 
 
 # ---- code generation ----------------------------------------------------------------
@@ -363,9 +367,7 @@ def _kernel_source(i: int, k: Kernel) -> str:
     params += [f"const {_ctype(widths[x])[0]}* __restrict__ in_{j}" for j, x in enumerate(ins)]
     params += [f"{_ctype(widths[x])[0]}* __restrict__ out_{j}" for j, x in enumerate(outs)]
     body = ["{"]
-    for name in types:
-        t = "pred" if widths[name] == 1 else f"b{widths[name]}"
-        body.append(f".reg .{t} {reg_name(name)};")
+    body += [declare(name, t) for name, t in types.items()]
     body += [_load(x, widths[x], len(outs) + j) for j, x in enumerate(ins)]
     body += rename(k.ptx, types)
     body += [_store(x, widths[x], j) for j, x in enumerate(outs)]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ptxsmt.ptxasdiff import ptxas_version
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "models" / "golden.jsonl"
 _spec = importlib.util.spec_from_file_location("gpu_replay", ROOT / "scripts" / "gpu_replay.py")
@@ -124,6 +126,21 @@ def test_ptxas_accepts_every_planned_kernel(tmp_path):
     assert not gpu_replay.ptxas_rejects(kernels, sm)
     golden, _, sm = gpu_replay.plan([str(GOLDEN)])
     assert not gpu_replay.ptxas_rejects(golden, sm)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None
+                    or "V13.0." not in ptxas_version(shutil.which("ptxas")),
+                    reason="documents ptxas 13.0 (docs/ptxas-diff.md)")
+def test_a_kernel_ptxas_crashes_on_is_left_out(tmp_path):
+    """ptxas 13.0 segfaults on a guarded setp with a sink (docs/ptxas-diff.md, finding 2)
+    and names no line: the module is halved until the kernel is alone."""
+    crash = "@g setp.lt.u32 _|q, a, b;"
+    texts = ["setp.lt.f32 p, a, b;", crash, "selp.b32 d, a, b, c;", "set.lt.u32.f32 d, a, b;"]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps({"ptx": t, "inputs": {}}) + "\n" for t in texts))
+    kernels, _, sm = gpu_replay.plan([str(path)])
+    refused = gpu_replay.ptxas_rejects(kernels, sm)
+    assert list(refused) == [crash] and "crashed" in refused[crash]
 
 
 @nvcc
