@@ -44,8 +44,8 @@ How a vector becomes hardware work:
 * register types come from ``ptxsmt.Program``; every register is declared
   inside the asm block's ``{ }`` scope as ``.b8/.b16/.b32/.b64`` (ptxas accepts
   a bit type of the right width for every operand) or ``.pred``, named
-  ``r_<name>`` (the PTX text is rewritten token-wise, so bare names such as
-  ``a`` or ``p`` and ``%``-names both work);
+  ``r_<name>`` (the parsed instructions are printed again with their registers
+  renamed, so bare names such as ``a`` or ``p`` and ``%``-names both work);
 * inputs (registers read before written, ``Program.encode().inputs``; an input
   named like a destination is its prior value, which matters under a false
   guard) are loaded from device memory, never immediates, so ptxas cannot fold
@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -75,10 +74,11 @@ from pathlib import Path
 from ptxsmt import Program, PtxError
 from ptxsmt.eval.evaluate import convert_inputs
 from ptxsmt.isa.literals import LiteralError, parse_value
-from ptxsmt.isa.syntax import format_variant
+from ptxsmt.isa.syntax import format_instruction, format_variant, parse
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.types import PRED, PtxType, bit_type
 from ptxsmt.isa.variants import catalogue
+from ptxsmt.ptxasdiff.kernels import rename_registers
 from ptxsmt.ptxasdiff.sift import Attempt, sift
 from ptxsmt.ptxasdiff.tools import run_ptxas
 from ptxsmt.sem.options import Options
@@ -227,13 +227,6 @@ def _fill(vec: Vector, k: Kernel, warn) -> Vector | str:
 
 # ---- PTX text inside the asm block ----------------------------------------------------
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_GUARD = re.compile(r"(@\s*!?\s*)(%?[A-Za-z_$][\w$]*)")
-_OPCODE = re.compile(r"\s*[A-Za-z][\w]*(?:\.[\w]+)*")
-# An identifier that is not a modifier (`.f32`, `.b20`), not the tail of a number
-# (`0x7f`, `0f3F800000`) and not the rest of a `%name` already matched.
-_NAME = re.compile(r"(?<![\w.$%])(%?)([A-Za-z_$][\w$]*)")
-
 
 def reg_name(name: str) -> str:
     return "r_" + name
@@ -246,28 +239,10 @@ def declare(name: str, t: PtxType) -> str:
 
 
 def rename(ptx: str, registers) -> list[str]:
-    """The snippet's statements with every register renamed to `r_<name>`; the opcode
-    and its modifiers, literals, `_` sinks, vset selectors/masks are kept."""
-    registers = set(registers)
-
-    def sub(m: re.Match) -> str:
-        return reg_name(m.group(2)) if m.group(2) in registers else m.group(0)
-
-    out = []
-    for stmt in _COMMENT.sub(" ", ptx).replace("\n", " ").split(";"):
-        stmt = stmt.strip()
-        if not stmt:
-            continue
-        guard = ""
-        if m := _GUARD.match(stmt):
-            name = m.group(2).lstrip("%")
-            guard = m.group(1).replace(" ", "") + (reg_name(name) if name in registers
-                                                   else m.group(2)) + " "
-            stmt = stmt[m.end():].lstrip()
-        m = _OPCODE.match(stmt)
-        opcode, rest = (m.group(0), stmt[m.end():]) if m else ("", stmt)
-        out.append(f"{guard}{opcode}{_NAME.sub(sub, rest)};")
-    return out
+    """The snippet's statements, printed in ptxsmt's grammar, with every register renamed
+    to `r_<name>`."""
+    names = {name: reg_name(name) for name in registers}
+    return [format_instruction(rename_registers(ins, names)) for ins in parse(ptx)]
 
 
 # ---- what ptxas accepts -------------------------------------------------------------

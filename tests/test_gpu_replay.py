@@ -74,6 +74,7 @@ def test_guard_loads_the_prior_value(generated):
     ("vset4.u32.u32.eq.add d.b31, a.b7654, b, c;",
      ["vset4.u32.u32.eq.add r_d.b31, r_a.b7654, r_b, r_c;"]),
     ("setp.eq.f64 _|f64, f32, b64;", ["setp.eq.f64 _|r_f64, r_f32, r_b64;"]),
+    ("@ ! g setp.ftz.lt.f32 p | q, a,b;", ["@!r_g setp.lt.ftz.f32 r_p|r_q, r_a, r_b;"]),
 ])
 def test_rename(ptx, statements):
     from ptxsmt import Program

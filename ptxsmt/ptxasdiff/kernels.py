@@ -160,7 +160,7 @@ class _Builder:
             if name not in names:
                 names[name] = self.reg(t)
         for ins in case.instructions:
-            self.emit(format_instruction(_rename(ins, names)), pos)
+            self.emit(format_instruction(rename_registers(ins, names)), pos)
         for name in case.expected:
             self.store(names[name], case.types[name], pos, name)
 
@@ -182,7 +182,8 @@ def _finite_halves(bits: int) -> int:
     return bits & ~0x40004000 & 0xFFFFFFFF
 
 
-def _rename(ins: Instruction, names: Mapping[str, str]) -> Instruction:
+def rename_registers(ins: Instruction, names: Mapping[str, str]) -> Instruction:
+    """The instruction with every register (guard included) renamed through `names`."""
     ops = {}
     for slot, o in ins.operands.items():
         if o.kind == "reg":
