@@ -55,6 +55,10 @@ How a vector becomes hardware work:
 * a missing input is replayed as 0 (with a warning: the vector's outputs
   should not depend on it).
 
+The program's CUDA text is ``templates/replay.cu`` (the host side and runtime) and
+``templates/replay_kernel.cu`` (one kernel, its launcher and its vectors' tables);
+this script only fills in the values.
+
 Without a GPU, ``PTXSMT_REPLAY_FAKE=echo ./replay out.jsonl`` runs only the host
 side (the "hardware" outputs are the expected ones); ``PTXSMT_REPLAY_FAKE=flip``
 also flips bit 0 of the first vector's first checked output, to exercise the
@@ -70,6 +74,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Template
 
 from ptxsmt import Program, PtxError
 from ptxsmt.eval.evaluate import convert_inputs
@@ -84,7 +89,6 @@ from ptxsmt.ptxasdiff.tools import run_ptxas
 from ptxsmt.sem.options import Options
 
 DEFAULT_SM = 90
-BLOCK = 128
 RESULT_KEYS = ("hw_outputs", "gpu")  # dropped from a vector read back from a results file
 
 
@@ -334,54 +338,45 @@ def c_string(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _kernel_source(i: int, k: Kernel) -> str:
+def _kernel(i: int, k: Kernel, index: dict[int, int]) -> str:
+    """Kernel `i`: the `__global__` function running the snippet, its launcher and the
+    vectors' tables (templates/replay_kernel.cu)."""
+    return KERNEL.substitute(i=i, **_function(k), **_tables(k, index))
+
+
+def _function(k: Kernel) -> dict[str, str]:
+    """The kernel function's and its launcher's values: parameters, asm block, operands."""
     types = k.program.types
     widths = {name: types[name].width for name in types}
     outs, ins = k.outputs, k.inputs
     params = ["int n"]
     params += [f"const {_ctype(widths[x])[0]}* __restrict__ in_{j}" for j, x in enumerate(ins)]
     params += [f"{_ctype(widths[x])[0]}* __restrict__ out_{j}" for j, x in enumerate(outs)]
-    body = ["{"]
-    body += [declare(name, t) for name, t in types.items()]
+    body = ["{", *(declare(name, t) for name, t in types.items())]
     body += [_load(x, widths[x], len(outs) + j) for j, x in enumerate(ins)]
     body += rename(k.ptx, types)
     body += [_store(x, widths[x], j) for j, x in enumerate(outs)]
     body.append("}")
-    asm = "\n".join(f"        {c_string(line + chr(10) + chr(9))}" for line in body)
-    out_ops = ", ".join(f'"={_ctype(widths[x])[1]}"(o{j})' for j, x in enumerate(outs))
-    in_ops = ", ".join(f'"{_ctype(widths[x])[1]}"(in_{j}[i])' for j, x in enumerate(ins))
-    decls = "".join(f"    {_ctype(widths[x])[0]} o{j};\n" for j, x in enumerate(outs))
-    stores = "".join(f"    out_{j}[i] = o{j};\n" for j in range(len(outs)))
-    comment = " ".join(k.ptx.split()).replace("\\", "/")
-    return (
-        f"// kernel {i}: {comment}\n"
-        f"__global__ void k{i}({', '.join(params)}) {{\n"
-        f"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        f"    if (i >= n) return;\n"
-        f"{decls}"
-        f"    asm volatile(\n{asm}\n        : {out_ops}\n        : {in_ops});\n"
-        f"{stores}}}\n"
-    )
+    arguments = ["n"]
+    arguments += [f"(const {_ctype(widths[x])[0]}*)din[{j}]" for j, x in enumerate(ins)]
+    arguments += [f"({_ctype(widths[x])[0]}*)dout[{j}]" for j, x in enumerate(outs)]
+    return {
+        "comment": " ".join(k.ptx.split()).replace("\\", "/"),
+        "params": ", ".join(params),
+        "declarations": "".join(f"    {_ctype(widths[x])[0]} o{j};\n"
+                                for j, x in enumerate(outs)),
+        "asm": "\n".join(f"        {c_string(line + chr(10) + chr(9))}" for line in body),
+        "asm_outputs": ", ".join(f'"={_ctype(widths[x])[1]}"(o{j})' for j, x in enumerate(outs)),
+        "asm_inputs": ", ".join(f'"{_ctype(widths[x])[1]}"(in_{j}[i])'
+                                for j, x in enumerate(ins)),
+        "stores": "".join(f"    out_{j}[i] = o{j};\n" for j in range(len(outs))),
+        "arguments": ", ".join(arguments),
+    }
 
 
-def _launcher(i: int, k: Kernel) -> str:
+def _tables(k: Kernel, index: dict[int, int]) -> dict[str, object]:
+    """The vectors' tables: registers, input and expected values, where each came from."""
     widths = {name: t.width for name, t in k.program.types.items()}
-    args = ["n"]
-    args += [f"(const {_ctype(widths[x])[0]}*)din[{j}]" for j, x in enumerate(k.inputs)]
-    args += [f"({_ctype(widths[x])[0]}*)dout[{j}]" for j, x in enumerate(k.outputs)]
-    return (f"static void launch{i}(int n, void** din, void** dout) {{\n"
-            f"    (void)din; (void)dout;\n"
-            f"    k{i}<<<(n + {BLOCK - 1}) / {BLOCK}, {BLOCK}>>>({', '.join(args)});\n}}\n")
-
-
-def _u64(v: int | bool) -> str:
-    return f"0x{int(v):x}ull"
-
-
-def _tables(i: int, k: Kernel, index: dict[int, int]) -> str:
-    nin, nout = len(k.inputs), len(k.outputs)
-    regs_in = ", ".join(f"{{{c_string(x)}, {k.program.types[x].width}}}" for x in k.inputs)
-    regs_out = ", ".join(f"{{{c_string(x)}, {k.program.types[x].width}}}" for x in k.outputs)
     in_vals, exp_vals, exp_mask, infos = [], [], [], []
     for v in k.vectors:
         in_vals += [_u64(v.inputs.get(x, 0)) for x in k.inputs]
@@ -392,228 +387,53 @@ def _tables(i: int, k: Kernel, index: dict[int, int]) -> str:
             f"    {{{c_string(v.file)}, {v.line}, {index[id(v)]}, {int(v.has_outputs)}, "
             f"{c_string(obj[:-1])}, {c_string(json.dumps(v.obj.get('inputs', {})))}}}")
     blank = ["0"]  # C++ has no empty arrays
-    lines = [
-        f"static const Reg k{i}_in[] = {{{regs_in or '{0, 0}'}}};",
-        f"static const Reg k{i}_out[] = {{{regs_out}}};",
-        f"static const unsigned long long k{i}_in_vals[] = {{{', '.join(in_vals or blank)}}};",
-        f"static const unsigned long long k{i}_exp_vals[] = {{{', '.join(exp_vals)}}};",
-        f"static const unsigned char k{i}_exp_mask[] = {{{', '.join(exp_mask)}}};",
-        f"static const VecInfo k{i}_info[] = {{\n" + ",\n".join(infos) + "\n};",
-    ]
-    return "\n".join(lines) + (f"\n// {nin} inputs, {nout} outputs, {len(k.vectors)} vectors\n")
-
-
-PRELUDE = r"""// Generated by scripts/gpu_replay.py from: @SOURCES@
-// @COUNT@ vectors, @KERNELS@ kernels (one per distinct PTX text).
-// Build and run on a GPU machine:
-//     nvcc -arch=sm_@SM@ -o replay replay.cu && ./replay results.jsonl
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
-#include <cuda_runtime.h>
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < @SM@0
-#error "these vectors need sm_@SM@ or newer: compile with nvcc -arch=sm_@SM@"
-#endif
-
-#define CHECK(call) do { cudaError_t err_ = (call); if (err_ != cudaSuccess) { \
-    fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, \
-            cudaGetErrorString(err_)); exit(2); } } while (0)
-
-struct Reg { const char* name; int width; };  // width 1: a predicate
-struct VecInfo {
-    const char* file; int line; int index; int checked;
-    const char* json_head;  // the vector as read, without its closing brace
-    const char* inputs;     // its "inputs" as JSON
-};
-struct Group {
-    const char* ptx; int n; int nin; int nout;
-    const Reg* in; const Reg* out;
-    const unsigned long long* in_vals;   // n * nin, vector-major
-    const unsigned long long* exp_vals;  // n * nout
-    const unsigned char* exp_mask;       // n * nout: 1 where the vector states the output
-    const VecInfo* info;
-    void (*launch)(int n, void** din, void** dout);
-};
-"""
-
-RUNTIME = r"""
-static size_t carrier_size(int width) {
-    return width == 1 || width == 32 ? 4 : width <= 16 ? 2 : 8;
-}
-static unsigned long long mask_of(int width) { return width >= 64 ? ~0ull : (1ull << width) - 1; }
-
-static void store_carrier(unsigned char* dst, int width, unsigned long long v) {
-    size_t s = carrier_size(width);
-    if (s == 2) { unsigned short x = (unsigned short)v; memcpy(dst, &x, 2); }
-    else if (s == 4) { unsigned int x = (unsigned int)v; memcpy(dst, &x, 4); }
-    else memcpy(dst, &v, 8);
-}
-
-static unsigned long long load_carrier(const unsigned char* src, int width) {
-    size_t s = carrier_size(width);
-    unsigned long long v = 0;
-    if (s == 2) { unsigned short x; memcpy(&x, src, 2); v = x; }
-    else if (s == 4) { unsigned int x; memcpy(&x, src, 4); v = x; }
-    else memcpy(&v, src, 8);
-    return width == 1 ? (v != 0) : v & mask_of(width);
-}
-
-static std::string value_json(unsigned long long v, int width) {
-    if (width == 1) return v ? "true" : "false";
-    char buf[32];
-    snprintf(buf, sizeof buf, "\"0x%0*llx\"", width / 4, v);
-    return buf;
-}
-
-static std::string json_escape(const char* s) {
-    std::string out;
-    for (; *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { out += '\\'; out += (char)c; }
-        else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); out += b; }
-        else out += (char)c;
+    return {
+        "inputs": ", ".join(_reg_entry(x, widths[x]) for x in k.inputs) or "{0, 0}",
+        "outputs": ", ".join(_reg_entry(x, widths[x]) for x in k.outputs),
+        "input_values": ", ".join(in_vals or blank),
+        "expected_values": ", ".join(exp_vals),
+        "expected_mask": ", ".join(exp_mask),
+        "vectors": ",\n".join(infos),
+        "input_count": len(k.inputs),
+        "output_count": len(k.outputs),
+        "vector_count": len(k.vectors),
     }
-    return out;
-}
 
-// Hardware outputs of one group, n * nout values; a fake run copies the expected ones.
-static std::vector<unsigned long long> run_group(const Group& g, const char* fake) {
-    std::vector<unsigned long long> got((size_t)g.n * g.nout);
-    if (fake) {
-        for (size_t j = 0; j < got.size(); ++j) got[j] = g.exp_mask[j] ? g.exp_vals[j] : 0;
-        return got;
-    }
-    std::vector<void*> din(g.nin + 1, nullptr), dout(g.nout, nullptr);
-    for (int r = 0; r < g.nin; ++r) {
-        size_t s = carrier_size(g.in[r].width);
-        std::vector<unsigned char> host((size_t)g.n * s);
-        for (int v = 0; v < g.n; ++v)
-            store_carrier(&host[(size_t)v * s], g.in[r].width, g.in_vals[(size_t)v * g.nin + r]);
-        CHECK(cudaMalloc(&din[r], host.size()));
-        CHECK(cudaMemcpy(din[r], host.data(), host.size(), cudaMemcpyHostToDevice));
-    }
-    for (int r = 0; r < g.nout; ++r) {
-        CHECK(cudaMalloc(&dout[r], (size_t)g.n * carrier_size(g.out[r].width)));
-        CHECK(cudaMemset(dout[r], 0xa5, (size_t)g.n * carrier_size(g.out[r].width)));
-    }
-    g.launch(g.n, din.data(), dout.data());
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
-    for (int r = 0; r < g.nout; ++r) {
-        size_t s = carrier_size(g.out[r].width);
-        std::vector<unsigned char> host((size_t)g.n * s);
-        CHECK(cudaMemcpy(host.data(), dout[r], host.size(), cudaMemcpyDeviceToHost));
-        for (int v = 0; v < g.n; ++v)
-            got[(size_t)v * g.nout + r] = load_carrier(&host[(size_t)v * s], g.out[r].width);
-        CHECK(cudaFree(dout[r]));
-    }
-    for (int r = 0; r < g.nin; ++r) CHECK(cudaFree(din[r]));
-    return got;
-}
 
-int main(int argc, char** argv) {
-    if (argc > 2) {
-        fprintf(stderr, "usage: %s [RESULTS.jsonl]\n", argv[0]);
-        return 2;
-    }
-    const char* fake = getenv("PTXSMT_REPLAY_FAKE");
-    if (fake && !*fake) fake = nullptr;
-    std::string gpu = "none (PTXSMT_REPLAY_FAKE)";
-    if (!fake) {
-        int count = 0;
-        CHECK(cudaGetDeviceCount(&count));
-        if (count == 0) { fprintf(stderr, "no CUDA device\n"); return 2; }
-        int dev = 0;
-        CHECK(cudaGetDevice(&dev));
-        cudaDeviceProp prop;
-        CHECK(cudaGetDeviceProperties(&prop, dev));
-        if (prop.major * 10 + prop.minor < @SM@) {
-            fprintf(stderr, "%s is sm_%d%d; these vectors need sm_@SM@ or newer\n",
-                    prop.name, prop.major, prop.minor);
-            return 2;
-        }
-        gpu = prop.name;
-    }
-    std::vector<std::string> results(@COUNT@);
-    long passed = 0, failed = 0, unchecked = 0;
-    bool flip = fake && strcmp(fake, "flip") == 0;
-    for (const Group& g : GROUPS) {
-        std::vector<unsigned long long> got = run_group(g, fake);
-        for (int v = 0; v < g.n; ++v) {
-            const VecInfo& info = g.info[v];
-            const unsigned long long* want = &g.exp_vals[(size_t)v * g.nout];
-            const unsigned char* mask = &g.exp_mask[(size_t)v * g.nout];
-            unsigned long long* have = &got[(size_t)v * g.nout];
-            if (flip && info.index == 0)
-                for (int r = 0; r < g.nout; ++r)
-                    if (mask[r]) { have[r] ^= 1; break; }
-            bool ok = true;
-            std::string hw = "{", expected = "{", seen = "{";
-            for (int r = 0; r < g.nout; ++r) {
-                std::string key = std::string("\"") + json_escape(g.out[r].name) + "\": ";
-                hw += (r ? ", " : "") + key + value_json(have[r], g.out[r].width);
-                if (!mask[r]) continue;
-                if (expected.size() > 1) { expected += ", "; seen += ", "; }
-                expected += key + value_json(want[r], g.out[r].width);
-                seen += key + value_json(have[r], g.out[r].width);
-                ok = ok && want[r] == have[r];
-            }
-            hw += "}"; expected += "}"; seen += "}";
-            if (!info.checked) ++unchecked;
-            else if (ok) ++passed;
-            else {
-                ++failed;
-                printf("MISMATCH line %d: ptx \"%s\" inputs %s expected %s got %s [%s]\n",
-                       info.line, json_escape(g.ptx).c_str(), info.inputs, expected.c_str(),
-                       seen.c_str(), info.file);
-            }
-            results[info.index] = std::string(info.json_head) + ", \"hw_outputs\": " + hw +
-                                  ", \"gpu\": \"" + json_escape(gpu.c_str()) + "\"}";
-        }
-    }
-    if (argc == 2) {
-        FILE* f = fopen(argv[1], "w");
-        if (!f) { perror(argv[1]); return 2; }
-        for (const std::string& line : results) fprintf(f, "%s\n", line.c_str());
-        if (fclose(f) != 0) { perror(argv[1]); return 2; }
-    }
-    printf("%ld passed, %ld failed", passed, failed);
-    if (unchecked) printf(", %ld unchecked", unchecked);
-    printf(" (%s)\n", gpu.c_str());
-    return failed ? 1 : 0;
-}
-"""
+def _reg_entry(name: str, width: int) -> str:
+    return f"{{{c_string(name)}, {width}}}"
+
+
+def _u64(v: int | bool) -> str:
+    return f"0x{int(v):x}ull"
+
+
+def _group(i: int, k: Kernel) -> str:
+    return (f"    {{{c_string(k.ptx)}, {len(k.vectors)}, {len(k.inputs)}, {len(k.outputs)}, "
+            f"k{i}_in, k{i}_out, k{i}_in_vals, k{i}_exp_vals, k{i}_exp_mask, k{i}_info, "
+            f"launch{i}}}")
+
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+PROGRAM = Template((TEMPLATES / "replay.cu").read_text())
+KERNEL = Template((TEMPLATES / "replay_kernel.cu").read_text())
 
 
 def generate(kernels: list[Kernel], sm: int, sources: list[str]) -> str:
-    """The CUDA C++ program replaying `kernels`' vectors on an sm_`sm` device or newer."""
+    """The CUDA C++ program replaying `kernels`' vectors on an sm_`sm` device or newer
+    (templates/replay.cu)."""
     rank = {f: n for n, f in enumerate(dict.fromkeys(sources))}
     order = sorted((v for k in kernels for v in k.vectors),
                    key=lambda v: (rank.get(v.file, len(rank)), v.line))
     index = {id(v): n for n, v in enumerate(order)}
-    count = len(order)
-    subst = {"@SOURCES@": " ".join(sources), "@COUNT@": str(max(count, 1)),
-             "@KERNELS@": str(len(kernels)), "@SM@": str(sm)}
-    parts = [PRELUDE]
-    for i, k in enumerate(kernels):
-        parts += [_kernel_source(i, k), _launcher(i, k), _tables(i, k, index)]
-    groups = ",\n".join(
-        f"    {{{c_string(k.ptx)}, {len(k.vectors)}, {len(k.inputs)}, {len(k.outputs)}, "
-        f"k{i}_in, k{i}_out, k{i}_in_vals, k{i}_exp_vals, k{i}_exp_mask, k{i}_info, launch{i}}}"
-        for i, k in enumerate(kernels))
-    if not kernels:
-        # keep the program valid (and trivially passing) when nothing is replayable
-        parts.append("static std::vector<Group> GROUPS;\n")
-    else:
-        parts.append(f"static const Group GROUPS[] = {{\n{groups}\n}};\n")
-    parts.append(RUNTIME)
-    source = "\n".join(parts)
-    for key, value in subst.items():
-        source = source.replace(key, value)
-    return source
+    if kernels:
+        rows = ",\n".join(_group(i, k) for i, k in enumerate(kernels))
+        groups = f"static const Group GROUPS[] = {{\n{rows}\n}};\n"
+    else:  # keep the program valid (and trivially passing) when nothing is replayable
+        groups = "static std::vector<Group> GROUPS;\n"
+    return PROGRAM.substitute(
+        sources=" ".join(sources), count=max(len(order), 1), kernel_count=len(kernels), sm=sm,
+        kernels="".join(_kernel(i, k, index) for i, k in enumerate(kernels)), groups=groups)
 
 
 def main(argv: list[str] | None = None) -> int:
