@@ -219,7 +219,7 @@ def _fill(vec: Vector, k: Kernel, warn) -> Vector | str:
         for name, value in raw_out.items():
             t = types[name.lstrip("%")]
             try:
-                if (t.width == 1) != isinstance(value, bool) and not isinstance(value, str):
+                if (t is PRED) != isinstance(value, bool) and not isinstance(value, str):
                     raise LiteralError(f"{json.dumps(value)} is not a .{t.name} value")
                 vec.expected[name.lstrip("%")] = (
                     value if isinstance(value, bool) else parse_value(str(value), t))
