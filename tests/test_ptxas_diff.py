@@ -294,3 +294,13 @@ def test_ptxas_13_0_crashes_on_guarded_setp_with_sink():
     report = run_diff([crash, fine], ptxas=PTXAS)
     [rejected] = report.rejected()
     assert "crashed" in rejected["error"] and report.outcomes[1].folded
+
+
+@needs_tools
+def test_a_case_without_outputs_counts_alike_anywhere_in_a_kernel():
+    """A setp writing only `_` has nothing to read back, first or last in its kernel."""
+    sink = case("setp.lt.f32 _, a, b;", a="1.0", b="2.0")
+    other = case("setp.lt.f32 p, a, b;", a="1.0", b="2.0")
+    first, last = run_diff([sink, other], ptxas=PTXAS), run_diff([other, sink], ptxas=PTXAS)
+    assert first.families() == last.families()
+    assert first.families()["setp"]["not_folded"] == 0 and not last.not_folded()

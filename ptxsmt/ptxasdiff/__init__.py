@@ -198,8 +198,8 @@ class _Runner:
         if result.sass is not None:
             values = _read(kernel, result.sass, f"diff_{tag}_O{opt}")
             # read_kernel's list ends at the last case with an output: any after it (a
-            # setp writing only `_`) read back nothing
-            return Attempt(accepted=values + [None] * (len(cases) - len(values)))
+            # setp writing only `_`) has no output, as it would have mid-kernel
+            return Attempt(accepted=values + [{}] * (len(cases) - len(values)))
         if any(n not in kernel.lines for n in result.errors):
             raise DiffError(f"ptxas refused the kernel's own lines: {result.errors}")
         return Attempt(blamed={kernel.lines[n]: msg for n, msg in result.errors.items()},
