@@ -17,7 +17,7 @@ from functools import cache
 from itertools import product
 
 from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
-from .opcodes import FLAG_MODIFIERS, SYNTAX, Syntax
+from .opcodes import SYNTAX, Syntax
 from .types import Kind, PtxType, ptx_type
 
 # The families a user thinks in; half-precision set/setp are the same opcodes.
@@ -59,6 +59,7 @@ class Variant:
         return dict(zip(self.syntax.type_roles, self.types))
 
     def role(self, name: str) -> PtxType:
+        """One type by its ISA name; AttributeError if the opcode has no such type."""
         try:
             return self.roles[name]
         except KeyError:
@@ -86,16 +87,15 @@ class Variant:
 
     def __str__(self) -> str:
         """The spelling: opcode and modifiers in the order of the opcode's syntax line."""
-        flags = {"cmp": self.cmp, "boolop": self.boolop,
-                 **{f: f if getattr(self, f) else None for f in FLAG_MODIFIERS}}
-        roles = self.roles
-        values = (roles[m] if m in roles else flags[m] for m in self.syntax.modifiers)
-        return ".".join([self.opcode, *(str(x) for x in values if x is not None)])
+        values = {"cmp": self.cmp, "boolop": self.boolop, "ftz": "ftz" if self.ftz else None,
+                  "add": "add" if self.add else None, **self.roles}
+        return ".".join([self.opcode, *(str(values[m]) for m in self.syntax.modifiers
+                                        if values[m] is not None)])
 
 
 def operand_slots(v: Variant) -> tuple[str, ...]:
-    """The operand slots an instruction of `v` writes, in order (c only with a BoolOp
-    where c is optional)."""
+    """The operand slots of an instruction of `v` as written, in order (set/setp: c only
+    with a BoolOp)."""
     syntax = v.syntax
     return tuple(s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c)
 
