@@ -13,8 +13,9 @@ from functools import lru_cache
 import z3
 
 from .isa.literals import parse_immediate
-from .isa.syntax import Instruction, PtxError, operand_types, parse, require_legal
+from .isa.syntax import Instruction, PtxError, parse, require_legal
 from .isa.types import PRED, PtxType, bit_type
+from .isa.variants import operand_types
 from .sem import semantics
 from .sem.options import DEFAULT, Options
 from .sem.prims import lanes, pack
@@ -46,14 +47,14 @@ class Program:
         return list(dict.fromkeys(
             r for ins in self.instructions for o in ins.destinations.values() for r in o.registers))
 
-    def encode(self, opts: Options = DEFAULT, prefix: str = "") -> Encoding:
-        """`prefix` names the free constants, so two programs can share or separate them."""
+    def encode(self, opts: Options = DEFAULT) -> Encoding:
+        """The final registers as terms over free constants named after the inputs."""
         state: dict[str, z3.ExprRef] = {}
         inputs: dict[str, z3.ExprRef] = {}
 
         def read(name: str) -> z3.ExprRef:
             if name not in state:
-                state[name] = inputs[name] = register(prefix + name, self.types[name])
+                state[name] = inputs[name] = register(name, self.types[name])
             return state[name]
 
         for ins in self.instructions:

@@ -41,7 +41,7 @@ from ptxsmt.eval.fast import compile_program  # noqa: E402
 from ptxsmt.eval.jsonl import run_jsonl  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
-from ptxsmt.isa.syntax import operand_types  # noqa: E402
+from ptxsmt.isa.variants import operand_types  # noqa: E402
 from ptxsmt.sem.options import Options  # noqa: E402
 from ptxsmt.smt.solve import check_equivalence  # noqa: E402
 

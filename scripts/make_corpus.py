@@ -59,7 +59,7 @@ def sm_1x_vectors() -> list[str]:
     lines = []
     for family in ("set", "setp", "slct"):
         chosen = [v for v in sorted(catalogue().family(family), key=str)
-                  if v.stype.name in ("f32", "f64")]
+                  if v.compared_type.name in ("f32", "f64")]
         for v in chosen[::4]:
             for vec in vectors_for(instruction_forms(v)[0], limit=3, opts=opts, seed=0):
                 lines.append(json.dumps(vec))

@@ -8,6 +8,9 @@ detected from the bits, never from the decoded value.
 
     evaluate(desc, inputs) -> {"d": int} | {"p": bool, "q": bool}
 
+``desc`` names the instruction's types as the ISA's syntax lines do: set.dtype.stype,
+setp.type, selp.type, slct.dtype.ctype, vset.atype.btype, cvt.dtype.atype, mov.type.
+
 A cvt of a NaN raises ``Unspecified``: the ISA leaves that NaN open, so there are no
 bits to expect (README, Spec notes 9).
 
@@ -174,7 +177,8 @@ def _pack(lanes: list[int], w: int) -> int:
 
 # ---------------------------------------------------------------- instructions
 def _set_setp(desc: dict, inputs: dict) -> dict:
-    op, cmp, stype = desc["opcode"], desc["cmp"], desc["stype"]
+    op, cmp = desc["opcode"], desc["cmp"]
+    stype = desc["type"] if op == "setp" else desc["stype"]
     a, b = _reg(inputs, "a", width(stype)), _reg(inputs, "b", width(stype))
     c = _pred(desc, inputs)
     bop = desc.get("boolop")
@@ -196,7 +200,7 @@ def _set_setp(desc: dict, inputs: dict) -> dict:
 
 
 def _selp(desc: dict, inputs: dict) -> dict:
-    w = width(desc["stype"])
+    w = width(desc["type"])
     a, b, c = _reg(inputs, "a", w), _reg(inputs, "b", w), inputs["c"]
     if not isinstance(c, bool):
         raise ValueError(f"predicate c={c!r} is not a bool")
@@ -208,14 +212,14 @@ def _selp(desc: dict, inputs: dict) -> dict:
 def _slct(desc: dict, inputs: dict) -> dict:
     w = width(desc["dtype"])
     a, b, c = _reg(inputs, "a", w), _reg(inputs, "b", w), _reg(inputs, "c", 32)
-    if desc["stype"] == "s32":
+    if desc["ctype"] == "s32":
         take_a = to_signed(c, 32) >= 0
-    elif desc["stype"] == "f32":
+    elif desc["ctype"] == "f32":
         if _flushes(desc, "f32"):
             c = flush(c, "f32")
         take_a = not is_nan(c, "f32") and decode_float(c, "f32") >= 0  # -0.0 >= 0 holds
     else:
-        raise ValueError(f"unsupported slct selector type: {desc['stype']!r}")
+        raise ValueError(f"unsupported slct selector type: {desc['ctype']!r}")
     return {"d": a if take_a else b}
 
 
@@ -283,7 +287,8 @@ def _operand(inputs: dict, name: str, typ: str) -> int | bool:
 
 
 def _glue(desc: dict, inputs: dict) -> dict:
-    op, typ = desc["opcode"], desc["stype"]
+    op = desc["opcode"]
+    typ = desc["atype"] if op == "cvt" else desc["type"]
     a = _operand(inputs, "a", typ)
     if op == "mov":
         return {"d": a}

@@ -17,7 +17,7 @@ from strategies import oracle_desc
 
 from ptxsmt import parse
 from ptxsmt.isa.literals import parse_immediate
-from ptxsmt.isa.syntax import operand_types
+from ptxsmt.isa.variants import operand_types
 
 UNSPECIFIED = "unspecified"  # a register's value the ISA leaves open
 # NaNs of each destination format; together each bit outside the exponent takes both values
@@ -58,7 +58,7 @@ def _run(instructions, inputs: dict, target: int, vset_merge: str, nans: dict) -
         try:
             out = oracle_evaluate(desc, srcs)
         except Unspecified:
-            key = (desc["dtype"], desc["stype"], srcs["a"])
+            key = (desc["dtype"], desc["atype"], srcs["a"])
             if key not in nans:
                 raise _Open(key) from None
             out = {"d": nans[key]}

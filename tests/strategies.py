@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ptxsmt.isa.syntax import Instruction, format_variant
-from ptxsmt.isa.types import PtxType
-from ptxsmt.isa.variants import Variant, catalogue
+from ptxsmt.isa.types import PRED, PtxType
+from ptxsmt.isa.variants import Variant, catalogue, operand_slots, operand_types
 
 # Bit patterns where float semantics turn: zeros, subnormal edges, normal edges, inf, NaNs.
 _SPECIAL = {
@@ -47,7 +47,7 @@ def variants(family: str) -> st.SearchStrategy[Variant]:
 @st.composite
 def vset_operands(draw, v: Variant) -> str:
     """d{.mask}, a{.asel}, b{.bsel}, c with each modifier present or defaulted."""
-    prefix, lanes = ("h", 2) if v.opcode == "vset2" else ("b", 4)
+    prefix, lanes = v.syntax.lane_prefix, v.syntax.lanes
 
     def spec(digits) -> str:
         return "." + prefix + "".join(map(str, digits)) if draw(st.booleans()) else ""
@@ -62,17 +62,16 @@ def vset_operands(draw, v: Variant) -> str:
 def instruction_text(draw, v: Variant) -> str:
     """An instruction of variant `v` on registers d/p/q/a/b/c, with sinks and `!c`."""
     name = format_variant(v)
-    if v.opcode in ("vset2", "vset4"):
+    if v.syntax.lane_prefix:
         return f"{name} {draw(vset_operands(v))};"
-    dests = ["p|q", "p|q", "p|_", "_|q", "p"] if v.stype.name not in ("f16", "bf16") else \
-        ["p", "p|_"]
-    dest = draw(st.sampled_from(dests)) if v.opcode == "setp" else "d"
-    if v.opcode == "selp":
-        return f"{name} d, a, b, {draw(st.sampled_from(['c', '!c']))};"
-    if v.opcode == "slct":
-        return f"{name} d, a, b, c;"
-    c = f", {draw(st.sampled_from(['c', '!c']))}" if v.boolop else ""
-    return f"{name} {dest}, a, b{c};"
+    operands = list(operand_slots(v))
+    if v.syntax.pair_dest:
+        pair = v.compared_type.predicate_pair
+        operands[0] = draw(st.sampled_from(["p|q", "p|q", "p|_", "_|q", "p"] if pair
+                                           else ["p", "p|_"]))
+    if operands[-1] == "c" and operand_types(v)["c"] is PRED:  # slct's c is a value
+        operands[-1] = draw(st.sampled_from(["c", "!c"]))
+    return f"{name} {', '.join(operands)};"
 
 
 def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> dict:
@@ -88,13 +87,9 @@ def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> di
         "sm": target,
         "vset_merge": vset_merge,
     }
-    if v.opcode in ("vset2", "vset4"):
-        desc["atype"], desc["btype"] = (t.name for t in v.types)
+    desc |= {role: t.name for role, t in v.roles.items()}  # the ISA's names, as the oracle's
+    if v.syntax.lane_prefix:
         for slot, key in (("d", "mask"), ("a", "asel"), ("b", "bsel")):
             spec = ins.operands[slot].lane_spec
             desc[key] = spec.spelling[1:] if spec else None
-    elif v.opcode in ("set", "slct", "cvt"):
-        desc["dtype"], desc["stype"] = (t.name for t in v.types)
-    else:
-        desc["stype"] = v.types[0].name
     return desc

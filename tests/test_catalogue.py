@@ -37,8 +37,8 @@ def lines_accepted(target: str, version: str) -> dict[str, int]:
     for v, req in catalogue().requirements.items():
         if v.family == "glue" or ver < req.ptx or tgt.sm < req.sm:
             continue
-        key = "vset" if v.opcode.startswith("vset") else v.opcode
-        out[key] += 1 if v.opcode != "setp" or not v.stype.predicate_pair else 2
+        key = "vset" if v.syntax.lane_prefix else v.opcode
+        out[key] += 2 if v.syntax.pair_dest and v.compared_type.predicate_pair else 1
     return out
 
 

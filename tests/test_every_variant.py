@@ -23,8 +23,8 @@ from reference import run as reference
 
 from ptxsmt import Options, PtxError, parse_one
 from ptxsmt.eval.batch import evaluate_many
-from ptxsmt.isa.syntax import operand_types
-from ptxsmt.isa.variants import FAMILIES, catalogue
+from ptxsmt.isa.types import PRED
+from ptxsmt.isa.variants import FAMILIES, catalogue, operand_types
 from ptxsmt.smt.vectors import instruction_forms
 
 CHUNK = 200  # forms per case: small enough to name, large enough to batch
@@ -69,14 +69,15 @@ def rows(text: str) -> list[dict]:
     ins = parse_one(text)
     v, types, slots = ins.variant, operand_types(ins.variant), set(ins.sources)
     rng = random.Random(text)
-    if v.opcode in ("vset2", "vset4"):  # lanes of a and b paired; c's lanes never 0 or 1
-        width = 32 // v.lanes
+    if v.syntax.lane_prefix:  # vset: lanes of a and b paired; c's lanes never 0 or 1
+        lanes = v.syntax.lanes
+        width = 32 // lanes
         cs = [0xFFFFFFFF] + [rng.getrandbits(32) | 0x02020202 for _ in range(3)]  # .add wraps
         return [{"a": a, "b": b, "c": cs[i % 4]}
-                for i, (a, b) in enumerate(pairs(tuple(int_specials(width)), v.lanes, width))]
-    if v.opcode == "slct":  # every selector special, a and b distinct
-        a, b = specials(v.dtype)[5:7]
-        return [{"a": a, "b": b, "c": c} for c in specials(v.stype)]
+                for i, (a, b) in enumerate(pairs(tuple(int_specials(width)), lanes, width))]
+    if types.get("c", PRED) is not PRED:  # slct: every selector special, a and b distinct
+        a, b = specials(types["a"])[5:7]
+        return [{"a": a, "b": b, "c": c} for c in specials(types["c"])]
     if slots == {"a"}:  # mov, not, cvt
         t = types["a"]
         return [{"a": x} for x in ([False, True] if t.width == 1 else specials(t))]
@@ -131,7 +132,7 @@ def _chunks(families, opts: Options, label: str, keep=lambda v: True):
 def _all_forms():
     yield from _chunks((*FAMILIES, "glue"), Options(), "")
     yield from _chunks(("set", "setp", "slct"), Options(target=13), "sm_13-",
-                       lambda v: v.stype.is_float)  # sm_1x changes float compares only
+                       lambda v: v.compared_type.is_float)  # sm_1x changes float compares only
     yield from _chunks(("vset2", "vset4"), Options(vset_merge="b"), "merge_b-")
 
 

@@ -27,7 +27,7 @@ from ptxsmt.eval.fast import compile_terms
 from ptxsmt.isa.literals import canonical_nan
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.types import BF16, F16, F32, F64, ptx_type
-from ptxsmt.isa.variants import catalogue
+from ptxsmt.isa.variants import catalogue, operand_slots, operand_types
 from ptxsmt.program import Program
 from ptxsmt.ptxasdiff import assemble, find_tool, ptxas_version, resolve_disassembler
 from ptxsmt.sem.sorts import as_float, fields, fp_sort, widen
@@ -38,16 +38,15 @@ WIDENINGS = [(F16, F32), (BF16, F32), (F32, F64)]
 
 
 def glue_text(v) -> str:
-    operands = "d, a, b" if v.opcode in ("and", "or", "xor") else "d, a"
-    return f"{format_variant(v)} {operands};"
+    return f"{format_variant(v)} {', '.join(operand_slots(v))};"
 
 
 @st.composite
 def glue_cases(draw):
     v = draw(st.sampled_from(GLUE))
-    value = st.booleans() if v.stype.width == 1 else lane_bits(v.stype)
-    names = "ab" if v.opcode in ("and", "or", "xor") else "a"
-    return glue_text(v), {n: draw(value) for n in names}
+    t = operand_types(v)["a"]
+    value = st.booleans() if t.width == 1 else lane_bits(t)
+    return glue_text(v), {n: draw(value) for n in operand_slots(v) if n != "d"}
 
 
 def test_every_glue_variant_is_drawn():
@@ -121,7 +120,7 @@ def test_cvt_nan_is_any_nan_and_only_a_nan(v):
     """The encoding keeps every NaN open: not ptxas's fold (0x7fffffff), not the canonical
     NaN, not the payload kept (ptxas's run-time bf16 shift) or kept and quieted (IEEE's
     advice); yet it is always a NaN."""
-    src, dst = v.stype.fmt, v.dtype.fmt
+    src, dst = v.atype.fmt, v.dtype.fmt
     x = z3.BitVec("a", src.width)
     out = Program.parse(glue_text(v)).encode().outputs["d"]
     sign, _, frac = fields(x, src)

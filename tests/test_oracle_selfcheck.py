@@ -11,15 +11,15 @@ NAN32, ONE32, NEG0_32, NEG_SUB32 = 0x7FC00000, 0x3F800000, 0x80000000, 0x8000000
 
 
 def D(spec: str, **kw) -> dict:
-    """'setp lt f32' -> {"opcode": "setp", "cmp": "lt", "stype": "f32"} (+ extra keys)."""
+    """'setp lt f32' -> {"opcode": "setp", "cmp": "lt", "type": "f32"} (+ extra keys)."""
     parts = spec.split()
     keys = {
         "set": ("opcode", "cmp", "dtype", "stype"),
-        "setp": ("opcode", "cmp", "stype"),
-        "selp": ("opcode", "stype"),
-        "slct": ("opcode", "dtype", "stype"),
-        "cvt": ("opcode", "dtype", "stype"),
-        **dict.fromkeys(("mov", "not", "and", "or", "xor"), ("opcode", "stype")),
+        "setp": ("opcode", "cmp", "type"),
+        "selp": ("opcode", "type"),
+        "slct": ("opcode", "dtype", "ctype"),
+        "cvt": ("opcode", "dtype", "atype"),
+        **dict.fromkeys(("mov", "not", "and", "or", "xor"), ("opcode", "type")),
     }.get(parts[0], ("opcode", "atype", "btype", "cmp"))
     return dict(zip(keys, parts, strict=True)) | kw
 

@@ -12,8 +12,7 @@ from oracle import evaluate as oracle_evaluate
 from strategies import instruction_text, lane_bits, oracle_desc, variants
 
 from ptxsmt import Options, evaluate, parse_one
-from ptxsmt.isa.syntax import operand_types
-from ptxsmt.isa.variants import FAMILIES
+from ptxsmt.isa.variants import FAMILIES, operand_types
 
 SETTINGS = settings(max_examples=settings.default.max_examples)  # the profile's (conftest.py)
 

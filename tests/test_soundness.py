@@ -29,7 +29,7 @@ from ptxsmt import PtxError
 from ptxsmt.cli import main
 from ptxsmt.isa.modifiers import CmpOp
 from ptxsmt.isa.types import Kind, ptx_type
-from ptxsmt.isa.variants import catalogue
+from ptxsmt.isa.variants import Variant, catalogue
 from ptxsmt.proofs import matches_witness
 from ptxsmt.sem.options import Options
 from ptxsmt.smt.classes import input_classes
@@ -200,10 +200,13 @@ def swap_ab(text: str) -> str:
 
 
 def mirrored(v):
-    """The variant comparing b against a: mirrored CmpOp, and vset's operand types swapped."""
+    """The variant comparing b against a: mirrored CmpOp, and vset's .atype and .btype
+    swapped (elsewhere a and b share one type)."""
     cmp = CmpOp(_MIRROR.get(v.cmp.value, v.cmp.value)) if v.cmp else None
-    types = v.types[::-1] if v.opcode in ("vset2", "vset4") else v.types
-    return replace(v, cmp=cmp, types=types)
+    roles = v.roles
+    if {"atype", "btype"} <= roles.keys():
+        roles["atype"], roles["btype"] = roles["btype"], roles["atype"]
+    return replace(v, cmp=cmp, types=Variant.of(v.opcode, roles).types)
 
 
 @st.composite
@@ -223,7 +226,7 @@ def instruction_pair(draw):
 
 
 def options_for(v):
-    if v.opcode in ("vset2", "vset4"):
+    if v.syntax.lane_prefix:
         return st.sampled_from([Options(), Options(vset_merge="b")])
     if v.family in ("set", "setp", "slct"):
         return st.sampled_from([Options(), Options(target=13)])

@@ -10,16 +10,66 @@ from pathlib import Path
 import pytest
 
 from ptxsmt import PtxError, parse, parse_one
-from ptxsmt.isa.syntax import SYNTAX, format_instruction, format_variant
-from ptxsmt.isa.variants import catalogue
+from ptxsmt.isa.opcodes import SYNTAX, TYPE_ROLES
+from ptxsmt.isa.syntax import format_instruction, format_variant, parse_variant
+from ptxsmt.isa.types import PRED, ptx_type
+from ptxsmt.isa.variants import Variant, catalogue, operand_slots, operand_types
+
+
+def test_opcode_table_names_its_types():
+    """The operand slots, the compared type and the variants' types all use the roles
+    the opcode's syntax line names; a variant reads each by that name and no other."""
+    for opcode, syntax in SYNTAX.items():
+        roles = syntax.type_roles
+        assert roles and set(roles) <= set(TYPE_ROLES) and len(set(roles)) == len(roles)
+        named = {t for t in syntax.operands.values() if isinstance(t, str)}
+        assert named <= set(roles) and syntax.compared in ("", *roles), opcode
+        assert set(syntax.lane_defaults) == ({"mask", "asel", "bsel"} if syntax.lanes > 1
+                                             else set()), opcode
+    for v in catalogue():
+        assert tuple(v.roles) == v.syntax.type_roles and tuple(v.roles.values()) == v.types
+        for role in TYPE_ROLES:
+            if role in v.roles:
+                assert getattr(v, role) is v.roles[role]
+            else:
+                with pytest.raises(AttributeError):
+                    getattr(v, role)
+        assert set(operand_slots(v)) <= set(operand_types(v))
+        assert parse_variant(str(v)) == v
+
+
+@pytest.mark.parametrize("spelling,roles,operands", [
+    ("set.lt.and.u32.f32", {"dtype": "u32", "stype": "f32"},
+     {"d": "u32", "a": "f32", "b": "f32", "c": "pred"}),
+    ("setp.lt.f16x2", {"type": "f16x2"},
+     {"p": "pred", "q": "pred", "a": "f16x2", "b": "f16x2", "c": "pred"}),
+    ("selp.f64", {"type": "f64"}, {"d": "f64", "a": "f64", "b": "f64", "c": "pred"}),
+    ("slct.ftz.b16.f32", {"dtype": "b16", "ctype": "f32"},
+     {"d": "b16", "a": "b16", "b": "b16", "c": "f32"}),
+    ("vset4.s32.u32.lt", {"atype": "s32", "btype": "u32"},
+     {"d": "b32", "a": "b32", "b": "b32", "c": "b32"}),
+    ("cvt.f32.bf16", {"dtype": "f32", "atype": "bf16"}, {"d": "f32", "a": "bf16"}),
+    ("xor.pred", {"type": "pred"}, {"d": "pred", "a": "pred", "b": "pred"}),
+])
+def test_types_by_their_isa_names(spelling, roles, operands):
+    v = parse_variant(spelling)
+    assert {k: t.name for k, t in v.roles.items()} == roles
+    assert {k: t.name for k, t in operand_types(v).items()} == operands
+    assert str(v) == spelling
+
+
+def test_roles_build_variants():
+    v = parse_variant("slct.ftz.b16.f32")
+    assert v == Variant.of("slct", {"ctype": ptx_type("f32"), "dtype": ptx_type("b16")},
+                           ftz=True)
+    with pytest.raises(ValueError, match="slct has types dtype, ctype"):
+        Variant.of("slct", {"dtype": ptx_type("b16"), "stype": PRED})
 
 
 def test_every_variant_prints_and_parses_back():
     for v in catalogue():
-        syntax = SYNTAX[v.opcode]
-        slots = [s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c]
-        dest = "p|q" if v.stype.predicate_pair else "p"
-        ops = ", ".join(dest if s == "p" else s for s in slots)
+        dest = "p|q" if v.syntax.pair_dest and v.compared_type.predicate_pair else "p"
+        ops = ", ".join(dest if s == "p" else s for s in operand_slots(v))
         ins = parse_one(f"{format_variant(v)} {ops};")
         assert ins.variant == v
         assert parse_one(format_instruction(ins)) == ins

@@ -14,60 +14,9 @@ from dataclasses import dataclass, field
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
-from .types import PRED, TYPES, PtxType, bit_type
-from .variants import Variant, catalogue
-
-# ---- the tables -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Syntax:
-    """Instruction modifiers an opcode takes (in print order) and its operand slots."""
-
-    modifiers: tuple[str, ...]  # "cmp", "boolop", "ftz", "add", "type"
-    operands: tuple[str, ...]
-    optional_c: bool = False  # c is there exactly when a BoolOp is
-    pair_dest: bool = False  # setp's p[|q]
-    lane_prefix: str = ""  # vset: "h"/"b" lane specs on d, a, b
-
-    @property
-    def type_count(self) -> int:
-        return self.modifiers.count("type")
-
-
-SYNTAX: dict[str, Syntax] = {
-    "set": Syntax(("cmp", "boolop", "ftz", "type", "type"), ("d", "a", "b", "c"), optional_c=True),
-    "setp": Syntax(("cmp", "boolop", "ftz", "type"), ("p", "a", "b", "c"), optional_c=True,
-                   pair_dest=True),
-    "selp": Syntax(("type",), ("d", "a", "b", "c")),
-    "slct": Syntax(("ftz", "type", "type"), ("d", "a", "b", "c")),
-    "vset2": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="h"),
-    "vset4": Syntax(("type", "type", "cmp", "add"), ("d", "a", "b", "c"), lane_prefix="b"),
-    "mov": Syntax(("type",), ("d", "a")),
-    "not": Syntax(("type",), ("d", "a")),
-    **{op: Syntax(("type",), ("d", "a", "b")) for op in ("and", "or", "xor")},
-    "cvt": Syntax(("type", "type"), ("d", "a")),
-}
-
-# vset defaults (9.7.18.2): mask all lanes; asel = a's lanes; bsel = b's lanes.
-VSET_DEFAULTS = {
-    "vset2": {"mask": "h10", "asel": "h10", "bsel": "h32"},
-    "vset4": {"mask": "b3210", "asel": "b3210", "bsel": "b7654"},
-}
-
-
-def operand_types(v: Variant) -> dict[str, PtxType]:
-    """The register type of each operand slot (the 'Operand x has type' sentences)."""
-    if v.opcode in ("vset2", "vset4"):
-        return dict.fromkeys(("d", "a", "b", "c"), bit_type(32))
-    if v.opcode == "setp":
-        return {"p": PRED, "q": PRED, "a": v.stype, "b": v.stype, "c": PRED}
-    if v.opcode == "slct":
-        return {"d": v.dtype, "a": v.dtype, "b": v.dtype, "c": v.stype}
-    if v.family == "glue":
-        return {"d": v.dtype, "a": v.stype, "b": v.stype}
-    return {"d": v.dtype, "a": v.stype, "b": v.stype, "c": PRED}
-
+from .opcodes import FLAG_MODIFIERS, SYNTAX
+from .types import PRED, TYPES, PtxType
+from .variants import Variant, catalogue, operand_slots, operand_types
 
 # ---- the parsed form --------------------------------------------------------------------
 
@@ -129,7 +78,7 @@ class Instruction:
         if op is not None and op.lane_spec is not None:
             return op.lane_spec
         key = {"d": "mask", "a": "asel", "b": "bsel"}[slot]
-        return parse_lane_spec(VSET_DEFAULTS[self.variant.opcode][key])
+        return parse_lane_spec(self.variant.syntax.lane_defaults[key])
 
     def __str__(self) -> str:
         return format_instruction(self)
@@ -139,18 +88,9 @@ class Instruction:
 
 
 def format_variant(v: Variant) -> str:
-    parts = [v.opcode]
-    types = iter(v.types)
-    for slot in SYNTAX[v.opcode].modifiers:
-        value = {
-            "cmp": v.cmp,
-            "boolop": v.boolop,
-            "ftz": "ftz" if v.ftz else None,
-            "add": "add" if v.add else None,
-        }.get(slot) if slot != "type" else next(types)
-        if value is not None:
-            parts.append(str(value))
-    return ".".join(parts)
+    """`setp.lt.ftz.f32`: modifiers in the order of the opcode's syntax line (SYNTAX), as
+    the variant spells itself."""
+    return str(v)
 
 
 def format_instruction(ins: Instruction) -> str:
@@ -247,17 +187,18 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
         offset += len(mod) + 1
         if kind is None:
             raise PtxError(f"unknown modifier {quote('.' + mod)} for {opcode}", *where)
-        if kind not in syntax.modifiers:
-            raise PtxError(f"{opcode} does not take {_KIND_NAMES[kind]} '.{mod}'", *where)
         if kind == "type":
             types.append(value)
+        elif kind not in syntax.modifiers:
+            raise PtxError(f"{opcode} does not take {_KIND_NAMES[kind]} '.{mod}'", *where)
         elif kind in found:
             raise PtxError(f"repeated {_KIND_NAMES[kind]} '.{mod}'", *where)
         else:
             found[kind] = value
-    if len(types) != syntax.type_count:
-        want = "one type" if syntax.type_count == 1 else f"{syntax.type_count} types"
-        raise PtxError(f"{opcode} needs {want}, found {len(types)}", line, col)
+    want = len(syntax.type_roles)
+    if len(types) != want:
+        raise PtxError(f"{opcode} needs {'one type' if want == 1 else f'{want} types'}, "
+                       f"found {len(types)}", line, col)
     if "cmp" in syntax.modifiers and "cmp" not in found:
         raise PtxError(f"{opcode} needs a comparison operator (.eq, .lt, ...)", line, col)
     return Variant(opcode, tuple(types), found.get("cmp"), found.get("boolop"),
@@ -275,7 +216,7 @@ def _classify(mod: str) -> tuple[str | None, object]:
         return "cmp", CmpOp(mod)
     if mod in BoolOp._value2member_map_:
         return "boolop", BoolOp(mod)
-    if mod in ("ftz", "add"):
+    if mod in FLAG_MODIFIERS:
         return mod, True
     return None, None
 
@@ -292,11 +233,9 @@ def _split_operands(text: str, col: int) -> list[tuple[str, int]]:
 
 
 def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Operand]:
-    syntax = SYNTAX[v.opcode]
+    syntax = v.syntax
     parts = _split_operands(text, col) if text.strip() else []
-    slots = list(syntax.operands)
-    if syntax.optional_c and v.boolop is None:
-        slots.remove("c")
+    slots = operand_slots(v)
     if len(parts) != len(slots):
         why = " (a BoolOp needs operand c)" if syntax.optional_c else ""
         raise PtxError(f"{v.opcode} takes {len(slots)} operands ({', '.join(slots)}), "
@@ -309,13 +248,14 @@ def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Ope
         if slot == "p" and syntax.pair_dest:
             names = [p.strip() for p in raw.split("|")]
             if len(names) > 2:
-                raise PtxError("setp writes at most two predicates p|q", line, c)
+                raise PtxError(f"{v.opcode} writes at most two predicates p|q", line, c)
             for name, key in zip(names, ("p", "q")):
                 out[key] = _operand(v, key, name, types[key], line, c)
             if names == ["_", "_"]:
                 raise PtxError("the sink '_' may replace only one of p|q", line, c)
-            if "q" in out and out["q"].kind == "reg" and not v.stype.predicate_pair:
-                raise PtxError(f"setp.{v.stype.name} writes only p, not p|q", line, c)
+            compared = v.compared_type
+            if "q" in out and out["q"].kind == "reg" and not compared.predicate_pair:
+                raise PtxError(f"{v.opcode}.{compared} writes only p, not p|q", line, c)
             continue
         out[slot] = _operand(v, slot, raw, types[slot], line, c)
     return out
@@ -326,7 +266,7 @@ UNPARSABLE_SELECTORS = ("b1024",)  # a valid selector that ptxas lexes as a type
 
 
 def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
-    syntax = SYNTAX[v.opcode]
+    syntax = v.syntax
     is_dest = slot in ("d", "p", "q")
     if raw == "_":
         if not (syntax.pair_dest and is_dest):
@@ -336,7 +276,7 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         return _vector(v, slot, raw, t, line, col)
     negated = raw.startswith("!")
     body = raw[1:].lstrip() if negated else raw
-    if negated and not (slot == "c" and t is PRED and v.family != "glue"):
+    if negated and not (slot == "c" and t is PRED):
         raise PtxError(f"'!' is only allowed on the predicate operand c, not {slot}", line, col)
     if m := _REG.fullmatch(body):
         name, suffix = m.group(1).lstrip("%"), m.group(2)
@@ -352,7 +292,7 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         raise PtxError(f"destination {slot} must be a register, found {quote(raw)}", line, col)
     if syntax.lane_prefix:
         raise PtxError(f"{v.opcode} operands must be registers, found {quote(raw)}", line, col)
-    if t is PRED and (body not in ("0", "1") or any(x.name.startswith("bf16") for x in v.types)):
+    if t is PRED and (body not in ("0", "1") or not all(x.predicate_literal for x in v.types)):
         raise PtxError(f"operand {slot} must be a predicate register, found {quote(raw)}",
                        line, col)
     if not t.literal:
@@ -370,13 +310,14 @@ def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) ->
     spelled = [n.strip() for n in raw.strip("{}").split(",")]
     names = [n.lstrip("%") for n in spelled]
     ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in spelled)
-    if v.opcode != "mov" or not ok or len(names) < 2 or t.width % len(names) or t is PRED:
+    if not v.syntax.vector_operands or not ok or len(names) < 2 or t.width % len(names) \
+            or t is PRED:
         raise PtxError(f"unexpected vector operand {quote(raw)}", line, col)
     return Operand("vec", raw, col=col, elements=tuple(names), spelled=tuple(spelled))
 
 
 def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int) -> None:
-    prefix, lanes = SYNTAX[v.opcode].lane_prefix, v.lanes
+    prefix, lanes = v.syntax.lane_prefix, v.syntax.lanes
     if lane.prefix != prefix:
         raise PtxError(f"{v.opcode} lane modifiers start with '.{prefix}', found {quote(lane)}",
                        line, col)

@@ -48,6 +48,7 @@ class PtxType:
     literal: bool = True  # PTX has an immediate for it (none for f16/bf16 and their x2)
     ftz: bool = False  # compares on it take .ftz (9.7.6: f32 only; 9.7.7: f16, f16x2)
     predicate_pair: bool = True  # setp on it may write p|q ("Predicate output not allowed")
+    predicate_literal: bool = True  # a set/setp on it takes c as 0/1 (bf16: "Arguments mismatch")
     declared_as: str = ""  # the register type a kernel declares for it, if not its own
 
     @property
@@ -94,11 +95,12 @@ ALL_TYPES: tuple[PtxType, ...] = (
     *_ints(),
     PtxType("f16", Kind.FLOAT, 16, fmt=F16, literal=False, ftz=True, predicate_pair=False),
     PtxType("bf16", Kind.FLOAT, 16, fmt=BF16, literal=False, predicate_pair=False,
-            declared_as="b16"),
+            predicate_literal=False, declared_as="b16"),
     PtxType("f32", Kind.FLOAT, 32, fmt=F32, ftz=True),
     PtxType("f64", Kind.FLOAT, 64, fmt=F64),
     PtxType("f16x2", Kind.FLOAT, 32, lanes=2, fmt=F16, literal=False, ftz=True),
-    PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16, literal=False, declared_as="b32"),
+    PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16, literal=False, predicate_literal=False,
+            declared_as="b32"),
     PtxType("pred", Kind.PRED, 1),
 )
 TYPES: dict[str, PtxType] = {t.name: t for t in ALL_TYPES}

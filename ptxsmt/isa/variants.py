@@ -11,15 +11,15 @@ matches the assembler and the disagreement stays visible. Operand-level rules
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
 
 from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
+from .opcodes import SYNTAX, Syntax
 from .types import Kind, PtxType, ptx_type
 
-GLUE_OPCODES = ("mov", "not", "and", "or", "xor", "cvt")  # what rewrites put around them
 # The families a user thinks in; half-precision set/setp are the same opcodes.
 FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vset4")
 
@@ -28,10 +28,10 @@ FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vs
 class Variant:
     """One instruction form: opcode, instruction modifiers and types.
 
-    Operand modifiers (`!c`, vset masks and selectors) and operands are not
+    `types` are in the order written; each has the ISA's name from the opcode's syntax
+    (`SYNTAX`), and is read by it: `v.dtype`, `v.stype`, `v.type`, `v.ctype`, `v.atype`,
+    `v.btype`. Operand modifiers (`!c`, vset masks and selectors) and operands are not
     part of the variant; see `ptxsmt.isa.syntax.Instruction`.
-    `types` are in the order written: set (dtype, stype), setp/selp (type,),
-    slct (dtype, ctype), vset (atype, btype).
     """
 
     opcode: str
@@ -41,34 +41,71 @@ class Variant:
     ftz: bool = False
     add: bool = False
 
+    @classmethod
+    def of(cls, opcode: str, roles: Mapping[str, PtxType], **modifiers) -> Variant:
+        """A variant from its types by name: `Variant.of("slct", {"dtype": .., "ctype": ..})`."""
+        names = SYNTAX[opcode].type_roles
+        if set(roles) != set(names):
+            raise ValueError(f"{opcode} has types {', '.join(names)}, not {', '.join(roles)}")
+        return cls(opcode, tuple(roles[r] for r in names), **modifiers)
+
+    @property
+    def syntax(self) -> Syntax:
+        return SYNTAX[self.opcode]
+
+    @property
+    def roles(self) -> dict[str, PtxType]:
+        """The types by their ISA names, in the order written."""
+        return dict(zip(self.syntax.type_roles, self.types))
+
+    def role(self, name: str) -> PtxType:
+        """One type by its ISA name; AttributeError if the opcode has no such type."""
+        try:
+            return self.roles[name]
+        except KeyError:
+            raise AttributeError(f"{self.opcode} has no .{name}") from None
+
+    dtype = property(lambda self: self.role("dtype"), doc="The destination type (set, slct, cvt).")
+    stype = property(lambda self: self.role("stype"), doc="set's source type.")
+    type = property(lambda self: self.role("type"), doc="setp, selp and the logic ops' type.")
+    ctype = property(lambda self: self.role("ctype"), doc="slct's c: .s32 or .f32.")
+    atype = property(lambda self: self.role("atype"), doc="a's type (vset, cvt).")
+    btype = property(lambda self: self.role("btype"), doc="b's type (vset).")
+
+    @property
+    def compared_type(self) -> PtxType | None:
+        """The type the comparison reads (CmpOp's a and b; slct's c), if the opcode compares."""
+        return self.roles.get(self.syntax.compared)
+
     @property
     def family(self) -> str:
-        if self.opcode in GLUE_OPCODES:
+        if self.syntax.glue:
             return "glue"
-        if self.opcode in ("set", "setp") and any(t.is_half for t in self.types):
+        if self.syntax.half_family and any(t.is_half for t in self.types):
             return "half-" + self.opcode
         return self.opcode
 
-    @property
-    def dtype(self) -> PtxType:
-        """The type of the destination register `d` (not defined for setp)."""
-        if self.opcode in ("vset2", "vset4"):
-            return ptx_type("b32")
-        return self.types[0]
-
-    @property
-    def stype(self) -> PtxType:
-        """The type the comparison or selection reads (set/setp/slct source, selp type)."""
-        return self.types[-1]
-
-    @property
-    def lanes(self) -> int:
-        return {"vset2": 2, "vset4": 4}.get(self.opcode, self.stype.lanes)
-
     def __str__(self) -> str:
-        from .syntax import format_variant  # printing lives with the grammar
+        """The spelling: opcode and modifiers in the order of the opcode's syntax line."""
+        values = {"cmp": self.cmp, "boolop": self.boolop, "ftz": "ftz" if self.ftz else None,
+                  "add": "add" if self.add else None, **self.roles}
+        return ".".join([self.opcode, *(str(values[m]) for m in self.syntax.modifiers
+                                        if values[m] is not None)])
 
-        return format_variant(self)
+
+def operand_slots(v: Variant) -> tuple[str, ...]:
+    """The operand slots of an instruction of `v` as written, in order (set/setp: c only
+    with a BoolOp)."""
+    syntax = v.syntax
+    return tuple(s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c)
+
+
+def operand_types(v: Variant) -> dict[str, PtxType]:
+    """The register type of each operand slot (the 'Operand x has type' sentences)."""
+    types = {slot: v.role(t) if isinstance(t, str) else t for slot, t in v.syntax.operands.items()}
+    if v.syntax.pair_dest:
+        types["q"] = types["p"]
+    return types
 
 
 @dataclass(frozen=True, order=True)
@@ -104,27 +141,29 @@ def cmps_for(t: PtxType) -> tuple[CmpOp, ...]:
 
 @dataclass(frozen=True)
 class Form:
-    """One syntax block: the product of its domains is a set of variants."""
+    """One syntax block: the product of its domains is a set of variants. A block has
+    the BoolOp line wherever its opcode takes a BoolOp (every set and setp block does)."""
 
     opcode: str
-    types: tuple[tuple[PtxType, ...], ...]  # one domain per type slot
+    types: dict[str, tuple[PtxType, ...]]  # one domain per type role, e.g. {"dtype": ...}
     requirement: Requirement
-    boolop: bool = True  # whether the BoolOp line of the block exists
     ftz: bool = False  # whether {.ftz} is in the block
-    cmps: tuple[CmpOp, ...] | None = None  # None: cmps_for(source type)
+    cmps: tuple[CmpOp, ...] | None = None  # None: cmps_for(the compared type)
     add: bool = False  # vset: the .add line
     section: str = ""
     note: str = ""
 
     def expand(self) -> Iterator[Variant]:
-        for types in product(*self.types):
-            src = types[-1]
-            cmps = self.cmps or (cmps_for(src) if self.opcode in ("set", "setp") else (None,))
-            boolops = (None, *BoolOp) if self.boolop else (None,)
-            ftzs = (False, True) if self.ftz and src.ftz else (False,)
+        syntax = SYNTAX[self.opcode]
+        for types in product(*self.types.values()):
+            v = Variant.of(self.opcode, dict(zip(self.types, types)))
+            compared = v.compared_type
+            cmps = self.cmps or (cmps_for(compared) if "cmp" in syntax.modifiers else (None,))
+            boolops = (None, *BoolOp) if "boolop" in syntax.modifiers else (None,)
+            ftzs = (False, True) if self.ftz and compared.ftz else (False,)
             adds = (False, True) if self.add else (False,)
             for cmp, boolop, ftz, add in product(cmps, boolops, ftzs, adds):
-                yield Variant(self.opcode, types, cmp, boolop, ftz, add)
+                yield replace(v, cmp=cmp, boolop=boolop, ftz=ftz, add=add)
 
 
 def _req(ptx: str, sm: int) -> Requirement:
@@ -139,39 +178,42 @@ _BF16 = _types("bf16")
 
 SPEC_FORMS: tuple[Form, ...] = (
     # 9.7.6.1 set: "set with .f64 source type requires sm_13 or higher".
-    Form("set", (_types("u32", "s32", "f32"), _NOT_F64), _req("1.0", 10), ftz=True,
+    Form("set", dict(dtype=_types("u32", "s32", "f32"), stype=_NOT_F64), _req("1.0", 10),
+         ftz=True, section="9.7.6.1"),
+    Form("set", dict(dtype=_types("u32", "s32", "f32"), stype=_F64), _req("1.0", 13),
          section="9.7.6.1"),
-    Form("set", (_types("u32", "s32", "f32"), _F64), _req("1.0", 13), section="9.7.6.1"),
     # 9.7.6.2 setp
-    Form("setp", (_NOT_F64,), _req("1.0", 10), ftz=True, section="9.7.6.2"),
-    Form("setp", (_F64,), _req("1.0", 13), section="9.7.6.2"),
+    Form("setp", dict(type=_NOT_F64), _req("1.0", 10), ftz=True, section="9.7.6.2"),
+    Form("setp", dict(type=_F64), _req("1.0", 13), section="9.7.6.2"),
     # 9.7.6.3 selp
-    Form("selp", (_NOT_F64,), _req("1.0", 10), boolop=False, section="9.7.6.3"),
-    Form("selp", (_F64,), _req("1.0", 13), boolop=False, section="9.7.6.3"),
+    Form("selp", dict(type=_NOT_F64), _req("1.0", 10), section="9.7.6.3"),
+    Form("selp", dict(type=_F64), _req("1.0", 13), section="9.7.6.3"),
     # 9.7.6.4 slct: ".ftz applies only to .f32 comparisons"
-    Form("slct", (_NOT_F64, _types("s32", "f32")), _req("1.0", 10), boolop=False, ftz=True,
+    Form("slct", dict(dtype=_NOT_F64, ctype=_types("s32", "f32")), _req("1.0", 10), ftz=True,
          section="9.7.6.4"),
-    Form("slct", (_F64, _types("s32", "f32")), _req("1.0", 13), boolop=False, ftz=True,
+    Form("slct", dict(dtype=_F64, ctype=_types("s32", "f32")), _req("1.0", 13), ftz=True,
          section="9.7.6.4"),
     # 9.7.7.1 half-precision set
-    Form("set", (_F16, HALF_STYPES), _req("4.2", 53), ftz=True, section="9.7.7.1"),
-    Form("set", (_BF16, HALF_STYPES), _req("7.8", 90), section="9.7.7.1"),
-    Form("set", (_types("u16", "s16", "u32", "s32"), _F16), _req("6.5", 53), ftz=True,
+    Form("set", dict(dtype=_F16, stype=HALF_STYPES), _req("4.2", 53), ftz=True,
          section="9.7.7.1"),
-    Form("set", (_types("u16", "s16", "u32", "s32"), _BF16), _req("7.8", 90),
+    Form("set", dict(dtype=_BF16, stype=HALF_STYPES), _req("7.8", 90), section="9.7.7.1"),
+    Form("set", dict(dtype=_types("u16", "s16", "u32", "s32"), stype=_F16), _req("6.5", 53),
+         ftz=True, section="9.7.7.1"),
+    Form("set", dict(dtype=_types("u16", "s16", "u32", "s32"), stype=_BF16), _req("7.8", 90),
          section="9.7.7.1"),
-    Form("set", (_types("f16x2"), _types("f16x2")), _req("4.2", 53), ftz=True,
+    Form("set", dict(dtype=_types("f16x2"), stype=_types("f16x2")), _req("4.2", 53), ftz=True,
          section="9.7.7.1"),
-    Form("set", (_types("u32", "s32"), _types("f16x2")), _req("6.5", 53), ftz=True,
-         section="9.7.7.1"),
-    Form("set", (_types("bf16x2", "u32", "s32"), _types("bf16x2")), _req("7.8", 90),
-         section="9.7.7.1"),
+    Form("set", dict(dtype=_types("u32", "s32"), stype=_types("f16x2")), _req("6.5", 53),
+         ftz=True, section="9.7.7.1"),
+    Form("set", dict(dtype=_types("bf16x2", "u32", "s32"), stype=_types("bf16x2")),
+         _req("7.8", 90), section="9.7.7.1"),
     # 9.7.7.2 half-precision setp
-    Form("setp", (_types("f16", "f16x2"),), _req("4.2", 53), ftz=True, section="9.7.7.2"),
-    Form("setp", (_types("bf16", "bf16x2"),), _req("7.8", 90), section="9.7.7.2"),
+    Form("setp", dict(type=_types("f16", "f16x2")), _req("4.2", 53), ftz=True,
+         section="9.7.7.2"),
+    Form("setp", dict(type=_types("bf16", "bf16x2")), _req("7.8", 90), section="9.7.7.2"),
     # 9.7.18.2 vset2 / vset4
     *(
-        Form(op, (_types("u32", "s32"), _types("u32", "s32")), _req("3.0", 30), boolop=False,
+        Form(op, dict(atype=_types("u32", "s32"), btype=_types("u32", "s32")), _req("3.0", 30),
              cmps=ORDERED_CMPS, add=True, section=sec)
         for op, sec in (("vset2", "9.7.18.2.2"), ("vset4", "9.7.18.2.4"))
     ),
@@ -181,27 +223,33 @@ SPEC_FORMS: tuple[Form, ...] = (
 _LOGIC_TYPES = _types("pred", "b16", "b32", "b64")
 GLUE_FORMS: tuple[Form, ...] = (
     # ptxas 13.0 refuses mov on f16/bf16/x2 ("Unexpected instruction types"): use .b16/.b32
-    Form("mov", (_types("pred", *(t.name for t in STYPES)),), _req("1.0", 10), boolop=False,
+    Form("mov", dict(type=_types("pred", *(t.name for t in STYPES))), _req("1.0", 10),
          section="9.7.9.1"),
-    *(Form(op, (_LOGIC_TYPES,), _req("1.0", 10), boolop=False, section="9.7.8")
+    *(Form(op, dict(type=_LOGIC_TYPES), _req("1.0", 10), section="9.7.8")
       for op in ("not", "and", "or", "xor")),
-    # 9.7.9.21 cvt: only the exact widenings, so a rewrite can compare in a wider format
-    Form("cvt", (_types("f32"), _types("f16")), _req("1.0", 10), boolop=False, section="9.7.9.21"),
-    # ptxas 13.0: "Feature 'cvt with .f32.bf16' requires PTX ISA .version 7.1", sm_80
-    Form("cvt", (_types("f32"), _types("bf16")), _req("7.1", 80), boolop=False,
+    # 9.7.9.21 cvt.dtype.atype: only the exact widenings, so a rewrite can compare in a
+    # wider format
+    Form("cvt", dict(dtype=_types("f32"), atype=_types("f16")), _req("1.0", 10),
          section="9.7.9.21"),
-    Form("cvt", (_types("f64"), _types("f32")), _req("1.0", 13), boolop=False, section="9.7.9.21"),
+    # ptxas 13.0: "Feature 'cvt with .f32.bf16' requires PTX ISA .version 7.1", sm_80
+    Form("cvt", dict(dtype=_types("f32"), atype=_types("bf16")), _req("7.1", 80),
+         section="9.7.9.21"),
+    Form("cvt", dict(dtype=_types("f64"), atype=_types("f32")), _req("1.0", 13),
+         section="9.7.9.21"),
 )
 
 # Where ptxas 13.0 is the judge over the text (docs/ptxas-legality.md). Rows here only add:
 # `build` keeps the weakest requirement of all rows that give a variant.
+_NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
 PTXAS_FORMS: tuple[Form, ...] = (
-    Form("set", (_BF16, _BF16), _req("7.8", 90), section="9.7.7.1",
+    Form("set", dict(dtype=_BF16, stype=_BF16), _req("7.8", 90), section="9.7.7.1",
          note="set.bf16.bf16 assembles, though the text never lists it"),
-    *(Form(op, types, _req("1.0", 10), boolop=op in ("set", "setp"), ftz=op == "slct",
-           section="9.7.6", note="f64's 'requires sm_13' is not enforced by ptxas")
-      for op, types in (("set", (_types("u32", "s32", "f32"), _F64)), ("setp", (_F64,)),
-                        ("selp", (_F64,)), ("slct", (_F64, _types("s32", "f32"))))),
+    Form("set", dict(dtype=_types("u32", "s32", "f32"), stype=_F64), _req("1.0", 10),
+         section="9.7.6.1", note=_NO_SM_13),
+    Form("setp", dict(type=_F64), _req("1.0", 10), section="9.7.6.2", note=_NO_SM_13),
+    Form("selp", dict(type=_F64), _req("1.0", 10), section="9.7.6.3", note=_NO_SM_13),
+    Form("slct", dict(dtype=_F64, ctype=_types("s32", "f32")), _req("1.0", 10), ftz=True,
+         section="9.7.6.4", note=_NO_SM_13),
 )
 # "Feature '.ftz' requires PTX ISA .version 1.4", which the text does not say.
 FTZ_REQUIREMENT = Requirement((1, 4), 10)

@@ -22,7 +22,7 @@ _SCALAR = {
 def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
     """Destination terms of one instruction (unguarded) from its source terms."""
     v = ins.variant
-    if v.opcode in ("vset2", "vset4"):
+    if v.syntax.lane_prefix:  # vset: lanes chosen by the mask and selectors
         return video.vset(v, a, b, c, ins.lane_spec("d"), ins.lane_spec("a"),
                           ins.lane_spec("b"), opts)
     if c is not None and "c" in ins.operands and ins.operands["c"].negated:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import format_variant
+from ..isa.types import PRED
 from ..isa.variants import Variant
 from .options import Options
 from .sorts import fields, free_nan, is_nan, widen
@@ -17,11 +18,11 @@ _LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}
 def glue(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     """mov: d = a;  not: d = ~a;  and/or/xor: d = a op b  (on .pred: logical);
     cvt (exact widening only): d = convert(a)."""
-    pred = v.stype.name == "pred"
     if v.opcode == "mov":
         return {"d": a}
     if v.opcode == "cvt":
         return {"d": cvt(v, a, opts)}
+    pred = v.type is PRED
     if v.opcode == "not":
         return {"d": z3.Not(a) if pred else ~a}
     return {"d": (_LOGICAL if pred else _BITWISE)[v.opcode](a, b)}
@@ -34,8 +35,9 @@ def cvt(v: Variant, a: z3.BitVecRef, opts: Options) -> z3.BitVecRef:
     subnormal inputs and results are flushed to sign-preserving zero" (9.7.9.21); no
     result here is an f32 subnormal on sm_1x (cvt.f32.bf16 needs sm_80), so only the
     input of cvt.f64.f32 flushes."""
-    src, dst = v.stype.fmt, v.dtype.fmt
-    if opts.sm_1x and v.stype.name == "f32":
+    src, dst = v.atype.fmt, v.dtype.fmt
+    if opts.sm_1x and v.atype.name == "f32":
         sign, exp, _ = fields(a, src)
         a = z3.If(exp == 0, z3.Concat(sign, z3.BitVecVal(0, src.width - 1)), a)
     return z3.If(is_nan(a, src), free_nan(format_variant(v), a, dst), widen(a, src, dst))
+

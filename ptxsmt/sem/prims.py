@@ -86,7 +86,7 @@ def pack(lane_values: list[z3.BitVecRef]) -> z3.BitVecRef:
     return z3.Concat(*reversed(lane_values)) if len(lane_values) > 1 else lane_values[0]
 
 
-def one(t: PtxType) -> z3.BitVecRef:
+def true_value(t: PtxType) -> z3.BitVecRef:
     """A set destination's True value for one lane: 1.0 for floats, all ones otherwise.
     (1.0 as a bit constant keeps exported SMT-LIB free of Z3's fp.to_ieee_bv.)"""
     if t.kind is Kind.FLOAT:

@@ -29,10 +29,10 @@ def vset(v: Variant, a, b, c, mask: LaneSpec, asel: LaneSpec, bsel: LaneSpec,
     .add:  d = c;  d += mask[i] ? t[i] : 0;            (one 32-bit add)
     merge: d |= mask[i] ? t[i] : Vc[i];                (Vc[i]: lane i of c, in place;
                                                         of b with vset_merge="b")"""
-    width = 32 // v.lanes
-    atype, btype = v.types
-    va = extract_and_sign_ext(a, b, asel, atype.kind is Kind.SIGNED, width)
-    vb = extract_and_sign_ext(a, b, bsel, btype.kind is Kind.SIGNED, width)
+    n = v.syntax.lanes  # vset2: 2 half-words, vset4: 4 bytes
+    width = 32 // n
+    va = extract_and_sign_ext(a, b, asel, v.atype.kind is Kind.SIGNED, width)
+    vb = extract_and_sign_ext(a, b, bsel, v.btype.kind is Kind.SIGNED, width)
     t = [compare_int(v.cmp, x, y, signed=True) for x, y in zip(va, vb)]
     if v.add:
         counted = [z3.If(t[i], z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)) for i in mask.lanes]
@@ -40,4 +40,4 @@ def vset(v: Variant, a, b, c, mask: LaneSpec, asel: LaneSpec, bsel: LaneSpec,
     vc = lanes(c if opts.vset_merge == "c" else b, width)
     one, zero = z3.BitVecVal(1, width), z3.BitVecVal(0, width)
     return {"d": pack([z3.If(t[i], one, zero) if i in mask.lanes else vc[i]
-                       for i in range(v.lanes)])}
+                       for i in range(n)])}

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import z3
 
 from ..eval.evaluate import UNSPECIFIED, evaluate, to_json
-from ..isa.syntax import SYNTAX, VSET_DEFAULTS, format_variant
-from ..isa.variants import Variant
+from ..isa.syntax import format_variant
+from ..isa.types import PRED
+from ..isa.variants import Variant, operand_slots, operand_types
 from ..program import Program
 from ..sem.options import DEFAULT, Options
 from ..solver import check
@@ -35,21 +36,17 @@ class Case:
 def instruction_forms(v: Variant, rng: random.Random | None = None) -> list[str]:
     """Instruction texts that exercise a variant's operand forms (`!c`, masks, selectors)."""
     name = format_variant(v)
-    if v.opcode in ("vset2", "vset4"):
+    if v.syntax.lane_prefix:
         return _vset_forms(v, name, rng or random.Random(name))
-    if v.opcode == "setp":
-        dest = "p|q" if v.stype.predicate_pair else "p"
-        return [f"{name} {dest}, a, b{c};" for c in (", c", ", !c")[: 2 if v.boolop else 0]] \
-            or [f"{name} {dest}, a, b;"]
-    if v.opcode == "set":
-        return [f"{name} d, a, b, {c};" for c in ("c", "!c")] if v.boolop else [f"{name} d, a, b;"]
-    if v.opcode == "selp":
-        return [f"{name} d, a, b, c;", f"{name} d, a, b, !c;"]
-    return [f"{name} {', '.join(SYNTAX[v.opcode].operands)};"]  # slct, and the glue
+    pair = v.syntax.pair_dest and v.compared_type.predicate_pair
+    slots = ["p|q" if s == "p" and pair else s for s in operand_slots(v)]
+    if slots[-1] == "c" and operand_types(v)["c"] is PRED:  # c and !c (slct's c is a value)
+        return [f"{name} {', '.join([*slots[:-1], c])};" for c in ("c", "!c")]
+    return [f"{name} {', '.join(slots)};"]
 
 
 def _vset_forms(v: Variant, name: str, rng: random.Random) -> list[str]:
-    lanes, prefix = v.lanes, VSET_DEFAULTS[v.opcode]["mask"][0]
+    lanes, prefix = v.syntax.lanes, v.syntax.lane_prefix
     masks = [m for k in range(1, lanes + 1)
              for m in itertools.combinations(range(lanes - 1, -1, -1), k)]
     forms = [f"{name} d, a, b, c;"]
@@ -98,8 +95,8 @@ def _outcomes(name: str, term: z3.ExprRef, ins, inputs) -> list[tuple[str, z3.Bo
     v = ins.variant
     if z3.is_bool(term):
         return [(f"{name}=true", term), (f"{name}=false", z3.Not(term))]
-    if v.opcode in ("vset2", "vset4"):
-        width = 32 // v.lanes
+    if v.syntax.lane_prefix:
+        width = 32 // v.syntax.lanes
         if v.add:
             c = inputs.get(ins.operands["c"].text)
             count = term - c if c is not None else term
@@ -111,7 +108,7 @@ def _outcomes(name: str, term: z3.ExprRef, ins, inputs) -> list[tuple[str, z3.Bo
                            for i, b in zip(lanes, bits)])
             out.append((f"{name}[{''.join(map(str, bits))}]", cond))
         return out
-    if v.opcode in ("selp", "slct"):
+    if v.syntax.selects:
         a, b = (inputs.get(ins.operands[k].text) for k in ("a", "b"))
         if a is not None and b is not None:
             return [(f"{name}=a", z3.And(term == a, a != b)),

@@ -1,0 +1,69 @@
+"""What each opcode's syntax line says: its modifiers in print order, the ISA's name
+for each instruction type, the type of each operand slot, and its operand forms.
+
+One table, read by the variants (which type is which, how a variant is spelled) and
+by the grammar (parsing and printing instructions). It sits below both, so neither
+imports the other to learn an opcode's shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .types import PRED, PtxType, bit_type
+
+# The ISA's names for instruction types ("set.CmpOp.dtype.stype", "slct.dtype.s32" whose
+# second type is c's, "vset2.atype.btype", "cvt.dtype.atype", "setp.type").
+TYPE_ROLES = ("dtype", "stype", "type", "ctype", "atype", "btype")
+FLAG_MODIFIERS = ("ftz", "add")  # written `.ftz`, `.add`, or absent
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """One opcode's syntax: instruction modifiers and operand slots."""
+
+    # In print order: "cmp", "boolop", "ftz", "add", or a type role from TYPE_ROLES.
+    modifiers: tuple[str, ...]
+    # The operand slots as written (d or p first), each with its type: a type role of
+    # `modifiers`, or a fixed register type.
+    operands: dict[str, str | PtxType]
+    optional_c: bool = False  # c is there exactly when a BoolOp is
+    pair_dest: bool = False  # setp's p[|q]: q, when written, has p's type
+    compared: str = ""  # the type role a comparison reads: .ftz and the CmpOps depend on it
+    selects: bool = False  # d is a or b, chosen by c (selp, slct)
+    half_family: bool = False  # 9.7.7 gives it half-precision forms, a family of their own
+    glue: bool = False  # not a seed instruction: what rewrites put around them
+    vector_operands: bool = False  # d or a may be `{lo, hi}`: narrower registers (mov)
+    lane_prefix: str = ""  # vset: "h"/"b" lane specs on d, a, b
+    lanes: int = 1  # vset: lanes per 32-bit register
+    # vset (9.7.18.2): mask all lanes; asel = a's lanes; bsel = b's lanes.
+    lane_defaults: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def type_roles(self) -> tuple[str, ...]:
+        """The instruction types in the order written."""
+        return tuple(m for m in self.modifiers if m in TYPE_ROLES)
+
+
+_B32 = bit_type(32)
+_SOURCES = {"a": "type", "b": "type"}
+_VSET = (("atype", "btype", "cmp", "add"), dict.fromkeys("dabc", _B32))
+
+SYNTAX: dict[str, Syntax] = {
+    "set": Syntax(("cmp", "boolop", "ftz", "dtype", "stype"),
+                  {"d": "dtype", "a": "stype", "b": "stype", "c": PRED},
+                  optional_c=True, compared="stype", half_family=True),
+    "setp": Syntax(("cmp", "boolop", "ftz", "type"), {"p": PRED, **_SOURCES, "c": PRED},
+                   optional_c=True, pair_dest=True, compared="type", half_family=True),
+    "selp": Syntax(("type",), {"d": "type", **_SOURCES, "c": PRED}, selects=True),
+    "slct": Syntax(("ftz", "dtype", "ctype"), {"d": "dtype", "a": "dtype", "b": "dtype",
+                                               "c": "ctype"}, compared="ctype", selects=True),
+    "vset2": Syntax(*_VSET, lane_prefix="h", lanes=2,
+                    lane_defaults={"mask": "h10", "asel": "h10", "bsel": "h32"}),
+    "vset4": Syntax(*_VSET, lane_prefix="b", lanes=4,
+                    lane_defaults={"mask": "b3210", "asel": "b3210", "bsel": "b7654"}),
+    "mov": Syntax(("type",), {"d": "type", "a": "type"}, glue=True, vector_operands=True),
+    "not": Syntax(("type",), {"d": "type", "a": "type"}, glue=True),
+    **{op: Syntax(("type",), {"d": "type", **_SOURCES}, glue=True) for op in ("and", "or", "xor")},
+    "cvt": Syntax(("dtype", "atype"), {"d": "dtype", "a": "atype"}, glue=True),
+}
