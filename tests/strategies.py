@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ptxsmt.isa.syntax import Instruction, format_variant
+from ptxsmt.isa.syntax import UNPARSABLE_SELECTORS, Instruction, format_variant
 from ptxsmt.isa.types import PRED, PtxType
 from ptxsmt.isa.variants import Variant, catalogue, operand_slots, operand_types
 
@@ -53,7 +53,8 @@ def vset_operands(draw, v: Variant) -> str:
         return "." + prefix + "".join(map(str, digits)) if draw(st.booleans()) else ""
 
     mask = draw(st.lists(st.integers(0, lanes - 1), min_size=1, max_size=lanes, unique=True))
-    sel = st.lists(st.integers(0, 2 * lanes - 1), min_size=lanes, max_size=lanes)
+    sel = st.lists(st.integers(0, 2 * lanes - 1), min_size=lanes, max_size=lanes).filter(
+        lambda digits: prefix + "".join(map(str, digits)) not in UNPARSABLE_SELECTORS)
     return (f"d{spec(sorted(mask, reverse=True))}, a{spec(draw(sel))}, "
             f"b{spec(draw(sel))}, c")
 
