@@ -79,11 +79,10 @@ from string import Template
 from ptxsmt import Program, PtxError
 from ptxsmt.eval.evaluate import convert_inputs
 from ptxsmt.isa.literals import LiteralError, parse_value
-from ptxsmt.isa.syntax import format_instruction, format_variant, parse
+from ptxsmt.isa.syntax import format_instruction, format_variant, parse, rename_registers
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.types import PRED, PtxType, bit_type
 from ptxsmt.isa.variants import catalogue
-from ptxsmt.ptxasdiff.kernels import rename_registers
 from ptxsmt.ptxasdiff.sift import Attempt, sift
 from ptxsmt.ptxasdiff.tools import run_ptxas
 from ptxsmt.sem.options import Options

@@ -16,15 +16,16 @@ tell apart from a value that does not matter). The tests compare the two paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 import z3
 
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
-from ..program import compiled
+from ..program import Program
 from ..sem.options import DEFAULT, Options
+from .shape import Shape, shape_of
 
 U64 = np.uint64
 _WORDS = {1: np.bool_, 16: np.uint16, 32: np.uint32}
@@ -295,13 +296,29 @@ def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
 
 @dataclass(frozen=True)
 class FastProgram:
-    inputs: tuple[str, ...]
+    slots: tuple[str, ...]  # the inputs of the value table, in order
     outputs: tuple[str, ...]
     types: dict[str, PtxType]
     steps: tuple[Callable[[list], object], ...]
     results: tuple[int, ...]
     deps: tuple[frozenset[int], ...]  # per value-table slot: the inputs it depends on
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
+    bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The inputs a caller gives: every slot but the text's own immediates."""
+        return tuple(s for s in self.slots if s not in self.bound)
+
+    def renamed(self, shape: Shape, program: Program) -> FastProgram:
+        """This program, compiled for `shape`, as the program of a text of that shape."""
+        back = {s: r for r, s in shape.registers.items()}
+        back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
+        return replace(self, slots=tuple(back[s] for s in self.slots),
+                       outputs=tuple(back[o] for o in self.outputs),
+                       types={back[k]: t for k, t in self.types.items()},
+                       spelling=program.spelling,
+                       bound={back[k]: v for k, v in shape.constants.items()})
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -310,10 +327,11 @@ class FastProgram:
     def specialize(self, fixed: Mapping[str, np.ndarray]) -> Callable:
         """Partial evaluation: the steps that read only `fixed` inputs run once, here;
         the returned function takes the other inputs (a sweep fixes b, varies a)."""
-        n_in = len(self.inputs)
-        known = {self.inputs.index(k) for k in fixed}
+        n_in = len(self.slots)
+        fixed = {**self.bound, **fixed}
+        known = {self.slots.index(k) for k in fixed}
         pre: list = [_as_array(fixed[name], self.types[name]) if i in known else None
-                     for i, name in enumerate(self.inputs)]
+                     for i, name in enumerate(self.slots)]
         todo = []
         for j, step in enumerate(self.steps):
             if self.deps[n_in + j] <= known:
@@ -324,7 +342,7 @@ class FastProgram:
 
         def run(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
             values = list(pre)
-            for i, name in enumerate(self.inputs):
+            for i, name in enumerate(self.slots):
                 if i not in known:
                     values[i] = _as_array(arrays[name], self.types[name])
             for j, step in todo:
@@ -345,10 +363,19 @@ def _as_array(values, t: PtxType) -> np.ndarray:
 
 @lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
-    """The vectorised form of a snippet, cached per text (raises PtxError on bad text,
-    Unsupported where it cannot be exact)."""
-    program, enc = compiled(text, opts)
-    return compile_terms(enc.inputs, enc.outputs, program.types, program.spelling)
+    """The vectorised form of a snippet (raises PtxError on bad text, Unsupported where it
+    cannot be exact). Texts of one shape, differing in register names or immediates,
+    share one compilation."""
+    program = Program.parse(text)  # the text's own errors, places and spellings
+    shape = shape_of(program)
+    return _compile_shape(shape.text, opts).renamed(shape, program)
+
+
+@lru_cache(maxsize=4096)
+def _compile_shape(text: str, opts: Options) -> FastProgram:
+    program = Program.parse(text)
+    enc = program.encode(opts)
+    return compile_terms(enc.inputs, enc.outputs, program.types)
 
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],

@@ -9,7 +9,8 @@ error names its place as `line L, col C`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
@@ -100,6 +101,19 @@ def format_instruction(ins: Instruction) -> str:
     guard = f"{ins.guard} " if ins.guard else ""
     return f"{guard}{format_variant(ins.variant)} {', '.join([dest, *srcs])};"
 
+
+def rename_registers(ins: Instruction, names: Mapping[str, str]) -> Instruction:
+    """The instruction with every register (guard included) renamed through `names`."""
+    ops = {}
+    for slot, o in ins.operands.items():
+        if o.kind == "reg":
+            o = replace(o, text=names[o.text])
+        elif o.kind == "vec":
+            elements = tuple(names[e] for e in o.elements)
+            o = replace(o, elements=elements, text="{" + ", ".join(elements) + "}")
+        ops[slot] = o
+    guard = Guard(names[ins.guard.register], ins.guard.negated) if ins.guard else None
+    return replace(ins, operands=ops, guard=guard)
 
 # ---- parsing ----------------------------------------------------------------------------
 

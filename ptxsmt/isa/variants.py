@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
+from types import MappingProxyType
 
 from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
 from .opcodes import SYNTAX, Syntax
@@ -100,12 +101,13 @@ def operand_slots(v: Variant) -> tuple[str, ...]:
     return tuple(s for s in syntax.operands if s != "c" or v.boolop or not syntax.optional_c)
 
 
-def operand_types(v: Variant) -> dict[str, PtxType]:
+@cache  # asked for every instruction parsed; a variant's answer never changes
+def operand_types(v: Variant) -> Mapping[str, PtxType]:
     """The register type of each operand slot (the 'Operand x has type' sentences)."""
     types = {slot: v.role(t) if isinstance(t, str) else t for slot, t in v.syntax.operands.items()}
     if v.syntax.pair_dest:
         types["q"] = types["p"]
-    return types
+    return MappingProxyType(types)
 
 
 @dataclass(frozen=True, order=True)

@@ -6,11 +6,11 @@ import hashlib
 import struct
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..eval.evaluate import evaluate, to_json
 from ..isa.literals import hex_bits
-from ..isa.syntax import Guard, Instruction, format_instruction
+from ..isa.syntax import Instruction, format_instruction, rename_registers
 from ..isa.types import PRED, PtxType, ptx_type
 from ..program import Program
 from ..sem.options import DEFAULT, Options
@@ -180,20 +180,6 @@ class _Builder:
 def _finite_halves(bits: int) -> int:
     """Clear one exponent bit of each half so neither is inf/NaN."""
     return bits & ~0x40004000 & 0xFFFFFFFF
-
-
-def rename_registers(ins: Instruction, names: Mapping[str, str]) -> Instruction:
-    """The instruction with every register (guard included) renamed through `names`."""
-    ops = {}
-    for slot, o in ins.operands.items():
-        if o.kind == "reg":
-            o = replace(o, text=names[o.text])
-        elif o.kind == "vec":
-            elements = tuple(names[e] for e in o.elements)
-            o = replace(o, elements=elements, text="{" + ", ".join(elements) + "}")
-        ops[slot] = o
-    guard = Guard(names[ins.guard.register], ins.guard.negated) if ins.guard else None
-    return replace(ins, operands=ops, guard=guard)
 
 
 def emit_kernel(cases: Sequence[Case], name: str = "ptxsmt_diff", target: str = "sm_90",

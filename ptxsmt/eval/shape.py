@@ -1,0 +1,45 @@
+"""A snippet's shape: its text with registers renamed in order of appearance and each
+immediate made an input, so texts that differ only in register names or immediates
+compile once.
+
+An immediate operand is the constant `register_value(bits, t)` of its slot's type; a
+fresh register of that type, given those bits, is the same term. So the shape's
+compiled program, fed the immediates as inputs, computes exactly what the text does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..isa.literals import parse_immediate
+from ..isa.syntax import Operand, format_instruction, rename_registers
+from ..isa.variants import operand_types
+from ..program import Program
+
+
+@dataclass(frozen=True)
+class Shape:
+    text: str  # registers r0, r1, ... in order of appearance; immediates k0, k1, ...
+    registers: dict[str, str]  # the text's register -> its name in the shape
+    constants: dict[str, int | bool]  # the shape's immediate inputs -> their values
+
+
+def shape_of(program: Program) -> Shape:
+    names: dict[str, str] = {}
+    constants: dict[str, int | bool] = {}
+    lines = []
+    for ins in program.instructions:
+        used = [ins.guard.register] if ins.guard else []
+        used += [r for o in ins.operands.values() for r in o.registers]
+        for r in used:
+            names.setdefault(r, f"r{len(names)}")
+        ins = rename_registers(ins, names)  # every register is an r-name now: no clash
+        types = operand_types(ins.variant)
+        operands = dict(ins.operands)
+        for slot, o in ins.operands.items():
+            if o.kind == "imm":
+                name = f"k{len(constants)}"
+                constants[name] = parse_immediate(o.text, types[slot])
+                operands[slot] = Operand("reg", name, o.negated)
+        lines.append(format_instruction(replace(ins, operands=operands)))
+    return Shape(" ".join(lines), names, constants)

@@ -1,0 +1,74 @@
+"""Texts of one shape (differing in register names or immediates) compile once, and each
+still computes exactly what its own text says: held against the plain-Python reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference import run as reference
+
+from ptxsmt import PtxError
+from ptxsmt.eval import fast
+from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.eval.shape import shape_of
+from ptxsmt.program import Program
+
+# (text, inputs): the same shape spelled differently, immediates at each operand kind
+SAME_SHAPE = [
+    [("setp.lt.f32 p, a, 0f3F800000;", {"a": 0x3F000000}),
+     ("setp.lt.f32 %p9, %f1, 0f40400000;", {"f1": 0x40800000}),
+     ("setp.lt.f32 q, x, -0.0;", {"x": 0x80000001})],
+    [("slct.u32.s32 d, 7, -1, c;", {"c": 0}),
+     ("slct.u32.s32 r, 0x10, 3, s;", {"s": 0x80000000})],
+    [("set.lt.and.u32.u32 d, a, b, !1;", {"a": 1, "b": 2}),
+     ("set.lt.and.u32.u32 d, a, b, !0;", {"a": 1, "b": 2})],
+    # a register named like the shape's immediates must stay a register
+    [("selp.b32 k0, 5, k0, c;", {"k0": 9, "c": False}),
+     ("selp.b32 x, 6, x, c;", {"x": 9, "c": True})],
+    [("@g mov.b32 d, {lo, hi};", {"g": True, "d": 1, "lo": 0x1234, "hi": 0xABCD}),
+     ("@%p1 mov.b32 %r3, {%h1, %h2};", {"p1": False, "r3": 7, "h1": 1, "h2": 2})],
+]
+
+
+def _fresh_caches():
+    fast.compile_program.cache_clear()
+    fast._compile_shape.cache_clear()
+
+
+@pytest.mark.parametrize("group", SAME_SHAPE, ids=lambda g: g[0][0])
+def test_one_compilation_per_shape_and_each_text_its_own_answer(group):
+    _fresh_caches()
+    for text, inputs in group:
+        program = fast.compile_program(text)
+        assert set(program.inputs) == set(inputs), text  # immediates are not asked for
+        got = {k: v.item() for k, v in program({k: [v] for k, v in inputs.items()}).items()}
+        expected = reference(text, dict(inputs))
+        assert got == {k: expected[k] for k in got}, text
+    assert fast._compile_shape.cache_info().misses == 1
+
+
+def test_the_shape_renames_in_order_and_lifts_immediates():
+    shape = shape_of(Program.parse("@g setp.lt.and.f32 %p1|q, a, 0f3F800000, !%p1;"))
+    assert shape.text == "@r0 setp.lt.and.f32 r1|r2, r3, k0, !r1;"
+    assert shape.registers == {"g": "r0", "p1": "r1", "q": "r2", "a": "r3"}
+    assert shape.constants == {"k0": 0x3F800000}
+
+
+def test_outputs_keep_the_texts_spelling_in_a_batch():
+    items = [("setp.lt.u32 %p1, %r1, 5;", {"%r1": "0x4"}), ("setp.lt.u32 q, x, 3;", {"x": "0x4"})]
+    first, second = evaluate_many(items, json_values=True)
+    assert first.outputs == {"%p1": True} and second.outputs == {"q": False}
+
+
+def test_a_texts_errors_name_its_own_registers_and_places():
+    _fresh_caches()
+    fast.compile_program("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;")
+    with pytest.raises(PtxError, match=r"line 1, col 41: register zz is used as \.pred"):
+        fast.compile_program("setp.lt.u32 p, zz, b; selp.b32 d, a, b, zz;")
+
+
+def test_sweeps_see_no_bound_immediates_as_inputs():
+    program = fast.compile_program("setp.lt.f16 p, a, b;")
+    out = program({"a": np.array([0x3C00], dtype=np.uint16), "b": np.array([0x4000],
+                                                                             dtype=np.uint16)})
+    assert out["p"].tolist() == [True]
