@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import z3
@@ -322,7 +322,11 @@ class FastProgram:
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
-        return self.specialize({})(arrays)
+        return self._run(arrays)
+
+    @cached_property
+    def _run(self) -> Callable:
+        return self.specialize({})  # what depends on the text alone, computed once
 
     def specialize(self, fixed: Mapping[str, np.ndarray]) -> Callable:
         """Partial evaluation: the steps that read only `fixed` inputs run once, here;
