@@ -10,6 +10,8 @@ Rows:
   ... (S shapes) the texts as a compiler emits them: S corpus texts, each with 32
                  register namings (%r0, %r1, ...), ~30 lines a text; texts of one shape
                  compile once
+  startup        one `ptxsmt eval` of one instruction, a fresh process, vs a fresh
+                 Python that only imports z3 (what any evaluation needs)
   f32 compare    the vectorised setp.lt.f32 (compiled from the Z3 terms) vs numpy's
                  own float32 `<` on the same arrays, one core
   f16 sweep      all 2^32 operand pairs of setp.lt.f16 on 2 processes, vs numpy's
@@ -27,6 +29,7 @@ import argparse
 import io
 import itertools
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -147,6 +150,18 @@ def _outputs(jsonl: str) -> list[dict]:
             for x in jsonl.splitlines()]
 
 
+def bench_startup() -> None:
+    def wall(*args: str) -> float:
+        run = [sys.executable, *args]
+        return min(timed(lambda: subprocess.run(run, capture_output=True, check=True))[0]
+                   for _ in range(5))
+
+    ours = wall("-m", "ptxsmt", "eval", "setp.lt.f32 p, a, b;", "a=1", "b=2")
+    base = wall("-c", "import z3")
+    row("startup (one eval)", f"{ours * 1000:,.0f} ms", f"{base * 1000:,.0f} ms (import z3)",
+        f"{base / ours:.2f}x")
+
+
 def bench_f32(n: int) -> None:
     rng = np.random.default_rng(0)
     a = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -211,6 +226,7 @@ def main() -> None:
     bench_batch(n, None)  # every variant of the corpus: compile cost per text dominates
     bench_batch(n, 100)  # a CI replay of one compiler's instructions
     bench_batch(n, 160, 32)  # what compilers emit: registers numbered, ~30 lines a text
+    bench_startup()
     bench_f32(1 << 22 if args.quick else 1 << 25)
     if not args.quick:
         bench_sweep()

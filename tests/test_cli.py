@@ -351,9 +351,20 @@ def test_vectors_stop_at_the_cap_with_a_clear_message():
 
 
 def test_a_family_gets_a_per_form_limit_by_default(monkeypatch):
-    from ptxsmt import cli
+    from ptxsmt.cli import vectors
 
-    monkeypatch.setattr(cli.vectors, "FAMILY_LIMIT", 1)
+    monkeypatch.setattr(vectors, "FAMILY_LIMIT", 1)
     r = run("vectors", "--family", "selp")
     assert r.exit_code == 0 and r.stderr == "22 vectors from 22 instruction forms\n"
     assert len(r.stdout.splitlines()) == 22
+
+
+def test_one_evaluation_imports_neither_numpy_nor_the_prover():
+    """Start-up: `ptxsmt eval` of one instruction loads only what evaluation needs."""
+    code = ("import sys; from ptxsmt.cli import main\n"
+            "try: main(['eval', 'setp.lt.f32 p, a, b;', 'a=1', 'b=2'])\n"
+            "except SystemExit: pass\n"
+            "print(sorted(m for m in ('numpy', 'ptxsmt.smt.solve', 'ptxsmt.proofs',"
+            " 'ptxsmt.ptxasdiff') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "[]", out.stdout

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import click
 
-from . import check, equiv, evaluate, prove, ptxas_diff, sweep, variants, vectors
 from .common import CONTEXT, Main
 
+COMMANDS = {
+    "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
+    "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
+    "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff",
+}
 
-@click.group(cls=Main, context_settings=CONTEXT)
+
+@click.group(cls=Main, lazy=COMMANDS, context_settings=CONTEXT)
 @click.version_option(package_name="ptxsmt")
 def main() -> None:
     """Symbolic verifier for PTX set, setp, selp, slct, vset2 and vset4.
@@ -30,7 +35,3 @@ def main() -> None:
       ptxsmt ptxas-diff models/golden.jsonl
     """
 
-
-for command in (evaluate.eval_cmd, check.check, variants.variants, equiv.equiv, prove.prove,
-                vectors.vectors, sweep.sweep, ptxas_diff.ptxas_diff):
-    main.add_command(command)

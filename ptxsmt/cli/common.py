@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import NoReturn
 
@@ -33,7 +34,22 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 class Main(click.Group):
     """The command group: a usage error is one line (exit 2), like every other bad input,
-    and Ctrl-C stops at once with exit 130; it is never turned into a verdict."""
+    and Ctrl-C stops at once with exit 130; it is never turned into a verdict. Commands
+    are imported when used (`lazy`: name -> "module:function" in this package), so
+    `ptxsmt eval` does not pay for numpy, the prover or the ptxas tooling."""
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, function = self.lazy[name].split(":")
+            self.add_command(getattr(import_module(f"{__package__}.{module}"), function), name)
+        return super().get_command(ctx, name)
 
     def main(self, *args, **kwargs):
         for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 argument must not crash output

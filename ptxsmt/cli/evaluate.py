@@ -9,7 +9,6 @@ import click
 
 from .. import report
 from ..eval.evaluate import evaluate
-from ..eval.jsonl import check_jsonl, run_jsonl
 from ..isa.errors import PtxError, quote
 from ..report import evaluation
 from ..report.progress import Progress
@@ -73,6 +72,8 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
 
 def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
+    from ..eval.jsonl import run_jsonl  # numpy: only a batch needs it
+
     status = 0
     with Progress("eval --batch", unit="lines") as bar:
         for obj, error in run_jsonl(lines, opts):
@@ -84,6 +85,8 @@ def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
 
 def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
+    from ..eval.jsonl import check_jsonl
+
     total = bad = 0
     with Progress("eval --batch --check", unit="lines") as bar:
         for diff in check_jsonl(lines, opts):
