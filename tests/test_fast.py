@@ -12,7 +12,7 @@ from strategies import _SPECIAL, instruction_text, lane_bits, variants
 from ptxsmt import Options, PtxError, evaluate
 from ptxsmt.eval.batch import evaluate_many
 from ptxsmt.eval.fast import Unsupported, compile_program, compile_terms
-from ptxsmt.isa.types import BF16, F16, F32, F64, ptx_type
+from ptxsmt.isa.types import BF16, F16, F32, F64, PRED, ptx_type
 from ptxsmt.isa.variants import FAMILIES
 from ptxsmt.sem.sorts import as_float
 
@@ -212,3 +212,23 @@ def test_batch_falls_back_and_keeps_errors_in_place():
     out = evaluate_many(items)
     assert out[0].outputs == {"p": True} and out[2].outputs == {"p": False}
     assert "without a value: b" in str(out[1]) and "unknown modifier" in str(out[3])
+
+
+def test_a_nan_guard_goes_only_beside_a_compare_of_the_same_operands():
+    """`!(isNaN x || isNaN y) && x < y` compiles to `x < y`; a guard on other operands
+    must stay: here z is NaN and x < y holds, so the answer is false."""
+    x, y, z = (z3.BitVec(n, 32) for n in "xyz")
+    fx, fy, fz = (z3.fpBVToFP(v, z3.Float32()) for v in (x, y, z))
+    same = z3.And(z3.Not(z3.Or(z3.fpIsNaN(fx), z3.fpIsNaN(fy))), z3.fpLT(fx, fy))
+    other = z3.And(z3.Not(z3.Or(z3.fpIsNaN(fx), z3.fpIsNaN(fz))), z3.fpLT(fx, fy))
+    t = ptx_type("f32")
+    program = compile_terms({"x": x, "y": y, "z": z}, {"same": same, "other": other},
+                            {"x": t, "y": t, "z": t, "same": PRED, "other": PRED})
+    out = program({"x": np.array([0x3F800000, 0x7FC00000], dtype=np.uint32),
+                   "y": np.array([0x40000000, 0x40000000], dtype=np.uint32),
+                   "z": np.array([0x7FC00000, 0], dtype=np.uint32)})
+    assert out["same"].tolist() == [True, False] and out["other"].tolist() == [False, False]
+    types = {"x": t, "y": t, "p": PRED}
+    guarded = compile_terms({"x": x, "y": y}, {"p": same}, types)
+    assert len(guarded.steps) == len(compile_terms({"x": x, "y": y}, {"p": z3.fpLT(fx, fy)},
+                                                   types).steps)

@@ -150,6 +150,33 @@ class _Node:
         return _FORMATS[(z3.Z3_fpa_get_ebits(self.ctx, sort), z3.Z3_fpa_get_sbits(self.ctx, sort))]
 
 
+def _without_nan_guards(ctx, args: list) -> list:
+    """The arguments of an `and`, less each `not (isNaN x or isNaN y)` beside an IEEE
+    compare of x and y: the compare is false on a NaN, so the guard (the ISA's
+    "!isNaN(a) && !isNaN(b)") adds nothing and costs three passes over the data."""
+    compared = set()
+    for arg in args:
+        node = _Node(ctx, arg)
+        if node.kind in _FP_CMP:
+            compared.add(frozenset(z3.Z3_get_ast_id(ctx, x) for x in node.args))
+    return [arg for arg in args if _nan_guard_of(ctx, arg) not in compared] if compared \
+        else args
+
+
+def _nan_guard_of(ctx, ast) -> frozenset[int] | None:
+    """{x, y} for `not (isNaN x or isNaN y)`, else None."""
+    node = _Node(ctx, ast)
+    if node.kind != z3.Z3_OP_NOT:
+        return None
+    inner = _Node(ctx, node.args[0])
+    if inner.kind != z3.Z3_OP_OR or len(inner.args) != 2:
+        return None
+    tests = [_Node(ctx, x) for x in inner.args]
+    if any(t.kind != z3.Z3_OP_FPA_IS_NAN for t in tests):
+        return None
+    return frozenset(z3.Z3_get_ast_id(ctx, t.args[0]) for t in tests)
+
+
 class _Compiler:
     """Turns a term DAG into a straight-line list of numpy steps over a value table."""
 
@@ -167,6 +194,11 @@ class _Compiler:
         key = z3.Z3_get_ast_id(self.ctx.ref(), ast)
         if key not in self.index:
             node = _Node(self.ctx.ref(), ast)
+            if node.kind == z3.Z3_OP_AND:
+                node.args = _without_nan_guards(self.ctx.ref(), node.args)
+                if len(node.args) == 1:  # the compare alone: its value is the and's
+                    self.index[key] = self.visit(node.args[0])
+                    return self.index[key]
             args = [self.visit(x) for x in node.args]
             self.steps.append(self.step(node, args))
             self.index[key] = len(self.steps) - 1 + len(self.inputs)
@@ -268,7 +300,7 @@ class _Compiler:
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
             (x,) = a  # bits -> FP: a view (every other form has a rounding mode, refused)
             fmt = t.fmt()
-            return lambda v: Float(np.asarray(v[x], dtype=U64), fmt)
+            return lambda v: Float(np.asarray(v[x]), fmt)  # its own width: no copy
         if k in _FP_CLASS:
             (x,) = a
             what = _FP_CLASS[k]
