@@ -232,3 +232,12 @@ def test_a_nan_guard_goes_only_beside_a_compare_of_the_same_operands():
     guarded = compile_terms({"x": x, "y": y}, {"p": same}, types)
     assert len(guarded.steps) == len(compile_terms({"x": x, "y": y}, {"p": z3.fpLT(fx, fy)},
                                                    types).steps)
+
+
+def test_a_form_whose_simplified_terms_the_fast_path_lacks_still_compiles():
+    """Repeated vset lanes with .add simplify to a bvmul: the terms as built are compiled."""
+    text = "vset4.s32.u32.lt.add d, a.b0000, b.b4444, a;"
+    program = compile_program(text)
+    inputs = {"a": 0x000000FF, "b": 0x00000001}
+    got = program({k: np.array([v], dtype=np.uint32) for k, v in inputs.items()})["d"]
+    assert got.tolist() == [evaluate(text, inputs).outputs["d"]]

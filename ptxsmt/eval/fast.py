@@ -90,17 +90,20 @@ def _signed(x: np.ndarray, width: int) -> np.ndarray:
 def _fp_class(x: Float, what: str) -> np.ndarray:
     if what == "nan":
         return np.isnan(x.view)
-    exp, man, sign = x.field("exp"), x.field("man"), x.field("sign")
-    top = U64((1 << x.fmt.ebits) - 1)
-    return {
-        "nan": (exp == top) & (man != 0),
-        "inf": (exp == top) & (man == 0),
-        "zero": (exp == 0) & (man == 0),
-        "subnormal": (exp == 0) & (man != 0),
-        "normal": (exp != 0) & (exp != top),
-        "negative": (sign == 1) & ~((exp == top) & (man != 0)),
-        "positive": (sign == 0) & ~((exp == top) & (man != 0)),
-    }[what]
+    if what == "inf":
+        return np.isinf(x.view)
+    return _CLASS_BY_FIELDS[what](x.field("exp"), x.field("man"), x.field("sign"),
+                                  U64((1 << x.fmt.ebits) - 1))
+
+
+# Classes the float view cannot tell (f16 subnormals are normal float32s): from the bits.
+_CLASS_BY_FIELDS = {
+    "zero": lambda exp, man, sign, top: (exp == 0) & (man == 0),
+    "subnormal": lambda exp, man, sign, top: (exp == 0) & (man != 0),
+    "normal": lambda exp, man, sign, top: (exp != 0) & (exp != top),
+    "negative": lambda exp, man, sign, top: (sign == 1) & ~((exp == top) & (man != 0)),
+    "positive": lambda exp, man, sign, top: (sign == 0) & ~((exp == top) & (man != 0)),
+}
 
 
 _FP_CLASS = {
@@ -412,9 +415,14 @@ def _compile_shape(text: str, opts: Options) -> FastProgram:
     program = Program.parse(text)
     enc = program.encode(opts)
     # Z3's rewriter first: vset lanes come out of a 64-bit concat, widened to compare as
-    # signed; simplified they are bytes of a or b compared unsigned (a third of the steps)
-    return compile_terms(enc.inputs, {k: z3.simplify(t) for k, t in enc.outputs.items()},
-                         program.types)
+    # signed; simplified they are bytes of a or b compared unsigned (a third of the steps).
+    # Where it writes an operator the fast path lacks (bvmul in a vset .add), the terms as
+    # built.
+    try:
+        return compile_terms(enc.inputs, {k: z3.simplify(t) for k, t in enc.outputs.items()},
+                             program.types)
+    except Unsupported:
+        return compile_terms(enc.inputs, enc.outputs, program.types)
 
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
