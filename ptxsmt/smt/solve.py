@@ -234,20 +234,59 @@ def nice_values(t: PtxType) -> list[Value]:
 
 
 def _minimise(q: Query, values: dict[str, Value], timeout: float | None) -> dict[str, Value]:
-    """Greedily fix each input to the nicest value that still leaves a difference;
-    inputs with no nice value stay free for the solver."""
+    """Greedily fix each input, in order, to the nicest value that still leaves a
+    difference; inputs with no nice value stay free for the solver. One check per input
+    would be quadratic on a long chain (each check is over the whole query), so runs of
+    inputs that all keep their nicest value are found with a few checks each."""
     solver = q.solver(timeout)
+    inputs = list(q.inputs.items())
+    nicest = [const == _const(nice_values(q.types[name])[0], q.types[name])
+              for name, const in inputs]
     fixed: list[z3.BoolRef] = []
-    for name, const in q.inputs.items():
-        t = q.types[name]
-        for cand in nice_values(t):
-            eq = const == _const(cand, t)
-            if check(solver, *fixed, eq) == z3.sat:
-                fixed.append(eq)
-                break
+    i = 0
+    while i < len(inputs):
+        run = _longest_sat_prefix(solver, fixed, nicest[i:])
+        fixed += nicest[i:i + run]
+        i += run
+        if i < len(inputs):  # the nicest value of input i leaves no difference
+            name, const = inputs[i]
+            fixed += _first_sat(solver, fixed, const, nice_values(q.types[name])[1:], q.types[name])
+            i += 1
     if check(solver, *fixed) != z3.sat:  # a timeout mid-way: keep the solver's first model
         return values
     return _model_values(solver.model(), q)
+
+
+def _longest_sat_prefix(solver: z3.Solver, fixed: list[z3.BoolRef],
+                        eqs: list[z3.BoolRef]) -> int:
+    """How many leading `eqs` hold together with `fixed`: exactly those the one-at-a-time
+    greedy choice keeps, since a prefix that holds makes every shorter one hold. Gallops
+    (1, 2, 4, ... more) then bisects: O(log run) checks rather than one per input."""
+    good, bad, step = 0, len(eqs) + 1, 1  # prefix lengths known to hold / not to hold
+    while good < len(eqs):
+        k = min(good + step, len(eqs))
+        if check(solver, *fixed, *eqs[:k]) != z3.sat:
+            bad = k
+            break
+        good, step = k, 2 * step
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if check(solver, *fixed, *eqs[:mid]) == z3.sat:
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _first_sat(solver: z3.Solver, fixed: list[z3.BoolRef], const: z3.ExprRef,
+               candidates: list[Value], t: PtxType) -> list[z3.BoolRef]:
+    """The equation fixing `const` to the first candidate that still leaves a difference,
+    or none when no candidate does."""
+    for cand in candidates:
+        eq = const == _const(cand, t)
+        if check(solver, *fixed, eq) == z3.sat:
+            return [eq]
+    return []
 
 
 def _const(value: Value, t: PtxType) -> z3.ExprRef:
