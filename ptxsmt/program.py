@@ -37,15 +37,11 @@ class Program:
             require_legal(ins)
         self.types = _register_types(instructions)
         self.spelling = _spelling(instructions)  # register -> as first written ("%r1")
+        self.written = _written(instructions)
 
     @classmethod
     def parse(cls, text: str) -> Program:
         return cls(parse(text))
-
-    @property
-    def written(self) -> list[str]:
-        return list(dict.fromkeys(
-            r for ins in self.instructions for o in ins.destinations.values() for r in o.registers))
 
     def encode(self, opts: Options = DEFAULT) -> Encoding:
         """The final registers as terms over free constants named after the inputs."""
@@ -81,6 +77,12 @@ def _source(o, t: PtxType, read) -> z3.ExprRef:
     if o.kind == "vec":
         return pack([read(name) for name in o.elements])
     return read(o.text)
+
+
+def _written(instructions: list[Instruction]) -> tuple[str, ...]:
+    """The registers written, each once, in the order first written."""
+    return tuple(dict.fromkeys(
+        r for ins in instructions for o in ins.destinations.values() for r in o.registers))
 
 
 def _spelling(instructions: list[Instruction]) -> dict[str, str]:

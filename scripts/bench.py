@@ -217,12 +217,14 @@ def bench_prove() -> None:
 
 
 def chain(n: int, swapped: bool) -> str:
+    """n compares, each and-ed into a new register (p0, p1, ...): n outputs compared, as
+    in real code. One register rewritten n times hid costs paid per output."""
     ops = []
     for i in range(n):
         x, y = f"a{i % 8}", f"b{(i * 3) % 8}"
         cmp = ("gt", y, x) if swapped else ("lt", x, y)
-        ops.append(f"setp.{cmp[0]}.and.f32 p, {cmp[1]}, {cmp[2]}, p;" if i else
-                   f"setp.{cmp[0]}.f32 p, {cmp[1]}, {cmp[2]};")
+        ops.append(f"setp.{cmp[0]}.and.f32 p{i}, {cmp[1]}, {cmp[2]}, p{i - 1};" if i else
+                   f"setp.{cmp[0]}.f32 p0, {cmp[1]}, {cmp[2]};")
     return " ".join(ops)
 
 
@@ -250,7 +252,7 @@ def main() -> None:
     if not args.quick:
         bench_sweep()
     bench_prove()
-    bench_chains((10, 100) if args.quick else (10, 100, 1000))
+    bench_chains((10, 100) if args.quick else (10, 100, 1000, 10_000))
 
 
 if __name__ == "__main__":

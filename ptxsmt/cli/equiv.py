@@ -11,7 +11,7 @@ from .. import report
 from ..isa.errors import PtxError, quote
 from ..report import equivalence
 from ..smt.classes import class_report
-from ..smt.solve import ReplayError, build_query, check_equivalence
+from ..smt.solve import ReplayError, build_query, decide
 from .common import (
     CONTEXT,
     fail,
@@ -68,7 +68,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         query = build_query(lhs, rhs, outs, opts)
         if emit_smt2:
             write_smt2(emit_smt2, "equiv", query.smt2())
-        verdict = check_equivalence(lhs, rhs, outs, timeout, opts)
+        verdict = decide(query, timeout)
         classes = class_report(query, timeout) if all_classes and verdict.counterexample else None
     except PtxError as e:
         fail(str(e))

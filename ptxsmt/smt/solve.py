@@ -59,6 +59,7 @@ class Query:
     differ: z3.BoolRef
     lhs_opts: Options = DEFAULT
     rhs_opts: Options = DEFAULT
+    build_seconds: float = 0.0  # a verdict's seconds include the time building took
 
     def solver(self, timeout: float | None) -> z3.Solver:
         s = z3.SolverFor("QF_BVFP")
@@ -124,6 +125,7 @@ def _ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                 opts: Options = DEFAULT, rhs_opts: Options | None = None) -> Query:
     """`rhs_opts` lets the two sides read the ISA differently (e.g. vset merge c vs b)."""
+    start = time.perf_counter()
     rhs_opts = rhs_opts or opts
     lhs, rhs = Program.parse(lhs_text), Program.parse(rhs_text)
     types = dict(lhs.types)
@@ -133,27 +135,41 @@ def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = No
             raise PtxError(f"register {name} is .{types[name].name} in the first snippet "
                            f"and .{t.name} in the second")
         types.setdefault(name, t)
-    if outputs:
-        outs = tuple(o.strip().lstrip("%") for o in outputs)
-        for o in outs:
-            for side, prog in (("first", lhs), ("second", rhs)):
-                if o not in prog.written:
-                    raise PtxError(f"output {o} is not written by the {side} snippet")
-    else:
-        outs = tuple(o for o in lhs.written if o in rhs.written)
-        if not outs:
-            raise PtxError("the snippets write no register in common (name them with --outputs)")
+    outs = _compared_outputs(lhs, rhs, outputs)
     el, er = lhs.encode(opts), rhs.encode(rhs_opts)
     differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])
     return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs}, differ,
-                 opts, rhs_opts)
+                 opts, rhs_opts, time.perf_counter() - start)
+
+
+def _compared_outputs(lhs: Program, rhs: Program,
+                      outputs: Sequence[str] | None) -> tuple[str, ...]:
+    """The outputs named, each written by both sides; by default every register both
+    write, in the first snippet's order. Sets, not the lists: a chain writes thousands."""
+    written = {"first": set(lhs.written), "second": set(rhs.written)}
+    if outputs:
+        outs = tuple(o.strip().lstrip("%") for o in outputs)
+        for o in outs:
+            for side in written:
+                if o not in written[side]:
+                    raise PtxError(f"output {o} is not written by the {side} snippet")
+        return outs
+    outs = tuple(o for o in lhs.written if o in written["second"])
+    if not outs:
+        raise PtxError("the snippets write no register in common (name them with --outputs)")
+    return outs
 
 
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
                       minimise: bool = True, rhs_opts: Options | None = None) -> Verdict:
-    start = time.perf_counter()
-    q = build_query(lhs_text, rhs_text, outputs, opts, rhs_opts)
+    return decide(build_query(lhs_text, rhs_text, outputs, opts, rhs_opts), timeout, minimise)
+
+
+def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True) -> Verdict:
+    """The verdict on a built query: a caller that also needs the query (its SMT-LIB
+    text, its class report) builds it once."""
+    start = time.perf_counter() - q.build_seconds
     solver = q.solver(timeout)
     t0 = time.perf_counter()
     result = check(solver)
@@ -218,20 +234,59 @@ def nice_values(t: PtxType) -> list[Value]:
 
 
 def _minimise(q: Query, values: dict[str, Value], timeout: float | None) -> dict[str, Value]:
-    """Greedily fix each input to the nicest value that still leaves a difference;
-    inputs with no nice value stay free for the solver."""
+    """Greedily fix each input, in order, to the nicest value that still leaves a
+    difference; inputs with no nice value stay free for the solver. One check per input
+    would be quadratic on a long chain (each check is over the whole query), so runs of
+    inputs that all keep their nicest value are found with a few checks each."""
     solver = q.solver(timeout)
+    inputs = list(q.inputs.items())
+    nicest = [const == _const(nice_values(q.types[name])[0], q.types[name])
+              for name, const in inputs]
     fixed: list[z3.BoolRef] = []
-    for name, const in q.inputs.items():
-        t = q.types[name]
-        for cand in nice_values(t):
-            eq = const == _const(cand, t)
-            if check(solver, *fixed, eq) == z3.sat:
-                fixed.append(eq)
-                break
+    i = 0
+    while i < len(inputs):
+        run = _longest_sat_prefix(solver, fixed, nicest[i:])
+        fixed += nicest[i:i + run]
+        i += run
+        if i < len(inputs):  # the nicest value of input i leaves no difference
+            name, const = inputs[i]
+            fixed += _first_sat(solver, fixed, const, nice_values(q.types[name])[1:], q.types[name])
+            i += 1
     if check(solver, *fixed) != z3.sat:  # a timeout mid-way: keep the solver's first model
         return values
     return _model_values(solver.model(), q)
+
+
+def _longest_sat_prefix(solver: z3.Solver, fixed: list[z3.BoolRef],
+                        eqs: list[z3.BoolRef]) -> int:
+    """How many leading `eqs` hold together with `fixed`: exactly those the one-at-a-time
+    greedy choice keeps, since a prefix that holds makes every shorter one hold. Gallops
+    (1, 2, 4, ... more) then bisects: O(log run) checks rather than one per input."""
+    good, bad, step = 0, len(eqs) + 1, 1  # prefix lengths known to hold / not to hold
+    while good < len(eqs):
+        k = min(good + step, len(eqs))
+        if check(solver, *fixed, *eqs[:k]) != z3.sat:
+            bad = k
+            break
+        good, step = k, 2 * step
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if check(solver, *fixed, *eqs[:mid]) == z3.sat:
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _first_sat(solver: z3.Solver, fixed: list[z3.BoolRef], const: z3.ExprRef,
+               candidates: list[Value], t: PtxType) -> list[z3.BoolRef]:
+    """The equation fixing `const` to the first candidate that still leaves a difference,
+    or none when no candidate does."""
+    for cand in candidates:
+        eq = const == _const(cand, t)
+        if check(solver, *fixed, eq) == z3.sat:
+            return [eq]
+    return []
 
 
 def _const(value: Value, t: PtxType) -> z3.ExprRef:
