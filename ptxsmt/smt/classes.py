@@ -176,7 +176,7 @@ def hitting_set(failing: tuple[tuple[str, ...], ...], n: int) -> list[tuple[int,
         for combo in left:
             for i in range(n):
                 counts[(i, combo[i])] = counts.get((i, combo[i]), 0) + 1
-        best = max(counts, key=lambda k: (counts[k], -k[0]))
+        best = max(counts, key=lambda k: (counts[k], -k[0], k[1]))  # no tie left to set order
         chosen.append(best)
         left = {c for c in left if c[best[0]] != best[1]}
     return chosen
