@@ -72,3 +72,17 @@ def test_sweeps_see_no_bound_immediates_as_inputs():
     out = program({"a": np.array([0x3C00], dtype=np.uint16), "b": np.array([0x4000],
                                                                              dtype=np.uint16)})
     assert out["p"].tolist() == [True]
+
+
+def test_a_batch_runs_texts_of_one_shape_together_each_with_its_own_answer(monkeypatch):
+    """One array program per shape: each text's rows, its immediates and its names."""
+    runs = []
+    real = fast.FastProgram.run_slots
+    monkeypatch.setattr(fast.FastProgram, "run_slots",
+                        lambda self, *a: runs.append(1) or real(self, *a))
+    items = [(text, inputs) for group in SAME_SHAPE for text, inputs in group for _ in range(3)]
+    answers = evaluate_many(items)
+    assert len(runs) == len(SAME_SHAPE)
+    for (text, inputs), answer in zip(items, answers):
+        expected = reference(text, dict(inputs))
+        assert answer.outputs == {k: expected[k] for k in answer.outputs}, text

@@ -1,4 +1,4 @@
-"""Many evaluations at once: group by snippet text, run each group vectorised.
+"""Many evaluations at once: group by snippet text, run the texts of one shape together.
 
 The fast path is compiled from the same Z3 terms (`fast.py`); any line it
 cannot take (an input missing, an operator it does not compile) goes through
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from .evaluate import Evaluation, convert_inputs, evaluate, to_json
-from .fast import Unsupported, compile_program, word_dtype
+from .fast import FastProgram, Unsupported, compile_program, word_dtype
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 
@@ -32,13 +33,24 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     groups: dict[tuple[str, Options], list[int]] = {}
     for i, (ptx, _, *item_opts) in enumerate(items):
         groups.setdefault((ptx, item_opts[0] if item_opts else opts), []).append(i)
+    shapes: dict[tuple[int, Options], list[Job]] = {}  # texts of one compiled shape
     for (ptx, group_opts), indices in groups.items():
         try:
-            _evaluate_group(ptx, group_opts, items, indices, results, ready_json, json_values)
+            job = _evaluate_group(ptx, group_opts, items, indices, results)
         except Exception:  # a fast-path bug: answer the group line by line
-            ready_json.difference_update(indices)
+            job = None
             for i in indices:
                 results[i] = _slow(ptx, items[i][1], group_opts)
+        if job is not None:
+            shapes.setdefault((id(job.fast.steps), group_opts), []).append(job)
+    for (_, group_opts), jobs in shapes.items():
+        try:
+            _run_shape(jobs, results, json_values)
+            ready_json.update(i for job in jobs for i in job.indices)
+        except Exception:  # a fast-path bug: answer the shape line by line
+            for job in jobs:
+                for i in job.indices:
+                    results[i] = _slow(items[i][0], items[i][1], group_opts)
     if json_values:  # the slow path's answers too
         for i, r in enumerate(results):
             if isinstance(r, Evaluation) and i not in ready_json:
@@ -48,22 +60,30 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     return results  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class Job:
+    """Lines of one text for the fast path: their input columns, by the text's names."""
+
+    fast: FastProgram
+    indices: list[int]
+    columns: dict[str, list]
+
+
 def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: list[int],
-                    results: list, ready_json: set[int], json_values: bool) -> None:
-    """The lines of one (text, options) group: column-wise when they allow, else per line."""
+                    results: list) -> Job | None:
+    """The lines of one (text, options) group: errors and slow-path answers go into
+    `results`; the lines the fast path takes come back as a Job."""
     try:
         fast = compile_program(ptx, opts)
     except PtxError as e:
         for i in indices:
             results[i] = e
-        return
+        return None
     except Unsupported:
         fast = None
     columns = _hex_columns(fast, items, indices) if fast else None
     if columns is not None:
-        _run_fast(fast, indices, columns, results, json_values)
-        ready_json.update(indices)
-        return
+        return Job(fast, indices, columns)
     ready: list[tuple[int, dict]] = []
     for i in indices:
         try:
@@ -75,10 +95,10 @@ def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: lis
             results[i] = _slow(ptx, items[i][1], opts)
         else:
             ready.append((i, values))
-    if ready:
-        columns = {name: [values[name] for _, values in ready] for name in fast.inputs}
-        _run_fast(fast, [i for i, _ in ready], columns, results, json_values)
-        ready_json.update(i for i, _ in ready)
+    if not ready:
+        return None
+    return Job(fast, [i for i, _ in ready],
+               {name: [values[name] for _, values in ready] for name in fast.inputs})
 
 
 _HEX_COLUMN = re.compile(r"(?:0x[0-9a-fA-F]+\n)*")
@@ -125,20 +145,41 @@ def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
                         f"{type(e).__name__}: {quote(str(e), 200)}")
 
 
-def _run_fast(fast, indices: list[int], columns: dict[str, list], results,
-              json_values: bool = False) -> None:
-    """Evaluate one group from its input columns; fill `results` at `indices`."""
-    arrays = {name: np.array(columns[name], dtype=word_dtype(fast.types[name].width))
-              for name in fast.inputs}
+def _run_shape(jobs: list[Job], results: list, json_values: bool) -> None:
+    """Run the jobs of one shape as one array program: slot by slot, each text's column
+    (its own immediates repeated) one after another; then each text takes its rows."""
+    rows = sum(len(job.indices) for job in jobs)
+    fast = jobs[0].fast
+    columns = []
+    for position, name in enumerate(fast.slots):
+        column = np.empty(rows, dtype=word_dtype(fast.types[name].width))
+        start = 0
+        for job in jobs:
+            mine = job.fast.slots[position]
+            end = start + len(job.indices)
+            column[start:end] = job.fast.bound[mine] if mine in job.fast.bound \
+                else job.columns[mine]
+            start = end
+        columns.append(column)
+    outputs = fast.run_slots(columns, rows)
+    start = 0
+    for job in jobs:
+        end = start + len(job.indices)
+        _fill(job, [out[start:end] for out in outputs], results, json_values)
+        start = end
+
+
+def _fill(job: Job, arrays: list[np.ndarray], results: list, json_values: bool) -> None:
+    """One text's rows of the shape's outputs, as its own Evaluations at its indices."""
+    fast, columns = job.fast, job.columns
     outputs = {}
-    for name, arr in fast(arrays).items():
-        # a snippet that reads no input gives one value for all its lines
-        column = np.broadcast_to(arr, (len(indices),)).tolist()  # Python ints/bools
+    for name, arr in zip(fast.outputs, arrays):
+        column = arr.tolist()  # Python ints/bools
         width = fast.types[name].width
         if json_values and width > 1:
             column = [hex_bits(v, width) for v in column]
         outputs[name] = column
     names = [fast.spelling.get(n, n) for n in outputs] if json_values else list(outputs)
-    for row, (i, *values) in enumerate(zip(indices, *outputs.values())):
+    for row, (i, *values) in enumerate(zip(job.indices, *outputs.values())):
         inputs = {} if json_values else {n: columns[n][row] for n in fast.inputs}
         results[i] = Evaluation(fast.types, inputs, dict(zip(names, values)), fast.spelling)

@@ -359,6 +359,16 @@ class FastProgram:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
         return self._run(arrays)
 
+    def run_slots(self, columns: list[np.ndarray], rows: int) -> list[np.ndarray]:
+        """The outputs, in order, for `rows` rows of every slot given by position, bound
+        ones too: texts of one shape (which differ only in names and bound values) run as
+        one program."""
+        values: list = [_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)]
+        for step in self.steps:
+            values.append(step(values))
+        return [np.broadcast_to(np.asarray(values[i].bits if isinstance(values[i], Float)
+                                           else values[i]), (rows,)) for i in self.results]
+
     @cached_property
     def _run(self) -> Callable:
         return self.specialize({})  # what depends on the text alone, computed once
