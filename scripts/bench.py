@@ -50,8 +50,9 @@ from ptxsmt.eval.fast import compile_program  # noqa: E402
 from ptxsmt.eval.jsonl import run_jsonl  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
-from ptxsmt.isa.syntax import format_instruction, parse, rename_registers  # noqa: E402
+from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
 from ptxsmt.isa.variants import operand_types  # noqa: E402
+from ptxsmt.program import Program  # noqa: E402
 from ptxsmt.sem.options import Options  # noqa: E402
 from ptxsmt.smt.solve import check_equivalence  # noqa: E402
 
@@ -81,14 +82,11 @@ def corpus_lines(n: int, distinct: int | None = None, namings: int = 1) -> list[
 def renamed(line: str, k: int) -> str:
     """The line with its registers named as a compiler numbers them (the k-th naming)."""
     obj = json.loads(line)
-    instructions = parse(obj["ptx"])
-    used = dict.fromkeys(r for ins in instructions
-                         for r in ([ins.guard.register] if ins.guard else [])
-                         + [r for o in ins.operands.values() for r in o.registers])
-    names = {r: f"r{16 * k + i}" for i, r in enumerate(used)}
-    obj["ptx"] = " ".join(format_instruction(rename_registers(ins, {r: "%" + n for r, n in
-                                                                    names.items()}))
-                          for ins in instructions)
+    program = Program.parse(obj["ptx"])
+    names = {r: f"r{16 * k + i}" for i, r in enumerate(program.spelling)}  # in order of use
+    percent = {r: "%" + n for r, n in names.items()}
+    obj["ptx"] = " ".join(format_instruction(rename_registers(ins, percent))
+                          for ins in program.instructions)
     obj["inputs"] = {names[r.lstrip("%")]: v for r, v in obj["inputs"].items()}
     obj.pop("outputs", None)
     return json.dumps(obj)

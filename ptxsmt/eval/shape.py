@@ -25,14 +25,11 @@ class Shape:
 
 
 def shape_of(program: Program) -> Shape:
-    names: dict[str, str] = {}
+    # program.spelling lists the registers in order of first appearance
+    names = {r: f"r{i}" for i, r in enumerate(program.spelling)}
     constants: dict[str, int | bool] = {}
     lines = []
     for ins in program.instructions:
-        used = [ins.guard.register] if ins.guard else []
-        used += [r for o in ins.operands.values() for r in o.registers]
-        for r in used:
-            names.setdefault(r, f"r{len(names)}")
         ins = rename_registers(ins, names)  # every register is an r-name now: no clash
         types = operand_types(ins.variant)
         operands = dict(ins.operands)
