@@ -8,7 +8,7 @@ program, eval, smt, proofs, report, cli (tests/test_architecture.py holds them).
 """
 
 from .check import check_line
-from .eval.evaluate import Evaluation, evaluate
+from .eval.values import Evaluation
 from .isa.modifiers import BoolOp, CmpOp, LaneSpec
 from .isa.syntax import Instruction, PtxError, parse, parse_one
 from .isa.targets import parse_target, parse_version
@@ -16,6 +16,15 @@ from .isa.types import PtxType, ptx_type
 from .isa.variants import Requirement, Variant, catalogue
 from .program import Program
 from .sem.options import Options
+
+
+def __getattr__(name: str):
+    if name == "evaluate":  # imports Z3: `import ptxsmt` alone does not
+        from .eval.evaluate import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'ptxsmt' has no attribute {name!r}")
+
 
 __all__ = [
     "BoolOp", "CmpOp", "Evaluation", "Instruction", "LaneSpec", "Options", "Program",

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-import z3
+from typing import TYPE_CHECKING
 
 from .isa.literals import parse_immediate
 from .isa.syntax import Instruction, PtxError, parse, require_legal
 from .isa.types import PRED, PtxType, bit_type
 from .isa.variants import operand_types
-from .sem import semantics
 from .sem.options import DEFAULT, Options
-from .sem.prims import lanes, pack
-from .sem.sorts import register, register_value
+
+if TYPE_CHECKING:
+    import z3
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,12 @@ class Program:
 
     def encode(self, opts: Options = DEFAULT) -> Encoding:
         """The final registers as terms over free constants named after the inputs."""
+        import z3  # the solver only where terms are wanted: parsing and typing need none
+
+        from .sem.families import semantics
+        from .sem.prims import lanes
+        from .sem.sorts import register
+
         state: dict[str, z3.ExprRef] = {}
         inputs: dict[str, z3.ExprRef] = {}
 
@@ -72,6 +77,9 @@ class Program:
 
 
 def _source(o, t: PtxType, read) -> z3.ExprRef:
+    from .sem.prims import pack
+    from .sem.sorts import register_value
+
     if o.kind == "imm":
         return register_value(parse_immediate(o.text, t), t)
     if o.kind == "vec":

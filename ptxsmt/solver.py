@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import TYPE_CHECKING
 
-import z3
+if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need not
+    import z3
 
 INTERRUPTED = ("interrupted", "canceled")
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
 def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+    import z3
+
     result = solver.check(*assumptions)
     if result == z3.unknown and any(w in solver.reason_unknown() for w in INTERRUPTED):
         raise KeyboardInterrupt
@@ -27,5 +31,7 @@ def ignore_interrupts() -> None:
     """A worker process's initializer: Ctrl-C reaches the whole process group, but only
     the parent acts on it (it stops the pool), so workers print no tracebacks. z3 would
     otherwise catch the signal itself and answer "unknown"."""
+    import z3
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     z3.set_param("ctrl_c", False)

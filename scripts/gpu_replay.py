@@ -77,7 +77,7 @@ from pathlib import Path
 from string import Template
 
 from ptxsmt import Program, PtxError
-from ptxsmt.eval.evaluate import convert_inputs
+from ptxsmt.eval.values import convert_inputs
 from ptxsmt.isa.literals import LiteralError, parse_value
 from ptxsmt.isa.syntax import format_instruction, format_variant, parse, rename_registers
 from ptxsmt.isa.targets import parse_target

@@ -21,3 +21,10 @@ _chosen = os.environ.get("PTXSMT_PROFILE", "ci")
 if _chosen not in PROFILES:
     raise pytest.UsageError(f"PTXSMT_PROFILE={_chosen!r}: choose one of {', '.join(PROFILES)}")
 settings.load_profile(_chosen)
+
+# Compiled programs go to a cache of this run's own, never the user's (~/.cache/ptxsmt),
+# and start cold: every test sees the code generator, and tests/test_cache.py the cache.
+if "PTXSMT_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["PTXSMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxsmt-test-cache-")

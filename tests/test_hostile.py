@@ -324,8 +324,9 @@ def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
     """A fast-path failure falls back to the slow path for its group; an exception there
     is an internal error on its own line, never a traceback."""
     from ptxsmt.eval import batch
+    from ptxsmt.eval import evaluate as evaluating  # the slow path, imported where used
 
-    real_evaluate = batch.evaluate
+    real_evaluate = evaluating.evaluate
 
     def broken_fast(*args, **kwargs):
         raise RuntimeError("fast path bug")
@@ -336,7 +337,7 @@ def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
         return real_evaluate(ptx, *args, **kwargs)
 
     monkeypatch.setattr(batch, "_run_shape", broken_fast)
-    monkeypatch.setattr(batch, "evaluate", broken_slow)
+    monkeypatch.setattr(evaluating, "evaluate", broken_slow)
     lines = [{"ptx": "slct.s32.s32 d, a, b, c;", "inputs": {"a": "0x1", "b": "0x2", "c": "-1"}},
              {"ptx": "vset2.u32.u32.lt d, a, b, c;", "inputs": {"a": "1", "b": "2", "c": "0"}},
              {"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}}]

@@ -7,7 +7,7 @@ import pytest
 from reference import run as reference
 
 from ptxsmt import PtxError
-from ptxsmt.eval import fast
+from ptxsmt.eval import fast, programs
 from ptxsmt.eval.batch import evaluate_many
 from ptxsmt.eval.shape import shape_of
 from ptxsmt.program import Program
@@ -30,20 +30,20 @@ SAME_SHAPE = [
 
 
 def _fresh_caches():
-    fast.compile_program.cache_clear()
-    fast._compile_shape.cache_clear()
+    programs.compile_program.cache_clear()
+    programs.compile_shape.cache_clear()
 
 
 @pytest.mark.parametrize("group", SAME_SHAPE, ids=lambda g: g[0][0])
 def test_one_compilation_per_shape_and_each_text_its_own_answer(group):
     _fresh_caches()
     for text, inputs in group:
-        program = fast.compile_program(text)
+        program = programs.compile_program(text)
         assert set(program.inputs) == set(inputs), text  # immediates are not asked for
         got = {k: v.item() for k, v in program({k: [v] for k, v in inputs.items()}).items()}
         expected = reference(text, dict(inputs))
         assert got == {k: expected[k] for k in got}, text
-    assert fast._compile_shape.cache_info().misses == 1
+    assert programs.compile_shape.cache_info().misses == 1
 
 
 def test_the_shape_renames_in_order_and_lifts_immediates():
@@ -61,9 +61,9 @@ def test_outputs_keep_the_texts_spelling_in_a_batch():
 
 def test_a_texts_errors_name_its_own_registers_and_places():
     _fresh_caches()
-    fast.compile_program("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;")
+    programs.compile_program("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;")
     with pytest.raises(PtxError, match=r"line 1, col 41: register zz is used as \.pred"):
-        fast.compile_program("setp.lt.u32 p, zz, b; selp.b32 d, a, b, zz;")
+        programs.compile_program("setp.lt.u32 p, zz, b; selp.b32 d, a, b, zz;")
 
 
 def test_a_batch_runs_texts_of_one_shape_together_each_with_its_own_answer(monkeypatch):
@@ -76,5 +76,20 @@ def test_a_batch_runs_texts_of_one_shape_together_each_with_its_own_answer(monke
     answers = evaluate_many(items)
     assert len(runs) == len(SAME_SHAPE)
     for (text, inputs), answer in zip(items, answers):
+        expected = reference(text, dict(inputs))
+        assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
+
+
+def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
+    """Both simplify to a program of no lines (d is one input): one answers c, the other
+    a. Grouping texts by their compiled lines ran them as one shape (a regression), and
+    only the slow path's fallback hid it."""
+    from ptxsmt.eval import batch
+
+    monkeypatch.setattr(batch, "_slow", lambda *a: pytest.fail("took the slow path"))
+    items = [("vset2.u32.u32.gt.add d, a.h32, b, c;", {"a": 1, "b": 0, "c": 0xFFFFFFFF}),
+             ("selp.b32 d, a, a, p;", {"a": 5, "p": True})]
+    assert [programs.compile_program(text).lines for text, _ in items] == [(), ()]
+    for (text, inputs), answer in zip(items, evaluate_many(items)):
         expected = reference(text, dict(inputs))
         assert answer.outputs == {k: expected[k] for k in answer.outputs}, text

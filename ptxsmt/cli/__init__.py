@@ -13,7 +13,7 @@ from .common import CONTEXT, Main
 COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
     "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
-    "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff",
+    "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff", "cache": "cache:cache_cmd",
 }
 
 
@@ -33,5 +33,6 @@ def main() -> None:
       ptxsmt vectors setp.lt.ftz.f32 --out lt.jsonl
       ptxsmt sweep setp.lt.f16
       ptxsmt ptxas-diff models/golden.jsonl
+      ptxsmt cache
     """
 

@@ -17,6 +17,7 @@ from typing import NoReturn
 import click
 
 from .. import report
+from ..eval import cache
 from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version
 from ..sem.options import VSET_MERGE_SOURCES, Options
@@ -134,6 +135,16 @@ target_option = click.option("--target", default="sm_90", show_default=True, cal
 merge_option = click.option("--vset-merge", type=click.Choice(VSET_MERGE_SOURCES), default="c",
                             show_default=True,
                             help="vset merge: unmasked lanes from c (pseudocode) or b (prose).")
+
+
+def _cache_off(ctx, param, value: bool) -> None:
+    if value:
+        cache.enable(False)
+
+
+cache_option = click.option("--no-cache", is_flag=True, expose_value=False, callback=_cache_off,
+                            help="Compile every program afresh; read and write no cache "
+                                 "(also PTXSMT_NO_CACHE=1; see `ptxsmt cache`).")
 
 
 def jobs_option(default: int):

@@ -8,12 +8,11 @@ from collections.abc import Iterable
 import click
 
 from .. import report
-from ..eval.evaluate import evaluate
 from ..isa.errors import PtxError, quote
 from ..report import evaluation
 from ..report.progress import Progress
 from ..sem.options import Options
-from .common import CONTEXT, fail, merge_option, options, target_option
+from .common import CONTEXT, cache_option, fail, merge_option, options, target_option
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -24,6 +23,7 @@ from .common import CONTEXT, fail, merge_option, options, target_option
 @click.option("--check", "check_outputs", is_flag=True,
               help="With --batch: compare with each line's \"outputs\"; print only differences.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@cache_option
 @target_option
 @merge_option
 def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge) -> None:
@@ -61,6 +61,8 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
             fail(f"input {quote(key)} is given twice")
         inputs[key] = value.strip()
     try:
+        from ..eval.evaluate import evaluate  # the solver: not for a batch
+
         ev = evaluate(ptx, inputs, opts)
     except PtxError as e:
         fail(str(e))
@@ -75,10 +77,10 @@ def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     from ..eval.jsonl import run_jsonl  # numpy: only a batch needs it
 
     status = 0
-    with Progress("eval --batch", unit="lines") as bar:
+    with Progress("eval --batch", unit="lines") as bar, report.JsonLines() as out:
         for obj, error in run_jsonl(lines, opts):
             status |= error is not None
-            report.out(report.dumps(obj))
+            out.write(obj)
             bar.update()
     return status
 

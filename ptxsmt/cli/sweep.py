@@ -11,7 +11,7 @@ from ..isa.syntax import parse_one, parse_variant
 from ..report import sweep as rendering
 from ..report.progress import Progress
 from ..smt.vectors import instruction_forms
-from .common import CONTEXT, fail, jobs_option, merge_option, options, target_option
+from .common import CONTEXT, cache_option, fail, jobs_option, merge_option, options, target_option
 
 
 @click.command("sweep", context_settings=CONTEXT)
@@ -20,6 +20,7 @@ from .common import CONTEXT, fail, jobs_option, merge_option, options, target_op
 @click.option("--blocks", "blocks_file", type=click.File("w", lazy=False), default=None,
               help="Also write the 256 per-block digests as JSON (to bisect a difference).")
 @click.option("--json", "as_json", is_flag=True)
+@cache_option
 @target_option
 @merge_option
 def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:

@@ -16,8 +16,9 @@ import numpy as np
 from ..isa.errors import PtxError, quote
 from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
-from .evaluate import Evaluation, convert_inputs, evaluate, to_json
-from .fast import FastProgram, Unsupported, compile_program, word_dtype
+from .fast import FastProgram, Unsupported, word_dtype
+from .programs import compile_program
+from .values import Evaluation, convert_inputs, to_json
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 
@@ -33,7 +34,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     groups: dict[tuple[str, Options], list[int]] = {}
     for i, (ptx, _, *item_opts) in enumerate(items):
         groups.setdefault((ptx, item_opts[0] if item_opts else opts), []).append(i)
-    shapes: dict[tuple[int, Options], list[Job]] = {}  # texts of one compiled shape
+    shapes: dict[tuple[str, Options], list[Job]] = {}  # texts of one compiled shape
     for (ptx, group_opts), indices in groups.items():
         try:
             job = _evaluate_group(ptx, group_opts, items, indices, results)
@@ -42,7 +43,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             for i in indices:
                 results[i] = _slow(ptx, items[i][1], group_opts)
         if job is not None:
-            shapes.setdefault((id(job.fast.steps), group_opts), []).append(job)
+            shapes.setdefault((job.fast.shape, group_opts), []).append(job)
     for (_, group_opts), jobs in shapes.items():
         try:
             _run_shape(jobs, results, json_values)
@@ -136,6 +137,8 @@ def _hex_columns(fast, items, indices) -> dict[str, list] | None:
 
 
 def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
+    from .evaluate import evaluate  # imports Z3: only where the fast path cannot answer
+
     try:
         return evaluate(ptx, inputs, opts)
     except PtxError as e:

@@ -7,93 +7,16 @@ simplifier makes of the very formula the prover reasons about.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import z3
 
-from ..isa.errors import PtxError, quote
-from ..isa.literals import LiteralError, hex_bits, parse_value
-from ..isa.types import PtxType
+from ..isa.errors import PtxError
+from ..isa.literals import hex_bits
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
 from ..solver import check
-
-
-class Unspecified:
-    """The value of an output the PTX ISA leaves open (any NaN), where a caller asked to
-    see it rather than an error: a counterexample may hinge on it."""
-
-    def __repr__(self) -> str:
-        return "unspecified"
-
-    def __reduce__(self) -> str:
-        return "UNSPECIFIED"  # one object, also across worker processes (`is` tests)
-
-
-UNSPECIFIED = Unspecified()
-Value = int | bool | Unspecified
-
-
-class UnspecifiedOutput(PtxError):
-    """An output holds a value the PTX ISA leaves open (a cvt of a NaN): no bits exist."""
-
-    def __init__(self, message: str, output: str):
-        super().__init__(message)
-        self.output = output
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    types: dict[str, PtxType]
-    inputs: dict[str, Value]
-    outputs: dict[str, Value]
-    spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
-
-    def name(self, register: str) -> str:
-        return self.spelling.get(register, register)
-
-
-def to_json(value: Value, t: PtxType) -> str | bool:
-    """The JSON contract: booleans for predicates, exact-width lower-case hex otherwise
-    ("unspecified" for a value the ISA leaves open)."""
-    if value is UNSPECIFIED:
-        return "unspecified"
-    return bool(value) if t.width == 1 else hex_bits(int(value), t.width)
-
-
-def convert_inputs(raw: Mapping[str, object], types: Mapping[str, PtxType],
-                   wanted: Mapping[str, object]) -> dict[str, Value]:
-    """Input values as register bits. Strings are literals/friendly values; ints are bits."""
-    out: dict[str, Value] = {}
-    for name, value in raw.items():
-        key = name.lstrip("%")
-        if key not in types:
-            known = ", ".join(wanted) or "nothing"
-            raise PtxError(f"unknown input {quote(name)}: the snippet reads {known}")
-        t = types[key]
-        try:
-            out[key] = _convert(value, t)
-        except LiteralError as e:
-            raise PtxError(f"input {quote(name)}: {e}") from None
-    return out
-
-
-def _convert(value: object, t: PtxType) -> Value:
-    if isinstance(value, bool):
-        if t.width != 1:
-            raise LiteralError(f"{value} is a predicate value; .{t.name} needs bits")
-        return value
-    if isinstance(value, int):
-        if t.width == 1:
-            return bool(value)
-        if not 0 <= value < 1 << t.width:
-            raise LiteralError(f"{quote(hex(value))} does not fit a {t.width}-bit .{t.name} "
-                               f"register")
-        return value
-    if isinstance(value, str):
-        return parse_value(value, t)
-    raise LiteralError(f"{quote(value)} is not a value (use a string, an integer or a boolean)")
+from .values import UNSPECIFIED, Evaluation, UnspecifiedOutput, Value, convert_inputs
 
 
 def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,

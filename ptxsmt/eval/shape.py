@@ -9,6 +9,7 @@ compiled program, fed the immediates as inputs, computes exactly what the text d
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 
 from ..isa.literals import parse_immediate
@@ -22,6 +23,14 @@ class Shape:
     text: str  # registers r0, r1, ... in order of appearance; immediates k0, k1, ...
     registers: dict[str, str]  # the text's register -> its name in the shape
     constants: dict[str, int | bool]  # the shape's immediate inputs -> their values
+    spelling: dict[str, str]  # the text's register -> as first written ("%r1")
+
+    def to_json(self) -> str:
+        return json.dumps([self.text, self.registers, self.constants, self.spelling])
+
+    @classmethod
+    def from_json(cls, record: str) -> Shape:
+        return cls(*json.loads(record))
 
 
 def shape_of(program: Program) -> Shape:
@@ -39,4 +48,4 @@ def shape_of(program: Program) -> Shape:
                 constants[name] = parse_immediate(o.text, types[slot])
                 operands[slot] = Operand("reg", name, o.negated)
         lines.append(format_instruction(replace(ins, operands=operands)))
-    return Shape(" ".join(lines), names, constants)
+    return Shape(" ".join(lines), names, constants, program.spelling)

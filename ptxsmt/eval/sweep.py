@@ -18,7 +18,8 @@ import numpy as np
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
-from .fast import compile_program, word_dtype
+from .fast import word_dtype
+from .programs import compile_program
 
 BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 

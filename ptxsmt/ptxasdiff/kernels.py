@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..eval.evaluate import evaluate, to_json
+from ..eval.evaluate import evaluate
+from ..eval.values import to_json
 from ..isa.literals import hex_bits
 from ..isa.syntax import Instruction, format_instruction, rename_registers
 from ..isa.types import PRED, PtxType, ptx_type

@@ -7,10 +7,11 @@ command line hands them to `out` and `err`. Progress bars live in `progress`.
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
-from ..eval.evaluate import UNSPECIFIED, Value
+from ..eval.values import UNSPECIFIED, Value
 from ..isa.literals import describe
 from ..isa.types import PtxType
 
@@ -26,8 +27,36 @@ def err(text: str) -> None:
 
 
 def dumps(obj: object, indent: int | None = None) -> str:
-    """JSON on one line (JSONL), or indented for a whole report."""
-    return json.dumps(obj, indent=indent) if indent else json.dumps(obj, separators=(", ", ": "))
+    """JSON on one line (JSONL: `, ` and `: ` between items, json's shared default
+    encoder), or indented for a whole report."""
+    return json.dumps(obj, indent=indent) if indent else json.dumps(obj)
+
+
+class JsonLines:
+    """JSONL results on stdout, a block of lines per write: a flush per line costs more
+    than the evaluation of a compiled program."""
+
+    BLOCK = 1024
+
+    def __init__(self) -> None:
+        self.block: list[str] = []
+
+    def write(self, obj: object) -> None:
+        self.block.append(json.dumps(obj))
+        if len(self.block) >= self.BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.block:
+            sys.stdout.write("\n".join(self.block) + "\n")
+            sys.stdout.flush()
+            self.block = []
+
+    def __enter__(self) -> JsonLines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.flush()
 
 
 def show(value: Value, t: PtxType) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from ..eval.evaluate import to_json
+from ..eval.values import to_json
 from ..isa.literals import describe
 from ..smt.classes import ClassReport
 from ..smt.solve import Counterexample, Verdict

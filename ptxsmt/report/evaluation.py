@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..eval.evaluate import Evaluation, to_json
+from ..eval.values import Evaluation, to_json
 from ..isa.literals import describe
 
 

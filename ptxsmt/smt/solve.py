@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import z3
 
-from ..eval.evaluate import UNSPECIFIED, Value, evaluate
+from ..eval.evaluate import evaluate
+from ..eval.values import UNSPECIFIED, Value
 from ..isa.literals import canonical_nan
 from ..isa.syntax import PtxError
 from ..isa.types import Kind, PtxType

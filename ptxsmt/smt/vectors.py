@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import z3
 
-from ..eval.evaluate import UNSPECIFIED, evaluate, to_json
+from ..eval.evaluate import evaluate
+from ..eval.values import UNSPECIFIED, to_json
 from ..isa.syntax import format_variant
 from ..isa.types import PRED
 from ..isa.variants import Variant, operand_slots, operand_types

@@ -1,0 +1,167 @@
+"""The on-disk cache of compiled programs, so a CI that runs every day compiles nothing.
+
+One SQLite file per build of ptxsmt, in `$PTXSMT_CACHE_DIR`, else
+`$XDG_CACHE_HOME/ptxsmt`, else `~/.cache/ptxsmt`. Its name carries a fingerprint of
+ptxsmt's own source files and of the installed Z3, so an edit to the semantics, a
+new release or another Z3 never reads a program compiled before it (old files are
+removed after a week unused). SQLite's locking makes concurrent runs safe; a
+write is one `INSERT OR IGNORE` of a key's one record. Where the cache cannot be
+used (a read-only home, a full disk, a damaged file) it is skipped for the rest of
+the run: the cache only ever saves time. `PTXSMT_NO_CACHE=1` or `--no-cache` turns
+it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+import time
+from importlib.util import find_spec
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+_STALE_SECONDS = 7 * 24 * 3600
+
+
+def directory() -> Path:
+    """Where the cache lives (it may not exist yet)."""
+    if os.environ.get("PTXSMT_CACHE_DIR"):
+        return Path(os.environ["PTXSMT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ptxsmt"
+
+
+def fingerprint() -> str:
+    """What a compiled program depends on: ptxsmt's source, the installed Z3 and the
+    Python that runs it."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    digest.update(_z3_release().encode())
+    digest.update(sys.version.encode())  # the cache keeps marshalled bytecode
+    return digest.hexdigest()[:20]
+
+
+def _z3_release() -> str:
+    """The installed Z3's distribution name and version, read without importing Z3."""
+    spec = find_spec("z3")
+    if spec is None or spec.origin is None:
+        return "no z3"
+    package = Path(spec.origin).parent
+    releases = sorted(p.name for p in package.parent.glob("z3_solver-*.dist-info"))
+    return releases[-1] if releases else str(package.stat().st_mtime_ns)
+
+
+class Store:
+    """Records by key, in one SQLite file; every failure turns the store off."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.db: sqlite3.Connection | None = None
+        self.pid = -1
+        self.failed: str | None = None
+        self.place: str | None = None  # $PTXSMT_CACHE_DIR when opened (tests change it)
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self.failed:
+            return None
+        if self.db is None or self.pid != os.getpid():  # never a connection across fork
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fresh = not self.path.exists()
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
+                db.execute("CREATE TABLE IF NOT EXISTS programs "
+                           "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
+                if fresh:
+                    _remove_stale(self.path)
+                self.db, self.pid = db, os.getpid()
+            except (sqlite3.Error, OSError) as e:
+                self.failed = f"{type(e).__name__}: {e}"
+                return None
+        return self.db
+
+    def get(self, key: str) -> tuple[str, bytes | None] | None:
+        """(record, code) stored under `key`, or None."""
+        db = self._connect()
+        try:
+            row = db.execute("SELECT record, code FROM programs WHERE key = ?",
+                             (key,)).fetchone() if db else None
+        except sqlite3.Error as e:
+            self.failed = f"{type(e).__name__}: {e}"
+            return None
+        return row
+
+    def put(self, key: str, record: str, code: bytes | None = None) -> None:
+        db = self._connect()
+        try:
+            if db:
+                db.execute("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", (key, record, code))
+        except sqlite3.Error as e:
+            self.failed = f"{type(e).__name__}: {e}"
+
+    def count(self) -> int:
+        db = self._connect()
+        try:
+            return db.execute("SELECT count(*) FROM programs").fetchone()[0] if db else 0
+        except sqlite3.Error as e:
+            self.failed = f"{type(e).__name__}: {e}"
+            return 0
+
+
+def _remove_stale(current: Path) -> None:
+    """Files of other builds of ptxsmt that no run has touched for a week."""
+    for path in current.parent.glob("programs-*.sqlite*"):
+        if not path.name.startswith(current.name):
+            try:
+                if time.time() - path.stat().st_mtime > _STALE_SECONDS:
+                    path.unlink()
+            except OSError:
+                pass  # another run removed it, or it is not ours to remove
+
+
+_STORE: Store | None = None
+_ENABLED = os.environ.get("PTXSMT_NO_CACHE", "") in ("", "0")
+
+
+def enable(on: bool) -> None:
+    """Use the cache (the default) or not (`--no-cache`)."""
+    global _ENABLED
+    _ENABLED = on
+
+
+def store() -> Store | None:
+    """This run's store, or None when the cache is off."""
+    global _STORE
+    if not _ENABLED:
+        return None
+    place = os.environ.get("PTXSMT_CACHE_DIR")
+    if _STORE is None or _STORE.place != place:
+        _STORE = Store(directory() / f"programs-{fingerprint()}.sqlite")
+        _STORE.place = place
+    return _STORE
+
+
+def info() -> dict[str, object]:
+    """Where the cache is and what it holds, for `ptxsmt cache`."""
+    current = store()
+    files = sorted(directory().glob("programs-*.sqlite"))
+    return {"directory": str(directory()), "enabled": current is not None,
+            "file": str(current.path) if current else None,
+            "programs": current.count() if current else 0,
+            "other_builds": [str(p) for p in files if not current or p != current.path],
+            "problem": current.failed if current else None}
+
+
+def clear() -> int:
+    """Remove every cache file (of every build); the number of files removed."""
+    global _STORE
+    _STORE = None
+    removed = 0
+    for path in directory().glob("programs-*.sqlite*"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed

@@ -1,0 +1,31 @@
+"""Which semantics an instruction has: its family's function, one per family."""
+
+from __future__ import annotations
+
+import z3
+
+from ..isa.syntax import Instruction
+from . import comparison, glue, half, video
+from .options import DEFAULT, Options
+
+_SCALAR = {
+    "set": comparison.set_,
+    "setp": comparison.setp,
+    "selp": comparison.selp,
+    "slct": comparison.slct,
+    "half-set": half.set_,
+    "half-setp": half.setp,
+    "glue": glue.glue,
+}
+
+
+def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
+    """Destination terms of one instruction (unguarded) from its source terms."""
+    v = ins.variant
+    if v.syntax.lane_prefix:  # vset: lanes chosen by the mask and selectors
+        return video.vset(v, a, b, c, ins.lane_spec("d"), ins.lane_spec("a"),
+                          ins.lane_spec("b"), opts)
+    if c is not None and "c" in ins.operands and ins.operands["c"].negated:
+        c = z3.Not(c)
+    return _SCALAR[v.family](v, a, b, c, opts)
+
