@@ -139,6 +139,10 @@ class _Compiler:
                                                 for i in range(len(inputs))}
         self.values: dict[int, Value] = {}
         self.views: dict[str, str] = {}
+        self.parts: dict[str, tuple] = {}  # local -> (word, lo, w, lanes) it is a lane of
+        self.lanes: dict[tuple, str] = {}  # (x, op, y, w) -> one compare of all lanes
+        self.lane_at: dict[str, tuple[str, int, int]] = {}  # local -> (lanes, k, count)
+        self.flag_at: dict[str, tuple[str, int, int]] = {}  # b8 of such a lane
 
     def __call__(self, t: z3.ExprRef) -> Value:
         return self.visit(t.as_ast())
@@ -283,8 +287,26 @@ class _Compiler:
         return f"u{word_bits(width)}"
 
     def _compare(self, x: Value, op: str, y: Value) -> Value:
-        return self.emit(f"{x.expr} {op} {y.expr}", "bool",
-                         compare=(x.expr, op, y.expr))
+        self.pending_lane = None
+        lane = self._lane_of(x.expr, op, y.expr)
+        out = self.emit(lane or f"{x.expr} {op} {y.expr}", "bool", compare=(x.expr, op, y.expr))
+        if self.pending_lane:
+            self.lane_at[out.expr] = self.pending_lane
+        return out
+
+    def _lane_of(self, x: str, op: str, y: str) -> str | None:
+        """A compare of lane k of two words (bytes, halves) as lane k of one compare of
+        all their lanes: a contiguous pass for every lane, not a strided one per lane."""
+        px, py = self.parts.get(x), self.parts.get(y)
+        if not px or not py or px[1:] != py[1:]:
+            return None
+        (wx, lo, w, count), wy = px, py[0]
+        key = (wx, op, wy, w)
+        if key not in self.lanes:
+            self.lanes[key] = self.emit(f"lanes({wx}, {w}, {count}) {op} lanes({wy}, {w}, "
+                                        f"{count})", "bool").expr
+        self.pending_lane = (self.lanes[key], lo // w, count)
+        return f"lane({self.lanes[key]}, {lo // w})"
 
     def _cast(self, x: Value, width: int) -> Value:
         """x as a `width`-bit value (its word changes, its bits do not)."""
@@ -297,6 +319,11 @@ class _Compiler:
             return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
         one, zero = _constant(x), _constant(y)
         if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
+            if one == 1 and x.word == "u8":  # a bool's byte is 0 or 1 already: a view
+                flag = self.emit(f"b8({c.expr})", "bv", x.width)
+                if c.expr in self.lane_at and x.width == 8:
+                    self.flag_at[flag.expr] = self.lane_at[c.expr]
+                return flag
             times = "" if one == 1 else f" * {one}"
             return self.emit(f"{x.word}({c.expr}){times}", "bv", x.width)
         if x.kind == "bv" and one == 0 and zero is not None and c.compare:
@@ -310,6 +337,10 @@ class _Compiler:
         w = hi - lo + 1
         if lo == 0 and w == x.width:
             return x
+        if w in (8, 16, 32) and lo % w == 0 and w < word_bits(x.width):  # a byte, a half
+            part = self.emit(f"part({x.expr}, {lo}, {w})", "bv", w)
+            self.parts[part.expr] = (x.expr, lo, w, word_bits(x.width) // w)
+            return part
         expr = f"({x.expr} >> {lo})" if lo else x.expr
         if word_bits(w) != word_bits(x.width):
             expr = f"{self._word(w)}({expr})"  # the narrower word drops the high bits
@@ -319,6 +350,12 @@ class _Compiler:
 
     def _concat(self, parts: list[Value]) -> Value:
         w = sum(p.width for p in parts)
+        flags = [self.flag_at.get(p.expr) for p in parts]
+        if all(flags) and len({(f[0], f[2]) for f in flags}) == 1 and flags[0][2] == len(parts) \
+                and [f[1] for f in flags] == list(range(len(parts)))[::-1]:
+            return self.emit(f"flags({flags[0][0]})", "bv", w)  # every lane's flag, in order
+        if {p.width for p in parts} in ({8}, {16}) and w == word_bits(w):  # bytes, halves
+            return self.emit(f"join({', '.join(p.expr for p in parts)})", "bv", w)
         terms, shift = [], w
         for p in parts:
             shift -= p.width

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -49,8 +50,53 @@ def _signed(bits: int) -> Callable:
     return lambda x: x.view(signed)
 
 
+def _part(x, lo: int, w: int) -> np.ndarray:
+    """Bits lo.. lo+w-1 of x (w of 8, 16 or 32, lo a multiple of w): on a little-endian
+    column, a strided view of its bytes (no pass over the data); else shift and narrow."""
+    a = np.asarray(x)
+    word = getattr(np, f"uint{w}")
+    if _LITTLE and a.ndim == 1 and a.flags.c_contiguous:
+        return a.view(word)[lo // w:: a.itemsize * 8 // w]
+    return word(a >> lo)
+
+
+def _join(*parts) -> np.ndarray:
+    """The concatenation of equal words (8 or 16 bits; the first the highest) into one
+    word: one pass, where shifting and or-ing each part costs three."""
+    low_first = np.broadcast_arrays(*parts[::-1])
+    if not _LITTLE:
+        low_first = [p.byteswap() for p in low_first[::-1]]
+    stacked = np.stack(low_first, axis=-1)
+    width = stacked.itemsize * 8 * len(parts)
+    return stacked.view(getattr(np, f"uint{width}")).reshape(stacked.shape[:-1])
+
+
+def _lanes(x, w: int, count: int) -> np.ndarray:
+    """x's `count` lanes of w bits, lowest first, along a last axis: on a little-endian
+    column a view (no pass); `lanes(a) < lanes(b)` compares every lane in one pass."""
+    a = np.asarray(x)
+    word = getattr(np, f"uint{w}")
+    if _LITTLE and a.ndim == 1 and a.flags.c_contiguous:
+        return a.view(word).reshape(-1, count)
+    return np.stack([word(a >> (i * w)) for i in range(count)], axis=-1)
+
+
+def _flags(lanes) -> np.ndarray:
+    """Byte lanes of bools (lowest first, along the last axis) as one word of 0/1 bytes:
+    on a little-endian machine the bools' own bytes, viewed."""
+    a = np.ascontiguousarray(lanes)
+    word = getattr(np, f"uint{8 * a.shape[-1]}")
+    if _LITTLE:
+        return a.view(np.uint8).view(word)[..., 0]
+    return sum(word(a[..., k]) << (8 * k) for k in range(a.shape[-1]))
+
+
+_LITTLE = sys.byteorder == "little"
+
 # The vocabulary of the generated programs (see codegen.py), bound to numpy.
 NUMPY: dict[str, object] = {
+    "part": _part, "join": _join, "lanes": _lanes, "lane": lambda x, k: x[..., k],
+    "b8": lambda c: np.asarray(c).view(np.uint8), "flags": _flags,
     "where": np.where, "lnot": np.logical_not, "minimum": np.minimum,
     "isnan": np.isnan, "isinf": np.isinf,
     **{f"u{b}": getattr(np, f"uint{b}") for b in (8, 16, 32, 64)},
