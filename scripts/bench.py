@@ -4,9 +4,11 @@ baseline measured in the same run.
     python scripts/bench.py [--quick]
 
 Rows:
-  batch N texts  `eval --batch` path (JSON in and out) on 150k mixed corpus lines drawn
-                 from N distinct instruction texts (all 7,618 of the corpus, or 100), vs
-                 a plain-Python interpreter of the same lines (tests/oracle.py)
+  batch N texts  `ptxsmt eval --batch FILE` in a fresh process (JSON in and out) on 150k
+                 mixed corpus lines drawn from N distinct instruction texts (all 7,618 of
+                 the corpus, or 100), vs a plain-Python interpreter of the same lines
+                 (tests/oracle.py) in-process; cold = an empty cache of compiled programs,
+                 warm = the same run again (nothing compiled, no solver imported)
   ... (S shapes) the texts as a compiler emits them: S corpus texts, each with 32
                  register namings (%r0, %r1, ...), ~30 lines a text; texts of one shape
                  compile once
@@ -32,8 +34,10 @@ import argparse
 import io
 import itertools
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,14 +50,12 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
-from ptxsmt.eval.jsonl import run_jsonl  # noqa: E402
 from ptxsmt.eval.programs import compile_program  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
 from ptxsmt.isa.variants import operand_types  # noqa: E402
 from ptxsmt.program import Program  # noqa: E402
-from ptxsmt.sem.options import Options  # noqa: E402
 from ptxsmt.smt.solve import check_equivalence  # noqa: E402
 
 ROWS: list[tuple[str, str, str, str]] = []
@@ -120,11 +122,11 @@ def plain_python(lines: list[str]) -> str:
     return out.getvalue()
 
 
-def ours_batch(lines: list[str]) -> str:
-    out = io.StringIO()
-    for obj, _ in run_jsonl(lines, Options()):
-        out.write(json.dumps(obj) + "\n")
-    return out.getvalue()
+def ours_cli(path: Path, env: dict) -> str:
+    """`ptxsmt eval --batch` in a fresh process, as CI runs it."""
+    run = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(path)],
+                         capture_output=True, text=True, env=env, check=False)
+    return run.stdout
 
 
 def timed(fn, *args):
@@ -134,15 +136,21 @@ def timed(fn, *args):
 
 
 def bench_batch(n: int, distinct: int | None, namings: int = 1) -> None:
+    """Through the CLI: a cold run (empty cache), then a warm one (what a daily CI sees)."""
     lines = corpus_lines(n, distinct, namings)
     texts = len({json.loads(x)["ptx"] for x in lines})
     t_base, base = timed(plain_python, lines)
-    t_ours, ours = timed(ours_batch, lines)
-    same = _outputs(base) == _outputs(ours)
     shapes = f" ({distinct} shapes)" if namings > 1 else ""
-    ratio = f"{t_base / t_ours:.2f}x" + ("" if same else " DIFF")
-    row(f"batch {texts} texts{shapes}", f"{n / t_ours:,.0f} lines/s",
-        f"{n / t_base:,.0f} lines/s (python)", ratio)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batch.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        env = {**os.environ, "PTXSMT_CACHE_DIR": str(Path(tmp) / "cache")}
+        for state in ("cold", "warm"):
+            t_ours, ours = timed(ours_cli, path, env)
+            same = _outputs(base) == _outputs(ours)
+            ratio = f"{t_base / t_ours:.2f}x" + ("" if same else " DIFF")
+            row(f"batch {texts} texts{shapes} {state}", f"{n / t_ours:,.0f} lines/s",
+                f"{n / t_base:,.0f} lines/s (python)", ratio)
 
 
 def _outputs(jsonl: str) -> list[dict]:

@@ -25,6 +25,9 @@ settings.load_profile(_chosen)
 # Compiled programs go to a cache of this run's own, never the user's (~/.cache/ptxsmt),
 # and start cold: every test sees the code generator, and tests/test_cache.py the cache.
 if "PTXSMT_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
     import tempfile
 
     os.environ["PTXSMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxsmt-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["PTXSMT_CACHE_DIR"], ignore_errors=True)
