@@ -60,10 +60,16 @@ class Value:
     width: int = 1
     fmt: FloatFormat | None = None
     compare: tuple[str, str, str] | None = None  # (x, op, y): an integer compare, negatable
+    const: int | None = None  # the value of a bit-vector constant
 
     @property
     def word(self) -> str:
-        return f"u{word_bits(self.width)}"
+        return _word(self.width)
+
+
+def _word(width: int) -> str:
+    """The vocabulary's cast to the word of `width` bits (u8 .. u64)."""
+    return f"u{word_bits(width)}"
 
 
 def _mask(width: int) -> int:
@@ -201,7 +207,8 @@ class _Compiler:
             return Value(str(k == z3.Z3_OP_TRUE), "bool")
         if k == z3.Z3_OP_BNUM:
             w = t.size()
-            return Value(f"{self._word(w)}({z3.Z3_get_numeral_string(t.ctx, t.ast)})", "bv", w)
+            k = int(z3.Z3_get_numeral_string(t.ctx, t.ast))
+            return Value(f"{_word(w)}({k})", "bv", w, const=k)
         if k == z3.Z3_OP_UNINTERPRETED:
             if a:
                 raise Unsupported(f"{t.name()} is a value the ISA leaves open")
@@ -212,7 +219,7 @@ class _Compiler:
         if k in _FP_CONSTANTS:
             fmt = t.fmt()
             bits = _fp_bits(z3.z3._to_expr_ref(t.ast, self.context), fmt)
-            return Value(f"{self._word(fmt.width)}({bits})", "fp", fmt.width, fmt)
+            return Value(f"{_word(fmt.width)}({bits})", "fp", fmt.width, fmt)
         if k == z3.Z3_OP_ITE:
             return self._ite(*a)
         if k == z3.Z3_OP_NOT:
@@ -283,9 +290,6 @@ class _Compiler:
             return self.emit(f"{self.view(x)} {_FP_CMP[k]} {self.view(y)}", "bool")
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
 
-    def _word(self, width: int) -> str:
-        return f"u{word_bits(width)}"
-
     def _compare(self, x: Value, op: str, y: Value) -> Value:
         self.pending_lane = None
         lane = self._lane_of(x.expr, op, y.expr)
@@ -311,13 +315,15 @@ class _Compiler:
     def _cast(self, x: Value, width: int) -> Value:
         """x as a `width`-bit value (its word changes, its bits do not)."""
         if word_bits(width) == word_bits(x.width):
-            return Value(x.expr, "bv", width)
-        return self.emit(f"{self._word(width)}({x.expr})", "bv", width)
+            return Value(x.expr, "bv", width, const=x.const)
+        if x.const is not None:
+            return Value(f"{_word(width)}({x.const})", "bv", width, const=x.const)
+        return self.emit(f"{_word(width)}({x.expr})", "bv", width)
 
     def _ite(self, c: Value, x: Value, y: Value) -> Value:
         if x.kind == "bool":
             return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
-        one, zero = _constant(x), _constant(y)
+        one, zero = x.const, y.const
         if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
             if one == 1 and x.word == "u8":  # a bool's byte is 0 or 1 already: a view
                 flag = self.emit(f"b8({c.expr})", "bv", x.width)
@@ -343,7 +349,7 @@ class _Compiler:
             return part
         expr = f"({x.expr} >> {lo})" if lo else x.expr
         if word_bits(w) != word_bits(x.width):
-            expr = f"{self._word(w)}({expr})"  # the narrower word drops the high bits
+            expr = f"{_word(w)}({expr})"  # the narrower word drops the high bits
         if w != word_bits(w) and hi < x.width - 1:
             expr = f"{expr} & {_mask(w)}"
         return self.emit(expr, "bv", w)
@@ -379,14 +385,6 @@ class _Compiler:
             "positive": f"{b} <= {inf}",
         }[what]
         return self.emit(expr, "bool")
-
-
-def _constant(x: Value) -> int | None:
-    """The value of a bit-vector constant written as `uN(k)`, else None."""
-    if x.kind == "bv" and x.expr.startswith("u") and x.expr.endswith(")") and "(" in x.expr:
-        inner = x.expr[x.expr.index("(") + 1:-1]
-        return int(inner) if inner.isdigit() else None
-    return None
 
 
 def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
