@@ -396,3 +396,20 @@ def test_files_of_other_builds_unused_for_a_week_are_removed(cache_dir):
     assert recent.exists() and not_ours.exists()
     kept = sorted(p.name for p in cache_dir.glob("programs-*.sqlite"))
     assert kept == sorted(["programs-1111.sqlite", cache.store().path.name])
+
+
+def test_a_file_that_is_only_read_is_in_use(cache_dir, monkeypatch):
+    """A warm run only reads, which leaves a SQLite file's mtime as it was: the run marks
+    it used, so a build read every day keeps its file when another build starts one."""
+    text, register = SAME_SHAPE[0]
+    _answer(text, register, TWO)  # this build's file, with a program in it
+    path = cache.store().path
+    monkeypatch.setattr(cache, "_STORE", None)  # closed: the run is over
+    os.utime(path, (time.time() - 8 * DAY,) * 2)
+    _forget()
+    assert _answer(text, register, TWO) is _expected(text, register, TWO)  # a warm run
+    assert time.time() - path.stat().st_mtime < 3600
+    monkeypatch.setattr(cache, "_STORE", None)
+    monkeypatch.setattr(cache, "_z3_release", lambda: "z3_solver-9.9.9.dist-info")
+    assert cache.store().path != path and cache.store().count() == 0  # another build's file
+    assert path.exists()

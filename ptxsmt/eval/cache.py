@@ -18,6 +18,7 @@ import os
 import sqlite3
 import sys
 import time
+from contextlib import suppress
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -78,6 +79,9 @@ class Store:
                            "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
                 if fresh:
                     _remove_stale(self.path)
+                else:  # a run that only reads leaves the mtime alone (WAL): mark it used
+                    with suppress(OSError):  # not ours to touch: reading it is still fine
+                        os.utime(self.path)
                 self.db, self.pid = db, os.getpid()
             except (sqlite3.Error, OSError) as e:
                 self.failed = f"{type(e).__name__}: {e}"
