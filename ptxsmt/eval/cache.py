@@ -58,12 +58,12 @@ def _z3_release() -> str:
 class Store:
     """Records by key, in one SQLite file; every failure turns the store off."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, place: str | None = None):
         self.path = path
+        self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
         self.pid = -1
         self.failed: str | None = None
-        self.place: str | None = None  # $PTXSMT_CACHE_DIR when opened (tests change it)
 
     def _connect(self) -> sqlite3.Connection | None:
         if self.failed:
@@ -144,8 +144,7 @@ def store() -> Store | None:
         return None
     place = os.environ.get("PTXSMT_CACHE_DIR")
     if _STORE is None or _STORE.place != place:
-        _STORE = Store(directory() / f"programs-{fingerprint()}.sqlite")
-        _STORE.place = place
+        _STORE = Store(directory() / f"programs-{fingerprint()}.sqlite", place)
     return _STORE
 
 

@@ -373,10 +373,10 @@ class _Compiler:
         f = x.fmt
         sign, man = 1 << (f.width - 1), _mask(f.sbits - 1)
         inf = _mask(f.ebits) << (f.sbits - 1)
+        if what in ("nan", "inf"):  # the float view tells these; the others from the bits
+            return self.emit(f"is{what}({self.view(x)})", "bool")
         b = x.expr
         expr = {
-            "nan": f"isnan({self.view(x)})" if what == "nan" else "",
-            "inf": f"isinf({self.view(x)})" if what == "inf" else "",
             "zero": f"({b} & {sign - 1}) == 0",
             "subnormal": f"(({b} & {inf}) == 0) & (({b} & {man}) != 0)",
             "normal": f"(({b} & {inf}) != 0) & (({b} & {inf}) != {inf})",
@@ -397,15 +397,13 @@ def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
 
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
-                  types: Mapping[str, PtxType], spelling: Mapping[str, str] | None = None
-                  ) -> FastProgram:
+                  types: Mapping[str, PtxType]) -> FastProgram:
     """The vectorised form of output terms over input constants (register -> constant)."""
     terms = list(outputs.values())
     comp = _Compiler(tuple(c.decl().name() for c in inputs.values()),
                      terms[0].ctx if terms else z3.main_ctx())
     results = tuple(comp(term).expr for term in terms)
-    return FastProgram(tuple(inputs), tuple(outputs), dict(types), comp.live(results), results,
-                       dict(spelling or {}))
+    return FastProgram(tuple(inputs), tuple(outputs), dict(types), comp.live(results), results)
 
 
 def compile_snippet(program: Program, opts: Options) -> FastProgram:
