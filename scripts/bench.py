@@ -11,7 +11,8 @@ Rows:
                  warm = the same run again (nothing compiled, no solver imported)
   ... (S shapes) the texts as a compiler emits them: S corpus texts, each with 32
                  register namings (%r0, %r1, ...), ~30 lines a text; texts of one shape
-                 compile once
+                 compile once; cold and warm with --jobs 2 (the default), warm with one
+                 process too
   startup        one `ptxsmt eval` of one instruction, a fresh process, vs a fresh
                  Python that only imports z3 (what any evaluation needs)
   f32 compare    the vectorised setp.lt.f32 (compiled from the Z3 terms) vs numpy's
@@ -122,10 +123,11 @@ def plain_python(lines: list[str]) -> str:
     return out.getvalue()
 
 
-def ours_cli(path: Path, env: dict) -> str:
-    """`ptxsmt eval --batch` in a fresh process, as CI runs it."""
-    run = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(path)],
-                         capture_output=True, text=True, env=env, check=False)
+def ours_cli(path: Path, env: dict, jobs: int = 2) -> str:
+    """`ptxsmt eval --batch` in a fresh process, as CI runs it (--jobs 2, the default)."""
+    run = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(path),
+                          "--jobs", str(jobs)], capture_output=True, text=True, env=env,
+                         check=False)
     return run.stdout
 
 
@@ -145,8 +147,8 @@ def bench_batch(n: int, distinct: int | None, namings: int = 1) -> None:
         path = Path(tmp) / "batch.jsonl"
         path.write_text("\n".join(lines) + "\n")
         env = {**os.environ, "PTXSMT_CACHE_DIR": str(Path(tmp) / "cache")}
-        for state in ("cold", "warm"):
-            t_ours, ours = timed(ours_cli, path, env)
+        for state, jobs in (("cold", 2), ("warm", 2), ("warm --jobs 1", 1)):
+            t_ours, ours = timed(ours_cli, path, env, jobs)
             same = _outputs(base) == _outputs(ours)
             ratio = f"{t_base / t_ours:.2f}x" + ("" if same else " DIFF")
             row(f"batch {texts} texts{shapes} {state}", f"{n / t_ours:,.0f} lines/s",

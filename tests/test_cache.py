@@ -317,6 +317,19 @@ def test_two_cold_runs_at_once_share_one_cache(cache_dir, sample):
     assert summary == f"check: {len(_stored(sample))} passed, 0 failed"
 
 
+def test_records_are_written_a_batch_at_a_time_and_read_before(cache_dir):
+    """Puts wait for the batch's end (one transaction: concurrent runs no longer queue on
+    each other's locks record by record), and this run reads them before that."""
+    store = cache.store()
+    store.get("probe")  # the file exists, empty
+    store.put("text a", "record a")
+    store.put("text a", "record a2")  # INSERT OR IGNORE: the first stays
+    assert store.get("text a") == ("record a", None) and _keys(cache_dir) == []
+    evaluate_many([("setp.lt.u32 p, a, b;", {"a": "0x00000001", "b": "0x00000002"})])
+    assert "text a" in _keys(cache_dir) and "text setp.lt.u32 p, a, b;" in _keys(cache_dir)
+    assert store.pending == {} and store.get("text a") == ("record a", None)
+
+
 # ---- a shape the fast path refuses ----------------------------------------------------------
 
 CVT = "cvt.f32.f16 x, a; setp.nan.f32 p, x, x;"
@@ -327,6 +340,7 @@ def test_an_unsupported_shape_is_remembered_and_answered_by_the_slow_path(
         cache_dir, monkeypatch):
     with pytest.raises(Unsupported, match="leaves open") as cold:
         programs.compile_program(CVT)
+    cache.flush()  # a batch writes at its end; a lone compile at exit
     records = [cache.store().get(k) for k in _keys(cache_dir) if k.startswith("shape ")]
     assert [(r.startswith("unsupported: "), code) for r, code in records] == [(True, None)]
     _forget()

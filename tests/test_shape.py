@@ -55,7 +55,7 @@ def test_the_shape_renames_in_order_and_lifts_immediates():
 
 def test_outputs_keep_the_texts_spelling_in_a_batch():
     items = [("setp.lt.u32 %p1, %r1, 5;", {"%r1": "0x4"}), ("setp.lt.u32 q, x, 3;", {"x": "0x4"})]
-    first, second = evaluate_many(items, json_values=True)
+    first, second = evaluate_many(items, form="json")
     assert first.outputs == {"%p1": True} and second.outputs == {"q": False}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import BinaryIO
 
 import click
 
@@ -12,7 +13,7 @@ from ..isa.errors import PtxError, quote
 from ..report import evaluation
 from ..report.progress import Progress
 from ..sem.options import Options
-from .common import CONTEXT, cache_option, fail, merge_option, options, target_option
+from .common import CONTEXT, cache_option, fail, jobs_option, merge_option, options, target_option
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -23,17 +24,20 @@ from .common import CONTEXT, cache_option, fail, merge_option, options, target_o
 @click.option("--check", "check_outputs", is_flag=True,
               help="With --batch: compare with each line's \"outputs\"; print only differences.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@jobs_option(2)
 @cache_option
 @target_option
 @merge_option
-def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge) -> None:
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, jobs, target, vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
     \b
     VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
     friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
     A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
-    top of --target and --vset-merge.
+    top of --target and --vset-merge. A batch answers each line with the line
+    itself and its "outputs" (or "error"); a big batch file is answered in
+    --jobs processes, a part each, in the file's order.
     \b
     Examples:
       ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
@@ -48,7 +52,7 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
     if batch is not None:
         if ptx or assignments:
             fail("give either PTX text and operands or --batch, not both")
-        sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts))
+        sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts, jobs))
     if not ptx:
         fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
     inputs: dict[str, str] = {}
@@ -72,16 +76,16 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, target, vset_merge
         report.out(evaluation.evaluation_text(ptx, ev))
 
 
-def run_batch(lines: Iterable[bytes | str], opts: Options) -> int:
+def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
-    from ..eval.jsonl import run_jsonl  # numpy: only a batch needs it
+    from ..eval.parts import render_file  # numpy: only a batch needs it
 
     status = 0
-    with Progress("eval --batch", unit="lines") as bar, report.JsonLines() as out:
-        for obj, error in run_jsonl(lines, opts):
-            status |= error is not None
-            out.write(obj)
-            bar.update()
+    with Progress("eval --batch", unit="lines") as bar:
+        for data, lines, failed in render_file(batch, opts, jobs):
+            status |= failed
+            report.out_bytes(data)
+            bar.update(lines)
     return status
 
 

@@ -4,15 +4,17 @@ One SQLite file per build of ptxsmt, in `$PTXSMT_CACHE_DIR`, else
 `$XDG_CACHE_HOME/ptxsmt`, else `~/.cache/ptxsmt`. Its name carries a fingerprint of
 ptxsmt's own source files and of the installed Z3, so an edit to the semantics, a
 new release or another Z3 never reads a program compiled before it (old files are
-removed after a week unused). SQLite's locking makes concurrent runs safe; a
-write is one `INSERT OR IGNORE` of a key's one record. Where the cache cannot be
-used (a read-only home, a full disk, a damaged file) it is skipped for the rest of
-the run: the cache only ever saves time. `PTXSMT_NO_CACHE=1` or `--no-cache` turns
-it off.
+removed after a week unused). SQLite's locking makes concurrent runs safe; writes
+are `INSERT OR IGNORE` of a key's one record, a batch's worth in one transaction
+(runs that wrote record by record spent their time waiting on each other's locks).
+Where the cache cannot be used (a read-only home, a full disk, a damaged file) it
+is skipped for the rest of the run: the cache only ever saves time.
+`PTXSMT_NO_CACHE=1` or `--no-cache` turns it off.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import sqlite3
@@ -64,6 +66,7 @@ class Store:
         self.db: sqlite3.Connection | None = None
         self.pid = -1
         self.failed: str | None = None
+        self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
 
     def _connect(self) -> sqlite3.Connection | None:
         if self.failed:
@@ -90,6 +93,8 @@ class Store:
 
     def get(self, key: str) -> tuple[str, bytes | None] | None:
         """(record, code) stored under `key`, or None."""
+        if key in self.pending:
+            return self.pending[key]
         db = self._connect()
         try:
             row = db.execute("SELECT record, code FROM programs WHERE key = ?",
@@ -100,14 +105,29 @@ class Store:
         return row
 
     def put(self, key: str, record: str, code: bytes | None = None) -> None:
-        db = self._connect()
+        """Store a record: written at the next `flush`, or once 512 are waiting."""
+        self.pending.setdefault(key, (record, code))
+        if len(self.pending) >= 512:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the records put since the last flush, in one transaction."""
+        rows = [(key, record, code) for key, (record, code) in self.pending.items()]
+        self.pending = {}
+        db = self._connect() if rows else None
+        if db is None:
+            return
         try:
-            if db:
-                db.execute("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", (key, record, code))
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows)
+            db.execute("COMMIT")
         except sqlite3.Error as e:
             self.failed = f"{type(e).__name__}: {e}"
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
 
     def count(self) -> int:
+        self.flush()
         db = self._connect()
         try:
             return db.execute("SELECT count(*) FROM programs").fetchone()[0] if db else 0
@@ -131,6 +151,15 @@ _STORE: Store | None = None
 _ENABLED = os.environ.get("PTXSMT_NO_CACHE", "") in ("", "0")
 
 
+def flush() -> None:
+    """Write what this run has put so far (a forked process leaves without atexit)."""
+    if _STORE is not None:
+        _STORE.flush()
+
+
+atexit.register(flush)
+
+
 def enable(on: bool) -> None:
     """Use the cache (the default) or not (`--no-cache`)."""
     global _ENABLED
@@ -144,6 +173,7 @@ def store() -> Store | None:
         return None
     place = os.environ.get("PTXSMT_CACHE_DIR")
     if _STORE is None or _STORE.place != place:
+        flush()
         _STORE = Store(directory() / f"programs-{fingerprint()}.sqlite", place)
     return _STORE
 
@@ -162,6 +192,7 @@ def info() -> dict[str, object]:
 def clear() -> int:
     """Remove every cache file (of every build); the number of files removed."""
     global _STORE
+    flush()
     _STORE = None
     removed = 0
     for path in directory().glob("programs-*.sqlite*"):

@@ -12,12 +12,16 @@ import gc
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from json.scanner import make_scanner
 
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
-from .batch import evaluate_many
+from .batch import Form, evaluate_many
 
 Answer = tuple[dict, str | None]  # the line's object with "outputs" or "error"; the error
+# A line as read: its number, object, options, error, and its text where the answer can
+# be that text with "outputs" added at the end (the line was one JSON object without one).
+_Entry = tuple[int, dict, Options | None, str | None, str | None]
 
 
 def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, keep_stored: bool = False,
@@ -26,90 +30,145 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, keep_stored
     `keep_stored` a line's own "outputs" move to "stored" and its number to "line". Lines are
     bytes (from a file) or text; each is decoded on its own, so one bad byte costs one
     line. Lines are evaluated a chunk at a time, grouped by instruction text and
-    options, so memory stays flat. The cyclic garbage collector is paused while a chunk
-    is in flight (JSON objects make no cycles; scanning tens of thousands of live dicts
-    over and over cost a third of the time) and its young generations run between chunks."""
-    parsed: list[tuple[int, dict, Options | None, str | None]] = []
+    options, so memory stays flat."""
+    for parsed in _chunks(lines, opts, keep_stored, chunk):
+        yield from _answer(parsed, "json")
+        parsed.clear()  # freed now, not scanned by the collector between chunks
+
+
+# Answer lines (UTF-8, each ending in a newline), how many, whether any is an error.
+Block = tuple[bytes, int, bool]
+
+
+def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, chunk: int = 65536,
+                 first: int = 1) -> Iterator[Block]:
+    """The CLI's batch: the answers as JSON text, a block per chunk of lines, in order
+    (`first`: the number of the first line, for a part of a file). A line that is one
+    JSON object without "outputs" is answered by its own text with `"outputs": {...}`
+    added at the end (its spelling kept, nothing encoded twice); any other line by its
+    object encoded again, as `run_jsonl` gives it."""
+    for parsed in _chunks(lines, opts, False, chunk, first):
+        texts, failed = [], False
+        for text, error in _answer(parsed, "text"):
+            texts.append(text)
+            failed = failed or error is not None
+        parsed.clear()  # freed now, not scanned by the collector between chunks
+        if texts:
+            yield ("\n".join(texts) + "\n").encode(), len(texts), failed
+
+
+def _chunks(lines: Iterable[bytes | str], opts: Options, keep_stored: bool,
+            chunk: int, first: int = 1) -> Iterator[list[_Entry]]:
+    """The non-blank lines, read, a chunk at a time (the caller clears each when done).
+    The cyclic garbage collector is paused for the run: a batch makes no cycles (JSON
+    objects, compiled programs, errors kept without their tracebacks), and scanning the
+    live objects over and over cost a third of the time, then half a second a chunk
+    where thousands of programs are compiled."""
+    parsed: list[_Entry] = []
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(lines, first):
             entry = _parse_batch_line(line, opts, first=number == 1)
             if entry is None:
                 continue
-            obj, line_opts, error = entry
+            obj, line_opts, error, text = entry
             if keep_stored:
-                obj["stored"], obj["line"] = obj.pop("outputs", None), number
-            parsed.append((number, obj, line_opts, error))
+                obj["stored"], obj["line"], text = obj.pop("outputs", None), number, None
+            parsed.append((number, obj, line_opts, error, text))
             if len(parsed) == chunk:
-                yield from _answer(parsed)
+                yield parsed
                 parsed = []
-                gc.collect(1)  # the young generations only: caches stay unscanned
-        yield from _answer(parsed)
+        yield parsed
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _answer(parsed: list[tuple[int, dict, Options | None, str | None]]):
+def _answer(parsed: list[_Entry], form: Form) -> Iterator:
     todo = [(obj["ptx"], obj.get("inputs", {}), line_opts)
-            for _, obj, line_opts, error in parsed if error is None]
-    answers = iter(evaluate_many(todo, json_values=True))
-    for number, obj, _, error in parsed:
+            for _, obj, line_opts, error, _ in parsed if error is None]
+    answers = iter(evaluate_many(todo, form=form))
+    for number, obj, _, error, text in parsed:
         if error is None:
             answer = next(answers)
             if isinstance(answer, PtxError):
                 error = str(answer)
+            elif isinstance(answer, str):  # the outputs object, written as JSON
+                if text is not None:
+                    yield f'{text[:-1]}, "outputs": {answer}}}', None
+                    continue
+                obj["outputs"] = json.loads(answer)
             else:
                 obj["outputs"] = answer.outputs
         if error is not None:
             obj["error"] = f"line {number}: {error}"
-        yield obj, error
+        yield (json.dumps(obj) if form == "text" else obj), error
 
 
 MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
 _JSON_BLANK = " \t\r\n"
 _LINE_SHAPE = 'expected {"ptx": "...", "inputs": {...}}'
+_VALUE_TYPES = frozenset((str, int, bool))  # the types JSON gives an input value
+_SCAN = make_scanner(json.JSONDecoder())  # what json.loads runs, less its wrapping
 
 
 def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):
-    """(object, its options, error) for one line, None for a blank one. Nothing a line
-    holds (bad bytes, bad JSON, 5,000-digit numbers, deep nesting) escapes its line."""
+    """(object, its options, error, its text where an answer can extend it) for one line,
+    None for a blank one. Nothing a line holds (bad bytes, bad JSON, 5,000-digit numbers,
+    deep nesting) escapes its line."""
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")
         except UnicodeDecodeError as e:
-            return {}, None, f"not UTF-8 text (byte 0x{line[e.start]:02x} at column {e.start + 1})"
+            error = f"not UTF-8 text (byte 0x{line[e.start]:02x} at column {e.start + 1})"
+            return {}, None, error, None
     if first:
         line = line.removeprefix("\ufeff")
-    if not line.strip(_JSON_BLANK):
-        return None
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as e:
-        return {}, None, f"invalid JSON: {e.msg} at column {e.colno}"
-    except RecursionError:
-        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
-    except ValueError:  # Python refuses to read an integer of more than 4,300 digits
-        return {}, None, f"a JSON number of more than {sys.get_int_max_str_digits():,} digits"
-    if line.count("[") + line.count("{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
-        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
+    text = line.rstrip(_JSON_BLANK)
+    obj = _scan(text)
+    if obj is None:  # not a plain object: read again, the long way, for the error's words
+        if not text.lstrip(_JSON_BLANK):
+            return None
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            return {}, None, f"invalid JSON: {e.msg} at column {e.colno}", None
+        except RecursionError:
+            return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep", None
+        except ValueError:  # Python refuses to read an integer of more than 4,300 digits
+            return {}, None, (f"a JSON number of more than {sys.get_int_max_str_digits():,} "
+                              "digits"), None
+    if text.count("[") + text.count("{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
+        return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep", None
     if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
-        return (obj if isinstance(obj, dict) else {}), None, _LINE_SHAPE
+        return (obj if isinstance(obj, dict) else {}), None, _LINE_SHAPE, None
     inputs = obj.get("inputs", {})
-    if not isinstance(inputs, dict):
-        return obj, None, '"inputs" must be an object'
-    for name, value in inputs.items():
-        if not isinstance(value, str | int):  # bool is an int
-            return obj, None, f"input {quote(name)} must be a string, an integer or a boolean"
-    if len({name.lstrip("%") for name in inputs}) != len(inputs):
-        return obj, None, "an input is given twice (as r1 and as %r1)"
+    if type(inputs) is not dict:
+        return obj, None, '"inputs" must be an object', None
+    if not _VALUE_TYPES.issuperset(map(type, inputs.values())):
+        name = next(n for n, v in inputs.items() if type(v) not in _VALUE_TYPES)
+        return obj, None, f"input {quote(name)} must be a string, an integer or a boolean", None
+    if "%" in "".join(inputs) and len({name.lstrip("%") for name in inputs}) != len(inputs):
+        return obj, None, "an input is given twice (as r1 and as %r1)", None
+    if "outputs" in obj:  # the answer replaces them in place
+        text = None
     if "options" not in obj:
-        return obj, opts, None
+        return obj, opts, None, text
     try:
-        return obj, Options.from_json(obj["options"], opts), None
+        return obj, Options.from_json(obj["options"], opts), None, text
     except PtxError as e:
-        return obj, None, str(e)
+        return obj, None, str(e), None
+
+
+def _scan(text: str) -> object:
+    """The JSON object that is all of `text`, read as json.loads reads it; None where it
+    is anything else or fails (the long way then gives the error its words)."""
+    try:
+        obj, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+    return obj if end == len(text) and type(obj) is dict else None
 
 
 def _nesting(obj: object) -> int:

@@ -32,31 +32,15 @@ def dumps(obj: object, indent: int | None = None) -> str:
     return json.dumps(obj, indent=indent) if indent else json.dumps(obj)
 
 
-class JsonLines:
-    """JSONL results on stdout, a block of lines per write: a flush per line costs more
-    than the evaluation of a compiled program."""
-
-    BLOCK = 1024
-
-    def __init__(self) -> None:
-        self.block: list[str] = []
-
-    def write(self, obj: object) -> None:
-        self.block.append(json.dumps(obj))
-        if len(self.block) >= self.BLOCK:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.block:
-            sys.stdout.write("\n".join(self.block) + "\n")
-            sys.stdout.flush()
-            self.block = []
-
-    def __enter__(self) -> JsonLines:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.flush()
+def out_bytes(data: bytes) -> None:
+    """Results already encoded (a batch's JSONL block, UTF-8), on stdout."""
+    sys.stdout.flush()
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:  # a text-only stream (an embedding's)
+        sys.stdout.write(data.decode())
+    else:
+        raw.write(data)
+        raw.flush()
 
 
 def show(value: Value, t: PtxType) -> str:

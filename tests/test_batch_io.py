@@ -1,0 +1,170 @@
+"""The CLI's batch as bytes: answers that extend their own lines, columns read at once,
+and a file answered in parts by forked processes, byte for byte as one.
+
+The outputs are held to the corpus's stored outputs (SMT models), not to the code that
+made them; the text answers to the object answers of `run_jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from ptxsmt.eval import parts
+from ptxsmt.eval.jsonl import render_jsonl, run_jsonl
+from ptxsmt.isa.syntax import format_instruction, rename_registers
+from ptxsmt.program import Program
+from ptxsmt.sem.options import Options
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+OPTS = Options()
+
+
+def _renamed(obj: dict, k: int) -> dict:
+    """The line with its registers named as a compiler numbers them (the k-th naming)."""
+    program = Program.parse(obj["ptx"])
+    names = {r: f"r{16 * k + i}" for i, r in enumerate(program.spelling)}
+    percent = {r: "%" + n for r, n in names.items()}
+    text = " ".join(format_instruction(rename_registers(ins, percent))
+                    for ins in program.instructions)
+    return {**obj, "ptx": text,
+            **{key: {names[r.lstrip("%")]: v for r, v in obj[key].items()}
+               for key in ("inputs", "outputs")}}
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[dict]:
+    """Corpus lines, each text under 12 register namings: shapes of 100+ rows, so the
+    columns are read in one pass, and single texts, read value by value."""
+    rng = random.Random(5)
+    lines = []
+    for path in sorted(MODELS.glob("*.jsonl")):
+        objs = [json.loads(x) for x in path.read_text().splitlines()]
+        lines += [_renamed(obj, k) for obj in rng.sample(objs, min(40, len(objs)))
+                  for k in range(12)]
+        lines += rng.sample(objs, min(20, len(objs)))
+    return lines
+
+
+def _text_answers(lines: list[str]) -> tuple[list[str], bool]:
+    blocks = list(render_jsonl([x.encode() for x in lines], OPTS, chunk=1000))
+    text = b"".join(data for data, _, _ in blocks).decode()
+    assert sum(n for _, n, _ in blocks) == len(text.splitlines())
+    return text.splitlines(), any(bad for _, _, bad in blocks)
+
+
+def test_text_answers_are_the_stored_outputs_and_the_objects(corpus):
+    lines = [json.dumps({k: v for k, v in obj.items() if k != "outputs"}) for obj in corpus]
+    answers, failed = _text_answers(lines)
+    assert not failed
+    objects = [obj for obj, _ in run_jsonl(lines, OPTS)]
+    for obj, line, answer, got in zip(corpus, lines, answers, objects):
+        assert answer == f'{line[:-1]}, "outputs": {json.dumps(got["outputs"])}}}'
+        assert {k.lstrip("%"): v for k, v in got["outputs"].items()} == \
+            {k.lstrip("%"): v for k, v in obj["outputs"].items()}, line
+
+
+def test_an_answer_keeps_its_lines_spelling():
+    compact = '{"ptx":"setp.lt.u32 p, a, b;","inputs":{"a":"0x00000001","b":"0x00000002"}}'
+    accented = '{"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}, "case": "é"}'
+    answers, failed = _text_answers([compact, accented])
+    assert not failed
+    assert answers == [compact[:-1] + ', "outputs": {"p": true}}',
+                       accented[:-1] + ', "outputs": {"p": true}}']
+
+
+def test_stored_outputs_are_replaced_in_place():
+    line = json.dumps({"ptx": "selp.b32 %d, a, b, p;", "outputs": {"%d": "0x0"},
+                       "inputs": {"a": "0x00000007", "b": "0x00000001", "p": True}})
+    (answer,), _ = _text_answers([line])
+    assert list(json.loads(answer)) == ["ptx", "outputs", "inputs"]
+    assert json.loads(answer)["outputs"] == {"%d": "0x00000007"}
+
+
+def test_upper_case_and_short_hex_read_like_exact_hex():
+    rows = [("setp.lt.u32 p, a, b;", {"a": "0x0000000A", "b": "0x0000000b"}, True),
+            ("setp.lt.u32 p, c, d;", {"c": "0xb", "d": "0xA"}, False),  # short: one by one
+            ("setp.lt.u32 q, x, y;", {"x": "0xffffffff", "y": "0x00000000"}, False)]
+    lines = [json.dumps({"ptx": text, "inputs": inputs}) for text, inputs, _ in rows
+             for _ in range(40)]  # one shape, 120 rows
+    answers, failed = _text_answers(lines)
+    assert not failed
+    assert [next(iter(json.loads(x)["outputs"].values())) for x in answers] == \
+        [want for *_, want in rows for _ in range(40)]
+
+
+# ---- parts ------------------------------------------------------------------------------
+
+
+def _batch_file(tmp_path: Path) -> Path:
+    """A file with what a part boundary must not disturb: a BOM, blank and CRLF lines,
+    bad lines (their numbers are in their errors) on either side of every cut."""
+    good = [json.dumps({"ptx": "setp.lt.u32 p, a, b;",
+                        "inputs": {"a": f"0x{i:08x}", "b": "0x00000010"}}) for i in range(32)]
+    lines = []
+    for i, line in enumerate(good * 6):
+        lines.append(line)
+        if i % 17 == 3:
+            lines.append("{oops")
+        if i % 23 == 5:
+            lines.append("")
+        if i % 29 == 7:
+            lines.append(line + "\r")
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    return path
+
+
+def _render(path: Path, jobs: int) -> tuple[bytes, int, bool]:
+    with open(path, "rb") as f:
+        blocks = list(parts.render_file(f, OPTS, jobs))
+    return (b"".join(d for d, _, _ in blocks), sum(n for _, n, _ in blocks),
+            any(bad for _, _, bad in blocks))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_file_in_parts_answers_byte_for_byte_as_one(tmp_path, monkeypatch):
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    monkeypatch.setattr(parts, "MIN_PART_BYTES", 1000)
+    with open(path, "rb") as f:
+        cut = parts.split(f, 4)
+    assert len(cut) == 4 and cut[0].start == 0 and cut[-1].end == path.stat().st_size
+    data = path.read_bytes()
+    for part in cut:
+        assert data[part.start - 1:part.start] in (b"", b"\n")  # at a line's start
+        assert data[:part.start].count(b"\n") + 1 == part.line
+    assert _render(path, 4) == whole
+    assert whole[2] and b'"error": "line 5: invalid JSON' in whole[0]
+    assert whole[1] == len(whole[0].splitlines())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_part_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    monkeypatch.setattr(parts, "MIN_PART_BYTES", 1000)
+    me, real = os.getpid(), parts.render_jsonl
+
+    def broken_in_children(*args, **kwargs):
+        if os.getpid() != me:
+            raise MemoryError("a child dies")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parts, "render_jsonl", broken_in_children)
+    assert _render(path, 3) == whole
+
+
+def test_stdin_and_small_files_are_not_cut(tmp_path):
+    path = _batch_file(tmp_path)
+    with open(path, "rb") as f:
+        assert parts.split(f, 2) == []  # smaller than two parts' worth
+    r, w = os.pipe()
+    with os.fdopen(w, "wb") as pipe_w:
+        pipe_w.write(b"")
+    with os.fdopen(r, "rb") as pipe_r:
+        assert parts.split(pipe_r, 2) == []
