@@ -299,6 +299,8 @@ ARITH_FORMS: tuple[Form, ...] = (
     *(Form(op, dict(type=_types("f32")), _req("7.0", 80), ftz=True, nan=True, section=sec)
       for op, sec in (("min", "9.7.3.11"), ("max", "9.7.3.12"))),
     Form("neg", dict(type=_HALF), _req("6.0", 53), ftz=True, section="9.7.4.5"),
+    Form("neg", dict(type=_HALF), _req("5.1", 53), ftz=True, section="9.7.4.5",
+         note="ptxas 13.0 assembles neg.f16/.f16x2 from PTX 5.1 (at 5.0 its message says 6.0)"),
     Form("abs", dict(type=_HALF), _req("6.5", 53), ftz=True, section="9.7.4.6"),
     *(Form(op, dict(type=_BHALF), _req("7.0", 80), section=sec)
       for op, sec in (("neg", "9.7.4.5"), ("abs", "9.7.4.6"))),
