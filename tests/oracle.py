@@ -1,5 +1,6 @@
-"""Independent plain-Python reference semantics for PTX set/setp/selp/slct/vset2/vset4
-and the glue around them (mov, not/and/or/xor, exact widening cvt).
+"""Independent plain-Python reference semantics for PTX set/setp/selp/slct/vset2/vset4,
+the glue around them (mov, not/and/or/xor, exact widening cvt, cvt between integers) and
+the arithmetic next to them (add, sub, mul, neg, abs, min, max, shl, shr).
 
 Test-only oracle: it must not import z3 or ``ptxsmt``. Registers are non-negative
 ints holding raw bits; predicates are bools. Floats are decoded exactly from their
@@ -11,8 +12,10 @@ detected from the bits, never from the decoded value.
 ``desc`` names the instruction's types as the ISA's syntax lines do: set.dtype.stype,
 setp.type, selp.type, slct.dtype.ctype, vset.atype.btype, cvt.dtype.atype, mov.type.
 
-A cvt of a NaN raises ``Unspecified``: the ISA leaves that NaN open, so there are no
-bits to expect (README, Spec notes 9).
+A value the ISA leaves open (a cvt of a NaN, abs/neg of a NaN, min/max of two NaNs, the
+canonical NaN of ``.NaN``) is asked of ``free(key, fmt)``: by default it raises
+``Unspecified`` (no bits to expect; README, Spec notes 9 and 10); tests/reference.py
+passes a chooser, one NaN per key.
 
 Where the ISA text disagrees with itself, the readings of DESIGN.md "Spec notes"
 are used (vset merge from ``c`` by default, half ``set`` follows the prose).
@@ -261,17 +264,33 @@ class Unspecified(ValueError):
     """The ISA leaves the result open (a cvt of a NaN): no bits to expect."""
 
 
+def unspecified(key: tuple, fmt: str) -> int:
+    """The default chooser of free NaNs: there are none to expect."""
+    raise Unspecified(f"{key[0]} gives a NaN of {fmt} the ISA leaves open ({key!r})")
+
+
 LOGIC = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}  # bools stay bools
 WIDENING = {("f32", "f16"): "<f", ("f32", "bf16"): "<f", ("f64", "f32"): "<d"}  # -> struct
 
 
-def convert(bits: int, dtype: str, stype: str, sm: int = 90) -> int:
+def convert_int(bits: int, dtype: str, stype: str, sat: bool = False) -> int:
+    """cvt between integers: the source's value (signed or not), clamped to the destination's
+    range with .sat, then its low bits (sign- or zero-extension and chopping at once)."""
+    (skind, sw), (dkind, dw) = TYPES[stype], TYPES[dtype]
+    value = to_signed(bits, sw) if skind == "s" else bits
+    if sat:
+        lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dkind == "s" else (0, (1 << dw) - 1)
+        value = min(max(value, lo), hi)
+    return value % (1 << dw)
+
+
+def convert(bits: int, dtype: str, stype: str, sm: int = 90, free=unspecified) -> int:
     """Exact widening cvt: decode the value, pack it in the wider format (every source value
     is a destination value, so packing is exact; -0.0 and inf included). sm_1x flushes an
     f32 subnormal input."""
     code = _lookup(WIDENING, (dtype, stype), "cvt")
     if is_nan(bits, stype):
-        raise Unspecified(f"cvt.{dtype}.{stype} of the NaN {bits:#x} is a NaN the ISA leaves open")
+        return free((f"cvt.{dtype}.{stype}", bits), dtype)
     if stype == "f32" and sm < 20:
         bits = flush(bits, stype)
     raw = struct.pack(code, decode_float(bits, stype))
@@ -286,14 +305,16 @@ def _operand(inputs: dict, name: str, typ: str) -> int | bool:
     return inputs[name]
 
 
-def _glue(desc: dict, inputs: dict) -> dict:
+def _glue(desc: dict, inputs: dict, free) -> dict:
     op = desc["opcode"]
     typ = desc["atype"] if op == "cvt" else desc["type"]
     a = _operand(inputs, "a", typ)
     if op == "mov":
         return {"d": a}
+    if op == "cvt" and TYPES[typ][0] in "us":
+        return {"d": convert_int(a, desc["dtype"], typ, bool(desc.get("sat")))}
     if op == "cvt":
-        return {"d": convert(a, desc["dtype"], typ, desc.get("sm") or 90)}
+        return {"d": convert(a, desc["dtype"], typ, desc.get("sm") or 90, free)}
     if TYPES[typ][0] not in "bp":  # logic ops: .pred and .bN only
         raise ValueError(f"unsupported type for {op}: {typ!r}")
     if op == "not":
@@ -301,11 +322,78 @@ def _glue(desc: dict, inputs: dict) -> dict:
     return {"d": _lookup(LOGIC, op, "logic op")(a, _operand(inputs, "b", typ))}
 
 
-def evaluate(desc: dict, inputs: dict) -> dict:
-    """Evaluate one instruction described by ``desc`` on concrete ``inputs``."""
+# ---------------------------------------------------------------- arithmetic
+def _int_op(op: str, desc: dict, a: int, b: int, w: int, kind: str) -> int:
+    """One integer instruction on w-bit values, from the ISA's one-line semantics."""
+    sa, sb = to_signed(a, w), to_signed(b, w)
+    x, y = (sa, sb) if kind == "s" else (a, b)  # the values the instruction compares
+    if op in ("add", "sub"):
+        exact = sa + sb if op == "add" else sa - sb
+        if desc.get("sat"):  # "limits result to MININT..MAXINT" (.s32 only)
+            exact = min(max(exact, -(1 << (w - 1))), (1 << (w - 1)) - 1)
+        return exact % (1 << w)
+    if op == "mul":
+        t = x * y  # the full 2n-bit product
+        return (t >> w if desc["mode"] == "hi" else t) % (1 << w)
+    if op == "shl":
+        return (a << min(b, w)) % (1 << w)  # "clamped to N"
+    if op == "shr":
+        return (x >> min(b, w)) % (1 << w)  # Python's >> on a negative int fills with 1s
+    return {"neg": -sa, "abs": abs(sa), "min": min(x, y), "max": max(x, y)}[op] % (1 << w)
+
+
+def _zero_order(x: int, y: int, fmt: str, smaller: bool) -> bool:
+    """-0.0 < +0.0 for min ("note: -0.0 < +0.0 here"), +0.0 > -0.0 for max."""
+    fx, fy = decode_float(x, fmt), decode_float(y, fmt)
+    if fx == fy == 0:
+        return (x > y) if smaller else (x < y)  # the sign bit is the top bit
+    return fx < fy if smaller else fx > fy
+
+
+def _float_op(op: str, desc: dict, a: int, b: int | None, fmt: str, free) -> int:
+    """One lane of abs/neg/min/max: bits in, bits out (flushed first with .ftz)."""
+    sign = 1 << (TYPES[fmt][1] - 1)
+    flush_ = _flushes(desc, fmt)
+    a = flush(a, fmt) if flush_ else a
+    if op in ("abs", "neg"):
+        if is_nan(a, fmt):  # abs.f64: "NaN input is passed through unchanged"
+            return a if (op, fmt) == ("abs", "f64") else free((op, flush_, fmt, a), fmt)
+        return a & ~sign if op == "abs" else a ^ sign
+    b = flush(b, fmt) if flush_ else b
+    if desc.get("nan") and (is_nan(a, fmt) or is_nan(b, fmt)):
+        return free(("canonical",), fmt)
+    if is_nan(a, fmt) and is_nan(b, fmt):
+        return free((op, flush_, fmt, a, b), fmt)
+    if is_nan(a, fmt) or is_nan(b, fmt):
+        return a if is_nan(b, fmt) else b
+    return a if _zero_order(a, b, fmt, smaller=op == "min") else b
+
+
+def _arith(desc: dict, inputs: dict, free) -> dict:
+    op, typ = desc["opcode"], desc["type"]
+    kind, w = _lookup(TYPES, typ, "type")
+    a = _reg(inputs, "a", w)
+    b = _reg(inputs, "b", 32 if op in ("shl", "shr") else w) if "b" in inputs else None
+    if kind in "fx":
+        lane = PACKED_LANE.get(typ, typ)
+        n = 2 if kind == "x" else 1
+        bs = _lanes(b, n, w // n) if b is not None else [None] * n
+        return {"d": _pack([_float_op(op, desc, x, y, lane, free)
+                            for x, y in zip(_lanes(a, n, w // n), bs, strict=True)], w // n)}
+    return {"d": _int_op(op, desc, a, b or 0, w, kind)}
+
+
+ARITH = ("add", "sub", "mul", "neg", "abs", "min", "max", "shl", "shr")
+
+
+def evaluate(desc: dict, inputs: dict, free=unspecified) -> dict:
+    """Evaluate one instruction described by ``desc`` on concrete ``inputs``; ``free``
+    chooses the NaNs the ISA leaves open (by default: raise ``Unspecified``)."""
     op = desc["opcode"]
+    if op in ARITH:
+        return _arith(desc, inputs, free)
     if op in ("mov", "not", "and", "or", "xor", "cvt"):
-        return _glue(desc, inputs)
+        return _glue(desc, inputs, free)
     if op in ("set", "setp"):
         return _set_setp(desc, inputs)
     if op == "selp":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from itertools import product
 
-from oracle import Unspecified
 from oracle import evaluate as oracle_evaluate
 from strategies import oracle_desc
 
@@ -22,13 +21,15 @@ from ptxsmt.isa.variants import operand_types
 UNSPECIFIED = "unspecified"  # a register's value the ISA leaves open
 # NaNs of each destination format; together each bit outside the exponent takes both values
 NANS = {
+    "f16": (0x7E00, 0xFFFF, 0x7C01),
+    "bf16": (0x7FC0, 0xFFFF, 0x7F81),
     "f32": (0x7FC00000, 0xFFFFFFFF, 0x7F800001),
     "f64": (0x7FF8000000000000, 0xFFFFFFFFFFFFFFFF, 0x7FF0000000000001),
 }
 
 
 class _Open(Exception):
-    """A free NaN met that no choice covers yet: its key and destination type."""
+    """A free NaN met that no choice covers yet: its key and format."""
 
 
 def run(text: str, inputs: dict, target: int = 90, vset_merge: str = "c") -> dict:
@@ -39,10 +40,10 @@ def run(text: str, inputs: dict, target: int = 90, vset_merge: str = "c") -> dic
     while True:
         try:
             finals = [_run(instructions, inputs, target, vset_merge, dict(zip(keys, pick)))
-                      for pick in product(*(NANS[k[0]] for k in keys))]
+                      for pick in product(*(NANS[fmt] for _, fmt in keys))]
             break
         except _Open as e:
-            keys.append(e.args[0])
+            keys.append(e.args)
     return {reg: value if all(f[reg] == value for f in finals) else UNSPECIFIED
             for reg, value in finals[0].items()}
 
@@ -54,14 +55,8 @@ def _run(instructions, inputs: dict, target: int, vset_merge: str, nans: dict) -
         srcs = {slot: _value(o, types[slot], regs) for slot, o in ins.sources.items()}
         if ins.guard and regs[ins.guard.register] == ins.guard.negated:
             continue
-        desc = oracle_desc(ins, target, vset_merge)
-        try:
-            out = oracle_evaluate(desc, srcs)
-        except Unspecified:
-            key = (desc["dtype"], desc["atype"], srcs["a"])
-            if key not in nans:
-                raise _Open(key) from None
-            out = {"d": nans[key]}
+        out = oracle_evaluate(oracle_desc(ins, target, vset_merge), srcs,
+                              lambda key, fmt: _choose(nans, key, fmt))
         for slot, o in ins.destinations.items():
             if o.kind == "vec":
                 w = types[slot].width // len(o.elements)
@@ -70,6 +65,12 @@ def _run(instructions, inputs: dict, target: int, vset_merge: str, nans: dict) -
             else:
                 regs[o.text] = out[slot]
     return regs
+
+
+def _choose(nans: dict, key: tuple, fmt: str) -> int:
+    if (key, fmt) not in nans:
+        raise _Open(key, fmt)
+    return nans[key, fmt]
 
 
 def _value(o, t, regs):

@@ -85,6 +85,9 @@ def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> di
         "negc": bool(c and c.negated),
         "ftz": v.ftz,
         "add": v.add,
+        "sat": v.sat,
+        "nan": v.nan,
+        "mode": v.mode,
         "sm": target,
         "vset_merge": vset_merge,
     }

@@ -82,6 +82,9 @@ def rows(text: str) -> list[dict]:
         t = types["a"]
         return [{"a": x} for x in ([False, True] if t.width == 1 else specials(t))]
     t = types["a"]
+    if types.get("b", t) is not t:  # shl/shr: b is a .u32 amount, clamped to the width
+        w = t.width
+        return [{"a": a, "b": b} for a in specials(t) for b in (0, 1, w - 1, w, w + 1, 0xFFFFFFFF)]
     grid = list(product([False, True], repeat=2)) if t.width == 1 else \
         pairs(specials(t), t.lanes if t.is_packed else 1, t.lane_width)
     if "c" not in slots:
@@ -130,9 +133,10 @@ def _chunks(families, opts: Options, label: str, keep=lambda v: True):
 
 
 def _all_forms():
-    yield from _chunks((*FAMILIES, "glue"), Options(), "")
-    yield from _chunks(("set", "setp", "slct"), Options(target=13), "sm_13-",
-                       lambda v: v.compared_type.is_float)  # sm_1x changes float compares only
+    yield from _chunks((*FAMILIES, "glue", "arith"), Options(), "")
+    yield from _chunks(("set", "setp", "slct", "arith"), Options(target=13), "sm_13-",
+                       lambda v: v.compared_type and v.compared_type.is_float)  # sm_1x
+    # changes f32 compares and f32 abs/neg/min/max only
     yield from _chunks(("vset2", "vset4"), Options(vset_merge="b"), "merge_b-")
 
 

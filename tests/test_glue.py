@@ -51,8 +51,9 @@ def glue_cases(draw):
 
 def test_every_glue_variant_is_drawn():
     assert {v.opcode for v in GLUE} == {"mov", "not", "and", "or", "xor", "cvt"}
-    assert {format_variant(v) for v in GLUE if v.opcode == "cvt"} == {
+    assert {format_variant(v) for v in GLUE if v.opcode == "cvt" and v.atype.is_float} == {
         "cvt.f32.f16", "cvt.f32.bf16", "cvt.f64.f32"}
+    assert len([v for v in GLUE if v.opcode == "cvt"]) == 3 + 36 + 21  # ints: 21 with .sat
 
 
 @settings(max_examples=400, deadline=None)
@@ -115,7 +116,8 @@ def test_widen_f32_sampled_against_numpy():
 
 # ---- a NaN is free, never a guess ---------------------------------------------------------
 
-@pytest.mark.parametrize("v", [v for v in GLUE if v.opcode == "cvt"], ids=format_variant)
+@pytest.mark.parametrize("v", [v for v in GLUE if v.opcode == "cvt" and v.atype.is_float],
+                         ids=format_variant)
 def test_cvt_nan_is_any_nan_and_only_a_nan(v):
     """The encoding keeps every NaN open: not ptxas's fold (0x7fffffff), not the canonical
     NaN, not the payload kept (ptxas's run-time bf16 shift) or kept and quieted (IEEE's

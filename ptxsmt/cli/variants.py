@@ -11,7 +11,7 @@ from .common import CONTEXT
 
 
 @click.command("variants", context_settings=CONTEXT)
-@click.option("--family", type=click.Choice((*FAMILIES, "glue")), help="Only this family.")
+@click.option("--family", type=click.Choice((*FAMILIES, "glue", "arith")), help="Only this family.")
 @click.option("--spec", is_flag=True, help="The ISA text's catalogue, before ptxas corrections.")
 @click.option("--json", "as_json", is_flag=True)
 def variants(family, spec, as_json) -> None:

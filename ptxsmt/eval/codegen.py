@@ -203,6 +203,8 @@ class _Compiler:
 
     def step(self, t: _Node, a: list[Value]) -> Value:  # noqa: C901 - one branch per operator
         k = t.kind
+        if t.sort_kind() == z3.Z3_BV_SORT and t.size() > 64:  # mul.hi.u64's 128-bit product
+            raise Unsupported("a bit-vector wider than 64 bits")
         if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
             return Value(str(k == z3.Z3_OP_TRUE), "bool")
         if k == z3.Z3_OP_BNUM:
@@ -266,6 +268,18 @@ class _Compiler:
             w, top = x.width, word_bits(x.width) - 1
             return self.emit(f"where({n.expr} >= {w}, {x.word}(0), ({x.expr} << minimum("
                              f"{n.expr}, {top})) & {_mask(w)})", "bv", w)
+        if k == z3.Z3_OP_BLSHR:
+            x, n = a
+            w, top = x.width, word_bits(x.width) - 1
+            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {x.expr} >> minimum("
+                             f"{n.expr}, {top}))", "bv", w)
+        if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
+            x, n = a
+            w = x.width
+            if w != word_bits(w):
+                raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
+            return self.emit(f"{x.word}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
+                             "bv", w)
         if k == z3.Z3_OP_BNOT:
             (x,) = a
             return self.emit(f"~{x.expr} & {_mask(x.width)}", "bv", x.width)

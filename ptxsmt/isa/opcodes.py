@@ -10,29 +10,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .types import PRED, PtxType, bit_type
+from .types import PRED, TYPES, PtxType, bit_type
 
 # The ISA's names for instruction types ("set.CmpOp.dtype.stype", "slct.dtype.s32" whose
 # second type is c's, "vset2.atype.btype", "cvt.dtype.atype", "setp.type").
 TYPE_ROLES = ("dtype", "stype", "type", "ctype", "atype", "btype")
-FLAG_MODIFIERS = ("ftz", "add")  # written `.ftz`, `.add`, or absent
+# Written `.ftz`, `.add`, `.sat`, `.NaN`, or absent: the spelling -> the Variant field.
+FLAG_MODIFIERS = {"ftz": "ftz", "add": "add", "sat": "sat", "NaN": "nan"}
+MUL_MODES = ("hi", "lo")  # mul's `.mode`; `.wide` (a destination twice as wide) is not here
 
 
 @dataclass(frozen=True)
 class Syntax:
     """One opcode's syntax: instruction modifiers and operand slots."""
 
-    # In print order: "cmp", "boolop", "ftz", "add", or a type role from TYPE_ROLES.
+    # In print order: "cmp", "boolop", a FLAG_MODIFIERS field, "mode" (mul), or a type role
+    # from TYPE_ROLES.
     modifiers: tuple[str, ...]
     # The operand slots as written (d or p first), each with its type: a type role of
     # `modifiers`, or a fixed register type.
     operands: dict[str, str | PtxType]
     optional_c: bool = False  # c is there exactly when a BoolOp is
     pair_dest: bool = False  # setp's p[|q]: q, when written, has p's type
-    compared: str = ""  # the type role a comparison reads: .ftz and the CmpOps depend on it
+    compared: str = ""  # the type role a comparison reads (or abs/neg flush): .ftz and the
+    # CmpOps depend on it
     selects: bool = False  # d is a or b, chosen by c (selp, slct)
     half_family: bool = False  # 9.7.7 gives it half-precision forms, a family of their own
     glue: bool = False  # not a seed instruction: what rewrites put around them
+    family: str = ""  # a family of its own, named here ("arith")
     vector_operands: bool = False  # d or a may be `{lo, hi}`: narrower registers (mov)
     lane_prefix: str = ""  # vset: "h"/"b" lane specs on d, a, b
     lanes: int = 1  # vset: lanes per 32-bit register
@@ -46,6 +51,8 @@ class Syntax:
 
 
 _B32 = bit_type(32)
+_U32 = TYPES["u32"]
+_BINARY = {"d": "type", "a": "type", "b": "type"}
 _SOURCES = {"a": "type", "b": "type"}
 _VSET = (("atype", "btype", "cmp", "add"), dict.fromkeys("dabc", _B32))
 
@@ -65,5 +72,15 @@ SYNTAX: dict[str, Syntax] = {
     "mov": Syntax(("type",), {"d": "type", "a": "type"}, glue=True, vector_operands=True),
     "not": Syntax(("type",), {"d": "type", "a": "type"}, glue=True),
     **{op: Syntax(("type",), {"d": "type", **_SOURCES}, glue=True) for op in ("and", "or", "xor")},
-    "cvt": Syntax(("dtype", "atype"), {"d": "dtype", "a": "atype"}, glue=True),
+    "cvt": Syntax(("sat", "dtype", "atype"), {"d": "dtype", "a": "atype"}, glue=True),
+    # 9.7.1 integer and 9.7.3/9.7.4 floating-point arithmetic that compilers put next to
+    # compares: one family, "arith". shl/shr's b is "a .u32 value" whatever the type.
+    **{op: Syntax(("sat", "type"), _BINARY, family="arith") for op in ("add", "sub")},
+    "mul": Syntax(("mode", "type"), _BINARY, family="arith"),
+    **{op: Syntax(("ftz", "nan", "type"), _BINARY, compared="type", family="arith")
+       for op in ("min", "max")},
+    **{op: Syntax(("ftz", "type"), {"d": "type", "a": "type"}, compared="type",
+                  family="arith") for op in ("abs", "neg")},
+    **{op: Syntax(("type",), {"d": "type", "a": "type", "b": _U32}, family="arith")
+       for op in ("shl", "shr")},
 }

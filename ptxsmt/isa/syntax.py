@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
-from .opcodes import FLAG_MODIFIERS, SYNTAX
+from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX
 from .types import PRED, TYPES, PtxType
 from .variants import Variant, catalogue, operand_slots, operand_types
 
@@ -196,7 +196,7 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
     types: list[PtxType] = []
     offset = col + len(opcode)
     for mod in mods:
-        kind, value = _classify(mod)
+        kind, value = _classify(mod, syntax)
         where = (line, offset + 1)
         offset += len(mod) + 1
         if kind is None:
@@ -215,15 +215,16 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
                        f"found {len(types)}", line, col)
     if "cmp" in syntax.modifiers and "cmp" not in found:
         raise PtxError(f"{opcode} needs a comparison operator (.eq, .lt, ...)", line, col)
-    return Variant(opcode, tuple(types), found.get("cmp"), found.get("boolop"),
-                   bool(found.get("ftz")), bool(found.get("add")))
+    return Variant(opcode, tuple(types), **found)
 
 
-_KIND_NAMES = {"cmp": "comparison", "boolop": "boolean operator", "ftz": "modifier",
-               "add": "modifier", "type": "type"}
+_KIND_NAMES = {"cmp": "comparison", "boolop": "boolean operator", "mode": "mode",
+               "type": "type", **dict.fromkeys(FLAG_MODIFIERS.values(), "modifier")}
 
 
-def _classify(mod: str) -> tuple[str | None, object]:
+def _classify(mod: str, syntax) -> tuple[str | None, object]:
+    if "mode" in syntax.modifiers and mod in MUL_MODES:  # mul.lo: a mode, not the CmpOp
+        return "mode", mod
     if mod in TYPES:
         return "type", TYPES[mod]
     if mod in CmpOp._value2member_map_:
@@ -231,7 +232,7 @@ def _classify(mod: str) -> tuple[str | None, object]:
     if mod in BoolOp._value2member_map_:
         return "boolop", BoolOp(mod)
     if mod in FLAG_MODIFIERS:
-        return mod, True
+        return FLAG_MODIFIERS[mod], True
     return None, None
 
 

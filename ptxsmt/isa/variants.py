@@ -18,7 +18,7 @@ from itertools import product
 from types import MappingProxyType
 
 from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
-from .opcodes import SYNTAX, Syntax
+from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX, Syntax
 from .types import Kind, PtxType, ptx_type
 
 # The families a user thinks in; half-precision set/setp are the same opcodes.
@@ -41,6 +41,9 @@ class Variant:
     boolop: BoolOp | None = None
     ftz: bool = False
     add: bool = False
+    sat: bool = False
+    nan: bool = False  # `.NaN` (min, max)
+    mode: str | None = None  # mul's .hi/.lo
 
     @classmethod
     def of(cls, opcode: str, roles: Mapping[str, PtxType], **modifiers) -> Variant:
@@ -80,6 +83,8 @@ class Variant:
 
     @property
     def family(self) -> str:
+        if self.syntax.family:
+            return self.syntax.family
         if self.syntax.glue:
             return "glue"
         if self.syntax.half_family and any(t.is_half for t in self.types):
@@ -88,8 +93,10 @@ class Variant:
 
     def __str__(self) -> str:
         """The spelling: opcode and modifiers in the order of the opcode's syntax line."""
-        values = {"cmp": self.cmp, "boolop": self.boolop, "ftz": "ftz" if self.ftz else None,
-                  "add": "add" if self.add else None, **self.roles}
+        flags = {field: spelling for spelling, field in FLAG_MODIFIERS.items()
+                 if getattr(self, field)}
+        values = {"cmp": self.cmp, "boolop": self.boolop, "mode": self.mode,
+                  **dict.fromkeys(FLAG_MODIFIERS.values()), **flags, **self.roles}
         return ".".join([self.opcode, *(str(values[m]) for m in self.syntax.modifiers
                                         if values[m] is not None)])
 
@@ -152,6 +159,9 @@ class Form:
     ftz: bool = False  # whether {.ftz} is in the block
     cmps: tuple[CmpOp, ...] | None = None  # None: cmps_for(the compared type)
     add: bool = False  # vset: the .add line
+    sat: bool = False  # whether {.sat} is in the block
+    nan: bool = False  # whether {.NaN} is in the block
+    modes: tuple[str, ...] = (None,)  # mul: .hi, .lo
     section: str = ""
     note: str = ""
 
@@ -164,8 +174,12 @@ class Form:
             boolops = (None, *BoolOp) if "boolop" in syntax.modifiers else (None,)
             ftzs = (False, True) if self.ftz and compared.ftz else (False,)
             adds = (False, True) if self.add else (False,)
-            for cmp, boolop, ftz, add in product(cmps, boolops, ftzs, adds):
-                yield replace(v, cmp=cmp, boolop=boolop, ftz=ftz, add=add)
+            sats = (False, True) if self.sat else (False,)
+            nans = (False, True) if self.nan else (False,)
+            for cmp, boolop, ftz, add, sat, nan, mode in product(cmps, boolops, ftzs, adds, sats,
+                                                                  nans, self.modes):
+                yield replace(v, cmp=cmp, boolop=boolop, ftz=ftz, add=add, sat=sat, nan=nan,
+                              mode=mode)
 
 
 def _req(ptx: str, sm: int) -> Requirement:
@@ -240,6 +254,60 @@ GLUE_FORMS: tuple[Form, ...] = (
          section="9.7.9.21"),
 )
 
+# 9.7.9.21 cvt between integers: "sext = sign-extend; zext = zero-extend; chop = keep only
+# low bits that fit". `.sat` only where the source's range does not fit the destination's
+# (ptxas 13.0: "Illegal modifier '.sat' for instruction 'cvt'" on the others).
+_CVT_INTS = _types("u16", "u32", "u64", "s16", "s32", "s64")
+
+
+def _fits(d: PtxType, a: PtxType) -> bool:
+    """Every value of `a` is a value of `d`."""
+    if d.kind is a.kind:
+        return d.width >= a.width
+    return a.kind is Kind.UNSIGNED and d.width > a.width
+
+
+CVT_INT_FORMS: tuple[Form, ...] = (
+    Form("cvt", dict(dtype=_CVT_INTS, atype=_CVT_INTS), _req("1.0", 10), section="9.7.9.21"),
+    *(Form("cvt", dict(dtype=(d,), atype=(a,)), _req("1.0", 10), sat=True, section="9.7.9.21")
+      for d in _CVT_INTS for a in _CVT_INTS if not _fits(d, a)),
+)
+
+# 9.7.1 integer and 9.7.3/9.7.4 floating-point arithmetic (the "arith" family). Minimum
+# versions and targets are the text's "PTX ISA Notes"/"Target ISA Notes", held against
+# ptxas 13.0 by tests/test_arith.py; as for set, f64's "requires sm_13" is not enforced.
+_ARITH_INTS = _types("u16", "u32", "u64", "s16", "s32", "s64")
+_SIGNED = _types("s16", "s32", "s64")
+_HALF = _types("f16", "f16x2")
+_BHALF = _types("bf16", "bf16x2")
+ARITH_FORMS: tuple[Form, ...] = (
+    *(Form(op, dict(type=_ARITH_INTS), _req("1.0", 10), section=sec)
+      for op, sec in (("add", "9.7.1.1"), ("sub", "9.7.1.2"), ("min", "9.7.1.12"),
+                      ("max", "9.7.1.13"))),
+    # "add{.sat}.type2 ... .sat ... Applies only to .u32, .s32 ..." (add.sat.u32: PTX 9.2)
+    *(Form(op, dict(type=_types("s32")), _req("1.0", 10), sat=True, section=sec)
+      for op, sec in (("add", "9.7.1.1"), ("sub", "9.7.1.2"))),
+    Form("mul", dict(type=_ARITH_INTS), _req("1.0", 10), modes=MUL_MODES, section="9.7.1.3"),
+    *(Form(op, dict(type=_SIGNED), _req("1.0", 10), section=sec)
+      for op, sec in (("abs", "9.7.1.10"), ("neg", "9.7.1.11"))),
+    Form("shl", dict(type=_types("b16", "b32", "b64")), _req("1.0", 10), section="9.7.8.8"),
+    Form("shr", dict(type=INT_TYPES), _req("1.0", 10), section="9.7.8.9"),
+    *(Form(op, dict(type=_types("f32", "f64")), _req("1.0", 10), ftz=True, section=sec)
+      for op, sec in (("abs", "9.7.3.9"), ("neg", "9.7.3.10"), ("min", "9.7.3.11"),
+                      ("max", "9.7.3.12"))),
+    # "min.NaN introduced in PTX ISA version 7.0 ... requires sm_80"
+    *(Form(op, dict(type=_types("f32")), _req("7.0", 80), ftz=True, nan=True, section=sec)
+      for op, sec in (("min", "9.7.3.11"), ("max", "9.7.3.12"))),
+    Form("neg", dict(type=_HALF), _req("6.0", 53), ftz=True, section="9.7.4.5"),
+    Form("neg", dict(type=_HALF), _req("5.1", 53), ftz=True, section="9.7.4.5",
+         note="ptxas 13.0 assembles neg.f16/.f16x2 from PTX 5.1 (at 5.0 its message says 6.0)"),
+    Form("abs", dict(type=_HALF), _req("6.5", 53), ftz=True, section="9.7.4.6"),
+    *(Form(op, dict(type=_BHALF), _req("7.0", 80), section=sec)
+      for op, sec in (("neg", "9.7.4.5"), ("abs", "9.7.4.6"))),
+    *(Form(op, dict(type=(*_HALF, *_BHALF)), _req("7.0", 80), ftz=True, nan=True, section=sec)
+      for op, sec in (("min", "9.7.4.7"), ("max", "9.7.4.8"))),
+)
+
 # Where ptxas 13.0 is the judge over the text (docs/ptxas-legality.md). Rows here only add:
 # `build` keeps the weakest requirement of all rows that give a variant.
 _NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
@@ -292,7 +360,8 @@ def build(forms: Iterable[Form], ftz_requirement: Requirement | None = None) -> 
 @cache
 def catalogue() -> Catalogue:
     """The legal variants: what ptxas 13.0 accepts (the text plus PTXAS_FORMS)."""
-    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS), FTZ_REQUIREMENT)
+    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS, *CVT_INT_FORMS, *ARITH_FORMS),
+                 FTZ_REQUIREMENT)
 
 
 @cache

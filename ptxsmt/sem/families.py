@@ -5,7 +5,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import Instruction
-from . import comparison, glue, half, video
+from . import arith, comparison, glue, half, video
 from .options import DEFAULT, Options
 
 _SCALAR = {
@@ -16,6 +16,7 @@ _SCALAR = {
     "half-set": half.set_,
     "half-setp": half.setp,
     "glue": glue.glue,
+    "arith": arith.arith,
 }
 
 

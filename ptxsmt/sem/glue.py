@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import format_variant
-from ..isa.types import PRED
+from ..isa.types import PRED, Kind
 from ..isa.variants import Variant
 from .options import Options
 from .sorts import fields, free_nan, is_nan, widen
@@ -17,11 +17,11 @@ _LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}
 
 def glue(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     """mov: d = a;  not: d = ~a;  and/or/xor: d = a op b  (on .pred: logical);
-    cvt (exact widening only): d = convert(a)."""
+    cvt (exact widening, or between integers): d = convert(a)."""
     if v.opcode == "mov":
         return {"d": a}
     if v.opcode == "cvt":
-        return {"d": cvt(v, a, opts)}
+        return {"d": cvt(v, a, opts) if v.atype.is_float else cvt_int(v, a)}
     pred = v.type is PRED
     if v.opcode == "not":
         return {"d": z3.Not(a) if pred else ~a}
@@ -41,3 +41,19 @@ def cvt(v: Variant, a: z3.BitVecRef, opts: Options) -> z3.BitVecRef:
         a = z3.If(exp == 0, z3.Concat(sign, z3.BitVecVal(0, src.width - 1)), a)
     return z3.If(is_nan(a, src), free_nan(format_variant(v), a, dst), widen(a, src, dst))
 
+
+
+def cvt_int(v: Variant, a: z3.BitVecRef) -> z3.BitVecRef:
+    """d = convert(a) between integers: "sext = sign-extend; zext = zero-extend; chop = keep
+    only low bits that fit" (the extension follows the source's signedness). ".sat: For
+    integer destination types, .sat limits the result to MININT..MAXINT for the size of
+    the operation": the source's value clamped to the destination's range."""
+    src, dst = v.atype, v.dtype
+    n, signed = max(src.width, dst.width) + 1, src.kind is Kind.SIGNED
+    wide = (z3.SignExt if signed else z3.ZeroExt)(n - src.width, a)  # a's value, exactly
+    if v.sat:
+        top = (1 << (dst.width - 1)) - 1 if dst.kind is Kind.SIGNED else (1 << dst.width) - 1
+        low = -top - 1 if dst.kind is Kind.SIGNED else 0
+        lo, hi = z3.BitVecVal(low, n), z3.BitVecVal(top, n)
+        wide = z3.If(wide < lo, lo, z3.If(wide > hi, hi, wide))
+    return z3.Extract(dst.width - 1, 0, wide)
