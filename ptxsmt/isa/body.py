@@ -189,12 +189,13 @@ def _split_top(text: str) -> list[str]:
 def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Register]:
     """Each register's declaration, checked against the operand it stands for."""
     types = operand_types(ins.variant)
-    uses = [(ins.guard.register, PRED, "the guard", ins.col)] if ins.guard else []
+    uses = [(ins.guard.register, PRED, "", ins.col)] if ins.guard else []
     for slot, o in ins.operands.items():
         t = bit_type(types[slot].width // len(o.elements)) if o.kind == "vec" else types[slot]
-        uses += [(name, t, f"operand {slot}", o.col) for name in o.registers]
+        uses += [(name, t, slot, o.col) for name in o.registers]
     found: dict[str, Register] = {}
-    for name, t, what, col in uses:
+    for name, t, slot, col in uses:
+        what = f"operand {slot}" if slot else "the guard"
         reg = scope.lookup(name)
         if reg is None:
             if module:
@@ -203,7 +204,7 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
         if reg.vector > 1:
             raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
                            f"{reg.place}); {what} needs one .{t} register", ins.line, col)
-        if not fits(reg.type, t):
+        if not fits(reg.type, t, ins.variant.opcode, slot):
             raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
                            f"{ins.variant} needs .{t} (or a register of its width that ptxas "
                            "takes for it)", ins.line, col)

@@ -28,8 +28,22 @@ _FITS = {
 PACKED_AS_INTEGER = "f16x2"  # ptxas takes an .f16x2 register for a 32-bit integer operand
 
 
-def fits(register: PtxType, operand: PtxType) -> bool:
-    """Whether ptxas lets a register declared `register` stand for an `operand`-typed one."""
+# Slots where ptxas 13.0 takes other registers than the rule says (measured the same way):
+# (opcode, slot, operand type) -> the register types it takes there.
+SLOT_FITS: dict[tuple[str, str, str], frozenset[str]] = {
+    ("set", "d", "bf16"): frozenset({"b16", "u16", "s16"}),
+    ("set", "d", "bf16x2"): frozenset({"b32", "u32", "s32", "f16x2", "f32", "pred"}),
+    **{(op, slot, "b32"): frozenset({"b32", "u32", "s32", "f16x2"} if slot in "ab"
+                                    else {"b32", "u32", "s32"})
+       for op in ("vset2", "vset4") for slot in "abcd"},
+}
+
+
+def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "") -> bool:
+    """Whether ptxas lets a register declared `register` stand for an `operand`-typed one
+    in `slot` of `opcode`."""
+    if (opcode, slot, operand.name) in SLOT_FITS:
+        return register.name in SLOT_FITS[opcode, slot, operand.name]
     if register.width != operand.width:
         return False
     if register is operand or register.kind in _FITS[operand.kind]:
