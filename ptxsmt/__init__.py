@@ -9,8 +9,9 @@ program, eval, smt, proofs, report, cli (tests/test_architecture.py holds them).
 
 from .check import check_line
 from .eval.values import Evaluation
+from .isa.body import parse, parse_one
 from .isa.modifiers import BoolOp, CmpOp, LaneSpec
-from .isa.syntax import Instruction, PtxError, parse, parse_one
+from .isa.syntax import Instruction, PtxError
 from .isa.targets import parse_target, parse_version
 from .isa.types import PtxType, ptx_type
 from .isa.variants import Requirement, Variant, catalogue

@@ -7,12 +7,14 @@ destination's prior value when false, which makes that prior value an input.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .isa.body import Snippet, parse_snippet
 from .isa.literals import parse_immediate
-from .isa.syntax import Instruction, PtxError, parse, require_legal
+from .isa.syntax import Instruction, PtxError, offset_value, require_legal
 from .isa.types import PRED, PtxType, bit_type
 from .isa.variants import operand_types
 from .sem.options import DEFAULT, Options
@@ -28,19 +30,24 @@ class Encoding:
 
 
 class Program:
-    """A parsed snippet with its register types; `encode()` gives Z3 terms."""
+    """A parsed snippet with its register types; `encode()` gives Z3 terms. A register
+    named by a `.reg` has its declared type; any other is typed by its use."""
 
-    def __init__(self, instructions: list[Instruction]):
+    def __init__(self, instructions: list[Instruction], declared: Mapping[str, PtxType] = {}):
         self.instructions = instructions
         for ins in instructions:
             require_legal(ins)
-        self.types = _register_types(instructions)
+        self.types = _register_types(instructions, declared)
         self.spelling = _spelling(instructions)  # register -> as first written ("%r1")
         self.written = _written(instructions)
 
     @classmethod
     def parse(cls, text: str) -> Program:
-        return cls(parse(text))
+        return cls.of(parse_snippet(text))
+
+    @classmethod
+    def of(cls, snippet: Snippet) -> Program:
+        return cls(snippet.instructions, {k: r.type for k, r in snippet.declared.items()})
 
     def encode(self, opts: Options = DEFAULT) -> Encoding:
         """The final registers as terms over free constants named after the inputs."""
@@ -84,6 +91,8 @@ def _source(o, t: PtxType, read) -> z3.ExprRef:
         return register_value(parse_immediate(o.text, t), t)
     if o.kind == "vec":
         return pack([read(name) for name in o.elements])
+    if o.offset:  # `%r1+1`: the sum, wrapping at the operand's width
+        return read(o.text) + register_value(offset_value(o.offset, t), t)
     return read(o.text)
 
 
@@ -105,9 +114,12 @@ def _spelling(instructions: list[Instruction]) -> dict[str, str]:
     return out
 
 
-def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:
-    types: dict[str, PtxType] = {}
-    seen: dict[str, str] = {}
+def _register_types(instructions: list[Instruction],
+                    declared: Mapping[str, PtxType]) -> dict[str, PtxType]:
+    """Declared registers keep their type (the reader checked each use against it); the
+    others take the type of their first use, and a later use must agree in width."""
+    types: dict[str, PtxType] = dict(declared)
+    seen: dict[str, str] = dict.fromkeys(declared, "its declaration")
     for ins in instructions:
         dests = [r for o in ins.destinations.values() for r in o.registers]
         if len(set(dests)) < len(dests):
@@ -123,7 +135,14 @@ def _register_types(instructions: list[Instruction]) -> dict[str, PtxType]:
         for name, t, col in uses:
             if name not in types:
                 types[name], seen[name] = t, f"line {ins.line}"
-            elif (types[name].width, types[name] is PRED) != (t.width, t is PRED):
+            elif (types[name].width, types[name] is PRED) == (t.width, t is PRED):
+                continue
+            elif name in declared:  # legal where ptxas allows it (`cvt` of a wider register)
+                raise PtxError(f"register {name} is declared .{types[name].name}; ptxsmt "
+                               f"evaluates this operand only on a register of .{t.name}'s "
+                               "width (ptxas also takes this one; what it means here is not "
+                               "modelled)", ins.line, col)
+            else:
                 raise PtxError(f"register {name} is used as .{t.name} here but as "
                                f".{types[name].name} on {seen[name]}", ins.line, col)
     return types

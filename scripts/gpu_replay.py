@@ -78,8 +78,9 @@ from string import Template
 
 from ptxsmt import Program, PtxError
 from ptxsmt.eval.values import convert_inputs
+from ptxsmt.isa.body import parse
 from ptxsmt.isa.literals import LiteralError, parse_value
-from ptxsmt.isa.syntax import format_instruction, format_variant, parse, rename_registers
+from ptxsmt.isa.syntax import format_instruction, format_variant, rename_registers
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.types import PRED, PtxType, bit_type
 from ptxsmt.isa.variants import catalogue

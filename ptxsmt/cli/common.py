@@ -93,7 +93,9 @@ class Finite(click.FloatRange):
         return number
 
 
-def check_target(ctx, param, value: str) -> str:
+def check_target(ctx, param, value: str | None) -> str | None:
+    if value is None:  # not given: the command picks (check: the module's .target)
+        return None
     try:
         parse_target(value)
     except PtxError as e:
@@ -159,7 +161,9 @@ def timeout_option(what: str):
 
 
 
-def check_version(ctx, param, value: str) -> tuple[int, int]:
+def check_version(ctx, param, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
     try:
         return parse_version(value)
     except PtxError as e:

@@ -6,8 +6,9 @@ import click
 
 from .. import report
 from ..eval import sweep as sweeping
+from ..isa.body import parse_one
 from ..isa.errors import PtxError, quote
-from ..isa.syntax import parse_one, parse_variant
+from ..isa.syntax import parse_variant
 from ..report import sweep as rendering
 from ..report.progress import Progress
 from ..smt.vectors import instruction_forms

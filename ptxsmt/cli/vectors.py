@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from .. import report
+from ..isa.body import parse_one
 from ..isa.errors import PtxError, quote
-from ..isa.syntax import parse_one, parse_variant
+from ..isa.syntax import parse_variant
 from ..isa.variants import FAMILIES, catalogue
 from ..report.progress import Progress
 from ..smt.vectors import instruction_forms, vectors_for

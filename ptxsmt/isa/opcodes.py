@@ -38,6 +38,12 @@ class Syntax:
     half_family: bool = False  # 9.7.7 gives it half-precision forms, a family of their own
     glue: bool = False  # not a seed instruction: what rewrites put around them
     family: str = ""  # a family of its own, named here ("arith")
+
+    @property
+    def partial(self) -> bool:
+        """ptxsmt models some of this opcode's forms only (glue, arithmetic): in a file, a
+        form outside them is an ordinary instruction, not an illegal one."""
+        return self.glue or bool(self.family)
     vector_operands: bool = False  # d or a may be `{lo, hi}`: narrower registers (mov)
     lane_prefix: str = ""  # vset: "h"/"b" lane specs on d, a, b
     lanes: int = 1  # vset: lanes per 32-bit register

@@ -1,9 +1,9 @@
 """One grammar, both ways: PTX text <-> `Instruction`s.
 
-A snippet is straight-line PTX: instructions, each ended by `;` as ptxas
-wants (no `;;`, no empty statement), `//` and `/* */` comments, optional
-guards `@p` / `@!p`. Unlike ptxas, an instruction does not span lines. Every
-error names its place as `line L, col C`.
+This is the grammar of one statement of ptxsmt's families: optional guard `@p` /
+`@!p`, opcode with modifiers, operands. Statements come from `statements.py`; snippets
+and modules are read in `body.py` and `module.py`. Every error names its place as
+`line L, col C`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX
-from .types import PRED, TYPES, PtxType
+from .types import PRED, TYPES, Kind, PtxType
 from .variants import Variant, catalogue, operand_slots, operand_types
 
 # ---- the parsed form --------------------------------------------------------------------
@@ -31,6 +31,7 @@ class Operand:
     col: int = 1
     elements: tuple[str, ...] = ()  # "vec": register names, lane 0 first
     spelled: tuple[str, ...] = field(default=(), compare=False)  # the names as written
+    offset: str = ""  # `%r1+1`: the integer added to the register, as written (see OFFSET)
 
     @property
     def registers(self) -> tuple[str, ...]:
@@ -42,7 +43,8 @@ class Operand:
         if self.kind == "vec":
             return "{" + ", ".join(self.elements) + "}"
         lane = self.lane_spec.spelling if self.lane_spec else ""
-        return ("!" if self.negated else "") + self.text + lane
+        offset = f"+{self.offset}" if self.offset else ""
+        return ("!" if self.negated else "") + self.text + lane + offset
 
 
 @dataclass(frozen=True)
@@ -117,46 +119,11 @@ def rename_registers(ins: Instruction, names: Mapping[str, str]) -> Instruction:
 
 # ---- parsing ----------------------------------------------------------------------------
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_IDENT = r"%?[A-Za-z_$][A-Za-z0-9_$]*"
-_REG = re.compile(rf"({_IDENT})(?:\s*(\.[A-Za-z0-9_]+))?")
+# A register: `%r1`, `r1`, or an inline-asm operand placeholder `%0` (typed by its use).
+_IDENT = r"%?[A-Za-z_$][A-Za-z0-9_$]*|%[0-9]+"
+_REG = re.compile(rf"({_IDENT})(?:\s*(\.[A-Za-z0-9_]+)|\s*\+\s*(-?\s*[0-9][0-9A-Za-z]*))?")
 _GUARD = re.compile(rf"@\s*(!?)\s*({_IDENT})\s+")
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9]*((?:\.[A-Za-z0-9_]+)*)")
-
-
-def parse(text: str) -> list[Instruction]:
-    """Parse a snippet; raise `PtxError` naming the first problem and its place."""
-    clean = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-    out: list[Instruction] = []
-    for line_no, line in enumerate(clean.split("\n"), 1):
-        *statements, tail = line.split(";")
-        pos = 0  # where the statement starts, 0-based
-        for stmt in statements:
-            if not stmt.strip():
-                raise PtxError("empty statement: ';' with no instruction before it",
-                               line_no, pos + len(stmt) + 1)
-            out.append(_parse_statement(stmt.strip(), line_no, _start(stmt, pos)))
-            pos += len(stmt) + 1
-        if tail.strip():  # its own errors first, then the missing `;`
-            _parse_statement(tail.strip(), line_no, _start(tail, pos))
-            raise PtxError("missing ';' at the end of the instruction", line_no,
-                           pos + len(tail.rstrip()) + 1)
-    if not out:
-        raise PtxError("no instruction found", 1, 1)
-    return out
-
-
-def _start(stmt: str, pos: int) -> int:
-    """The 1-based column of a statement's first character."""
-    return pos + 1 + len(stmt) - len(stmt.lstrip())
-
-
-def parse_one(text: str) -> Instruction:
-    instructions = parse(text)
-    if len(instructions) != 1:
-        raise PtxError(f"expected one instruction, found {len(instructions)}",
-                       instructions[1].line, instructions[1].col)
-    return instructions[0]
 
 
 def parse_variant(spelling: str) -> Variant:
@@ -170,7 +137,8 @@ def parse_variant(spelling: str) -> Variant:
     return _parse_modifiers(opcode, mods, 1, 1)
 
 
-def _parse_statement(stmt: str, line: int, col: int) -> Instruction:
+def parse_statement(stmt: str, line: int, col: int) -> Instruction:
+    """One statement (without its `;`) whose first character is at `line`, `col`."""
     text = stmt
     guard = None
     if m := _GUARD.match(stmt):
@@ -294,7 +262,9 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
     if negated and not (slot == "c" and t is PRED):
         raise PtxError(f"'!' is only allowed on the predicate operand c, not {slot}", line, col)
     if m := _REG.fullmatch(body):
-        name, suffix = m.group(1).lstrip("%"), m.group(2)
+        name, suffix, offset = m.group(1).lstrip("%"), m.group(2), m.group(3)
+        if offset is not None:
+            return _with_offset(v, slot, t, name, offset, m.group(1), line, col)
         lane = None
         if suffix:
             lane = parse_lane_spec(suffix)
@@ -318,6 +288,38 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
     except LiteralError as e:
         raise PtxError(f"operand {slot}: {e}", line, col) from None
     return Operand("imm", body, negated, col=col)
+
+
+# `%r1+1`, `%r2+-1`: ptxas 13.0 reads a source register plus an integer as the sum,
+# wrapping at the operand's width (it compiles `setp.lt.s32 p, %r1+-1, %r2` to
+# `VIADD R5, R0, 0xffffffff; ISETP`). It refuses one on a destination ("Result register
+# required"), and crashes (SIGSEGV) on one in a vset or float operand, a guard or after
+# `!`; ptxsmt takes it on integer and bit operands a and b (README "Reading PTX files").
+OFFSET_SLOTS = ("a", "b")
+
+
+def _with_offset(v: Variant, slot: str, t: PtxType, name: str, offset: str, spelled: str,
+                 line: int, col: int) -> Operand:
+    if slot not in OFFSET_SLOTS or v.syntax.lane_prefix or t.kind not in OFFSET_KINDS:
+        raise PtxError(f"a register plus an offset is only taken on integer or bit operands "
+                       f"a and b, not {slot} of {v.opcode}", line, col)
+    text = offset.replace(" ", "")
+    if offset_value(text, t) is None:
+        raise PtxError(f"offset {quote(offset)} is not an integer", line, col)
+    return Operand("reg", name, col=col, spelled=(spelled,), offset=text)
+
+
+OFFSET_KINDS = (Kind.BIT, Kind.UNSIGNED, Kind.SIGNED)
+
+
+def offset_value(text: str, t: PtxType) -> int | None:
+    """The offset as an addend of `t`'s width (ptxas wraps; a 64-bit literal at most)."""
+    for wide in ("s64", "u64"):
+        try:
+            return parse_immediate(text, TYPES[wide]) % (1 << t.width)
+        except LiteralError:
+            pass
+    return None
 
 
 def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:

@@ -1,7 +1,8 @@
-"""`variants` and `check`: the catalogue and the legality of lines."""
+"""`variants` and `check`: the catalogue and the legality of lines and modules."""
 
 from __future__ import annotations
 
+from ..check import ModuleCheck
 from ..isa.errors import quote
 from ..isa.variants import Catalogue
 
@@ -37,3 +38,39 @@ def check_json(number: int, text: str, error: str | None) -> dict:
 def check_text(text: str, error: str | None) -> str:
     shown = text if text.isprintable() and len(text) <= 200 else quote(text, 200)
     return f"ok       {shown}" if error is None else f"illegal  {shown}  -- {error}"
+
+
+def _statement(text: str) -> str:
+    """A statement as one line: a multi-line instruction's whitespace folded."""
+    return " ".join(text.split()) + ";"
+
+
+def module_check_json(result: ModuleCheck) -> dict:
+    return {
+        "target": str(result.target),
+        "ptx_version": f"{result.version[0]}.{result.version[1]}",
+        "legal": result.legal,
+        "judged": len(result.verdicts),
+        "illegal": sum(v.error is not None for v in result.verdicts),
+        "not_judged": result.unjudged,
+        "instructions": [{"function": v.function, "line": v.line, "col": v.col,
+                          "ptx": _statement(v.text), "legal": v.error is None,
+                          "error": v.error} for v in result.verdicts],
+    }
+
+
+def module_check_text(result: ModuleCheck) -> str:
+    out = []
+    for v in result.verdicts:
+        where = f"{v.function}, line {v.line}"
+        if v.error is None:
+            out.append(check_text(f"{_statement(v.text)}  ({where})", None))
+        else:
+            out.append(check_text(_statement(v.text), f"in {v.function}: {v.error}"))
+    illegal = sum(v.error is not None for v in result.verdicts)
+    out.append(f"{len(result.verdicts)} instructions checked for {result.target}, PTX ISA "
+               f"{result.version[0]}.{result.version[1]}: {illegal} illegal; "
+               f"{result.unjudged} other instructions not judged (ptxsmt models only "
+               "set/setp/selp/slct/vset and the mov, logic, cvt and arithmetic forms "
+               "around them)")
+    return "\n".join(out)

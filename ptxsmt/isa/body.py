@@ -1,0 +1,265 @@
+"""Statements -> a body: instructions with their declared registers, labels, scopes.
+
+One reader for a function body in a module and for a snippet (an inline-asm body is a
+snippet: `{ .reg .pred p; setp.ne.b32 p, %1, 0; selp.u32 %0, 1, 0, p; }`). A register
+named by a `.reg` in scope has that declared type, and an operand it cannot stand for
+is an error naming both places (the rule is `registers.fits`). In a module every
+register must be declared; in a snippet an undeclared one is typed by its use.
+
+Instructions outside ptxsmt's families (ld, st, bra, add, ...) are kept as `Generic`
+statements in a module, for later readers; a snippet refuses them, as ptxsmt always has.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import PtxError, quote
+from .opcodes import SYNTAX
+from .registers import Register, Scope, fits, parse_reg
+from .statements import Statement, split_statements
+from .syntax import Guard, Instruction, parse_statement
+from .types import PRED, bit_type
+from .variants import catalogue, operand_types
+
+
+@dataclass(frozen=True)
+class Generic:
+    """An instruction ptxsmt does not model, as written: `@%p1 ld.param.u32 %r1, [p];`."""
+
+    opcode: str  # "ld"
+    modifiers: tuple[str, ...]  # ("param", "u32")
+    operands: tuple[str, ...]  # ("%r1", "[p]")
+    guard: Guard | None
+    line: int
+    col: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An instruction of ptxsmt's families with the declaration of each register it
+    names (none for a snippet's registers typed by use)."""
+
+    instruction: Instruction
+    registers: dict[str, Register] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A statement of ptxsmt's families that ptxas refuses, and why."""
+
+    text: str
+    error: PtxError
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A directive the body only records: `.pragma "nounroll"`, `.loc 1 5 3`, `.local ...`."""
+
+    name: str
+    text: str
+    line: int
+    col: int
+
+
+Item = Checked | Generic | Label | Rejected | Directive
+
+
+@dataclass
+class Body:
+    items: list[Item] = field(default_factory=list)
+    registers: list[Register] = field(default_factory=list)  # every `.reg`, in order
+
+    @property
+    def checked(self) -> list[Checked]:
+        return [i for i in self.items if isinstance(i, Checked)]
+
+    @property
+    def generic(self) -> list[Generic]:
+        return [i for i in self.items if isinstance(i, Generic)]
+
+
+# Directives a body may hold that ptxsmt records and otherwise leaves alone.
+BODY_DIRECTIVES = (".loc", ".pragma", ".local", ".shared", ".param", ".const", ".global",
+                   ".maxnreg", ".file")
+
+
+def read_body(statements: list[Statement], *, module: bool) -> Body:
+    """A body from its statements (the function's own braces not included)."""
+    body, scope = Body(), Scope()
+    for st in statements:
+        if st.kind == "open":
+            scope.open()
+        elif st.kind == "close":
+            if not scope.depth:
+                raise PtxError("'}' closes no '{'", st.line, st.col)
+            scope.close()
+        elif st.kind == "label":
+            body.items.append(Label(st.text, st.line, st.col))
+        elif st.kind == "directive":
+            _directive(st, body, scope)
+        else:
+            body.items.append(_instruction(st, scope, module))
+    if scope.depth:
+        raise PtxError("'{' is never closed", *statements[-1].end)
+    return body
+
+
+def _directive(st: Statement, body: Body, scope: Scope) -> None:
+    if st.head == ".reg":
+        _require_end(st)
+        for reg in parse_reg(st.text, st.line, st.col):
+            scope.declare(reg)
+            body.registers.append(reg)
+    elif st.head in BODY_DIRECTIVES:
+        body.items.append(Directive(st.head, st.text, st.line, st.col))
+    else:
+        raise PtxError(f"unknown directive {quote(st.head)} in a function body", st.line, st.col)
+
+
+def _require_end(st: Statement) -> None:
+    if not st.ended:
+        what = "instruction" if st.kind == "instruction" else "declaration"
+        raise PtxError(f"missing ';' at the end of the {what}", *st.end)
+
+
+_GUARD = re.compile(r"@\s*!?\s*\S+\s+")
+
+
+def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
+    rest = st.text[m.end():] if (m := _GUARD.match(st.text)) else st.text
+    opcode = re.match(r"[A-Za-z0-9_]*", rest).group()
+    modelled = opcode in SYNTAX
+    if module and not modelled:
+        return _generic(st)
+    try:
+        ins = parse_statement(st.text, st.line, st.col)
+    except PtxError as e:
+        if not module:
+            raise
+        return _generic(st) if SYNTAX[opcode].partial else Rejected(st.text, e)
+    if module and ins.variant.syntax.partial and (
+            ins.variant not in catalogue() or any(scope.lookup(r) is None for r in _names(ins))):
+        # mov/and/cvt/mul in other forms (`mov.u32 %r1, %tid.x`, `cvt.rn.f32.s32`,
+        # `mul.wide.s32`, `mov.u64 %SP, __local_depot0` of a variable's address) are ordinary
+        # instructions to ptxsmt: only its own forms on registers are judged
+        return _generic(st)
+    try:
+        _require_end(st)
+        return Checked(ins, _declared(ins, scope, module))
+    except PtxError as e:
+        if not module:
+            raise
+        return Rejected(st.text, e)
+
+
+def _generic(st: Statement) -> Generic:
+    guard = None
+    text = st.text
+    if m := re.match(r"@\s*(!?)\s*(\S+)\s+", text):
+        guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)), m.group(2))
+        text = text[m.end():]
+    head, _, operands = text.partition(" ")
+    opcode, *mods = head.split(".")
+    parts = [p.strip() for p in _split_top(operands)] if operands.strip() else []
+    _require_end(st)
+    return Generic(opcode, tuple(mods), tuple(parts), guard, st.line, st.col, st.text)
+
+
+def _split_top(text: str) -> list[str]:
+    """Operands split at commas outside `[...]`, `{...}` and `(...)`."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Register]:
+    """Each register's declaration, checked against the operand it stands for."""
+    types = operand_types(ins.variant)
+    uses = [(ins.guard.register, PRED, "", ins.col)] if ins.guard else []
+    for slot, o in ins.operands.items():
+        t = bit_type(types[slot].width // len(o.elements)) if o.kind == "vec" else types[slot]
+        uses += [(name, t, slot, o.col) for name in o.registers]
+    found: dict[str, Register] = {}
+    for name, t, slot, col in uses:
+        what = f"operand {slot}" if slot else "the guard"
+        reg = scope.lookup(name)
+        if reg is None:
+            if module:
+                raise PtxError(f"register {_spelled(ins, name)} is not declared", ins.line, col)
+            continue
+        if reg.vector > 1:
+            raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
+                           f"{reg.place}); {what} needs one .{t} register", ins.line, col)
+        if not fits(reg.type, t, ins.variant.opcode, slot):
+            raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
+                           f"{ins.variant} needs .{t} (or a register of its width that ptxas "
+                           "takes for it)", ins.line, col)
+        found[name] = reg
+    return found
+
+
+def _names(ins: Instruction) -> list[str]:
+    """Every register the instruction names, its guard included."""
+    guard = [ins.guard.register] if ins.guard else []
+    return guard + [r for o in ins.operands.values() for r in o.registers]
+
+
+def _spelled(ins: Instruction, name: str) -> str:
+    for o in ins.operands.values():
+        for reg, spelled in zip(o.registers, o.spelled or o.registers):
+            if reg == name:
+                return spelled
+    return ins.guard.spelled if ins.guard else name
+
+
+# ---- snippets ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snippet:
+    instructions: list[Instruction]
+    declared: dict[str, Register]  # registers named by a `.reg`, by their name without `%`
+
+
+def parse_snippet(text: str) -> Snippet:
+    """A snippet: instructions each ended by `;` on its own line, guards, comments,
+    labels, `{ }` and `.reg` declarations. Raise `PtxError` naming the first problem."""
+    body = read_body(split_statements(text, spans_lines=False), module=False)
+    instructions = [c.instruction for c in body.checked]
+    if not instructions:
+        raise PtxError("no instruction found", 1, 1)
+    declared: dict[str, Register] = {}
+    for c in body.checked:
+        for name, reg in c.registers.items():
+            if declared.setdefault(name, reg) is not reg:
+                raise PtxError(f"the snippet declares {reg.name} twice (on {reg.place} and "
+                               f"{declared[name].place}); ptxsmt snippets name each register "
+                               "once", c.instruction.line, c.instruction.col)
+    return Snippet(instructions, declared)
+
+
+def parse(text: str) -> list[Instruction]:
+    """Parse a snippet; raise `PtxError` naming the first problem and its place."""
+    return parse_snippet(text).instructions
+
+
+def parse_one(text: str) -> Instruction:
+    instructions = parse(text)
+    if len(instructions) != 1:
+        raise PtxError(f"expected one instruction, found {len(instructions)}",
+                       instructions[1].line, instructions[1].col)
+    return instructions[0]

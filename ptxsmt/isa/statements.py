@@ -1,0 +1,154 @@
+"""PTX text -> statements: the lexical layer under the grammar (syntax.py) and the
+readers of snippets and modules (body.py, module.py).
+
+ptxas ends an instruction or a declaration with `;` and lets it span lines; a
+directive such as `.version 9.0` or `.loc 1 5 3` ends with its line; `{` and `}` open
+and close a scope; `name:` is a label; `//` and `/* */` are comments; `"..."` strings
+(`.file 1 "k.cu"`) are opaque. A snippet is stricter, as ptxsmt always read it: each
+instruction ends on its own line (a statement left open at a line's end is reported by
+its reader as a missing `;`). Every statement knows its `line L, col C`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from .errors import PtxError, quote
+
+LABEL = re.compile(r"(%?[A-Za-z_$][A-Za-z0-9_$]*)\s*:(?!:)")
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # "instruction", "directive", "label", "open" (`{`) or "close" (`}`)
+    text: str  # without its `;`, comments blanked; the label's name for a label
+    line: int
+    col: int
+    ended: bool = True  # False: a line or the text ended before its `;`
+    end: tuple[int, int] = (0, 0)  # line and column just after its last character
+
+    @property
+    def head(self) -> str:
+        """The first word: `.reg`, `setp.lt.f32`, `@%p1` ..."""
+        return self.text.split(None, 1)[0] if self.text.strip() else ""
+
+
+class _Text:
+    """Positions in the text: 0-based offset <-> 1-based line and column."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def place(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, pos)
+        return line, pos - self.starts[line - 1] + 1
+
+
+def blank_comments(text: str) -> str:
+    """The text with each comment's characters but newlines made spaces, so every place
+    stays where it was; an unterminated `/*` or string is an error at its start."""
+    out, i, places = [], 0, _Text(text)
+    pattern = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)', re.S | re.M)
+    for m in pattern.finditer(text):
+        token = m.group()
+        if token.startswith("/*") and not token.endswith("*/") or token == "/*/":
+            raise PtxError("unterminated comment '/*'", *places.place(m.start()))
+        if token.startswith('"') and (len(token) < 2 or not token.endswith('"')):
+            raise PtxError("unterminated string", *places.place(m.start()))
+        out.append(text[i:m.start()])
+        out.append(token if token.startswith('"') else re.sub(r"[^\n]", " ", token))
+        i = m.end()
+    out.append(text[i:])
+    return "".join(out)
+
+
+# Directives that end with their line rather than with `;` (ptxas's grammar).
+LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", ".maxntid",
+                   ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
+                   ".reqnctapercluster", ".explicitcluster", ".noreturn", ".blocksareclusters")
+
+
+def split_statements(text: str, *, spans_lines: bool) -> list[Statement]:
+    """The statements of `text` in order. With `spans_lines` (a module) an instruction
+    runs to its `;`; without (a snippet) it also stops at the end of its line, unended."""
+    clean = blank_comments(text)
+    places = _Text(clean)
+    out: list[Statement] = []
+    i, n = 0, len(clean)
+    while i < n:
+        ch = clean[i]
+        if ch.isspace():
+            i += 1
+        elif ch in "{}":
+            out.append(Statement("open" if ch == "{" else "close", ch, *places.place(i),
+                                 end=places.place(i + 1)))
+            i += 1
+        elif ch == ";":
+            raise PtxError("empty statement: ';' with no instruction before it",
+                           *places.place(i))
+        elif m := LABEL.match(clean, i):
+            out.append(Statement("label", m.group(1), *places.place(i), end=places.place(m.end())))
+            i = m.end()
+        else:
+            stmt, i = _statement(clean, i, places, spans_lines)
+            out.append(stmt)
+    return out
+
+
+def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tuple[Statement, int]:
+    """One instruction or directive from `start`: up to its `;` (consumed), or up to a
+    `{`/`}`/newline that ends it without one (not consumed)."""
+    directive = clean[start] == "."
+    head = re.match(r"\S*", clean[start:]).group()
+    line_directive = head in LINE_DIRECTIVES
+    parens = braces = 0  # `(` of a parameter list; `{` of an initialiser or `{lo, hi}`
+    i = start
+    while i < len(clean):
+        ch = clean[i]
+        if ch == '"':
+            i = clean.index('"', i + 1) + 1  # blank_comments vouched for its end
+            continue
+        if ch == ";" and not parens and not braces:
+            return _make(clean, start, i, places, True), i + 1
+        if ch == "\n" and not parens and not braces and (
+                line_directive or not spans_lines or directive and _line_directive_at(clean, i)):
+            return _make(clean, start, i, places, line_directive), i
+        if ch in "()":
+            parens += 1 if ch == "(" else -1
+        elif ch == "{":
+            if directive and not parens and "=" not in clean[start:i]:
+                return _make(clean, start, i, places, True), i  # a function body or block
+            braces += 1
+        elif ch == "}":
+            if not braces:
+                return _make(clean, start, i, places, False), i
+            braces -= 1
+        i += 1
+    return _make(clean, start, i, places, line_directive), i
+
+
+def _line_directive_at(clean: str, i: int) -> bool:
+    """Whether the next word after `i` is a line directive (`.maxntid` after a header)."""
+    word = re.match(r"\s*(\S*)", clean[i:]).group(1)
+    return word in LINE_DIRECTIVES
+
+
+def _make(clean: str, start: int, stop: int, places: _Text, ended: bool) -> Statement:
+    text = clean[start:stop].rstrip()
+    kind = "directive" if text.startswith(".") else "instruction"
+    return Statement(kind, text, *places.place(start), ended,
+                     places.place(start + len(text)))
+
+
+def skip_block(statements: list[Statement], at: int) -> int:
+    """The index after the `}` that closes the `{` at `statements[at]` (a `.section`
+    block, whose contents are data, not code)."""
+    depth = 0
+    for j in range(at, len(statements)):
+        depth += {"open": 1, "close": -1}.get(statements[j].kind, 0)
+        if depth == 0:
+            return j + 1
+    s = statements[at]
+    raise PtxError(f"{quote('{')} is never closed", s.line, s.col)
