@@ -4,7 +4,9 @@ snippet spellings from real sources, `ptxsmt check FILE.ptx`, and agreement with
 tests/ptx/*.ptx: `nvcc -ptx -arch=sm_90 -O3 X.cu`, `-arch=sm_80 -O3` and `-arch=sm_90 -G`
 (debug: -O0, `.loc`, `.section` blocks) of tests/ptx/*.cu with CUDA 13.0;
 llvm_style.ptx is written by hand in LLVM NVPTX's style (`%r<5>`, `$L__BB0_2:`, call
-sequences in `{ }` with shadowing, return parameters, a statement over two lines).
+sequences in `{ }` with shadowing, return parameters, a statement over two lines);
+llvm14_sm80.ptx and llvm14_sm53.ptx are LLVM 14's own (`llc -march=nvptx64 -mcpu=sm_80
+-mattr=+ptx75 llvm14.ll`, and -mcpu=sm_53): select/compare functions, a branch, f16/f16x2.
 """
 
 from __future__ import annotations
