@@ -31,7 +31,8 @@ from ptxsmt.isa.types import TYPES
 from ptxsmt.isa.variants import catalogue, operand_types
 
 CORPUS = sorted((Path(__file__).parent / "ptx").glob("*.ptx"))
-COMPARE_SELECT = re.compile(r"^[\s{]*(?:@!?%?\w+\s+)?(set|setp|selp|slct)\.", re.M)
+# at a statement's start: a line's, or after `;` or `{` (inline asm bodies on one line)
+COMPARE_SELECT = re.compile(r"(?:^|[;{])[\s{]*(?:@!?%?\w+\s+)?(set|setp|selp|slct)\.", re.M)
 ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not found")
 
 

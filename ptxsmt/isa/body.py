@@ -88,9 +88,11 @@ class Body:
         return [i for i in self.items if isinstance(i, Generic)]
 
 
-# Directives a body may hold that ptxsmt records and otherwise leaves alone.
+# Directives a body may hold that ptxsmt records and otherwise leaves alone; LLVM writes
+# `prototype_0 : .callprototype (...) _ (...);` before an indirect call and
+# `$L_brx_0: .branchtargets $L__BB0_1, ...;` before a `brx.idx` (a switch's jump table).
 BODY_DIRECTIVES = (".loc", ".pragma", ".local", ".shared", ".param", ".const", ".global",
-                   ".maxnreg", ".file")
+                   ".maxnreg", ".file", ".callprototype", ".branchtargets", ".calltargets")
 
 
 def read_body(statements: list[Statement], *, module: bool) -> Body:

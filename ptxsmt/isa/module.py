@@ -65,7 +65,7 @@ STATE_SPACES = (".global", ".shared", ".const", ".local", ".tex")
 PERFORMANCE = (".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
                ".maxclusterrank", ".reqnctapercluster", ".explicitcluster", ".noreturn",
                ".blocksareclusters", ".pragma")
-SKIPPED = (".file", ".pragma", ".loc")
+SKIPPED = (".file", ".pragma", ".loc", ".alias")  # `.alias baz, bar;`: LLVM's GlobalAlias
 _HEADER = {".version", ".target", ".address_size"}
 
 
@@ -123,7 +123,7 @@ def _header(module: Module, st: Statement) -> None:
 
 
 _SIGNATURE = re.compile(r"\s*(?:\((?P<returns>[^()]*)\)\s*)?(?P<name>[A-Za-z_$%][\w$]*)"
-                        r"\s*(?:\((?P<params>[^()]*)\))?\s*", re.S)
+                        r"\s*(?:\((?P<params>[^()]*)\))?\s*(?P<tail>(?:\.noreturn\s*)?)", re.S)
 
 
 def _function(module: Module, statements: list[Statement], i: int) -> int:
@@ -142,6 +142,8 @@ def _function(module: Module, statements: list[Statement], i: int) -> int:
     fn = Function(m.group("name"), kind[1:], linkage,
                   _params(m.group("params") or "", st), _params(m.group("returns") or "", st),
                   None, st.line, st.col)
+    if m.group("tail"):  # `.func f() .noreturn`: the attribute follows the parameters
+        fn.performance.append(m.group("tail").strip())
     module.functions.append(fn)
     i += 1
     while i < len(statements) and statements[i].head in PERFORMANCE:

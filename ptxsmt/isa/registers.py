@@ -51,7 +51,8 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "") 
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
             operand.kind in (Kind.UNSIGNED, Kind.SIGNED, Kind.BIT):
-        return fits(register, TYPES[f"{operand.name[0]}{register.width}"])
+        # a `.b128` register is its own (and the only) 128-bit type
+        return fits(register, TYPES.get(f"{operand.name[0]}{register.width}", register))
     if register.width != operand.width:
         return False
     if register is operand or register.kind in _FITS[operand.kind]:
@@ -80,7 +81,11 @@ class Register:
 
 
 # ptxas 13.0 refuses `.reg .bf16` and `.reg .bf16x2` ("Parsing error near '.bf16'").
+# `.b128` (PTX 8.3; LLVM keeps i128 in `.reg .b128 %rq<N>`) is a register type only: no
+# instruction of ptxsmt's families has a 128-bit operand, so such a register fits none.
+REGISTER_ONLY = {"b128": PtxType("b128", Kind.BIT, 128)}
 DECLARABLE = tuple(t for t in TYPES if not t.startswith("bf16"))
+_DECLARED = {**{t: TYPES[t] for t in DECLARABLE}, **REGISTER_ONLY}
 _NAME = r"%?[A-Za-z_$][A-Za-z0-9_$]*"
 _DECL = re.compile(r"\.reg((?:\s+\.[A-Za-z0-9_]+)+)\s+(.*)", re.S)
 _ITEM = re.compile(rf"({_NAME})\s*(?:<\s*([^>]*?)\s*>)?")
@@ -98,10 +103,10 @@ def parse_reg(text: str, line: int, col: int) -> list[Register]:
     vector = 1
     if qualifiers and qualifiers[0] in (".v2", ".v4"):
         vector = int(qualifiers.pop(0)[2])
-    if len(qualifiers) != 1 or qualifiers[0][1:] not in DECLARABLE:
-        raise PtxError(f".reg needs one register type ({', '.join(DECLARABLE)}), found "
+    if len(qualifiers) != 1 or qualifiers[0][1:] not in _DECLARED:
+        raise PtxError(f".reg needs one register type ({', '.join(_DECLARED)}), found "
                        f"{quote(' '.join(qualifiers))}", line, col)
-    t = TYPES[qualifiers[0][1:]]
+    t = _DECLARED[qualifiers[0][1:]]
     out: list[Register] = []
     names_at = col + text.index(m.group(2))
     for raw in m.group(2).split(","):
