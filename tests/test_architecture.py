@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ptxsmt"
 LAYERS = (
     ("isa",),
     ("sem",),
-    ("program", "solver", "resources"),
+    ("program", "solver", "resources", "function"),
     ("eval",),
     ("smt",),
     ("proofs", "check", "ptxasdiff"),
