@@ -78,19 +78,17 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     enc = encode_function(fn, opts, unmodelled="input")
     scalars, located = _split(inputs, enc)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
-    empty = {space: z3.K(z3.BitVecSort(ADDRESS_BITS), z3.BitVecVal(0, 8)) for space in enc.memory}
+    spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
+    empty = {s: z3.K(z3.BitVecSort(ADDRESS_BITS), z3.BitVecVal(0, 8)) for s in spaces}
 
     def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
-        return z3.simplify(z3.substitute(term, *pairs, *[(enc.memory[s], a)
-                                                           for s, a in arrays.items()]))
+        return z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
+                                                           for s, a in enc.memory.items()]))
 
-    typed = [(s, at, t or _load_type(enc, s, at, lambda x: concrete(x, empty)), v)
-             for (s, at, t), v in located.items()]
     arrays = dict(empty)
     given: set[tuple[str, int]] = set()
-    for space, at, t, raw in typed:
-        if space not in arrays:
-            raise PtxError(f"input {space}[{at:#x}]: {fn.name} reads no {space} memory")
+    for (space, at, t), raw in located.items():
+        t = t or _load_type(enc, space, at, lambda x: concrete(x, empty))
         bits = _convert(raw, t, f"{space}[{at:#x}]")
         arrays[space] = store(arrays[space], z3.BitVecVal(at, ADDRESS_BITS),
                               z3.BitVecVal(bits, t.width))
@@ -107,10 +105,10 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     loaded = {loc: (value(load(arrays[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
                                 loc.type.width)), (loc.space, loc.address) in given)
               for loc in locations(enc.loads)}
-    final = {**enc.memory, **enc.final}
+    final = {**arrays, **enc.final}  # a space the function does not write ends as it began
     stores = {loc: value(load(final[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
                               loc.type.width))
-              for loc in [*locations(enc.stores), *watch] if loc.space in final}
+              for loc in [*locations(enc.stores), *watch]}
     returns = {k: value(v) for k, v in enc.returns.items()}
     return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores)
 

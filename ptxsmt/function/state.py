@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 
 import z3
 
+from .memory import initial
+
 
 @dataclass(frozen=True)
 class State:
@@ -26,21 +28,23 @@ class State:
 
 
 def merge(paths: list[State]) -> State:
-    """One state for paths that meet. A value written on some paths only (a register
-    defined on one side of a branch) keeps what those paths hold: reading it where no
-    path wrote it is undefined in PTX, and any value is a correct reading."""
+    """One state for paths that meet. Memory a path has not touched is the initial
+    memory. A register or return value written on some paths only (defined on one side
+    of a branch) keeps what those paths hold: reading it where no path wrote it is
+    undefined in PTX, and any value is a correct reading."""
     if len(paths) == 1:
         return paths[0]
     return State(z3.simplify(z3.Or([p.live for p in paths])),
                  _merged([(p.live, p.registers) for p in paths]),
-                 _merged([(p.live, p.memory) for p in paths]),
+                 _merged([(p.live, p.memory) for p in paths], initial),
                  _merged([(p.live, p.returns) for p in paths]))
 
 
-def _merged(sides: list[tuple[z3.BoolRef, dict]]) -> dict:
+def _merged(sides: list[tuple[z3.BoolRef, dict]], default=None) -> dict:
     out = {}
     for key in dict.fromkeys(k for _, values in sides for k in values):
-        held = [(live, values[key]) for live, values in sides if key in values]
+        held = [(live, values[key] if key in values else default(key))
+                for live, values in sides if key in values or default]
         value = held[-1][1]
         for live, v in reversed(held[:-1]):
             value = value if v.eq(value) else z3.If(live, v, value)
