@@ -120,15 +120,21 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
 
     inputs = {k: value(c) for k, c in {**el.inputs, **er.inputs}.items()}
-    memory: dict[Location, Value] = {}
-    for enc in (el, er):
-        for a in enc.loads:
-            if value(a.when):
-                loc = Location(a.space, value(a.address), a.type)
-                memory[loc] = value(load(initial(a.space), a.address, a.type.width))
-    watch = [Location(s, value(w), TYPES["b8"]) for s, w in witness.items()]
-    for loc in watch:
-        memory.setdefault(loc, value(initial(loc.space)[witness[loc.space]]))
+    def locations(accesses) -> list[Location]:
+        return [Location(a.space, value(a.address), a.type) for a in accesses if value(a.when)]
+
+    memory = {loc: value(load(initial(loc.space), z3.BitVecVal(loc.address, ADDRESS_BITS),
+                              loc.type.width))
+              for loc in dict.fromkeys([*locations(el.loads), *locations(er.loads)])}
+    # both sides report every location either side wrote, and the byte the solver found
+    # differing unless one of those holds it
+    watch = list(dict.fromkeys([*locations(el.stores), *locations(er.stores)]))
+    for space, w in witness.items():
+        byte = Location(space, value(w), TYPES["b8"])
+        if not any(_covers(loc, byte) for loc in watch):
+            watch.append(byte)
+        if not any(_covers(loc, byte) for loc in memory):
+            memory[byte] = value(initial(space)[w])
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
     opaque = [{k: value(t) for k, t in enc.opaque.items()} for enc in (el, er)]
     sides = [evaluate_function(fn, {**{k: v for k, v in inputs.items() if k in enc.inputs},
@@ -141,6 +147,10 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
                           "give the same returns and memory")
     return FunctionCounterexample(inputs, memory, *opaque, *sides, differ)
+
+
+def _covers(loc: Location, byte: Location) -> bool:
+    return loc.space == byte.space and 0 <= byte.address - loc.address < loc.type.width // 8
 
 
 def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> list[Location]:
