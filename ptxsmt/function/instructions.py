@@ -26,11 +26,11 @@ import z3
 
 from ..isa.errors import PtxError, quote
 from ..isa.types import PRED, TYPES, Kind, PtxType
+from .execution import Execution, resize
 from .memory import SPACES
 
 if TYPE_CHECKING:
     from ..isa.body import Generic
-    from .execute import Execution
 
 _ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
 NO_EFFECT = ("bar", "barrier", "membar", "fence")
@@ -63,17 +63,6 @@ def elements(operand: str) -> list[str]:
     if text.startswith("{") and text.endswith("}"):
         return [e.strip() for e in text[1:-1].split(",")]
     return [text]
-
-
-def resize(term: z3.ExprRef, width: int, signed: bool) -> z3.ExprRef:
-    """A value of an instruction's type in a register of `width` bits (ld.u8 into a .b16
-    register extends; st.u8 of a .b16 register keeps the low byte)."""
-    if z3.is_bool(term) or term.size() == width:
-        return term
-    if term.size() > width:
-        return z3.Extract(width - 1, 0, term)
-    extend = z3.SignExt if signed else z3.ZeroExt
-    return extend(width - term.size(), term)
 
 
 def _space(g: Generic) -> str:
