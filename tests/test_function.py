@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from ptx_interp import run
 
 from ptxsmt.cli import main
-from ptxsmt.eval.function import evaluate_function
+from ptxsmt.eval.function import Location, evaluate_function
 from ptxsmt.function import read_function
 from ptxsmt.isa.errors import PtxError
+from ptxsmt.isa.types import TYPES
 from ptxsmt.smt.functions import check_function_equivalence
 
 PTX = Path(__file__).parent / "ptx"
@@ -70,14 +71,15 @@ def runs(draw, name: str):
     return params, specials, memory
 
 
-def _run_all(path, name, params, specials, memory):
+def _run_all(path, name, params, specials, memory, watch=False):
     """eval through the API, memory given byte by byte (so byte order matters), and only
     the special registers the body reads (an unread input is an error)."""
     fn = read_function(TEXT[path], name)
     body = "".join(g.text for g in fn.body.generic)
     read = {k: v for k, v in specials.items() if f"%{k}" in body}
     mem = {f"global[{a:#x}].b8": v for a, v in memory.items()}
-    return evaluate_function(fn, {**params, **read, **mem})
+    bytes_ = [Location("global", a, TYPES["b8"]) for a in memory] if watch else []
+    return evaluate_function(fn, {**params, **read, **mem}, watch=bytes_)
 
 
 @pytest.mark.parametrize("path", [O3, G], ids=["O3", "G"])
@@ -88,6 +90,9 @@ def test_eval_matches_the_interpreter_and_the_c_semantics(path, name, data):
     params, specials, memory = data.draw(runs(name))
     ev = _run_all(path, name, params, specials, memory)
     _, final = run(TEXT[path], name, params, specials, memory)
+    watched = _run_all(path, name, params, specials, memory, watch=True)
+    assert all(v == final.get(loc.address, 0) for loc, v in watched.stores.items()
+               if loc.type.width == 8)  # every byte given ends as the interpreter says
     changed = {a for a, v in final.items() if memory.get(a, 0) != v}
     for loc, value in ev.stores.items():
         assert value == sum(final.get(loc.address + k, 0) << 8 * k
@@ -158,6 +163,43 @@ def test_the_other_functions_are_unchanged_by_the_wrong_rewrite():
         v = check_function_equivalence(read_function(TEXT[O3], name),
                                        read_function(TEXT[WRONG], name))
         assert v.verdict == "equivalent"
+
+
+GUARDED = """.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry g(.param .u64 g_o, .param .u32 g_x)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [g_o];
+	ld.param.u32 %r1, [g_x];
+	setp.lt.u32 %p1, %r1, 10;
+	@%p1 st.global.u32 [%rd1], %r1;
+	setp.eq.u32 %p2, %r1, 3;
+	@%p2 ret;
+	mov.u32 %r2, 7;
+	st.global.u32 [%rd1+4], %r2;
+	ret;
+	st.global.u32 [%rd1+8], %r2;
+}
+"""
+
+
+@pytest.mark.parametrize("x", [0, 3, 9, 10, M32])
+def test_a_guarded_store_and_a_guarded_ret(x):
+    """`@p st` stores only where p holds; `@p ret` ends that path; code after `ret` is
+    never run (handwritten: nvcc put branches around the fixtures' stores)."""
+    memory = {0x40 + k: 0xAA for k in range(12)}
+    ev = evaluate_function(read_function(GUARDED), {
+        "g_o": 0x40, "g_x": x, **{f"global[{a:#x}].b8": v for a, v in memory.items()}},
+        watch=[Location("global", a, TYPES["b8"]) for a in memory])
+    _, final = run(GUARDED, "g", {"g_o": 0x40, "g_x": x}, {}, memory)
+    assert {loc.address: v for loc, v in ev.stores.items() if loc.type.width == 8} == \
+        {a: final[a] for a in memory}
+    written = {loc.address + k for loc in ev.stores if loc.type.width == 32 for k in range(4)}
+    assert written == {a for a in memory if final[a] != memory[a]}  # the stores that ran
 
 
 OPAQUE = """.version 9.0

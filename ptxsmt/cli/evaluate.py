@@ -10,7 +10,7 @@ import click
 
 from .. import report
 from ..isa.errors import PtxError, quote
-from ..report import evaluation, function
+from ..report import evaluation
 from ..report.progress import Progress
 from ..sem.options import Options
 from .common import (
@@ -99,7 +99,8 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
 
 def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
                   as_json: bool) -> None:
-    from ..eval.function import evaluate_function
+    from ..eval.function import evaluate_function  # the solver: not for a batch
+    from ..report import function
 
     fn = read_function_file(path, name)
     try:
