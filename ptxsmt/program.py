@@ -7,7 +7,7 @@ destination's prior value when false, which makes that prior value an input.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -51,11 +51,7 @@ class Program:
 
     def encode(self, opts: Options = DEFAULT) -> Encoding:
         """The final registers as terms over free constants named after the inputs."""
-        import z3  # the solver only where terms are wanted: parsing and typing need none
-
-        from .sem.families import semantics
-        from .sem.prims import lanes
-        from .sem.sorts import register
+        from .sem.sorts import register  # the solver only where terms are wanted
 
         state: dict[str, z3.ExprRef] = {}
         inputs: dict[str, z3.ExprRef] = {}
@@ -66,21 +62,33 @@ class Program:
             return state[name]
 
         for ins in self.instructions:
-            types = operand_types(ins.variant)
-            src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
-            out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
-            guard = None
-            if ins.guard:
-                guard = read(ins.guard.register)
-                guard = z3.Not(guard) if ins.guard.negated else guard
-            new = {}
-            for slot, o in ins.destinations.items():
-                values = lanes(out[slot], out[slot].size() // len(o.elements)) if o.elements \
-                    else [out[slot]]
-                for name, value in zip(o.registers, values):
-                    new[name] = value if guard is None else z3.If(guard, value, read(name))
-            state.update(new)
+            state.update(execute(ins, read, opts))
         return Encoding(inputs, {name: state[name] for name in self.written})
+
+
+def execute(ins: Instruction, read: Callable[[str], z3.ExprRef],
+            opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
+    """One instruction's destinations: register name -> new value (a false guard keeps
+    the value `read` gives). Snippets and functions (`ptxsmt.function`) both run it."""
+    import z3  # the solver only where terms are wanted: parsing and typing need none
+
+    from .sem.families import semantics
+    from .sem.prims import lanes
+
+    types = operand_types(ins.variant)
+    src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
+    out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
+    guard = None
+    if ins.guard:
+        guard = read(ins.guard.register)
+        guard = z3.Not(guard) if ins.guard.negated else guard
+    new = {}
+    for slot, o in ins.destinations.items():
+        values = lanes(out[slot], out[slot].size() // len(o.elements)) if o.elements \
+            else [out[slot]]
+        for name, value in zip(o.registers, values):
+            new[name] = value if guard is None else z3.If(guard, value, read(name))
+    return new
 
 
 def _source(o, t: PtxType, read) -> z3.ExprRef:

@@ -170,3 +170,22 @@ def check_version(ctx, param, value: str | None) -> tuple[int, int] | None:
         raise click.BadParameter(e.message) from None
 
 
+def is_ptx_file(arg: str | None) -> bool:
+    """A `.ptx` path that exists: eval and equiv read a function from it."""
+    return bool(arg) and arg.endswith(".ptx") and Path(arg).is_file()
+
+
+def read_function_file(path: str, name: str | None):
+    """The function `name` of the PTX file at `path` (one clear error otherwise)."""
+    from ..function import read_function
+
+    try:
+        with open(path, "rb") as f:
+            text = read_text(f, path)
+    except OSError as e:
+        fail(f"cannot read {quote(path)}: {e.strerror or e}")
+    try:
+        return read_function(text, name)
+    except PtxError as e:
+        fail(f"{path}: {e}")
+

@@ -9,14 +9,16 @@ import click
 
 from .. import report
 from ..isa.errors import PtxError, quote
-from ..report import equivalence
+from ..report import equivalence, function
 from ..smt.classes import class_report
 from ..smt.solve import ReplayError, build_query, decide
 from .common import (
     CONTEXT,
     fail,
+    is_ptx_file,
     merge_option,
     options,
+    read_function_file,
     read_text,
     target_option,
     timeout_option,
@@ -38,22 +40,32 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
 @click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",
               callback=writable_dir, help="Also write the query as a standalone SMT-LIB 2 file.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--function", "function", metavar="NAME",
+              help="With two .ptx files: the function to compare (default: the only one).")
+@click.option("--function-b", "function_b", metavar="NAME",
+              help="The second file's function, if named otherwise.")
 @target_option
 @merge_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          target, vset_merge) -> None:
+          function, function_b, target, vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
     Inputs are the registers read before written; outputs compared are the
-    registers both snippets write. Exit 0 equivalent, 1 different (with a
+    registers both snippets write. Two .ptx files: one function of each, equal
+    when their return values and global and shared memory agree for all
+    parameters, special registers and initial memory. Exit 0 equivalent, 1 different (with a
     counterexample), 2 bad input, 3 unknown (timeout; never reported as equal).
     \b
     Examples:
       ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
+      ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
     """
+    if function or function_b or (is_ptx_file(lhs) and is_ptx_file(rhs)):
+        equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
+                        vset_merge, as_json)
     if (lhs_file or rhs_file) and lhs:
         fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
     if lhs_file:
@@ -79,6 +91,24 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     else:
         report.out(equivalence.verdict_text(verdict, lhs, rhs, query.lhs.types, query.rhs.types,
                                        classes))
+    sys.exit(EXIT_VERDICT[verdict.verdict])
+
+
+def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
+                    target: str, vset_merge: str, as_json: bool) -> None:
+    from ..smt.functions import check_function_equivalence
+
+    if not lhs or not rhs:
+        fail("give two .ptx files")
+    a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
+    try:
+        verdict = check_function_equivalence(a, b, options(target, vset_merge), timeout)
+    except PtxError as e:
+        fail(str(e))
+    except ReplayError as e:
+        fail(f"ptxsmt bug, please report: {e}", code=4)
+    report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
+               else function.function_verdict_text(verdict, lhs, rhs))
     sys.exit(EXIT_VERDICT[verdict.verdict])
 
 

@@ -13,7 +13,17 @@ from ..isa.errors import PtxError, quote
 from ..report import evaluation
 from ..report.progress import Progress
 from ..sem.options import Options
-from .common import CONTEXT, cache_option, fail, jobs_option, merge_option, options, target_option
+from .common import (
+    CONTEXT,
+    cache_option,
+    fail,
+    is_ptx_file,
+    jobs_option,
+    merge_option,
+    options,
+    read_function_file,
+    target_option,
+)
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -24,16 +34,23 @@ from .common import CONTEXT, cache_option, fail, jobs_option, merge_option, opti
 @click.option("--check", "check_outputs", is_flag=True,
               help="With --batch: compare with each line's \"outputs\"; print only differences.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--function", "function", metavar="NAME",
+              help="With a .ptx file: the function to run (default: the file's only one).")
 @jobs_option(2)
 @cache_option
 @target_option
 @merge_option
-def eval_cmd(ptx, assignments, batch, check_outputs, as_json, jobs, target, vset_merge) -> None:
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, target,
+             vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
     \b
     VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
     friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
+    With FILE.ptx: one function, inputs by parameter name, special register
+    (tid.x), memory location (global[0x1000], global[0x1000].u32) or the register
+    an unmodelled instruction writes (%r5); outputs are the return values and
+    the memory each st wrote.
     A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
     top of --target and --vset-merge. A batch answers each line with the line
     itself and its "outputs" (or "error"); a big batch file is answered in
@@ -45,6 +62,7 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, jobs, target, vset
       ptxsmt eval '@g selp.b32 d, a, b, c;' g=false d=7 a=1 b=2 c=true
       ptxsmt eval --batch vectors.jsonl > results.jsonl
       ptxsmt eval --batch models/golden.jsonl --check
+      ptxsmt eval k.ptx --function f f_param_0=7 tid.x=1 'global[0x1004]=5'
     """
     opts = options(target, vset_merge)
     if check_outputs and batch is None:
@@ -64,6 +82,9 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, jobs, target, vset
         if key.lstrip("%") in {k.lstrip("%") for k in inputs}:
             fail(f"input {quote(key)} is given twice")
         inputs[key] = value.strip()
+    if function or is_ptx_file(ptx):
+        eval_function(ptx, function, inputs, opts, as_json)
+        return
     try:
         from ..eval.evaluate import evaluate  # the solver: not for a batch
 
@@ -74,6 +95,20 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, jobs, target, vset
         report.out(report.dumps(evaluation.evaluation_json(ptx, ev)))
     else:
         report.out(evaluation.evaluation_text(ptx, ev))
+
+
+def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
+                  as_json: bool) -> None:
+    from ..eval.function import evaluate_function  # the solver: not for a batch
+    from ..report import function
+
+    fn = read_function_file(path, name)
+    try:
+        ev = evaluate_function(fn, inputs, opts)
+    except PtxError as e:
+        fail(f"{path}: {e}")
+    report.out(report.dumps(function.function_json(ev)) if as_json
+               else function.function_text(ev))
 
 
 def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:

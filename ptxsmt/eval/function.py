@@ -1,0 +1,154 @@
+"""A whole function on concrete inputs: the terms of `ptxsmt.function` with the values
+substituted and simplified (no second interpreter, as for snippets).
+
+Inputs are named as the function reads them: parameters by name (`k_param_0`, an offset
+into one as `k_param_0+8`), special registers without `%` (`tid.x`), the destination
+register of an instruction ptxsmt does not model (`r5`, its value after that
+instruction), and memory locations `SPACE[ADDRESS]` (`global[0x1000]`), optionally with
+a type (`global[0x1000].u32`; without one, the type of the load that reads it).
+Every parameter, special register and opaque register the function reads needs a value
+(an error names the missing ones); memory nobody gave holds zeros, and each load from it
+is shown.
+
+Outputs are the return parameters and each memory location a `st` wrote, with its value
+when the function ends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import z3
+
+from ..function.execute import Access, FunctionEncoding, encode_function
+from ..function.memory import ADDRESS_BITS, load, store
+from ..isa.errors import PtxError, quote
+from ..isa.literals import LiteralError, parse_value
+from ..isa.module import Function
+from ..isa.types import TYPES, PtxType
+from ..sem.options import DEFAULT, Options
+from ..sem.sorts import register_value
+from .values import Value
+
+_LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """`global[0x1000]` read or written as a .u32."""
+
+    space: str
+    address: int
+    type: PtxType
+
+    def __str__(self) -> str:
+        return f"{self.space}[{self.address:#x}]"
+
+
+@dataclass(frozen=True)
+class FunctionEvaluation:
+    function: str
+    types: dict[str, PtxType]  # of the scalar inputs and the return values
+    inputs: dict[str, Value]  # scalar inputs
+    memory: dict[Location, tuple[Value, bool]]  # loaded locations: initial value, given?
+    returns: dict[str, Value]
+    stores: dict[Location, Value]  # written locations (and watched ones): final value
+
+
+def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
+    """`global[0x1000].u32` -> ("global", 4096, .u32); not a location -> None."""
+    m = _LOCATION.fullmatch(text.strip())
+    if not m:
+        return None
+    try:
+        address = int(m.group(2), 0)
+    except ValueError:
+        raise PtxError(f"{quote(text)}: the address is a number such as 0x1000") from None
+    if m.group(3) is not None and m.group(3) not in TYPES:
+        raise PtxError(f"{quote(text)}: .{m.group(3)} is not a type")
+    return m.group(1), address, TYPES[m.group(3)] if m.group(3) else None
+
+
+def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options = DEFAULT,
+                      watch: Iterable[Location] = ()) -> FunctionEvaluation:
+    """Run `fn` on `inputs` (NAME -> value text or bits, see the module docstring).
+    `watch` names locations whose final value is wanted even if no `st` writes them."""
+    enc = encode_function(fn, opts, unmodelled="input")
+    scalars, located = _split(inputs, enc)
+    pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
+    spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
+    empty = {s: z3.K(z3.BitVecSort(ADDRESS_BITS), z3.BitVecVal(0, 8)) for s in spaces}
+
+    def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
+        return z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
+                                                           for s, a in enc.memory.items()]))
+
+    arrays = dict(empty)
+    given: set[tuple[str, int]] = set()
+    for (space, at, t), raw in located.items():
+        t = t or _load_type(enc, space, at, lambda x: concrete(x, empty))
+        bits = _convert(raw, t, f"{space}[{at:#x}]")
+        arrays[space] = store(arrays[space], z3.BitVecVal(at, ADDRESS_BITS),
+                              z3.BitVecVal(bits, t.width))
+        given.add((space, at))
+
+    def value(term: z3.ExprRef) -> Value:
+        v = concrete(term, arrays)
+        return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+
+    def locations(accesses: list[Access]) -> list[Location]:
+        return list(dict.fromkeys(Location(a.space, value(a.address), a.type)
+                                  for a in accesses if value(a.when)))
+
+    loaded = {loc: (value(load(arrays[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+                                loc.type.width)), (loc.space, loc.address) in given)
+              for loc in locations(enc.loads)}
+    final = {**arrays, **enc.final}  # a space the function does not write ends as it began
+    stores = {loc: value(load(final[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+                              loc.type.width))
+              for loc in [*locations(enc.stores), *watch]}
+    returns = {k: value(v) for k, v in enc.returns.items()}
+    return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores)
+
+
+def _split(inputs: Mapping[str, object], enc: FunctionEncoding):
+    """Scalar inputs as bits, checked against what the function reads; memory locations
+    as written."""
+    scalars: dict[str, Value] = {}
+    located: dict[tuple[str, int, PtxType | None], object] = {}
+    for name, raw in inputs.items():
+        if (loc := parse_location(name)) is not None:
+            located[loc] = raw
+            continue
+        key = name.strip().lstrip("%")
+        if key not in enc.inputs:
+            raise PtxError(f"unknown input {quote(name)}: {enc.function} reads "
+                           f"{', '.join(enc.inputs) or 'no parameter or register'}")
+        if key in scalars:
+            raise PtxError(f"input {quote(name)} is given twice")
+        scalars[key] = _convert(raw, enc.types[key], name)
+    missing = [f"{k} ({enc.origins[k]})" for k in enc.inputs if k not in scalars]
+    if missing:
+        raise PtxError(f"{enc.function} needs a value for: {'; '.join(missing)}")
+    return scalars, located
+
+
+def _convert(raw: object, t: PtxType, name: str) -> Value:
+    if isinstance(raw, bool | int):
+        return raw
+    try:
+        return parse_value(str(raw), t)
+    except LiteralError as e:
+        raise PtxError(f"input {quote(name)}: {e}") from None
+
+
+def _load_type(enc: FunctionEncoding, space: str, at: int, concrete) -> PtxType:
+    """The type of the widest load from `space[at]` (a location given without a type)."""
+    widths = [a.type for a in enc.loads if a.space == space
+              and z3.is_true(concrete(a.when)) and concrete(a.address).as_long() == at]
+    if not widths:
+        raise PtxError(f"no load reads {space}[{at:#x}] with these inputs: give its type "
+                       f"({space}[{at:#x}].u32=...)")
+    return max(widths, key=lambda t: t.width)

@@ -1,0 +1,85 @@
+"""`eval FILE.ptx` and `equiv A.ptx B.ptx`: a function's inputs, memory and outputs (hex
+plus decoded), and verdicts with replayed counterexamples."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..eval.function import FunctionEvaluation
+from ..eval.values import Value, to_json
+from ..isa.literals import describe
+from ..smt.functions import FunctionCounterexample, FunctionVerdict
+
+
+def _outputs(ev: FunctionEvaluation) -> dict[str, tuple[Value, object]]:
+    return {**{k: (v, ev.types[k]) for k, v in ev.returns.items()},
+            **{str(loc): (v, loc.type) for loc, v in ev.stores.items()}}
+
+
+def function_json(ev: FunctionEvaluation) -> dict:
+    return {
+        "function": ev.function,
+        "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
+        "memory": {str(loc): to_json(v, loc.type) for loc, (v, _) in ev.memory.items()},
+        "outputs": {k: to_json(v, t) for k, (v, t) in _outputs(ev).items()},
+    }
+
+
+def function_text(ev: FunctionEvaluation) -> str:
+    rows = [("in", k, describe(v, ev.types[k])) for k, v in ev.inputs.items()]
+    rows += [("mem", str(loc), describe(v, loc.type) + ("" if given else "  (not given: 0)"))
+             for loc, (v, given) in ev.memory.items()]
+    rows += [("out", k, describe(v, t)) for k, (v, t) in _outputs(ev).items()]
+    width = max((len(name) for _, name, _ in rows), default=1)
+    return "\n".join([ev.function] + [f"  {what:<4} {name:<{width}} = {text}"
+                                       for what, name, text in rows])
+
+
+def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation, opaque: dict) -> str:
+    scalars = {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()}
+    scalars |= {f"%{k}": v for k, v in opaque.items()}
+    memory = {f"{loc}.{loc.type.name}": to_json(v, loc.type) for loc, v in cex.memory.items()}
+    return " ".join(shlex.quote(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}")
+                    for k, v in {**scalars, **memory}.items())
+
+
+def function_verdict_json(v: FunctionVerdict) -> dict:
+    out = {"verdict": v.verdict, "lhs": v.lhs, "rhs": v.rhs,
+           "uninterpreted": list(v.uninterpreted), "seconds": round(v.seconds, 4)}
+    if v.counterexample:
+        cex = v.counterexample
+        out["counterexample"] = {
+            "inputs": function_json(cex.lhs)["inputs"] | function_json(cex.rhs)["inputs"],
+            "memory": {str(loc): to_json(val, loc.type) for loc, val in cex.memory.items()},
+            "lhs": function_json(cex.lhs)["outputs"], "rhs": function_json(cex.rhs)["outputs"],
+            "differ": list(cex.differ)}
+    if v.reason:
+        out["reason"] = v.reason
+    return out
+
+
+def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> str:
+    opaque = [f"  treated as uninterpreted (same instruction, same inputs, same result): "
+              f"{text} (line {line})" for text, line in v.uninterpreted.items()]
+    if v.verdict == "equivalent":
+        return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
+                          f"global and shared memory for all inputs ({v.seconds:.3f} s)", *opaque])
+    if v.verdict == "unknown":
+        return f"unknown: the solver gave no answer ({v.reason or 'timeout'})"
+    cex = v.counterexample
+    lines = [f"different: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}", "  inputs:"]
+    inputs = {**cex.lhs.inputs, **cex.rhs.inputs}
+    types = {**cex.lhs.types, **cex.rhs.types}
+    lines += [f"    {k} = {describe(val, types[k])}" for k, val in inputs.items()]
+    if cex.memory:
+        lines.append("  initial memory (any other byte: 0):")
+        lines += [f"    {loc}.{loc.type.name} = {describe(val, loc.type)}"
+                  for loc, val in cex.memory.items()]
+    for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
+        lines.append(f"  {label} ({ev.function}):")
+        lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in _outputs(ev).items()]
+    lines += ["  reproduce:"]
+    for path, ev, op in ((lhs_file, cex.lhs, cex.lhs_opaque), (rhs_file, cex.rhs, cex.rhs_opaque)):
+        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} "
+                     f"{_arguments(cex, ev, op)}")
+    return "\n".join(lines + opaque)
