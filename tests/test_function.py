@@ -271,3 +271,37 @@ def test_a_malformed_file_is_one_line_exit_2(tmp_path):
     bad.write_text(TEXT[O3].replace("ret;\n\n}", "ret;\n\n", 1))
     r = _cli("eval", bad, "--function", "_Z4dseljj")
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_batch_lines_name_a_function_and_answer_as_the_interpreter(data, tmp_path_factory):
+    """`{"file", "function", "inputs"}` lines in a batch, between snippet lines and bad
+    lines: each answered in place, its stored words as the independent interpreter ends
+    them, and `--check` reproduces them."""
+    name = data.draw(st.sampled_from(KERNELS))
+    params, specials, memory = data.draw(runs(name))
+    fn = read_function(TEXT[O3], name)
+    body = "".join(g.text for g in fn.body.generic)
+    read = {k: v for k, v in specials.items() if f"%{k}" in body}
+    inputs = {**{k: hex(v) for k, v in {**params, **read}.items()},
+              **{f"global[{a:#x}].b8": v for a, v in memory.items()}}
+    lines = [{"file": str(O3), "function": name, "inputs": inputs},
+             {"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}},
+             {"file": str(O3), "function": "nope", "inputs": {}}]
+    path = tmp_path_factory.mktemp("batch") / "lines.jsonl"
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    r = _cli("eval", "--batch", str(path))
+    assert r.exit_code == 1
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    _, final = run(TEXT[O3], name, params, read, memory)
+    covered = set()
+    for loc, value in out[0]["outputs"].items():
+        address, size = int(loc.removeprefix("global[").removesuffix("]"), 16), len(value) // 2 - 1
+        assert int(value, 16) == sum(final.get(address + k, 0) << 8 * k for k in range(size)), loc
+        covered |= {address + k for k in range(size)}
+    assert {a for a, v in final.items() if memory.get(a, 0) != v} <= covered
+    assert out[1]["outputs"] == {"p": True}
+    assert out[2]["error"].startswith("line 3: ") and "no function" in out[2]["error"]
+    path.write_text(json.dumps(out[0]) + "\n")
+    assert _cli("eval", "--batch", str(path), "--check").exit_code == 0

@@ -177,15 +177,10 @@ def is_ptx_file(arg: str | None) -> bool:
 
 def read_function_file(path: str, name: str | None):
     """The function `name` of the PTX file at `path` (one clear error otherwise)."""
-    from ..function import read_function
+    from ..eval.function import read_function_file as read  # imports Z3: a function needs it
 
     try:
-        with open(path, "rb") as f:
-            text = read_text(f, path)
-    except OSError as e:
-        fail(f"cannot read {quote(path)}: {e.strerror or e}")
-    try:
-        return read_function(text, name)
+        return read(path, name)
     except PtxError as e:
-        fail(f"{path}: {e}")
+        fail(str(e))
 

@@ -19,9 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import z3
 
+from ..function import read_function
 from ..function.execute import Access, FunctionEncoding, encode_function
 from ..function.memory import ADDRESS_BITS, load, store
 from ..isa.errors import PtxError, quote
@@ -30,7 +33,7 @@ from ..isa.module import Function
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
-from .values import Value
+from .values import Value, to_json
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
 
@@ -56,6 +59,14 @@ class FunctionEvaluation:
     returns: dict[str, Value]
     stores: dict[Location, Value]  # written locations (and watched ones): final value
 
+    def outputs(self) -> dict[str, tuple[Value, PtxType]]:
+        """Return values and stored locations by name, with their types."""
+        return {**{k: (v, self.types[k]) for k, v in self.returns.items()},
+                **{str(loc): (v, loc.type) for loc, v in self.stores.items()}}
+
+    def outputs_json(self) -> dict[str, object]:
+        return {k: to_json(v, t) for k, (v, t) in self.outputs().items()}
+
 
 def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
     """`global[0x1000].u32` -> ("global", 4096, .u32); not a location -> None."""
@@ -69,6 +80,26 @@ def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
     if m.group(3) is not None and m.group(3) not in TYPES:
         raise PtxError(f"{quote(text)}: .{m.group(3)} is not a type")
     return m.group(1), address, TYPES[m.group(3)] if m.group(3) else None
+
+
+@lru_cache(maxsize=64)
+def read_function_file(path: str, name: str | None) -> Function:
+    """The function `name` of the PTX file at `path`, read once a run (a batch names it
+    line after line); raise `PtxError` naming the file and what is wrong."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise PtxError(f"cannot read {quote(path)}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise PtxError(f"{path}: line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})") \
+            from None
+    try:
+        return read_function(text, name)
+    except PtxError as e:
+        raise PtxError(f"{path}: {e}") from None
 
 
 def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options = DEFAULT,

@@ -1,6 +1,8 @@
 """The batch format (one JSON object a line) in and out: the CI evaluator.
 
-A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`; its answer is the same
+A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`, or names a function of a PTX
+file, `{"file": "k.ptx", "function": ..., "inputs": {...}}` (the path as given, from the
+working directory; inputs as `ptxsmt eval FILE.ptx` takes them); its answer is the same
 object with `"outputs"` (or `"error"`, in place). Each line is decoded and read on
 its own, so nothing one line holds (bad bytes, bad JSON, 5,000-digit numbers, deep
 nesting) costs another line; lines are answered in order.
@@ -87,11 +89,13 @@ def _chunks(lines: Iterable[bytes | str], opts: Options, keep_stored: bool,
 
 def _answer(parsed: list[_Entry], form: Form) -> Iterator:
     todo = [(obj["ptx"], obj.get("inputs", {}), line_opts)
-            for _, obj, line_opts, error, _ in parsed if error is None]
+            for _, obj, line_opts, error, _ in parsed if error is None and "file" not in obj]
     answers = iter(evaluate_many(todo, form=form))
-    for number, obj, _, error, text in parsed:
+    for number, obj, line_opts, error, text in parsed:
         if error is None:
-            answer = next(answers)
+            answer = _function_answer(obj, line_opts) if "file" in obj else next(answers)
+            if isinstance(answer, dict) and form == "text":
+                answer = json.dumps(answer)
             if isinstance(answer, PtxError):
                 error = str(answer)
             elif isinstance(answer, str):  # the outputs object, written as JSON
@@ -100,7 +104,7 @@ def _answer(parsed: list[_Entry], form: Form) -> Iterator:
                     continue
                 obj["outputs"] = json.loads(answer)
             else:
-                obj["outputs"] = answer.outputs
+                obj["outputs"] = answer if isinstance(answer, dict) else answer.outputs
         if error is not None:
             obj["error"] = f"line {number}: {error}"
         yield (json.dumps(obj) if form == "text" else obj), error
@@ -108,7 +112,8 @@ def _answer(parsed: list[_Entry], form: Form) -> Iterator:
 
 MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
 _JSON_BLANK = " \t\r\n"
-_LINE_SHAPE = 'expected {"ptx": "...", "inputs": {...}}'
+_LINE_SHAPE = ('expected {"ptx": "...", "inputs": {...}} or '
+               '{"file": "k.ptx", "function": "...", "inputs": {...}}')
 _VALUE_TYPES = frozenset((str, int, bool))  # the types JSON gives an input value
 _SCAN = make_scanner(json.JSONDecoder())  # what json.loads runs, less its wrapping
 
@@ -141,7 +146,7 @@ def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):
                               "digits"), None
     if text.count("[") + text.count("{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
         return {}, None, f"invalid JSON: nested more than {MAX_NESTING} levels deep", None
-    if not isinstance(obj, dict) or not isinstance(obj.get("ptx"), str):
+    if not isinstance(obj, dict) or not _names_its_code(obj):
         return (obj if isinstance(obj, dict) else {}), None, _LINE_SHAPE, None
     inputs = obj.get("inputs", {})
     if type(inputs) is not dict:
@@ -159,6 +164,29 @@ def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):
         return obj, Options.from_json(obj["options"], opts), None, text
     except PtxError as e:
         return obj, None, str(e), None
+
+
+def _names_its_code(obj: dict) -> bool:
+    """A snippet ("ptx") or a file's function ("file", "function" if it has several)."""
+    if "file" not in obj:
+        return isinstance(obj.get("ptx"), str)
+    return "ptx" not in obj and isinstance(obj["file"], str) and \
+        isinstance(obj.get("function", ""), str)
+
+
+def _function_answer(obj: dict, opts: Options) -> dict | PtxError:
+    """The JSON outputs of a line that names a function of a PTX file (with Z3: the slow
+    path, as `ptxsmt eval FILE.ptx` takes it)."""
+    from .function import evaluate_function, read_function_file
+
+    try:
+        fn = read_function_file(obj["file"], obj.get("function"))
+        return evaluate_function(fn, obj.get("inputs", {}), opts).outputs_json()
+    except PtxError as e:
+        return e.with_traceback(None)
+    except Exception as e:  # a bug in ptxsmt, reported on its line only
+        return PtxError(f"internal error (a ptxsmt bug, please report it): "
+                        f"{type(e).__name__}: {quote(str(e), 200)}")
 
 
 def _scan(text: str) -> object:
@@ -190,7 +218,8 @@ def check_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT) -> Iterat
         if error is None and got == stored:
             yield None
             continue
-        diff = {"line": obj.pop("line"), "ptx": obj.get("ptx"), "inputs": obj.get("inputs")}
+        code = {k: obj[k] for k in ("file", "function") if k in obj} or {"ptx": obj.get("ptx")}
+        diff = {"line": obj.pop("line"), **code, "inputs": obj.get("inputs")}
         if "options" in obj:  # part of the line: needed to reproduce it
             diff["options"] = obj["options"]
         yield {**diff, "expected": stored, "got": error or got}

@@ -23,7 +23,7 @@ def read_function(text: str, name: str | None = None) -> Function:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"
             raise PtxError(f"the file defines {len(defined)} functions ({names}); "
-                           "name one with --function")
+                           "name one with --function (in a batch line, \"function\")")
         return defined[0]
     for f in defined:
         if f.name == name:

@@ -6,14 +6,9 @@ from __future__ import annotations
 import shlex
 
 from ..eval.function import FunctionEvaluation
-from ..eval.values import Value, to_json
+from ..eval.values import to_json
 from ..isa.literals import describe
 from ..smt.functions import FunctionCounterexample, FunctionVerdict
-
-
-def _outputs(ev: FunctionEvaluation) -> dict[str, tuple[Value, object]]:
-    return {**{k: (v, ev.types[k]) for k, v in ev.returns.items()},
-            **{str(loc): (v, loc.type) for loc, v in ev.stores.items()}}
 
 
 def function_json(ev: FunctionEvaluation) -> dict:
@@ -21,7 +16,7 @@ def function_json(ev: FunctionEvaluation) -> dict:
         "function": ev.function,
         "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
         "memory": {str(loc): to_json(v, loc.type) for loc, (v, _) in ev.memory.items()},
-        "outputs": {k: to_json(v, t) for k, (v, t) in _outputs(ev).items()},
+        "outputs": ev.outputs_json(),
     }
 
 
@@ -29,7 +24,7 @@ def function_text(ev: FunctionEvaluation) -> str:
     rows = [("in", k, describe(v, ev.types[k])) for k, v in ev.inputs.items()]
     rows += [("mem", str(loc), describe(v, loc.type) + ("" if given else "  (not given: 0)"))
              for loc, (v, given) in ev.memory.items()]
-    rows += [("out", k, describe(v, t)) for k, (v, t) in _outputs(ev).items()]
+    rows += [("out", k, describe(v, t)) for k, (v, t) in ev.outputs().items()]
     width = max((len(name) for _, name, _ in rows), default=1)
     return "\n".join([ev.function] + [f"  {what:<4} {name:<{width}} = {text}"
                                        for what, name, text in rows])
@@ -77,7 +72,7 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
                   for loc, val in cex.memory.items()]
     for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label} ({ev.function}):")
-        lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in _outputs(ev).items()]
+        lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in ev.outputs().items()]
     lines += ["  reproduce:"]
     for path, ev, op in ((lhs_file, cex.lhs, cex.lhs_opaque), (rhs_file, cex.rhs, cex.rhs_opaque)):
         lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} "
