@@ -13,7 +13,7 @@ from .isa.body import Checked, Rejected, parse
 from .isa.module import Module
 from .isa.syntax import Instruction, PtxError, format_variant
 from .isa.targets import PTX_VERSIONS, TARGET_MIN_PTX, Target
-from .isa.variants import Requirement, catalogue
+from .isa.variants import Requirement, requirement
 
 
 def header_error(target: Target, version: tuple[int, int]) -> str | None:
@@ -54,7 +54,7 @@ def instruction_error(ins: Instruction, target: Target, version: tuple[int, int]
                       line: int | None = None) -> str | None:
     """Why ptxas refuses a parsed instruction for the target and version, or None;
     `line` (if given) replaces its own line number."""
-    req = catalogue().requirement(ins.variant)
+    req = requirement(ins.variant)
     name = format_variant(ins.variant)
     place = (line or ins.line, ins.col)
     if req is None:

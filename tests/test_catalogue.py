@@ -131,3 +131,17 @@ def test_cvt_legality_agrees_with_ptxas(variant, target, version, tmp_path):
             f"st.global.{dst} [r], d;")
     ours = check_line(f"{variant} d, a;", parse_target(target), parse_version(version))
     assert (ours is None) == _ptxas_accepts(body, target, version, tmp_path), ours
+
+
+def test_one_opcodes_requirement_is_the_whole_catalogues():
+    """`requirement` builds only its opcode's forms (start-up); it must say what the
+    catalogue says, variant for variant, and None for what the catalogue lacks."""
+    from dataclasses import replace
+
+    from ptxsmt.isa.variants import requirement
+
+    whole = catalogue()
+    assert all(requirement(v) == whole.requirement(v) for v in whole)
+    outside = [replace(v, ftz=True) for v in whole if not v.ftz]
+    outside = [v for v in outside if v not in whole]
+    assert outside and all(requirement(v) is None for v in outside)

@@ -21,7 +21,7 @@ from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
 from .syntax import Guard, Instruction, parse_statement
 from .types import PRED, bit_type
-from .variants import catalogue, operand_types
+from .variants import operand_types, requirement
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
             raise
         return _generic(st) if SYNTAX[opcode].partial else Rejected(st.text, e)
     if module and ins.variant.syntax.partial and (
-            ins.variant not in catalogue() or any(scope.lookup(r) is None for r in _names(ins))):
+            requirement(ins.variant) is None or any(scope.lookup(r) is None for r in _names(ins))):
         # mov/and/cvt/mul in other forms (`mov.u32 %r1, %tid.x`, `cvt.rn.f32.s32`,
         # `mul.wide.s32`, `mov.u64 %SP, __local_depot0` of a variable's address) are ordinary
         # instructions to ptxsmt: only its own forms on registers are judged

@@ -17,7 +17,7 @@ from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX
 from .types import PRED, TYPES, Kind, PtxType
-from .variants import Variant, catalogue, operand_slots, operand_types
+from .variants import Variant, operand_slots, operand_types, requirement
 
 # ---- the parsed form --------------------------------------------------------------------
 
@@ -354,6 +354,6 @@ def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int)
 
 def require_legal(ins: Instruction) -> None:
     """Raise unless the variant is in the catalogue (ignoring target/version)."""
-    if ins.variant not in catalogue():
+    if requirement(ins.variant) is None:
         raise PtxError(f"'{format_variant(ins.variant)}' is not a legal variant",
                        ins.line, ins.col)

@@ -357,11 +357,24 @@ def build(forms: Iterable[Form], ftz_requirement: Requirement | None = None) -> 
     return Catalogue(reqs)
 
 
+_FORMS = (*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS, *CVT_INT_FORMS, *ARITH_FORMS)
+
+
 @cache
 def catalogue() -> Catalogue:
     """The legal variants: what ptxas 13.0 accepts (the text plus PTXAS_FORMS)."""
-    return build((*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS, *CVT_INT_FORMS, *ARITH_FORMS),
-                 FTZ_REQUIREMENT)
+    return build(_FORMS, FTZ_REQUIREMENT)
+
+
+def requirement(v: Variant) -> Requirement | None:
+    """What `v` needs, or None where it is not legal: `catalogue().requirement(v)`, from
+    its own opcode's forms only (one `eval` need not build all 4,320 variants)."""
+    return _opcode_catalogue(v.opcode).requirement(v)
+
+
+@cache
+def _opcode_catalogue(opcode: str) -> Catalogue:
+    return build((f for f in _FORMS if f.opcode == opcode), FTZ_REQUIREMENT)
 
 
 @cache

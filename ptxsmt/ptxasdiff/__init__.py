@@ -42,7 +42,7 @@ from pathlib import Path
 from ..check import requirement_error
 from ..isa.syntax import PtxError, format_variant
 from ..isa.targets import parse_target, parse_version
-from ..isa.variants import FAMILIES, catalogue
+from ..isa.variants import FAMILIES, requirement
 from ..sem.options import DEFAULT, Options
 from .constants import CASES_PER_KERNEL, PTX_VERSION
 from .kernels import Case, Kernel, emit_kernel, make_case
@@ -251,7 +251,7 @@ def target_error(case: Case, target: str, version: str = PTX_VERSION) -> str | N
         return (f"the line reads the ISA as sm_{case.options.target} (its options), which "
                 f"code built for {tgt} does not model")
     for ins in case.instructions:
-        req = catalogue().requirement(ins.variant)
+        req = requirement(ins.variant)
         if req is not None and (err := requirement_error(req, tgt, version)):
             return f"'{format_variant(ins.variant)}' {err}"
     return None
