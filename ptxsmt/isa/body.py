@@ -206,7 +206,7 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
         if reg.vector > 1:
             raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
                            f"{reg.place}); {what} needs one .{t} register", ins.line, col)
-        if not fits(reg.type, t, ins.variant.opcode, slot):
+        if not fits(reg.type, t, ins.variant.opcode, slot, ins.variant.boolop is not None):
             raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
                            f"{ins.variant} needs .{t} (or a register of its width that ptxas "
                            "takes for it)", ins.line, col)

@@ -42,11 +42,19 @@ SLOT_FITS: dict[tuple[str, str, str], frozenset[str]] = {
                                     else {"b32", "u32", "s32"})
        for op in ("vset2", "vset4") for slot in "abcd"},
 }
+# ... and only without a BoolOp: a .pred register as b of every set.CmpOp.dtype.bf16x2
+# (42 variants; with a BoolOp ptxas refuses it, as the rule says).
+SLOT_FITS_WITHOUT_BOOLOP: dict[tuple[str, str, str], frozenset[str]] = {
+    ("set", "b", "bf16x2"): frozenset({"b32", "pred"}),
+}
 
 
-def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "") -> bool:
+def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
+         boolop: bool = True) -> bool:
     """Whether ptxas lets a register declared `register` stand for an `operand`-typed one
-    in `slot` of `opcode`."""
+    in `slot` of `opcode` (`boolop`: the instruction has one)."""
+    if not boolop and (opcode, slot, operand.name) in SLOT_FITS_WITHOUT_BOOLOP:
+        return register.name in SLOT_FITS_WITHOUT_BOOLOP[opcode, slot, operand.name]
     if (opcode, slot, operand.name) in SLOT_FITS:
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
