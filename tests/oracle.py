@@ -363,7 +363,7 @@ def _float_op(op: str, desc: dict, a: int, b: int | None, fmt: str, free) -> int
     if desc.get("nan") and (is_nan(a, fmt) or is_nan(b, fmt)):
         return free(("canonical",), fmt)
     if is_nan(a, fmt) and is_nan(b, fmt):
-        return free((op, flush_, fmt, a, b), fmt)
+        return free((op, flush_, fmt, min(a, b), max(a, b)), fmt)  # one NaN per pair
     if is_nan(a, fmt) or is_nan(b, fmt):
         return a if is_nan(b, fmt) else b
     return a if _zero_order(a, b, fmt, smaller=op == "min") else b

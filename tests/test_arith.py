@@ -178,14 +178,16 @@ def test_an_open_nan_is_unspecified(ptx):
 
 
 def test_canonical_nan_is_one_nan():
-    """`.NaN` gives *the* canonical NaN: one NaN, whatever the inputs, so the operands may
-    be swapped; without `.NaN` two NaNs give a NaN the text does not tie to anything."""
+    """`.NaN` gives *the* canonical NaN: one NaN, whatever the inputs. Without `.NaN` two
+    NaNs give a NaN the text leaves open, one per pair of inputs (the minimum of a and b
+    names no order): the operands may be swapped either way, but min and max differ."""
     from ptxsmt.smt.solve import check_equivalence
 
-    assert check_equivalence("min.NaN.f32 d, a, b;", "min.NaN.f32 d, b, a;",
-                             ["d"]).verdict == "equivalent"
-    assert check_equivalence("min.f32 d, a, b;", "min.f32 d, b, a;",
-                             ["d"]).verdict == "different"
+    for t in ("f32", "f16", "bf16x2"):
+        for nan in ("", ".NaN"):
+            assert check_equivalence(f"min{nan}.{t} d, a, b;", f"min{nan}.{t} d, b, a;",
+                                     ["d"]).verdict == "equivalent", (t, nan)
+    assert check_equivalence("min.f32 d, a, b;", "max.f32 d, a, b;", ["d"]).verdict == "different"
 
 
 # ---- codegen's new operators, held to Z3 ---------------------------------------------------

@@ -144,7 +144,10 @@ def _min_max(v: Variant, fmt: FloatFormat, flush: bool, a, b, less: bool) -> z3.
     first = z3.Or(z3.fpLT(x, y) if less else z3.fpGT(x, y), neg_zero_first)
     pick = z3.If(is_nan(a, fmt), b, z3.If(is_nan(b, fmt), a, z3.If(first, a, b)))
     both = z3.And(is_nan(a, fmt), is_nan(b, fmt))
-    out = z3.If(both, free_nan(format_variant(v), z3.Concat(a, b), fmt), pick)
+    # "the minimum of a and b" names no order: the open NaN of two NaNs is one function
+    # of the pair, so min a, b and min b, a are the same instruction
+    pair = z3.If(z3.ULE(a, b), z3.Concat(a, b), z3.Concat(b, a))
+    out = z3.If(both, free_nan(format_variant(v), pair, fmt), pick)
     if v.nan:
         out = z3.If(z3.Or(is_nan(a, fmt), is_nan(b, fmt)), canonical_nan_of(fmt), out)
     return out
