@@ -11,6 +11,7 @@ llvm14_sm80.ptx and llvm14_sm53.ptx are LLVM 14's own (`llc -march=nvptx64 -mcpu
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -133,11 +134,12 @@ def _register(t) -> str:
     return f"%{t.declared_as or t.name}_0"
 
 
-def _variant_lines() -> list[tuple[str, str, str]]:
-    """(line, slot, register type): every operand of a sample of variants in turn given a
-    register of each declarable type, the others a register of their own type."""
+def _variant_lines(offset: int = 0) -> list[tuple[str, str, str]]:
+    """(line, slot, register type): every operand of a sample of variants (every 23rd,
+    from `offset`) in turn given a register of each declarable type, the others a
+    register of their own type."""
     out = []
-    variants = [v for v in catalogue() if not (v.ftz and v.types[0].name == "f32")][::23]
+    variants = [v for v in catalogue() if not (v.ftz and v.types[0].name == "f32")][offset::23]
     for v in variants:
         types = operand_types(v)
         slots = [s for s in ("d", "p", "a", "b", "c") if s in types
@@ -149,9 +151,15 @@ def _variant_lines() -> list[tuple[str, str, str]]:
     return out
 
 
+# PTXSMT_PROFILE=thorough: the whole variant space (264,316 lines, 0 disagreements when
+# last run); otherwise one sample of 11,526 lines
+OFFSETS = range(23) if os.environ.get("PTXSMT_PROFILE") == "thorough" else [0]
+
+
 @ptxas
-def test_declared_register_types_agree_with_ptxas(tmp_path):
-    lines = _variant_lines()
+@pytest.mark.parametrize("offset", OFFSETS)
+def test_declared_register_types_agree_with_ptxas(tmp_path, offset):
+    lines = _variant_lines(offset)
     head = [".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{"]
     head += [f".reg .{t} %{t}_<2>;" for t in DECLARABLE]
     text = "\n".join([*head, *(line for line, _, _ in lines), "ret;", "}", ""])
@@ -160,7 +168,7 @@ def test_declared_register_types_agree_with_ptxas(tmp_path):
     wrong = [(line, ours.get(n), errors.get(n))
              for n, (line, _, _) in enumerate(lines, len(head) + 1)
              if (ours.get(n) is None) != (errors.get(n) is None)]
-    assert len(lines) > 10000 and sum(1 for e in ours.values() if e) > 5000
+    assert len(lines) > 9000 and sum(1 for e in ours.values() if e) > 4000
     assert wrong == []  # including ptxas's .pred as b of set.*.bf16x2 without a BoolOp
 
 
@@ -310,3 +318,23 @@ def test_a_pred_register_as_b_of_set_bf16x2_only_without_a_boolop(tmp_path):
     first = len(head) + 1
     assert sorted(errors) == [first + 2, first + 3]
     assert [n for n, e in sorted(ours.items()) if e] == [first + 2, first + 3]
+
+
+@ptxas
+def test_registers_ptxas_takes_outside_the_rule(tmp_path):
+    """Rows of the fitting tables found by the sweep of the whole variant space: an
+    .f16x2 register in the .pred glue, none as a shift amount, wider bit registers for a
+    float cvt but not for cvt.f32.bf16, a .pred as b of setp on .bf16x2 without a BoolOp."""
+    legal = ["and.pred %f16x2_1, %pred_0, %pred_0;", "not.pred %pred_0, %f16x2_1;",
+             "cvt.f32.f16 %b64_1, %f16_0;", "cvt.f64.f32 %f64_0, %b64_1;",
+             "setp.lt.bf16x2 %pred_0, %b32_0, %pred_1;"]
+    illegal = ["shl.b32 %b32_0, %b32_0, %f16x2_1;", "cvt.f32.bf16 %f32_0, %b32_1;",
+               "setp.lt.and.bf16x2 %pred_0, %b32_0, %pred_1, %pred_0;"]
+    head = [".version 9.0", ".target sm_90", ".address_size 64", ".visible .entry k()", "{"]
+    head += [f".reg .{t} %{t}_<2>;" for t in DECLARABLE]
+    text = "\n".join([*head, *legal, *illegal, "ret;", "}", ""])
+    _, errors = _ptxas_errors(text, tmp_path)
+    ours = {v.line: v.error for v in check_module(read_module(text)).verdicts}
+    refused = list(range(len(head) + len(legal) + 1, len(head) + len(legal) + len(illegal) + 1))
+    assert sorted(errors) == refused
+    assert [n for n, e in sorted(ours.items()) if e] == refused

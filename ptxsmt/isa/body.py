@@ -19,7 +19,7 @@ from .errors import PtxError, quote
 from .opcodes import SYNTAX
 from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
-from .syntax import Guard, Instruction, parse_statement
+from .syntax import Guard, Instruction, format_variant, parse_statement
 from .types import PRED, bit_type
 from .variants import operand_types, requirement
 
@@ -206,7 +206,8 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
         if reg.vector > 1:
             raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
                            f"{reg.place}); {what} needs one .{t} register", ins.line, col)
-        if not fits(reg.type, t, ins.variant.opcode, slot, ins.variant.boolop is not None):
+        v = ins.variant
+        if not fits(reg.type, t, v.opcode, slot, v.boolop is not None, format_variant(v)):
             raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
                            f"{ins.variant} needs .{t} (or a register of its width that ptxas "
                            "takes for it)", ins.line, col)

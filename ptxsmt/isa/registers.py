@@ -30,8 +30,10 @@ PACKED_AS_INTEGER = "f16x2"  # ptxas takes an .f16x2 register for a 32-bit integ
 
 # "ld, st, and cvt instructions permit source and destination data operands to be wider
 # than the instruction-type size" (PTX ISA 6.4.4.1, Operand Size Exceeding Instruction-Type
-# Size); ptxas 13.0 takes them for cvt's integer operands (measured as above).
+# Size); ptxas 13.0 takes them for cvt's operands (a float one: a wider bit register), but
+# not for cvt.f32.bf16 (measured as above, every cvt against every register).
 WIDER_ALLOWED = frozenset({"cvt"})
+WIDER_REFUSED = frozenset({"cvt.f32.bf16"})
 
 # Slots where ptxas 13.0 takes other registers than the rule says (measured the same way):
 # (opcode, slot, operand type) -> the register types it takes there.
@@ -41,24 +43,30 @@ SLOT_FITS: dict[tuple[str, str, str], frozenset[str]] = {
     **{(op, slot, "b32"): frozenset({"b32", "u32", "s32", "f16x2"} if slot in "ab"
                                     else {"b32", "u32", "s32"})
        for op in ("vset2", "vset4") for slot in "abcd"},
+    # the logic and mov glue on .pred take an .f16x2 register too; a shift amount does not
+    **{(op, slot, "pred"): frozenset({"pred", "f16x2"})
+       for op in ("mov", "not", "and", "or", "xor") for slot in "dab"},
+    **{(op, "b", "u32"): frozenset({"b32", "u32", "s32"}) for op in ("shl", "shr")},
 }
-# ... and only without a BoolOp: a .pred register as b of every set.CmpOp.dtype.bf16x2
-# (42 variants; with a BoolOp ptxas refuses it, as the rule says).
+# ... and only without a BoolOp: a .pred register as b of every set/setp on .bf16x2
+# (with a BoolOp ptxas refuses it, as the rule says).
 SLOT_FITS_WITHOUT_BOOLOP: dict[tuple[str, str, str], frozenset[str]] = {
-    ("set", "b", "bf16x2"): frozenset({"b32", "pred"}),
+    (op, "b", "bf16x2"): frozenset({"b32", "pred"}) for op in ("set", "setp")
 }
 
 
 def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
-         boolop: bool = True) -> bool:
+         boolop: bool = True, variant: str = "") -> bool:
     """Whether ptxas lets a register declared `register` stand for an `operand`-typed one
-    in `slot` of `opcode` (`boolop`: the instruction has one)."""
+    in `slot` of `opcode` (`boolop`: the instruction has one; `variant`: its spelling)."""
     if not boolop and (opcode, slot, operand.name) in SLOT_FITS_WITHOUT_BOOLOP:
         return register.name in SLOT_FITS_WITHOUT_BOOLOP[opcode, slot, operand.name]
     if (opcode, slot, operand.name) in SLOT_FITS:
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
-            operand.kind in (Kind.UNSIGNED, Kind.SIGNED, Kind.BIT):
+            variant not in WIDER_REFUSED:
+        if operand.kind is Kind.FLOAT:  # a float operand: a wider bit register
+            return register.kind is Kind.BIT
         # a `.b128` register is its own (and the only) 128-bit type
         return fits(register, TYPES.get(f"{operand.name[0]}{register.width}", register))
     if register.width != operand.width:
