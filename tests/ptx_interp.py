@@ -44,8 +44,10 @@ def statements(text: str, name: str) -> list[str]:
 
 
 def run(text: str, name: str, params: dict[str, int], specials: dict[str, int],
-        memory: dict[int, int]) -> tuple[dict[str, int], dict[int, int]]:
-    """(return parameters, final memory bytes) of one run of function `name`."""
+        memory: dict[int, int], registers: dict | None = None) -> tuple[dict[str, int],
+                                                                        dict[int, int]]:
+    """(return parameters, final memory bytes) of one run of function `name`; the final
+    registers go into `registers` when given."""
     regs: dict[str, int] = {}
     mem = dict(memory)
     returns: dict[str, int] = {}
@@ -128,4 +130,6 @@ def run(text: str, name: str, params: dict[str, int], specials: dict[str, int],
             a, b = val(ops[1], w), val(ops[2], w)
             c = val(ops[3], w) if op == "mad" else 0
             regs[ops[0]] = _ARITH[op](a, b, c, w) & mask
+    if registers is not None:
+        registers.update(regs)
     return returns, mem

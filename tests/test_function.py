@@ -305,3 +305,38 @@ def test_batch_lines_name_a_function_and_answer_as_the_interpreter(data, tmp_pat
     assert out[2]["error"].startswith("line 3: ") and "no function" in out[2]["error"]
     path.write_text(json.dumps(out[0]) + "\n")
     assert _cli("eval", "--batch", str(path), "--check").exit_code == 0
+
+
+@pytest.mark.parametrize("path", [O3, G], ids=["O3", "G"])
+@pytest.mark.parametrize("name", KERNELS)
+def test_vectors_drive_each_compare_both_ways_and_replay_in_the_interpreter(path, name, tmp_path):
+    """`vectors FILE.ptx --function F`: two lines per setp predicate that a path reaches
+    both ways; every line's stored words are what the independent interpreter ends with
+    on its inputs, and `eval --batch --check` replays them."""
+    r = _cli("vectors", str(path), "--function", name)
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    setps = [s for s in read_function(TEXT[path], name).body.checked
+             if s.instruction.variant.opcode == "setp"]
+    assert len(lines) == 2 * len(setps)  # each of these compares goes both ways
+    assert sorted(x["case"].rsplit(" = ", 1)[1] for x in lines) == \
+        ["false"] * len(setps) + ["true"] * len(setps)
+    for line in lines:
+        ins = line["inputs"]
+        params = {k: int(v, 16) for k, v in ins.items() if "param" in k}
+        specials = {k: int(v, 16) for k, v in ins.items() if k in ("tid.x", "ctaid.x", "ntid.x")}
+        memory = {}
+        for k, v in ins.items():
+            if k.startswith("global["):
+                at, size = int(k[7:k.index("]")], 16), (len(v) - 2) // 2
+                memory |= {at + i: (int(v, 16) >> (8 * i)) & 0xFF for i in range(size)}
+        regs: dict = {}
+        _, final = run(TEXT[path], name, params, specials, memory, regs)
+        predicate, outcome = line["case"].split(" -> ")[1].split(" = ")
+        assert regs["%" + predicate] == (outcome == "true"), line["case"]  # the case holds
+        for loc, value in line["outputs"].items():
+            at, size = int(loc[7:-1], 16), (len(value) - 2) // 2
+            assert int(value, 16) == sum(final.get(at + k, 0) << 8 * k for k in range(size))
+    out = tmp_path / "v.jsonl"
+    out.write_text(r.stdout)
+    assert _cli("eval", "--batch", str(out), "--check").exit_code == 0

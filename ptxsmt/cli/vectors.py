@@ -11,7 +11,15 @@ from ..isa.syntax import parse_variant
 from ..isa.variants import FAMILIES, catalogue
 from ..report.progress import Progress
 from ..smt.vectors import instruction_forms, vectors_for
-from .common import CONTEXT, fail, merge_option, options, target_option
+from .common import (
+    CONTEXT,
+    fail,
+    is_ptx_file,
+    merge_option,
+    options,
+    read_function_file,
+    target_option,
+)
 
 FAMILY_LIMIT = 20  # vectors per form with --family: half-set alone has 3,696 forms
 MAX_VECTORS = 100_000
@@ -19,7 +27,7 @@ MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering case
 
 
 @click.command("vectors", context_settings=CONTEXT)
-@click.argument("what", required=False, metavar="[VARIANT|PTX]")
+@click.argument("what", required=False, metavar="[VARIANT|PTX|FILE.ptx]")
 @click.option("--family", type=click.Choice(FAMILIES), help="Every variant of a family.")
 @click.option("--per-case", type=click.IntRange(1, MAX_PER_CASE), default=1, show_default=True,
               help="Vectors for each reachable case (distinct operands).")
@@ -29,26 +37,35 @@ MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering case
 @click.option("--max-vectors", type=click.IntRange(min=1), default=MAX_VECTORS,
               show_default=True, help="Stop (exit 1) after this many vectors in all.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--function", "function", metavar="NAME",
+              help="With FILE.ptx: the function (default: the file's only one).")
 @click.option("--out", type=click.File("w", lazy=False), default="-",
               help="JSONL output (default stdout).")
 @target_option
 @merge_option
-def vectors(what, family, per_case, limit, max_vectors, seed, out, target, vset_merge) -> None:
+def vectors(what, family, per_case, limit, max_vectors, seed, function, out, target,
+            vset_merge) -> None:
     """Operands that reach every reachable case of a variant, as batch JSONL.
 
     \b
     Cases are combinations of operand classes (NaN, ±inf, ±0, ±subnormal, ±normal;
     integer extremes and signs; predicate values; per lane for x2 types) and
     output outcomes (each predicate true/false, which operand a select took, each
-    vset lane's result or count). Outputs are filled in by the evaluator.
+    vset lane's result or count). Outputs are filled in by the evaluator. With
+    FILE.ptx: inputs that drive each setp of the function each way on a path that
+    reaches it, as batch lines {"file", "function", "inputs", "outputs", "case"}.
     \b
     Examples:
       ptxsmt vectors setp.lt.ftz.f32
       ptxsmt vectors 'vset4.u32.u32.lt d.b20, a, b, c;' --per-case 2
       ptxsmt vectors --family slct --limit 10 --out slct.jsonl
+      ptxsmt vectors kernels.ptx --function _Z4pickPKiS0_Piii > pick.jsonl
     """
     if bool(what) == bool(family):
-        fail("give a variant (or one instruction), or --family F")
+        fail("give a variant (or one instruction), a .ptx file, or --family F")
+    if function or is_ptx_file(what):
+        _function_vectors(what, function, options(target, vset_merge), out)
+        return
     try:
         opts = options(target, vset_merge)
         if family:
@@ -79,3 +96,18 @@ def vectors(what, family, per_case, limit, max_vectors, seed, out, target, vset_
     except OSError as e:
         fail(f"cannot write {quote(out.name)}: {e.strerror or e}")
     report.err(f"{n} vectors from {len(texts)} instruction forms")
+
+
+def _function_vectors(path: str, name: str | None, opts, out) -> None:
+    from ..smt.function_vectors import function_vectors  # the solver
+
+    fn = read_function_file(path, name)
+    try:
+        with Progress("vectors", unit="vectors") as bar:
+            for vec in function_vectors(path, fn, opts):
+                out.write(report.dumps(vec) + "\n")
+                bar.update()
+    except PtxError as e:
+        fail(f"{path}: {e}")
+    except OSError as e:
+        fail(f"cannot write {quote(out.name)}: {e.strerror or e}")

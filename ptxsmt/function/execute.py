@@ -19,7 +19,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.module import Function
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
-from .execution import Access, Execution, FunctionEncoding
+from .execution import Access, Decision, Execution, FunctionEncoding
 from .instructions import CONTROL, HANDLERS, opaque
 from .state import State, merge
 
@@ -66,7 +66,11 @@ def _checked(ex: Execution, item: Checked) -> None:
     registers keep their declared types (Program refuses a width it does not model)."""
     ins = item.instruction
     Program([ins], {k: r.type for k, r in item.registers.items()})
-    ex._update(registers=execute(ins, ex.register, ex.opts))
+    written = execute(ins, ex.register, ex.opts)
+    ex._update(registers=written)
+    if ins.variant.opcode == "setp":
+        predicates = {r: written[r] for o in ins.destinations.values() for r in o.registers}
+        ex.enc.decisions.append(Decision(ins.line, ins.text, ex.state.live, predicates))
 
 
 def _control(ex: Execution, g: Generic, seen: set[str], waiting: dict[str, list[State]],

@@ -43,6 +43,17 @@ class Access:
     text: str
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A compare on a path: its predicates' terms and the condition that the path runs
+    (the cases `ptxsmt vectors FILE.ptx` covers)."""
+
+    line: int
+    text: str
+    when: z3.BoolRef
+    predicates: dict[str, z3.BoolRef]  # register (without `%`) -> its value after the compare
+
+
 @dataclass
 class FunctionEncoding:
     function: str
@@ -58,6 +69,7 @@ class FunctionEncoding:
     opaque: dict[str, z3.ExprRef] = field(default_factory=dict)  # register -> its last
     # opaque value (equiv: an uninterpreted application), to replay a counterexample
     reached: z3.BoolRef | None = None  # some path reaches the end
+    decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
 
 
 class Execution:

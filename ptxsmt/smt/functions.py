@@ -87,7 +87,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     verdict = {"unsat": "equivalent", "unknown": "unknown", "sat": "different"}[str(result)]
     cex = None
     if result == z3.sat:
-        _prefer_nice(solver, el, er)
+        prefer_nice(solver, el, er)
         cex = _replay(lhs, rhs, el, er, solver.model(), witness, opts)
     return FunctionVerdict(verdict, lhs.name, rhs.name, uninterpreted, cex,
                            solver.reason_unknown() if result == z3.unknown else "",
@@ -98,12 +98,12 @@ def _final(enc: FunctionEncoding, space: str) -> z3.ArrayRef:
     return enc.final.get(space, initial(space))
 
 
-def _prefer_nice(solver: z3.Solver, el: FunctionEncoding, er: FunctionEncoding) -> None:
-    """Fix each scalar input, in order, to the nicest value that keeps a difference
-    (0, 1, -1, ...; pointers then stay free): counterexamples are for people."""
+def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding) -> None:
+    """Fix each scalar input, in order, to the nicest value that keeps the solver's
+    constraints (0, 1, -1, ...; pointers then stay free): models are for people."""
     fixed: list[z3.BoolRef] = []
-    types = {**el.types, **er.types}
-    for name, const in {**el.inputs, **er.inputs}.items():
+    types = {k: t for enc in encodings for k, t in enc.types.items()}
+    for name, const in {k: c for enc in encodings for k, c in enc.inputs.items()}.items():
         for value in nice_values(types[name])[:4]:
             eq = const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
                            else z3.BitVecVal(value, const.size()))
