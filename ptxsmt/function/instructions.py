@@ -26,6 +26,7 @@ import z3
 
 from ..isa.errors import PtxError, quote
 from ..isa.types import PRED, TYPES, Kind, PtxType
+from ..sem.arith import wide_product
 from .execution import Execution, resize
 from .memory import SPACES
 
@@ -118,9 +119,8 @@ def mov(ex: Execution, g: Generic) -> None:
 def _product(ex: Execution, g: Generic) -> z3.BitVecRef:
     """The exact 2w-bit product of the w-bit sources a and b (`.wide` and `.hi`)."""
     t = instruction_type(g)
-    extend = z3.SignExt if t.kind is Kind.SIGNED else z3.ZeroExt
-    a, b = (extend(t.width, ex.value(o, t, g)) for o in g.operands[1:3])
-    return a * b
+    a, b = (ex.value(o, t, g) for o in g.operands[1:3])
+    return wide_product(a, b, t.kind is Kind.SIGNED)
 
 
 def _integer(g: Generic) -> bool:

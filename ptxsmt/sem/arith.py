@@ -52,10 +52,14 @@ def _saturate(wide: z3.BitVecRef, n: int) -> z3.BitVecRef:
 def mul(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
     """t = a * b;  n = bitwidth of type;  d = t<2n-1..n> (.hi);  d = t<n-1..0> (.lo)"""
     n = a.size()
-    if v.mode == "lo":
-        return a * b
+    return a * b if v.mode == "lo" else z3.Extract(2 * n - 1, n, wide_product(a, b, signed))
+
+
+def wide_product(a, b, signed: bool) -> z3.BitVecRef:
+    """t = a * b, all 2n bits: what mul.hi keeps the upper half of, mul.wide writes whole
+    and mad adds c to (the function reader's mul.wide and mad use it too)."""
     ext = z3.SignExt if signed else z3.ZeroExt
-    return z3.Extract(2 * n - 1, n, ext(n, a) * ext(n, b))
+    return ext(a.size(), a) * ext(b.size(), b)
 
 
 def neg(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
