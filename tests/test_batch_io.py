@@ -101,9 +101,10 @@ def test_upper_case_and_short_hex_read_like_exact_hex():
 
 
 def _batch_file(tmp_path: Path) -> Path:
-    """A file with what a part boundary must not disturb: a BOM, blank and CRLF lines,
-    bad lines (their numbers are in their errors) on either side of every cut."""
-    good = [json.dumps({"ptx": "setp.lt.u32 p, a, b;",
+    """A file with what dealing lines to processes must not disturb: a BOM, blank and CRLF
+    lines, bad lines (their numbers are in their errors) among good ones of several
+    texts, and no newline at the end."""
+    good = [json.dumps({"ptx": f"setp.{('lt', 'ge', 'ne')[i % 3]}.u32 p, a, b;",
                         "inputs": {"a": f"0x{i:08x}", "b": "0x00000010"}}) for i in range(32)]
     lines = []
     for i, line in enumerate(good * 6):
@@ -115,7 +116,7 @@ def _batch_file(tmp_path: Path) -> Path:
         if i % 29 == 7:
             lines.append(line + "\r")
     path = tmp_path / "batch.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
     return path
 
 
@@ -130,41 +131,58 @@ def _render(path: Path, jobs: int) -> tuple[bytes, int, bool]:
 def test_a_file_in_parts_answers_byte_for_byte_as_one(tmp_path, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_PART_BYTES", 1000)
-    with open(path, "rb") as f:
-        cut = parts.split(f, 4)
-    assert len(cut) == 4 and cut[0].start == 0 and cut[-1].end == path.stat().st_size
-    data = path.read_bytes()
-    for part in cut:
-        assert data[part.start - 1:part.start] in (b"", b"\n")  # at a line's start
-        assert data[:part.start].count(b"\n") + 1 == part.line
+    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
+    monkeypatch.setattr(parts, "WINDOW", 64)  # windows, and a short last one joined on
     assert _render(path, 4) == whole
+    assert _render(path, 2) == whole
     assert whole[2] and b'"error": "line 5: invalid JSON' in whole[0]
     assert whole[1] == len(whole[0].splitlines())
 
 
+def test_lines_are_dealt_by_text_and_a_big_text_in_ranges():
+    texts = [f'{{"ptx": "setp.lt.u32 p, a, b{k};", "inputs": {{}}}}\n'.encode() for k in range(40)]
+    window = texts * 5
+    owners = parts.deal(window, 3)
+    for k in range(40):  # every line of a text goes to one process
+        assert len({owners[k + 40 * r] for r in range(5)}) == 1
+    assert set(owners) == {0, 1, 2}
+    one = [texts[0]] * 300  # one instruction, replayed: every process takes a third
+    assert parts.deal(one, 3) == [0] * 100 + [1] * 100 + [2] * 100
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_part_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
+def test_a_share_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_PART_BYTES", 1000)
-    me, real = os.getpid(), parts.render_jsonl
+    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
+    monkeypatch.setattr(parts, "WINDOW", 64)
+    me, real = os.getpid(), parts.answer_lines
 
     def broken_in_children(*args, **kwargs):
         if os.getpid() != me:
             raise MemoryError("a child dies")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parts, "render_jsonl", broken_in_children)
+    monkeypatch.setattr(parts, "answer_lines", broken_in_children)
     assert _render(path, 3) == whole
 
 
-def test_stdin_and_small_files_are_not_cut(tmp_path):
+def test_stdin_is_dealt_and_small_input_is_answered_here(tmp_path, monkeypatch):
     path = _batch_file(tmp_path)
-    with open(path, "rb") as f:
-        assert parts.split(f, 2) == []  # smaller than two parts' worth
+    whole = _render(path, 1)
+    forks = []
+    monkeypatch.setattr(parts, "_Worker", lambda *a: forks.append(a))
+    assert _render(path, 2) == whole and not forks  # too small to repay a fork
+    monkeypatch.undo()
+    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
     r, w = os.pipe()
-    with os.fdopen(w, "wb") as pipe_w:
-        pipe_w.write(b"")
+    if os.fork() == 0:  # a writer feeding the pipe, as a shell would
+        os.close(r)
+        with os.fdopen(w, "wb") as pipe_w:
+            pipe_w.write(path.read_bytes())
+        os._exit(0)
+    os.close(w)
     with os.fdopen(r, "rb") as pipe_r:
-        assert parts.split(pipe_r, 2) == []
+        blocks = list(parts.render_file(pipe_r, OPTS, 2))
+    os.wait()
+    assert b"".join(d for d, _, _ in blocks) == whole[0]

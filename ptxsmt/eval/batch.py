@@ -131,15 +131,14 @@ def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
     """The common CI case, checked column-wise: every line gives exactly the inputs,
     as hex strings that fit (or booleans for predicates). Anything else (None) takes
     the per-line path, which gives the same answers and the same errors."""
-    names = set(fast.inputs)
-    raws = []
-    for i in indices:
-        raw = items[i][1]
+    names = fast.input_names
+    raws = [items[i][1] for i in indices]
+    for k, raw in enumerate(raws):
         if raw.keys() != names:
-            raw = {k.lstrip("%"): v for k, v in raw.items()}  # `%r1` and `r1` are one
-            if len(raw) != len(items[i][1]) or raw.keys() != names:
+            raw = {key.lstrip("%"): v for key, v in raw.items()}  # `%r1` and `r1` are one
+            if len(raw) != len(items[indices[k]][1]) or raw.keys() != names:
                 return None
-        raws.append(raw)
+            raws[k] = raw
     columns: dict[str, list | HexLines] = {}
     for name in fast.inputs:
         width = fast.types[name].width
@@ -149,9 +148,10 @@ def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
                 return None
             columns[name] = column
             continue
-        if not all(type(x) is str for x in column):
+        try:
+            lines = "\n".join(column) + "\n"
+        except TypeError:  # not every value is a string
             return None
-        lines = "\n".join(column) + "\n"
         if width in _EXACT_HEX and _EXACT_HEX[width].fullmatch(lines):
             columns[name] = HexLines(lines)
             continue
@@ -174,6 +174,9 @@ def _words(segments: list, width: int, rows: int) -> np.ndarray:
         nibbles = _NIBBLE[chars.reshape(-1, digits + 3)[:, 2:2 + digits]]
         pairs = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]  # the bytes, most significant first
         return np.ascontiguousarray(pairs).view(f">u{width // 8}").ravel().astype(dtype)
+    if len(segments) == 1:
+        seg = segments[0]
+        return np.array(seg.ints() if type(seg) is HexLines else seg, dtype=dtype)
     return np.array([x for seg in segments for x in (seg.ints() if type(seg) is HexLines else seg)],
                     dtype=dtype)
 

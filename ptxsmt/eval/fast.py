@@ -14,7 +14,7 @@ import marshal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +32,7 @@ def word_bits(width: int) -> int:
     return next(w for w in (8, 16, 32, 64) if width <= w)
 
 
+@cache
 def word_dtype(width: int) -> type:
     """The numpy type of a register of `width` bits: bool for a predicate."""
     return np.bool_ if width == 1 else getattr(np, f"uint{word_bits(width)}")
@@ -165,10 +166,14 @@ class FastProgram:
     def _params(self) -> tuple[str, ...]:
         return tuple(f"s{i}" for i in range(len(self.slots)))
 
-    @property
+    @cached_property
     def inputs(self) -> tuple[str, ...]:
         """The inputs a caller gives: every slot but the text's own immediates."""
         return tuple(s for s in self.slots if s not in self.bound)
+
+    @cached_property
+    def input_names(self) -> frozenset[str]:
+        return frozenset(self.inputs)
 
     def renamed(self, shape: Shape) -> FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
@@ -189,11 +194,17 @@ class FastProgram:
         """The outputs, in order, for `rows` rows of every slot given by position, bound
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program."""
-        program = _function(self._params, self.lines, self.results, self.code)
         with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
-            outputs = program(*(_as_array(c, self.types[n])
-                                for c, n in zip(columns, self.slots)))
-        return [np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
+            outputs = self._program(*(_as_array(c, self.types[n])
+                                      for c, n in zip(columns, self.slots)))
+        return [x if type(x) is np.ndarray and x.shape == (rows,)
+                else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
+
+    @cached_property
+    def _program(self) -> Callable:
+        """The whole program as a function of every slot (looked up once per instance:
+        the key, the program's lines, costs a pass over them to hash)."""
+        return _function(self._params, self.lines, self.results, self.code)
 
     @cached_property
     def _run(self) -> Callable:

@@ -33,7 +33,7 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, keep_stored
     bytes (from a file) or text; each is decoded on its own, so one bad byte costs one
     line. Lines are evaluated a chunk at a time, grouped by instruction text and
     options, so memory stays flat."""
-    for parsed in _chunks(lines, opts, keep_stored, chunk):
+    for parsed in _chunks(enumerate(lines, 1), opts, keep_stored, chunk):
         yield from _answer(parsed, "json")
         parsed.clear()  # freed now, not scanned by the collector between chunks
 
@@ -42,14 +42,13 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, keep_stored
 Block = tuple[bytes, int, bool]
 
 
-def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, chunk: int = 65536,
-                 first: int = 1) -> Iterator[Block]:
-    """The CLI's batch: the answers as JSON text, a block per chunk of lines, in order
-    (`first`: the number of the first line, for a part of a file). A line that is one
-    JSON object without "outputs" is answered by its own text with `"outputs": {...}`
-    added at the end (its spelling kept, nothing encoded twice); any other line by its
-    object encoded again, as `run_jsonl` gives it."""
-    for parsed in _chunks(lines, opts, False, chunk, first):
+def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
+                 chunk: int = 65536) -> Iterator[Block]:
+    """The CLI's batch: the answers as JSON text, a block per chunk of lines, in order.
+    A line that is one JSON object without "outputs" is answered by its own text with
+    `"outputs": {...}` added at the end (its spelling kept, nothing encoded twice); any
+    other line by its object encoded again, as `run_jsonl` gives it."""
+    for parsed in _chunks(enumerate(lines, 1), opts, False, chunk):
         texts, failed = [], False
         for text, error in _answer(parsed, "text"):
             texts.append(text)
@@ -59,8 +58,23 @@ def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT, chunk: i
             yield ("\n".join(texts) + "\n").encode(), len(texts), failed
 
 
-def _chunks(lines: Iterable[bytes | str], opts: Options, keep_stored: bool,
-            chunk: int, first: int = 1) -> Iterator[list[_Entry]]:
+def answer_lines(numbered: list[tuple[int, bytes | str]],
+                 opts: Options = DEFAULT) -> tuple[list[str | None], bool]:
+    """Each line's answer text as `render_jsonl` writes it (None for a blank line), for
+    lines numbered as in their file (some lines of a file, in order), and whether any
+    answer is an error."""
+    answers: dict[int, str] = {}
+    failed = False
+    for parsed in _chunks(numbered, opts, False, len(numbered) or 1):
+        for (number, *_), (text, error) in zip(parsed, _answer(parsed, "text")):
+            answers[number] = text
+            failed = failed or error is not None
+        parsed.clear()
+    return [answers.get(number) for number, _ in numbered], failed
+
+
+def _chunks(numbered: Iterable[tuple[int, bytes | str]], opts: Options, keep_stored: bool,
+            chunk: int) -> Iterator[list[_Entry]]:
     """The non-blank lines, read, a chunk at a time (the caller clears each when done).
     The cyclic garbage collector is paused for the run: a batch makes no cycles (JSON
     objects, compiled programs, errors kept without their tracebacks), and scanning the
@@ -70,14 +84,18 @@ def _chunks(lines: Iterable[bytes | str], opts: Options, keep_stored: bool,
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for number, line in enumerate(lines, first):
-            entry = _parse_batch_line(line, opts, first=number == 1)
-            if entry is None:
-                continue
-            obj, line_opts, error, text = entry
-            if keep_stored:
-                obj["stored"], obj["line"], text = obj.pop("outputs", None), number, None
-            parsed.append((number, obj, line_opts, error, text))
+        for number, line in numbered:
+            plain = _plain_line(line) if number != 1 else None
+            if plain is not None and not keep_stored:
+                parsed.append((number, plain[0], opts, None, plain[1]))
+            else:
+                entry = _parse_batch_line(line, opts, first=number == 1)
+                if entry is None:
+                    continue
+                obj, line_opts, error, text = entry
+                if keep_stored:
+                    obj["stored"], obj["line"], text = obj.pop("outputs", None), number, None
+                parsed.append((number, obj, line_opts, error, text))
             if len(parsed) == chunk:
                 yield parsed
                 parsed = []
@@ -116,6 +134,29 @@ _LINE_SHAPE = ('expected {"ptx": "...", "inputs": {...}} or '
                '{"file": "k.ptx", "function": "...", "inputs": {...}}')
 _VALUE_TYPES = frozenset((str, int, bool))  # the types JSON gives an input value
 _SCAN = make_scanner(json.JSONDecoder())  # what json.loads runs, less its wrapping
+
+
+_NOT_PLAIN = frozenset(("file", "outputs", "options"))
+
+
+def _plain_line(line: bytes | str) -> tuple[dict, str] | None:
+    """(object, text) for the common line, `{"ptx": "...", "inputs": {...}}` (other keys
+    are kept as they are) with string, integer or boolean inputs none of which is
+    spelled with `%`; None for any other line (`_parse_batch_line` reads those, and says
+    what is wrong)."""
+    try:
+        text = (line.decode("utf-8") if type(line) is bytes else line).rstrip(_JSON_BLANK)
+        obj, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError, AttributeError):
+        return None
+    if end != len(text) or type(obj) is not dict or not _NOT_PLAIN.isdisjoint(obj) \
+            or text.count("[") + text.count("{") > MAX_NESTING:
+        return None
+    inputs = obj.get("inputs")
+    if type(obj.get("ptx")) is not str or type(inputs) is not dict or "%" in "".join(inputs) \
+            or not _VALUE_TYPES.issuperset(map(type, inputs.values())):
+        return None
+    return obj, text
 
 
 def _parse_batch_line(line: bytes | str, opts: Options, first: bool = False):

@@ -1,142 +1,181 @@
-"""A batch file answered in parts, a process a part, the answers in the file's order.
+"""A batch answered by several processes, the answers in the input's order.
 
-Each line is answered on its own, so a file cut at line boundaries answers part by
-part exactly as it does whole. `jobs - 1` forked processes each answer one part into
-a temporary file while this process answers the first; their answers follow its own,
-in order. Only a regular file big enough to repay a fork is cut (stdin and small files
-are answered here, whole), and only where the platform forks. A part whose process
-fails is answered again here: a part costs time, never an answer.
+Each line is answered on its own, so any process may answer any line. The lines are
+dealt by their instruction text: all the lines of a text go to one process, which
+parses, compiles and runs that text once (cut by line ranges, every process met
+nearly every text of a mixed batch, and paid for each). A text with thousands of
+lines in a window is dealt in blocks, so a batch of one instruction still runs on
+every process. `jobs - 1` processes are forked once and fed a window of lines at a
+time through pipes while this one answers its own share, so memory stays flat and
+a stream (stdin) is dealt too. Input too small to repay a fork is answered here,
+whole. A process that fails leaves its share to this one: a failure costs time,
+never an answer.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import stat
-import tempfile
-from collections.abc import Iterator
-from typing import BinaryIO, NamedTuple
+import zlib
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
+from typing import TYPE_CHECKING
 
 from ..sem.options import DEFAULT, Options
-from .jsonl import Block, render_jsonl
+from . import cache
+from .jsonl import Block, answer_lines, render_jsonl
 
-MIN_PART_BYTES = 1 << 21  # below ~8k lines a part, a process costs more than it saves
-# A part's lines a chunk at a time: twice a whole file's chunk, as each process holds only
-# its part (a text's lines in one chunk are grouped once; 10% faster at 150k lines).
-PART_CHUNK = 1 << 17
-_READ = 1 << 20
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
+WINDOW = 1 << 17  # lines dealt, answered and written at a time
+MIN_FORK_LINES = 8192  # below this, a process costs more than it saves
+BLOCK = 4096  # a text's lines dealt to one process at a time
 
-class Part(NamedTuple):
-    start: int  # byte offsets: the first byte of its first line, one past its last line
-    end: int
-    line: int  # the number of its first line
+Share = list[tuple[int, bytes]]  # a process's lines of a window, numbered as in the input
 
 
-def render_file(f: BinaryIO, opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
-    """The answers to a batch file (see `render_jsonl`), in `jobs` processes where the
-    file is big enough and the platform forks, else in this one."""
-    parts = split(f, jobs) if jobs > 1 and hasattr(os, "fork") else []
-    if len(parts) < 2:
-        yield from render_jsonl(f, opts)
+def render_file(f: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
+    """The answers to a batch (see `render_jsonl`), in `jobs` processes where the input
+    is big enough and the platform forks, else in this one."""
+    windows = _windows(iter(f))
+    first = next(windows, [])
+    if jobs < 2 or not hasattr(os, "fork") or len(first) < MIN_FORK_LINES:
+        yield from render_jsonl(chain(first, chain.from_iterable(windows)), opts, WINDOW)
         return
-    children: list[tuple[int, BinaryIO, Part]] = []
+    workers: list[_Worker] = []
     try:
-        for part in parts[1:]:
-            children.append((*_fork(f.name, part, opts), part))
-        yield from render_jsonl(_lines(f.name, parts[0]), opts, PART_CHUNK, parts[0].line)
-        while children:
-            pid, out, part = children.pop(0)
-            code = _exit_code(os.waitpid(pid, 0)[1])
-            if code in (0, 1):  # answered: 1 says a line of it is an error
-                yield from _blocks(out)
-                yield b"", 0, code == 1
-            else:  # the process failed: answer its part here
-                yield from render_jsonl(_lines(f.name, part), opts, PART_CHUNK, part.line)
-            out.close()
-    finally:  # interrupted: no process outlives the run
-        for pid, out, _ in children:
-            _stop(pid)
-            out.close()
+        workers = [_Worker(k, jobs, opts) for k in range(1, jobs)]
+        number = 1
+        for window in chain([first], windows):
+            yield _answer_window(window, number, workers, opts)
+            number += len(window)
+    except BaseException:  # interrupted: no process outlives the run
+        for worker in workers:
+            worker.stop(kill=True)
+        raise
+    for worker in workers:
+        worker.stop()
 
 
-def split(f: BinaryIO, jobs: int) -> list[Part]:
-    """`jobs` parts of a regular file, cut at line boundaries, or [] where it is not one
-    or is too small to be worth it."""
-    try:
-        info = os.fstat(f.fileno())
-        begin = f.tell()
-    except (OSError, AttributeError, ValueError):  # not a file with a descriptor
-        return []
-    if not stat.S_ISREG(info.st_mode) or not os.path.isfile(getattr(f, "name", "")):
-        return []
-    size = info.st_size - begin
-    jobs = min(jobs, size // MIN_PART_BYTES)
-    if jobs < 2:
-        return []
-    with open(f.name, "rb") as g:
-        cuts = [begin]
-        for k in range(1, jobs):
-            g.seek(begin + k * size // jobs - 1)
-            g.readline()  # to the start of the next line
-            cuts.append(g.tell())
-        cuts.append(info.st_size)
-        cuts = sorted(set(cuts))
-        g.seek(begin)
-        lines, numbers = 1, []
-        for start in cuts[:-1]:
-            while g.tell() < start:
-                lines += g.read(min(_READ, start - g.tell())).count(b"\n")
-            numbers.append(lines)
-    return [Part(start, end, line) for start, end, line in zip(cuts, cuts[1:], numbers)
-            if end > start]
+def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
+    """The lines, WINDOW at a time; a last window under a quarter of that joins the one
+    before it (a text met in two windows is grouped twice)."""
+    window = list(islice(lines, WINDOW))
+    while window:
+        tail = list(islice(lines, WINDOW // 4))
+        if len(tail) < WINDOW // 4:
+            yield window + tail
+            return
+        yield window
+        window = tail + list(islice(lines, WINDOW - len(tail)))
 
 
-def _lines(path: str, part: Part) -> Iterator[bytes]:
-    """The lines of one part, read through a handle of its own (a forked process shares
-    its parent's file offsets)."""
-    with open(path, "rb") as g:
-        g.seek(part.start)
-        left = part.end - part.start
-        for line in g:
-            left -= len(line)
-            yield line
-            if left <= 0:
-                return
+def _answer_window(window: list[bytes], number: int, workers: list[_Worker],
+                   opts: Options) -> Block:
+    blob = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in window)
+    for worker in workers:
+        worker.send(number, blob)  # each deals the window as this process does
+    owners = deal(window, len(workers) + 1)
+    answers = [answer_lines(share(window, owners, 0, number), opts)]
+    for worker in workers:
+        answers.append(worker.receive() or
+                       answer_lines(share(window, owners, worker.rank, number), opts))
+    queues = [iter(texts) for texts, _ in answers]
+    texts = [text for text in (next(queues[owner]) for owner in owners) if text]
+    data = ("\n".join(texts) + "\n").encode() if texts else b""
+    return data, len(texts), any(failed for _, failed in answers)
 
 
-def _fork(path: str, part: Part, opts: Options) -> tuple[int, BinaryIO]:
-    """A process answering `part` into a temporary file: (its pid, the file). It exits
-    0 when every line was answered, 1 when a line is an error, anything else on failure."""
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (the caller reads it, then closes it)
-    pid = os.fork()
-    if pid == 0:  # the child: never returns, never runs its parent's cleanup
-        code = 2
+def share(window: list[bytes], owners: list[int], rank: int, number: int) -> Share:
+    """The lines of the window process `rank` answers, numbered (the window's first is
+    line `number`)."""
+    return [(k, line) for k, line, owner in zip(range(number, number + len(window)), window,
+                                                 owners) if owner == rank]
+
+
+def deal(window: list[bytes], n: int) -> list[int]:
+    """The process (0 .. n-1) of each line: by a hash of its instruction text (the bytes
+    of the `"ptx"` value as written). A window that this deals unevenly (a few texts
+    with most of the lines: a replay of one instruction) is dealt in ranges of lines."""
+    owners, owner_of = [], {}
+    for line in window:
+        start = line.find(b'"ptx"')
+        start = line.find(b'"', start + 5) if start >= 0 else -1
+        key = line[start:line.find(b'"', start + 1)] if start >= 0 else b""
+        owner = owner_of.get(key)
+        if owner is None:
+            owner = owner_of[key] = zlib.crc32(key) % n
+        owners.append(owner)
+    if max(map(owners.count, range(n))) * n > 1.5 * len(window):
+        return [k * n // len(window) for k in range(len(window))]
+    return owners
+
+
+class _Worker:
+    """A forked process that answers the shares it is sent until it is sent None."""
+
+    def __init__(self, rank: int, n: int, opts: Options):
+        from multiprocessing import Pipe  # only a batch that forks needs it
+
+        self.rank = rank
+        self.conn, theirs = Pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns, never runs its parent's cleanup
+            self.conn.close()
+            _serve(theirs, rank, n, opts)
+        theirs.close()
+        self.alive = True
+
+    def send(self, number: int, blob: bytes) -> None:
+        """A window: its lines, each ending in a newline; the first is line `number`."""
         try:
-            failed = False
-            for data, _, bad in render_jsonl(_lines(path, part), opts, PART_CHUNK, part.line):
-                out.write(data)
-                failed = failed or bad
-            out.flush()
-            code = 1 if failed else 0
-        finally:
-            os._exit(code)
-    return pid, out
+            self.conn.send((number, blob))
+        except (OSError, ValueError):
+            self.alive = False
+
+    def receive(self) -> tuple[list[str | None], bool] | None:
+        """Its answers to its share of the last window (in order, "" for a blank line),
+        or None where it failed (then it is stopped)."""
+        if self.alive:
+            try:
+                texts, failed = self.conn.recv()
+                return texts.split("\n"), failed
+            except (EOFError, OSError):
+                pass
+        self.stop(kill=True)
+        return None
+
+    def stop(self, kill: bool = False) -> None:
+        """Tell it to finish (it writes its new programs to the cache and leaves), or
+        end it now."""
+        if self.pid <= 0:
+            return
+        if self.alive and not kill:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                kill = True
+        self.alive = False
+        self.conn.close()
+        try:
+            if kill:
+                os.kill(self.pid, signal.SIGTERM)
+            os.waitpid(self.pid, 0)
+        except (OSError, ChildProcessError):
+            pass  # gone already
+        self.pid = 0
 
 
-def _blocks(out: BinaryIO) -> Iterator[Block]:
-    out.seek(0)
-    while data := out.read(_READ):
-        yield data, data.count(b"\n"), False
-
-
-def _exit_code(status: int) -> int:
-    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-
-
-def _stop(pid: int) -> None:
+def _serve(conn: Connection, rank: int, n: int, opts: Options) -> None:
+    code = 2  # any failure: the parent answers the share itself
     try:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
-    except (OSError, ChildProcessError):
-        pass  # gone already
+        while (sent := conn.recv()) is not None:
+            number, blob = sent
+            window = blob.split(b"\n")[:-1]
+            texts, failed = answer_lines(share(window, deal(window, n), rank, number), opts)
+            conn.send(("\n".join(text or "" for text in texts), failed))
+        code = 0
+    finally:
+        cache.flush()  # this process's new programs (it leaves without atexit)
+        os._exit(code)
