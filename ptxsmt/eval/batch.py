@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -38,32 +39,39 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     No item's failure costs another item its answer."""
     json_values = form != "values"
     results: list[Evaluation | PtxError | str | None] = [None] * len(items)
-    ready_json: set[int] = set()  # fast-path answers, already in JSON form
-    groups: dict[tuple[str, Options], list[int]] = {}
-    for i, (ptx, _, *item_opts) in enumerate(items):
-        groups.setdefault((ptx, item_opts[0] if item_opts else opts), []).append(i)
+    slow: list[int] = []  # answered by the slow path (their outputs are register bits)
+    groups: dict[str | tuple[str, Options], list[int]] = {}  # by text (and options)
+    for i, item in enumerate(items):
+        # keyed by the text alone where the options are `opts` (hashing Options costs)
+        key = item[0] if len(item) == 2 or item[2] is opts else (item[0], item[2])
+        if (indices := groups.get(key)) is None:
+            groups[key] = [i]
+        else:
+            indices.append(i)
     shapes: dict[tuple[str, Options], list[Job]] = {}  # texts of one compiled shape
-    for (ptx, group_opts), indices in groups.items():
+    for key, indices in groups.items():
+        ptx, group_opts = (key, opts) if type(key) is str else key
         try:
-            job = _evaluate_group(ptx, group_opts, items, indices, results)
+            job = _evaluate_group(ptx, group_opts, items, indices, results, slow)
         except Exception:  # a fast-path bug: answer the group line by line
             job = None
             for i in indices:
                 results[i] = _slow(ptx, items[i][1], group_opts)
+            slow += indices
         if job is not None:
             shapes.setdefault((job.fast.shape, group_opts), []).append(job)
     for (_, group_opts), jobs in shapes.items():
         try:
             _run_shape(jobs, results, form)
-            ready_json.update(i for job in jobs for i in job.indices)
         except Exception:  # a fast-path bug: answer the shape line by line
             for job in jobs:
                 for i in job.indices:
                     results[i] = _slow(items[i][0], items[i][1], group_opts)
+                slow += job.indices
     cache.flush()  # this batch's new programs, in one write
     if json_values:  # the slow path's answers too
-        for i, r in enumerate(results):
-            if isinstance(r, Evaluation) and i not in ready_json:
+        for i in slow:
+            if isinstance(r := results[i], Evaluation):
                 results[i] = Evaluation(r.types, r.inputs, {r.name(k): to_json(v, r.types[k])
                                                             for k, v in r.outputs.items()},
                                         r.spelling)
@@ -80,9 +88,10 @@ class Job:
 
 
 def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: list[int],
-                    results: list) -> Job | None:
+                    results: list, slow: list[int]) -> Job | None:
     """The lines of one (text, options) group: errors and slow-path answers go into
-    `results`; the lines the fast path takes come back as a Job."""
+    `results` (the latter's indices into `slow`); the lines the fast path takes come
+    back as a Job."""
     try:
         fast = compile_program(ptx, opts)
     except PtxError as e:
@@ -103,6 +112,7 @@ def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: lis
             continue
         if fast is None or not set(fast.inputs) <= set(values):
             results[i] = _slow(ptx, items[i][1], opts)
+            slow.append(i)
         else:
             ready.append((i, values))
     if not ready:
@@ -240,11 +250,16 @@ def _fill_text(job: Job, arrays: list[np.ndarray], results: list) -> None:
     object: formatting a column at once costs a fraction of encoding row by row."""
     fast = job.fast
     columns = [_json_texts(arr, fast.types[name].width) for name, arr in zip(fast.outputs, arrays)]
-    keys = [json.dumps(fast.spelling.get(n, n)).replace("{", "{{").replace("}", "}}")
-            for n in fast.outputs]
-    row = "{{" + ", ".join(f"{key}: {{}}" for key in keys) + "}}"
+    row = _row_template(tuple(fast.spelling.get(n, n) for n in fast.outputs))
     for i, values in zip(job.indices, zip(*columns)):
         results[i] = row.format(*values)
+
+
+@lru_cache(maxsize=4096)
+def _row_template(names: tuple[str, ...]) -> str:
+    """The outputs object of these registers, a `{}` for each value."""
+    keys = [json.dumps(n).replace("{", "{{").replace("}", "}}") for n in names]
+    return "{{" + ", ".join(f"{key}: {{}}" for key in keys) + "}}"
 
 
 def _json_texts(arr: np.ndarray, width: int) -> list[str]:

@@ -14,6 +14,7 @@ import gc
 import json
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from json.scanner import make_scanner
 
 from ..isa.errors import PtxError, quote
@@ -75,15 +76,10 @@ def answer_lines(numbered: list[tuple[int, bytes | str]],
 
 def _chunks(numbered: Iterable[tuple[int, bytes | str]], opts: Options, keep_stored: bool,
             chunk: int) -> Iterator[list[_Entry]]:
-    """The non-blank lines, read, a chunk at a time (the caller clears each when done).
-    The cyclic garbage collector is paused for the run: a batch makes no cycles (JSON
-    objects, compiled programs, errors kept without their tracebacks), and scanning the
-    live objects over and over cost a third of the time, then half a second a chunk
-    where thousands of programs are compiled."""
+    """The non-blank lines, read, a chunk at a time (the caller clears each when done),
+    with the cyclic garbage collector paused."""
     parsed: list[_Entry] = []
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         for number, line in numbered:
             plain = _plain_line(line) if number != 1 else None
             if plain is not None and not keep_stored:
@@ -100,6 +96,18 @@ def _chunks(numbered: Iterable[tuple[int, bytes | str]], opts: Options, keep_sto
                 yield parsed
                 parsed = []
         yield parsed
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: a batch makes no cycles (JSON objects,
+    compiled programs, errors kept without their tracebacks), and scanning its live
+    objects over and over cost a third of the time, then half a second a chunk where
+    thousands of programs are compiled."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if was_enabled:
             gc.enable()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..sem.options import DEFAULT, Options
 from . import cache
-from .jsonl import Block, answer_lines, render_jsonl
+from .jsonl import Block, answer_lines, collector_paused, render_jsonl
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -38,7 +38,12 @@ Share = list[tuple[int, bytes]]  # a process's lines of a window, numbered as in
 def render_file(f: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (see `render_jsonl`), in `jobs` processes where the input
     is big enough and the platform forks, else in this one."""
-    windows = _windows(iter(f))
+    with collector_paused():  # in the processes forked here too
+        yield from _render(iter(f), opts, jobs)
+
+
+def _render(lines: Iterator[bytes], opts: Options, jobs: int) -> Iterator[Block]:
+    windows = _windows(lines)
     first = next(windows, [])
     if jobs < 2 or not hasattr(os, "fork") or len(first) < MIN_FORK_LINES:
         yield from render_jsonl(chain(first, chain.from_iterable(windows)), opts, WINDOW)
