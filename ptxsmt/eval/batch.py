@@ -124,23 +124,14 @@ def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: lis
 _HEX_COLUMN = re.compile(r"(?:0x[0-9a-fA-F]+\n)*")
 _EXACT_HEX = {width: re.compile(rf"(?:0x[0-9a-fA-F]{{{width // 4}}}\n)*")
               for width in (8, 16, 32, 64)}
-_NIBBLE = np.zeros(256, dtype=np.uint8)  # ASCII hex digit -> its value
-for _digit in b"0123456789abcdefABCDEF":
-    _NIBBLE[_digit] = int(chr(_digit), 16)
 
 
-class HexLines(str):
-    """A column of exact-width hex strings (`0x` and width/4 digits, as the JSON contract
-    writes them), one a line: all the texts of a shape are read into words at once."""
-
-    def ints(self) -> list[int]:
-        return [int(x, 16) for x in self.split()]
-
-
-def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
+def _hex_columns(fast, items, indices) -> dict[str, list | np.ndarray] | None:
     """The common CI case, checked column-wise: every line gives exactly the inputs,
     as hex strings that fit (or booleans for predicates). Anything else (None) takes
-    the per-line path, which gives the same answers and the same errors."""
+    the per-line path, which gives the same answers and the same errors. A column of
+    exact-width hex strings (`0x` and width/4 digits, as the JSON contract writes
+    them) is read into words at once."""
     names = fast.input_names
     raws = [items[i][1] for i in indices]
     for k, raw in enumerate(raws):
@@ -149,7 +140,7 @@ def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
             if len(raw) != len(items[indices[k]][1]) or raw.keys() != names:
                 return None
             raws[k] = raw
-    columns: dict[str, list | HexLines] = {}
+    columns: dict[str, list | np.ndarray] = {}
     for name in fast.inputs:
         width = fast.types[name].width
         column = [raw[name] for raw in raws]
@@ -163,7 +154,8 @@ def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
         except TypeError:  # not every value is a string
             return None
         if width in _EXACT_HEX and _EXACT_HEX[width].fullmatch(lines):
-            columns[name] = HexLines(lines)
+            digits = bytes.fromhex(lines.replace("0x", "").replace("\n", ""))
+            columns[name] = np.frombuffer(digits, dtype=f">u{width // 8}")
             continue
         if not _HEX_COLUMN.fullmatch(lines):
             return None
@@ -174,21 +166,13 @@ def _hex_columns(fast, items, indices) -> dict[str, list | HexLines] | None:
     return columns
 
 
-def _words(segments: list, width: int, rows: int) -> np.ndarray:
-    """One slot's column for a shape: each text's values (a list, HexLines or its own
+def _words(segments: list, width: int) -> np.ndarray:
+    """One slot's column for a shape: each text's values (an array, a list, or its own
     immediate, repeated) one after another."""
     dtype = word_dtype(width)
-    if rows >= 64 and all(type(seg) is HexLines for seg in segments):  # in one pass
-        digits = width // 4
-        chars = np.frombuffer("".join(segments).encode("ascii"), dtype=np.uint8)
-        nibbles = _NIBBLE[chars.reshape(-1, digits + 3)[:, 2:2 + digits]]
-        pairs = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]  # the bytes, most significant first
-        return np.ascontiguousarray(pairs).view(f">u{width // 8}").ravel().astype(dtype)
     if len(segments) == 1:
-        seg = segments[0]
-        return np.array(seg.ints() if type(seg) is HexLines else seg, dtype=dtype)
-    return np.array([x for seg in segments for x in (seg.ints() if type(seg) is HexLines else seg)],
-                    dtype=dtype)
+        return np.asarray(segments[0], dtype=dtype)
+    return np.concatenate([np.asarray(seg, dtype=dtype) for seg in segments])
 
 
 def _slow(ptx: str, inputs, opts: Options) -> Evaluation | PtxError:
@@ -215,7 +199,7 @@ def _run_shape(jobs: list[Job], results: list, form: Form) -> None:
             mine = job.fast.slots[position]
             segments.append([job.fast.bound[mine]] * len(job.indices) if mine in job.fast.bound
                             else job.columns[mine])
-        columns.append(_words(segments, fast.types[name].width, rows))
+        columns.append(_words(segments, fast.types[name].width))
     outputs = fast.run_slots(columns, rows)
     start = 0
     for job in jobs:
@@ -231,7 +215,7 @@ def _run_shape(jobs: list[Job], results: list, form: Form) -> None:
 def _fill(job: Job, arrays: list[np.ndarray], results: list, json_values: bool) -> None:
     """One text's rows of the shape's outputs, as its own Evaluations at its indices."""
     fast = job.fast
-    columns = {n: c.ints() if type(c) is HexLines else c for n, c in job.columns.items()}
+    columns = {n: c.tolist() if type(c) is np.ndarray else c for n, c in job.columns.items()}
     outputs = {}
     for name, arr in zip(fast.outputs, arrays):
         column = arr.tolist()  # Python ints/bools
@@ -249,26 +233,34 @@ def _fill_text(job: Job, arrays: list[np.ndarray], results: list) -> None:
     """One text's rows of the shape's outputs, each as the JSON text of its outputs
     object: formatting a column at once costs a fraction of encoding row by row."""
     fast = job.fast
-    columns = [_json_texts(arr, fast.types[name].width) for name, arr in zip(fast.outputs, arrays)]
-    row = _row_template(tuple(fast.spelling.get(n, n) for n in fast.outputs))
+    widths = tuple(fast.types[name].width for name in fast.outputs)
+    columns = [_json_texts(arr, width) for arr, width in zip(arrays, widths)]
+    row = _row_template(tuple(fast.spelling.get(n, n) for n in fast.outputs), widths)
     for i, values in zip(job.indices, zip(*columns)):
         results[i] = row.format(*values)
 
 
 @lru_cache(maxsize=4096)
-def _row_template(names: tuple[str, ...]) -> str:
-    """The outputs object of these registers, a `{}` for each value."""
+def _row_template(names: tuple[str, ...], widths: tuple[int, ...]) -> str:
+    """The outputs object of these registers, a `{}` for each value (the hex digits of a
+    word, `_json_texts` gives them without their `0x`)."""
     keys = [json.dumps(n).replace("{", "{{").replace("}", "}}") for n in names]
-    return "{{" + ", ".join(f"{key}: {{}}" for key in keys) + "}}"
+    return "{{" + ", ".join(f'{key}: "0x{{}}"' if w in _HEX_WORDS else f"{key}: {{}}"
+                            for key, w in zip(keys, widths)) + "}}"
+
+
+_HEX_WORDS = (8, 16, 32, 64)
+_BOOLS = ("false", "true")
 
 
 def _json_texts(arr: np.ndarray, width: int) -> list[str]:
-    """A column of output bits as JSON values: `true`/`false`, or the exact-width hex
-    string of the JSON contract, made from one hex dump of the column's bytes."""
+    """A column of output bits as JSON values: `true`/`false`; the digits of the
+    exact-width hex string of the JSON contract, split from one hex dump of the
+    column's bytes; or the whole string for another width."""
     if width == 1:
-        return ["true" if v else "false" for v in arr.tolist()]
-    if width not in (8, 16, 32, 64):
+        return [_BOOLS[v] for v in arr.tolist()]
+    if width not in _HEX_WORDS:
         return [f'"{hex_bits(v, width)}"' for v in arr.tolist()]
-    digits = width // 4
-    dump = arr.astype(f">u{width // 8}").tobytes().hex()
-    return ['"0x' + dump[k:k + digits] + '"' for k in range(0, len(dump), digits)]
+    if not len(arr):
+        return []
+    return arr.astype(f">u{width // 8}").tobytes().hex(" ", width // 8).split(" ")
