@@ -121,6 +121,7 @@ def _evaluate_group(ptx: str, opts: Options, items: Sequence[Item], indices: lis
                {name: [values[name] for _, values in ready] for name in fast.inputs})
 
 
+_BOOL_TYPE = {bool}
 _HEX_COLUMN = re.compile(r"(?:0x[0-9a-fA-F]+\n)*")
 _EXACT_HEX = {width: re.compile(rf"(?:0x[0-9a-fA-F]{{{width // 4}}}\n)*")
               for width in (8, 16, 32, 64)}
@@ -132,20 +133,25 @@ def _hex_columns(fast, items, indices) -> dict[str, list | np.ndarray] | None:
     the per-line path, which gives the same answers and the same errors. A column of
     exact-width hex strings (`0x` and width/4 digits, as the JSON contract writes
     them) is read into words at once."""
-    names = fast.input_names
     raws = [items[i][1] for i in indices]
-    for k, raw in enumerate(raws):
-        if raw.keys() != names:
-            raw = {key.lstrip("%"): v for key, v in raw.items()}  # `%r1` and `r1` are one
-            if len(raw) != len(items[indices[k]][1]) or raw.keys() != names:
-                return None
-            raws[k] = raw
+    try:
+        table = {name: [raw[name] for raw in raws] for name in fast.inputs}
+    except KeyError:  # spelled `%r1`, or missing
+        table = None
+    if table is None or sum(map(len, raws)) != len(fast.inputs) * len(raws):
+        names = fast.input_names
+        for k, raw in enumerate(raws):
+            if raw.keys() != names:
+                raw = {key.lstrip("%"): v for key, v in raw.items()}  # `%r1` and `r1` are one
+                if len(raw) != len(items[indices[k]][1]) or raw.keys() != names:
+                    return None
+                raws[k] = raw
+        table = {name: [raw[name] for raw in raws] for name in fast.inputs}
     columns: dict[str, list | np.ndarray] = {}
-    for name in fast.inputs:
+    for name, column in table.items():
         width = fast.types[name].width
-        column = [raw[name] for raw in raws]
         if width == 1:
-            if not all(type(x) is bool for x in column):
+            if {*map(type, column)} != _BOOL_TYPE:
                 return None
             columns[name] = column
             continue
