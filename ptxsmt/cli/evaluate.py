@@ -53,8 +53,8 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
     the memory each st wrote.
     A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
     top of --target and --vset-merge. A batch answers each line with the line
-    itself and its "outputs" (or "error"); a big batch file is answered in
-    --jobs processes, a part each, in the file's order.
+    itself and its "outputs" (or "error"); a big batch is answered by --jobs
+    processes (each instruction text by one), in the input's order.
     \b
     Examples:
       ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
