@@ -1,18 +1,22 @@
-"""A snippet's compiled program: from memory, else the on-disk cache, else the code
-generator (the only step that needs Z3).
+"""A snippet's compiled program: from memory, else the on-disk cache, else composed from
+its core's program (`core.py`), else the code generator (the only step that needs Z3).
 
 Texts of one shape (differing in register names or immediates) share one program;
 the cache keys it by the shape's text and the options. A shape the fast path cannot
-take exactly is remembered too, so a warm run does not try it again.
+take exactly is remembered too, so a warm run does not try it again. A core's program
+comes from memory, the cache, the programs shipped with ptxsmt (`shipped.py`), or the
+code generator, in that order.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from ..isa.errors import PtxError
 from ..program import Program
 from ..sem.options import DEFAULT, Options
-from . import cache
+from . import cache, shipped
+from .core import compose, core_of
 from .fast import FastProgram, Unsupported
 from .shape import Shape, shape_of
 
@@ -44,19 +48,53 @@ def compile_shape(text: str, opts: Options) -> FastProgram:
     store = cache.store()
     key = f"shape {opts!r} {text}"
     hit = store.get(key) if store else None
-    record, code = hit if hit else _generate(text, opts)
+    record, code = hit if hit else _compose_or_generate(Program.parse(text), opts)
     if store and not hit:
         store.put(key, record, code)
+    return _program(record, code)
+
+
+def _compose_or_generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
+    """The shape's program composed from its core's where it has one the fast path
+    takes, else generated from the shape's own terms."""
+    core = core_of(shape)
+    try:
+        fast = compose(compile_core(core, opts), shape) if core else None
+    except (Unsupported, PtxError):  # compiled whole: its own terms may simplify to what
+        fast = None  # the fast path takes; `setp.f16 p|_, a, b` is legal, its core `p|q` not
+    return (fast.to_json(), fast.compiled()) if fast else _generate(shape, opts)
+
+
+@lru_cache(maxsize=4096)
+def compile_core(text: str, opts: Options) -> FastProgram:
+    """A core's program (its lines are composed, never run, so no bytecode is kept)."""
+    store = cache.store()
+    key = f"core {opts!r} {text}"
+    hit = store.get(key) if store else None
+    record = hit[0] if hit else shipped.record(key)
+    if record is None:
+        record, _ = _generate(Program.parse(text), opts)
+        if store:
+            store.put(key, record)
+    return _program(record, None)
+
+
+def core_record(text: str, opts: Options = DEFAULT) -> str:
+    """A core's program as the shipped file keeps it, generated afresh."""
+    return _generate(Program.parse(text), opts)[0]
+
+
+def _program(record: str, code: bytes | None) -> FastProgram:
     if record.startswith(_UNSUPPORTED):
         raise Unsupported(record.removeprefix(_UNSUPPORTED))
     return FastProgram.from_json(record, code)
 
 
-def _generate(text: str, opts: Options) -> tuple[str, bytes | None]:
+def _generate(program: Program, opts: Options) -> tuple[str, bytes | None]:
     from .codegen import compile_snippet  # imports Z3: only where a program is new
 
     try:
-        fast = compile_snippet(Program.parse(text), opts)
+        fast = compile_snippet(program, opts)
     except Unsupported as e:
         return _UNSUPPORTED + str(e), None
     return fast.to_json(), fast.compiled()
