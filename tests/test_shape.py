@@ -9,6 +9,7 @@ from reference import run as reference
 from ptxsmt import PtxError
 from ptxsmt.eval import fast, programs
 from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.eval.core import core_of
 from ptxsmt.eval.shape import shape_of
 from ptxsmt.program import Program
 
@@ -93,3 +94,17 @@ def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
     for (text, inputs), answer in zip(items, evaluate_many(items)):
         expected = reference(text, dict(inputs))
         assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
+
+
+@pytest.mark.parametrize(("text", "core"), [
+    ("@!g setp.lt.and.f32 p|_, a, a, !p;", "setp.lt.and.f32 r0|r1, r2, r3, r4;"),
+    ("@g vset2.u32.s32.ge d.h1, a.h10, b, c;", "vset2.u32.s32.ge r0.h1, r1.h10, r2, r3;"),
+    ("selp.b32 d, 7, d, !c;", "selp.b32 r0, r1, r2, r3;"),
+    ("@g mov.b32 d, {lo, hi};", None),  # a vector: compiled whole
+    ("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;", None),  # two instructions
+])
+def test_a_core_is_the_instruction_undecorated_each_slot_its_own_register(text, core):
+    shape = Program.parse(shape_of(Program.parse(text)).text)
+    assert core_of(shape) == core
+    if core:  # a shape itself: its registers in order of appearance
+        assert shape_of(Program.parse(core)).text == core
