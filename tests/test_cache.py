@@ -189,7 +189,7 @@ def test_one_shape_record_and_a_text_record_each_and_each_text_its_own_answer(
     # warm: neither the code generator nor the parser's shape is needed, answers unchanged
     _forget()
     monkeypatch.setattr(programs, "_generate", _never)
-    monkeypatch.setattr(programs, "shape_of", _never)
+    monkeypatch.setattr(programs, "shaped", _never)
     for value in (TWO, 0x3F000000, 0x7FC00000, 0x80000000):  # 2.0, 0.5, NaN, -0.0
         for text, register in SAME_SHAPE:
             assert _answer(text, register, value) is _expected(text, register, value), text

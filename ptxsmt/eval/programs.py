@@ -2,7 +2,8 @@
 its core's program (`core.py`), else the code generator (the only step that needs Z3).
 
 Texts of one shape (differing in register names or immediates) share one program;
-the cache keys it by the shape's text and the options. A shape the fast path cannot
+the cache keys it by the shape's text and the options (a cold run's next text of a
+shape finds it among the records this run has put). A shape the fast path cannot
 take exactly is remembered too, so a warm run does not try it again. A core's program
 comes from memory, the cache, the programs shipped with ptxsmt (`shipped.py`), or the
 code generator, in that order.
@@ -18,7 +19,7 @@ from ..sem.options import DEFAULT, Options
 from . import cache, shipped
 from .core import compose, core_of
 from .fast import FastProgram, Unsupported
-from .shape import Shape, shape_of
+from .shape import Shape, shaped
 
 _UNSUPPORTED = "unsupported: "
 
@@ -27,29 +28,33 @@ _UNSUPPORTED = "unsupported: "
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The vectorised form of a snippet (raises PtxError on bad text, Unsupported where it
     cannot be exact)."""
-    shape = _shape(text)
-    return compile_shape(shape.text, opts).renamed(shape)
-
-
-def _shape(text: str) -> Shape:
-    """The text's shape; a warm cache knows it without parsing (a text that parses
-    once parses the same way under the same fingerprint; an error is never cached)."""
     store = cache.store()
     if store and (hit := store.get(f"text {text}")):
-        return Shape.from_json(hit[0])
-    shape = shape_of(Program.parse(text))  # the text's own errors, places and spellings
+        # a warm cache knows the shape without parsing (a text that parses once parses
+        # the same way under the same fingerprint; an error is never cached)
+        shape = Shape.from_json(hit[0])
+        return compile_shape(shape.text, opts).renamed(shape)
+    shape, parsed = shaped(Program.parse(text))  # the text's own errors, places, spellings
     if store:
         store.put(f"text {text}", shape.to_json())
-    return shape
+    return _shape_program(shape.text, opts, parsed).renamed(shape)
 
 
 @lru_cache(maxsize=4096)
 def compile_shape(text: str, opts: Options) -> FastProgram:
+    return _shape_program(text, opts, None)
+
+
+def _shape_program(text: str, opts: Options, parsed: Program | None) -> FastProgram:
+    """The shape's program from the cache, else made (`parsed`: the shape's text parsed,
+    where the caller has it: parsing costs as much as composing)."""
     store = cache.store()
     key = f"shape {opts!r} {text}"
     hit = store.get(key) if store else None
-    record, code = hit if hit else _compose_or_generate(Program.parse(text), opts)
-    if store and not hit:
+    if hit:
+        return _program(*hit)
+    record, code = _compose_or_generate(parsed or Program.parse(text), opts)
+    if store:
         store.put(key, record, code)
     return _program(record, code)
 
