@@ -12,7 +12,9 @@ what is read.
 from __future__ import annotations
 
 import json
+import lzma
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -26,12 +28,16 @@ import pytest
 from click.testing import CliRunner
 from reference import UNSPECIFIED
 from reference import run as reference
+from strategies import _SPECIAL
 
-from ptxsmt import PtxError, evaluate
+from ptxsmt import Options, PtxError, evaluate
 from ptxsmt.cli import main
-from ptxsmt.eval import cache, programs
+from ptxsmt.eval import cache, programs, shipped
 from ptxsmt.eval.batch import evaluate_many
-from ptxsmt.eval.fast import Unsupported
+from ptxsmt.eval.core import core_of
+from ptxsmt.eval.fast import FastProgram, Unsupported
+from ptxsmt.eval.shape import shape_of
+from ptxsmt.program import Program
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 # (model file, text[, inputs]): a few of each text's lines (those inputs only), with their
@@ -66,9 +72,9 @@ print(json.dumps({"exit": code, "z3": "z3" in sys.modules,
 """
 
 
-def _sample_lines(per_text: int = 3) -> list[str]:
+def _sample_lines(per_text: int = 3, sample=SAMPLE) -> list[str]:
     lines = []
-    for name, text, *inputs in SAMPLE:
+    for name, text, *inputs in sample:
         with open(MODELS / name) as f:
             objs = [(line, json.loads(line)) for line in f]
         found = [line for line, obj in objs
@@ -183,7 +189,7 @@ def test_one_shape_record_and_a_text_record_each_and_each_text_its_own_answer(
     # warm: neither the code generator nor the parser's shape is needed, answers unchanged
     _forget()
     monkeypatch.setattr(programs, "_generate", _never)
-    monkeypatch.setattr(programs, "shape_of", _never)
+    monkeypatch.setattr(programs, "shaped", _never)
     for value in (TWO, 0x3F000000, 0x7FC00000, 0x80000000):  # 2.0, 0.5, NaN, -0.0
         for text, register in SAME_SHAPE:
             assert _answer(text, register, value) is _expected(text, register, value), text
@@ -427,3 +433,99 @@ def test_a_file_that_is_only_read_is_in_use(cache_dir, monkeypatch):
     monkeypatch.setattr(cache, "_z3_release", lambda: "z3_solver-9.9.9.dist-info")
     assert cache.store().path != path and cache.store().count() == 0  # another build's file
     assert path.exists()
+
+
+# ---- the core programs shipped with ptxsmt ---------------------------------------------------
+
+def test_the_shipped_programs_are_fresh():
+    header = lzma.decompress(shipped.PATH.read_bytes()).decode().split("\n", 1)[0]
+    assert json.loads(header)["fingerprint"] == shipped.fingerprint(), \
+        "the semantics changed since ptxsmt/eval/programs.jsonl.xz was built: run " \
+        "python scripts/make_programs.py"
+
+
+def _shipped_records() -> dict[str, str]:
+    records = shipped._records()
+    assert len(records) > 4000  # the file was read (fresh, see above)
+    return records
+
+
+def test_every_corpus_core_with_default_lanes_is_shipped():
+    """The held-out workloads' shapes come from the catalogue as the corpus's do."""
+    cores = {core_of(Program.parse(shape_of(Program.parse(json.loads(line)["ptx"])).text))
+             for path in MODELS.glob("*.jsonl") for line in path.open()}
+    default_lanes = {c for c in cores if "." not in c.split(" ", 1)[1]}
+    assert default_lanes and {f"core {Options()!r} {c}" for c in default_lanes} <= set(
+        _shipped_records())
+
+
+def test_shipped_programs_recompiled_compute_what_they_say_and_the_reference_does():
+    """A sample, compiled afresh from the Z3 terms (the text may differ: Z3 orders a
+    commutative term's arguments by when they were made, never their value)."""
+    records = _shipped_records()
+    for key in random.Random(3).sample(sorted(records), 80):
+        text = key.removeprefix(f"core {Options()!r} ")
+        fresh = programs.core_record(text)
+        if records[key].startswith("unsupported: "):
+            assert fresh == records[key], key
+            continue
+        rows = _special_rows(FastProgram.from_json(fresh), text)
+        assert _outputs_of(records[key], rows) == _outputs_of(fresh, rows), key
+        for i, row in enumerate(rows[:40]):
+            want = reference(text, row)
+            got = {k: v[i] for k, v in _outputs_of(records[key], rows).items()}
+            assert got == {k: want[k] for k in got}, (text, row)
+
+
+def _special_rows(program: FastProgram, text: str) -> list[dict]:
+    rng = random.Random(text)
+    return [{name: rng.random() < 0.5 if program.types[name].width == 1 else rng.choice(
+        [*_SPECIAL.get(program.types[name].width, [0, 1]), rng.getrandbits(64)])
+        & ((1 << program.types[name].width) - 1) for name in program.inputs} for _ in range(64)]
+
+
+def _outputs_of(record: str, rows: list[dict]) -> dict[str, list]:
+    program = FastProgram.from_json(record)
+    out = program({name: [row[name] for row in rows] for name in program.inputs})
+    return {k: [v.item() for v in values] for k, values in out.items()}
+
+
+def test_a_stale_shipped_file_is_ignored(cache_dir, monkeypatch):
+    monkeypatch.setattr(shipped, "fingerprint", lambda: "another build")
+    shipped._records.cache_clear()
+    try:
+        assert shipped.record(f"core {Options()!r} setp.lt.f32 r0, r1, r2;") is None
+        assert _answer(*SAME_SHAPE[0], TWO) is _expected(*SAME_SHAPE[0], TWO)  # generated
+    finally:
+        shipped._records.cache_clear()
+
+
+DECORATED = [("guards.jsonl", "@!g set.eq.and.ftz.s32.f16x2 d, a, b, c;"),
+             ("guards.jsonl", "@!g setp.eq.and.s64 p|q, a, b, c;"),
+             ("selp.jsonl", "selp.b32 d, a, b, !c;"),
+             ("setp.jsonl", "setp.lt.f32 p|q, a, b;")]
+
+
+def test_a_cold_run_whose_cores_are_all_shipped_composes_them_without_the_solver(
+        cache_dir, tmp_path):
+    path = tmp_path / "decorated.jsonl"
+    path.write_text("".join(_sample_lines(sample=DECORATED)))
+    cold, _, summary = _run(cache_dir, "eval", "--batch", str(path), "--check")
+    assert cold == {"exit": 0, "z3": False, "problem": None}
+    assert summary == f"check: {len(_stored(path))} passed, 0 failed"
+
+
+def test_the_cache_off_still_composes_from_the_shipped_programs(monkeypatch):
+    _forget()
+    programs.compile_core.cache_clear()
+    monkeypatch.setattr(cache, "_ENABLED", False)
+    monkeypatch.setattr(programs, "_generate", _never)
+    for text in ("@!g setp.lt.and.f32 p|q, a, a, !p;", "@g selp.b32 d, 7, d, !c;"):
+        program = programs.compile_program(text)
+        rows = [{k: v for k, v in row.items() if k in program.inputs}
+                for row in _special_rows(program, text)]
+        out = program({k: [row[k] for row in rows] for k in program.inputs})
+        for i, row in enumerate(rows):
+            want = reference(text, row)
+            assert {k: v[i].item() for k, v in out.items()} == {k: want[k] for k in out}
+    _forget()

@@ -12,10 +12,13 @@ from strategies import _SPECIAL, instruction_text, lane_bits, variants
 from ptxsmt import Options, PtxError, evaluate
 from ptxsmt.eval.batch import evaluate_many
 from ptxsmt.eval.codegen import compile_terms
+from ptxsmt.eval.core import core_of
 from ptxsmt.eval.fast import Unsupported
 from ptxsmt.eval.programs import compile_program
+from ptxsmt.eval.shape import shape_of
 from ptxsmt.isa.types import BF16, F16, F32, F64, PRED, ptx_type
 from ptxsmt.isa.variants import FAMILIES
+from ptxsmt.program import Program
 from ptxsmt.sem.sorts import as_float
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -75,6 +78,61 @@ def _random_rows(types, names, n=200):
 def test_fast_equals_slow_on_snippets(text):
     fast = compile_program(text)
     check(text, _random_rows(fast.types, fast.inputs))
+
+
+# One instruction with decorations: its program is its core's plus a few lines (core.py)
+COMPOSED = [
+    "@g setp.lt.f32 p, a, b;",
+    "@!g setp.lt.f32 p, a, b;",
+    "setp.lt.and.f32 p, a, b, !c;",
+    "@!g setp.lt.and.f32 p|q, a, b, !p;",  # a destination that is a source, p|q, a guard
+    "setp.lt.and.f32 p, a, b, p;",
+    "setp.lt.s32 p, a, a;",  # one register in two slots
+    "setp.lt.and.f32 p, a, a, b;",
+    "@g setp.ge.or.f16x2 _|q, a, a, !g;",
+    "@p setp.gtu.xor.f64 p|_, a, b, p;",  # the guard is the destination and a source
+    "@!c selp.b32 d, a, d, !c;",
+    "@g set.num.and.f16x2.f16x2 d, a, b, !g;", "@!g set.num.and.ftz.u32.f32 d, a, d, !g;",
+    "@!g slct.s32.f32 d, d, a, d;",
+    "vset4.s32.u32.lt.add d, a, b, d;",
+    "@g vset2.u32.s32.ge d.h1, a.h10, b, c;",
+    "@g mov.b32 d, a;",
+    "@!g add.u16 d, d, d;",
+]
+
+
+def _special_rows(types, names, n=300):
+    """Rows of special values (signed zeros, subnormals, infinities, NaNs, extremes) and
+    random bits; every register of one width draws from one list, so repeats are common."""
+    rng = np.random.default_rng(2)
+    pools = {w: [*_SPECIAL.get(w, [0, 1, (1 << w) - 1, 1 << (w - 1)]), *rng.integers(
+        0, 1 << w, 4, dtype=np.uint64).tolist()] for w in (8, 16, 32, 64)}
+    pick = lambda pool: pool[rng.integers(len(pool))]  # noqa: E731
+    return [{k: bool(rng.integers(2)) if types[k].width == 1 else pick(pools[types[k].width])
+             for k in names} for _ in range(n)]
+
+
+@pytest.mark.parametrize("text", COMPOSED)
+def test_composed_programs_equal_the_slow_path(text):
+    assert core_of(Program.parse(shape_of(Program.parse(text)).text)) is not None
+    fast = compile_program(text)
+    check(text, _special_rows(fast.types, fast.inputs))
+
+
+@pytest.mark.parametrize("text", COMPOSED)
+def test_composed_programs_specialize_on_any_input(text):
+    """A composed line's inputs (its deps) are the shape's: fixing one input runs the
+    lines that read only it once, and the rest agree with the whole program."""
+    fast = compile_program(text)
+    rows = _special_rows(fast.types, fast.inputs, n=20)
+    columns = {k: np.array([r[k] for r in rows], dtype=bool if fast.types[k].width == 1
+                           else np.uint64) for k in fast.inputs}
+    whole = fast(columns)
+    for name in fast.inputs:
+        for i, row in enumerate(rows):
+            run = fast.specialize({name: np.array(row[name])})
+            got = run({k: v[i:i + 1] for k, v in columns.items() if k != name})
+            assert {k: v[0] for k, v in got.items()} == {k: v[i] for k, v in whole.items()}
 
 
 # a, b: NaN payloads (quiet, signalling, negative), subnormals, signed zeros, inf, normal

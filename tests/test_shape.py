@@ -9,6 +9,7 @@ from reference import run as reference
 from ptxsmt import PtxError
 from ptxsmt.eval import fast, programs
 from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.eval.core import core_of
 from ptxsmt.eval.shape import shape_of
 from ptxsmt.program import Program
 
@@ -35,15 +36,18 @@ def _fresh_caches():
 
 
 @pytest.mark.parametrize("group", SAME_SHAPE, ids=lambda g: g[0][0])
-def test_one_compilation_per_shape_and_each_text_its_own_answer(group):
+def test_one_compilation_per_shape_and_each_text_its_own_answer(group, monkeypatch):
     _fresh_caches()
+    made = []
+    real = programs._compose_or_generate
+    monkeypatch.setattr(programs, "_compose_or_generate", lambda *a: made.append(1) or real(*a))
     for text, inputs in group:
         program = programs.compile_program(text)
         assert set(program.inputs) == set(inputs), text  # immediates are not asked for
         got = {k: v.item() for k, v in program({k: [v] for k, v in inputs.items()}).items()}
         expected = reference(text, dict(inputs))
         assert got == {k: expected[k] for k in got}, text
-    assert programs.compile_shape.cache_info().misses == 1
+    assert len(made) == 1
 
 
 def test_the_shape_renames_in_order_and_lifts_immediates():
@@ -88,8 +92,22 @@ def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
 
     monkeypatch.setattr(batch, "_slow", lambda *a: pytest.fail("took the slow path"))
     items = [("vset2.u32.u32.gt.add d, a.h32, b, c;", {"a": 1, "b": 0, "c": 0xFFFFFFFF}),
-             ("selp.b32 d, a, a, p;", {"a": 5, "p": True})]
+             ("mov.b32 d, a;", {"a": 5})]
     assert [programs.compile_program(text).lines for text, _ in items] == [(), ()]
     for (text, inputs), answer in zip(items, evaluate_many(items)):
         expected = reference(text, dict(inputs))
         assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
+
+
+@pytest.mark.parametrize(("text", "core"), [
+    ("@!g setp.lt.and.f32 p|_, a, a, !p;", "setp.lt.and.f32 r0|r1, r2, r3, r4;"),
+    ("@g vset2.u32.s32.ge d.h1, a.h10, b, c;", "vset2.u32.s32.ge r0.h1, r1.h10, r2, r3;"),
+    ("selp.b32 d, 7, d, !c;", "selp.b32 r0, r1, r2, r3;"),
+    ("@g mov.b32 d, {lo, hi};", None),  # a vector: compiled whole
+    ("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;", None),  # two instructions
+])
+def test_a_core_is_the_instruction_undecorated_each_slot_its_own_register(text, core):
+    shape = Program.parse(shape_of(Program.parse(text)).text)
+    assert core_of(shape) == core
+    if core:  # a shape itself: its registers in order of appearance
+        assert shape_of(Program.parse(core)).text == core

@@ -18,7 +18,6 @@ does not matter). The tests compare the two paths.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -27,9 +26,8 @@ import z3
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import Program
 from ..sem.options import Options
-from .fast import FastProgram, Line, Unsupported, word_bits
+from .fast import LOCAL, FastProgram, Line, Unsupported, word_bits
 
-_LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<j> a line
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 _VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
 
@@ -178,7 +176,7 @@ class _Compiler:
              compare=None) -> Value:
         """A new local holding `expr`."""
         name = f"t{len(self.lines)}"
-        reads = _LOCAL.findall(expr)
+        reads = LOCAL.findall(expr)
         deps = frozenset().union(*(self.deps[r] for r in reads))
         self.lines.append(Line(name, expr, deps))
         self.deps[name] = deps

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,9 @@ def word_bits(width: int) -> int:
 def word_dtype(width: int) -> type:
     """The numpy type of a register of `width` bits: bool for a predicate."""
     return np.bool_ if width == 1 else getattr(np, f"uint{word_bits(width)}")
+
+
+LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<j> a line
 
 
 class Line(NamedTuple):

@@ -34,10 +34,15 @@ class Shape:
 
 
 def shape_of(program: Program) -> Shape:
+    return shaped(program)[0]
+
+
+def shaped(program: Program) -> tuple[Shape, Program]:
+    """The program's shape, and the shape's text as parsed (without parsing it again)."""
     # program.spelling lists the registers in order of first appearance
     names = {r: f"r{i}" for i, r in enumerate(program.spelling)}
     constants: dict[str, int | bool] = {}
-    lines = []
+    instructions = []
     for ins in program.instructions:
         ins = rename_registers(ins, names)  # every register is an r-name now: no clash
         types = operand_types(ins.variant)
@@ -47,5 +52,6 @@ def shape_of(program: Program) -> Shape:
                 name = f"k{len(constants)}"
                 constants[name] = parse_immediate(o.text, types[slot])
                 operands[slot] = Operand("reg", name, o.negated)
-        lines.append(format_instruction(replace(ins, operands=operands)))
-    return Shape(" ".join(lines), names, constants, program.spelling)
+        instructions.append(replace(ins, operands=operands))
+    text = " ".join(format_instruction(ins) for ins in instructions)
+    return Shape(text, names, constants, program.spelling), Program(instructions)
