@@ -51,7 +51,7 @@ class Classes:
         return True
 
     def _key(self, text: str) -> tuple:
-        return self.order.get(text, (99, len(text), text))
+        return self.order.get(text, (99, len(text), 0, text))
 
     def same(self, x: str, y: str) -> bool:
         return self.find(x) == self.find(y)
@@ -143,3 +143,18 @@ def imply(classes: Classes, lhs: str, rhs: str) -> None:
     classes.union(lhs, rhs)
     for mapping in RENAMINGS:
         classes.union(rename(lhs, mapping), rename(rhs, mapping))
+
+
+def closure(rules: list[tuple[str, str]], order: dict[str, tuple]) -> Classes:
+    """The classes the rules give (with congruence and renaming): what they imply."""
+    classes = Classes(order)
+    for _ in range(2):  # congruence may join what a later rule's parts make equal
+        for lhs, rhs in rules:
+            imply(classes, lhs, rhs)
+            for side in (lhs, rhs):
+                classes.union(side, congruent(side, classes))
+    return classes
+
+
+def implies(classes: Classes, lhs: str, rhs: str) -> bool:
+    return classes.same(congruent(lhs, classes), congruent(rhs, classes))

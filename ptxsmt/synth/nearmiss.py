@@ -73,7 +73,8 @@ def breaking_literals(differ: np.ndarray, names: list[tuple[str, str]], table: n
 
 
 def candidates(pool: Pool, groups: list[list[str]], rows: Rows, limit: int
-               ) -> list[tuple[str, str]]:
+               ) -> list[tuple[str, str, str]]:
+    """(lhs, rhs, the classes the characteristic operands say break it), simplest first."""
     reps = sorted((g[0] for g in groups if simple(g[0])), key=lambda t: (t.count(";"), len(t), t))
     if len(reps) < 2:
         return []
@@ -86,11 +87,12 @@ def candidates(pool: Pool, groups: list[list[str]], rows: Rows, limit: int
         for k in np.flatnonzero(differ.any(axis=1) & (differ.mean(axis=1) < 0.5)):
             j = i + 1 + k
             key = frozenset((reps[i], reps[j]))
-            if key in seen or breaking_literals(differ[k], names, table_of_literals) is None:
+            lits = None if key in seen else breaking_literals(differ[k], names, table_of_literals)
+            if lits is None:
                 continue
             seen |= {key, *(frozenset((rename(reps[i], m), rename(reps[j], m)))
                             for m in RENAMINGS)}
-            found.append((reps[j], reps[i]))
+            found.append((reps[j], reps[i], " or ".join(f"{a} is {c}" for a, c in sorted(lits))))
     found.sort(key=lambda p: (p[0].count(";") + p[1].count(";"), len(p[0]) + len(p[1]), p))
     return found[:limit]
 
@@ -100,21 +102,24 @@ def find(pool: Pool, groups: list[list[str]], rows: Rows, prover, limit: int) ->
     pool's, only written as a value)."""
     if pool.kind == "set":
         return []
-    pairs = candidates(pool, groups, rows, limit)
-    results = prover.run(pairs, pool.outputs, with_classes=True)
+    found = candidates(pool, groups, rows, limit)
+    results = prover.run([(lhs, rhs) for lhs, rhs, _ in found], pool.outputs, with_classes=True)
     return [NearMiss(lhs, rhs, pool, r["counterexample"],
-                     {**r["classes"], "breaking": breaking_text(r["classes"])})
-            for (lhs, rhs), r in zip(pairs, results) if r["verdict"] == "different"]
+                     {**r["classes"], "breaking": breaking_text(r["classes"]) or sampled})
+            for (lhs, rhs, sampled), r in zip(found, results) if r["verdict"] == "different"]
 
 
 def breaking_text(classes: dict) -> str:
     """The classes that break a pair, said of the compared operands without sign where
     the sign does not matter: "a is NaN or b is NaN", "a is subnormal or b is 0". From
-    the solver's failing class combinations; its own summary where these do not do."""
+    the solver's failing class combinations; its own summary where these do not do,
+    and "" where its search stopped at the limit (a packed type's lanes)."""
     compared = [i for i, axis in enumerate(classes["axes"]) if axis[0] in "ab"]
     rows = [{(classes["axes"][i], row[i]) for i in compared if row[i] != "*"}
             for row in classes["failing"]]
-    if not classes["complete"] or any(not r for r in rows):
+    if not classes["complete"]:
+        return ""  # the caller says what the characteristic operands show
+    if any(not r for r in rows):
         return classes["only_when"]
     chosen: list[tuple[str, str]] = []
     while rows:
