@@ -20,10 +20,10 @@ from ptxsmt.eval import cache
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
 from ptxsmt.synth import search
+from ptxsmt.synth.boolean import closure, implies
 from ptxsmt.synth.executor import Serial, executor
 from ptxsmt.synth.grammar import DEFAULT_FAMILIES, parse_types, pools
 from ptxsmt.synth.inversions import table
-from ptxsmt.synth.minimise import closure, implies
 from ptxsmt.synth.operands import register_specials
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +71,19 @@ def test_every_rule_holds_in_the_reference(run):
 
 
 @pytest.mark.parametrize("run", RUNS, ids=str)
+def test_what_the_rules_imply_holds_in_the_reference(run):
+    """Members of a group are equal by the kept rules, congruence, renaming and Boolean
+    algebra, most of them never sent to the solver: each is checked here."""
+    rng = random.Random(run)
+    for pool, groups in RUNS[run].groups.items():
+        for group in groups:
+            for member in rng.sample(group[1:], min(3, len(group) - 1)):
+                for _ in range(12):
+                    inputs = _inputs(pool, rng)
+                    assert _agree(member, group[0], pool, inputs), (member, group[0], inputs)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=str)
 def test_every_near_miss_counterexample_differs_in_the_reference(run):
     for miss in RUNS[run].near_misses:
         inputs = {k: v for k, v in miss.counterexample["inputs"].items()}
@@ -95,8 +108,8 @@ def test_held_out_near_misses_with_their_classes(lhs, rhs, breaking):
 
 def _canonical(run, lhs, rhs):
     """The pair as the run names it: each side by the first member of its group."""
-    classes = _closure(run)
-    return classes.find(lhs), classes.find(rhs)
+    first = {m: g[0] for groups in run.groups.values() for g in groups for m in g}
+    return first[lhs], first[rhs]
 
 
 def test_ftz_near_miss_is_about_subnormals():
@@ -204,7 +217,8 @@ def test_dask_executor_on_a_local_cluster():
     distributed = pytest.importorskip("distributed")
     from ptxsmt.synth.executor import Dask
 
-    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as c, \
+    # a worker process: z3's context is not thread-safe, so no worker threads beside ours
+    with distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=None) as c, \
             distributed.Client(c) as client:
         runner = Dask(1, client=client)
         result = search.synthesize(search.Config(parse_types("s32"), 1, ("setp",)), runner)
@@ -275,12 +289,12 @@ COMMITTED = proofs.load(ROOT / "proofs" / "synth")
 def test_committed_library_covers_the_main_types():
     names = {p.stem for p in (ROOT / "proofs" / "synth").glob("*.toml")}
     assert names == {"f32", "f16x2", "s32"}
-    assert len(COMMITTED) > 500
+    assert len(COMMITTED) > 100
 
 
 def test_committed_rules_hold_in_the_reference():
     rng = random.Random(7)
-    for inst in rng.sample(COMMITTED, 300):
+    for inst in rng.sample(COMMITTED, min(300, len(COMMITTED))):
         t = TYPES[inst.name.split("-")[1]]
         pool = next(p for p in pools(t, DEFAULT_FAMILIES) if p.outputs == inst.outputs
                     and (p.kind != "set" or f".{p.result}.{t} " in inst.lhs))

@@ -24,11 +24,11 @@ from ..isa.types import PRED, TYPES, PtxType
 from ..isa.variants import Variant, catalogue
 
 FAMILIES = ("setp", "glue", "chain", "selp", "slct", "set")
-DEFAULT_FAMILIES = ("setp", "glue", "selp", "slct", "set")  # chain: opt-in (docs/synth.md)
+DEFAULT_FAMILIES = FAMILIES
 FAMILY_HELP = {
     "setp": "setp with every CmpOp, .ftz and BoolOp (c or !c), operands (a, b) and (b, a)",
     "glue": "not/and/or/xor.pred on a setp's result (size 2)",
-    "chain": "a second setp whose BoolOp reads the first one's p or !p (size 2; opt-in)",
+    "chain": "a second setp whose BoolOp reads the first one's p or !p (size 2)",
     "selp": "selp choosing x/y, y/x, a/b or b/a by a setp's result (size 2)",
     "slct": "slct choosing x/y or y/x by the sign of a or b",
     "set": "set with every CmpOp, .ftz and BoolOp, to each destination type",

@@ -27,12 +27,35 @@ def rename(text: str, mapping: dict[str, str]) -> str:
     return _REGISTER.sub(lambda m: mapping.get(m.group(1), m.group(1)), text)
 
 
+class Literals:
+    """Atoms up to equality and complement: union-find with parity."""
+
+    def __init__(self):
+        self.parent: dict[str, tuple[str, bool]] = {}
+
+    def find(self, x: str) -> tuple[str, bool]:
+        negated = False
+        while x in self.parent:
+            x, flip = self.parent[x]
+            negated ^= flip
+        return x, negated
+
+    def relate(self, x: str, y: str, negated: bool) -> None:
+        """x is y (negated: x is !y)."""
+        (rx, px), (ry, py) = self.find(x), self.find(y)
+        if rx != ry:
+            first, second = sorted((rx, ry), key=lambda t: (len(t), t))
+            self.parent[second] = (first, px ^ py ^ negated)
+
+
 class Classes:
-    """Union-find over snippet texts; the root of a class is its smallest member."""
+    """Union-find over snippet texts; the root of a class is its smallest member. Its
+    `literals` relate compares that are equal or complementary (`ptxsmt.synth.boolean`)."""
 
     def __init__(self, order: dict[str, tuple]):
         self.parent: dict[str, str] = {}
         self.order = order  # text -> sort key (size, length, text)
+        self.literals = Literals()
 
     def find(self, x: str) -> str:
         root = x
@@ -144,17 +167,3 @@ def imply(classes: Classes, lhs: str, rhs: str) -> None:
     for mapping in RENAMINGS:
         classes.union(rename(lhs, mapping), rename(rhs, mapping))
 
-
-def closure(rules: list[tuple[str, str]], order: dict[str, tuple]) -> Classes:
-    """The classes the rules give (with congruence and renaming): what they imply."""
-    classes = Classes(order)
-    for _ in range(2):  # congruence may join what a later rule's parts make equal
-        for lhs, rhs in rules:
-            imply(classes, lhs, rhs)
-            for side in (lhs, rhs):
-                classes.union(side, congruent(side, classes))
-    return classes
-
-
-def implies(classes: Classes, lhs: str, rhs: str) -> bool:
-    return classes.same(congruent(lhs, classes), congruent(rhs, classes))

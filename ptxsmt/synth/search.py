@@ -15,14 +15,16 @@ other pool's snippets):
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..isa.types import PtxType
 from . import nearmiss, proofcache
+from .boolean import learn, note, relate_literals
 from .grammar import Pool, Snippet, enumerate_snippets
-from .minimise import Classes, congruent, imply
+from .minimise import Classes
 from .nearmiss import NearMiss
 from .operands import Rows, characteristic
 from .work import fingerprint_task, outputs_on, prove_task
@@ -61,6 +63,7 @@ class Synthesis:
     rules: list[Rule] = field(default_factory=list)
     near_misses: list[NearMiss] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    groups: dict[Pool, list[list[str]]] = field(default_factory=dict)  # equal snippets
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,24 @@ def synthesize(config: Config, executor, progress: Callable[[str, int, int], Non
             groups = _group(members, rows, executor, stats, tick)
             stats.groups += len(groups)
             proved = _settle(groups, rows, classes, prover, stats)
-            result.rules += _keep(proved, kept, pool, stats)
+            result.rules += _keep(proved, kept, groups, pool, stats)
+            result.groups[pool] = groups
             result.near_misses += nearmiss.find(pool, groups, rows, prover, config.near_misses)
     stats.seconds = time.perf_counter() - start
     return result
+
+
+def _tier(m: str, rep: str, order: dict[str, tuple]) -> tuple[int, int]:
+    """Pairs are proved a tier at a time, simplest first (fewest reads of c, then
+    fewest steps), so what the simpler rules imply is never sent to the solver."""
+    return reads_c(m) + reads_c(rep), order[m][0]
+
+
+def reads_c(text: str) -> int:
+    return len(_READS_C.findall(text))
+
+
+_READS_C = re.compile(r"(?<![\w.%])!?c\b")
 
 
 def sort_key(s: Snippet) -> tuple:
@@ -170,14 +187,12 @@ def _settle(groups: list[list[str]], rows: Rows, classes: Classes, prover: Prove
     groups.clear()
     order = classes.order
     while todo:
-        for group in todo:  # congruence with what is proved so far
-            for m in group[1:]:
-                c = congruent(m, classes)
-                if c != m and c in classes.order:
-                    classes.union(m, c)
+        for group in todo:  # congruence and Boolean algebra on what is proved so far
+            for m in group:
+                note(classes, m)
         pairs = [(m, g[0]) for g in todo for m in _unexplained(g, classes)]
-        smallest = min((order[m][0] for m, _ in pairs), default=0)  # sizes one at a time:
-        pairs = [(m, rep) for m, rep in pairs if order[m][0] == smallest]  # congruence first
+        simplest = min((_tier(m, rep, order) for m, rep in pairs), default=None)
+        pairs = [(m, rep) for m, rep in pairs if _tier(m, rep, order) == simplest]
         results = prover.run(pairs, rows.pool.outputs)
         stats.candidates += len(pairs)
         broken: set[str] = set()  # representatives with a member not proved equal
@@ -186,7 +201,7 @@ def _settle(groups: list[list[str]], rows: Rows, classes: Classes, prover: Prove
             if r["verdict"] == "equivalent":
                 stats.proved += 1
                 proved.append((m, rep))
-                imply(classes, m, rep)
+                learn(classes, m, rep)
                 continue
             broken.add(rep)
             if r["verdict"] == "different":
@@ -228,17 +243,27 @@ def _split(group: list[str], rows: Rows) -> list[list[str]]:
     return list(parts.values())
 
 
-def _keep(proved: list[tuple[str, str]], kept: Classes, pool: Pool, stats: Stats) -> list[Rule]:
-    """The proved pairs, smallest first, that the rules kept before (this type's other
-    pools' too: their compares are congruence's parts) do not imply."""
-    out = []
-    for m, rep in sorted(proved, key=lambda p: (kept.order[p[0]], kept.order[p[1]])):
-        c = congruent(m, kept)
-        if c != m and c in kept.order:
-            kept.union(m, c)
+def _keep(proved: list[tuple[str, str]], kept: Classes, groups: list[list[str]], pool: Pool,
+          stats: Stats) -> list[Rule]:
+    """The proved pairs, simplest first (fewest reads of c, then smallest), that the
+    rules kept before (this type's other pools' too: their compares are congruence's
+    parts) do not imply: `setp.lt; not.pred` = `setp.geu` is kept, and the BoolOp
+    forms it gives by Boolean algebra are not. Before each kind of pair, every snippet
+    of the pool is read with what the rules so far give."""
+    out, size = [], None
+    for m, rep in sorted(proved, key=lambda p: (_tier(*p, kept.order), kept.order[p[0]],
+                                                 kept.order[p[1]])):
+        if _tier(m, rep, kept.order) != size:
+            size = _tier(m, rep, kept.order)
+            for _ in range(2):  # a snippet read later may join an earlier one's class
+                for text in (t for g in groups for t in g):
+                    note(kept, text)
+        note(kept, m)
+        note(kept, rep)
         if kept.same(m, rep):
+            relate_literals(kept, m, rep)  # implied, and what it says of compares is too
             stats.derived += 1
             continue
-        imply(kept, m, rep)
+        learn(kept, m, rep)
         out.append(Rule(m, rep, pool))
     return out
