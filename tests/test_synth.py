@@ -125,7 +125,7 @@ def test_selp_min_near_miss_breaks_only_on_zeros_and_nan():
     select = search.synthesize(search.Config(parse_types("f32"), 2, ("setp", "selp")),
                                Serial())
     zeros = [m for m in select.near_misses if m.pool.kind == "select"
-             and m.classes["breaking"] == "a is 0"]
+             and m.classes["breaking"] == "a is 0 and b is 0, with opposite signs"]
     assert zeros
     for m in zeros:
         a, b = (m.counterexample["inputs"][k] for k in "ab")

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..isa.types import PRED, PtxType
 from .grammar import Pool, compares, selects
-from .operands import characteristic
+from .nearmiss import breaking_literals, breaking_text, literals
+from .operands import characteristic, row_classes
 from .work import outputs_on
 
 NAIVE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le",
@@ -74,11 +75,23 @@ def _row(t: PtxType, ftz: bool, x: str, cmps: list[str], prover, seed: int) -> I
                              {y: f"{_setp(t, y, ftz)} selp.{t} d, y, x, p;" for y in cmps},
                              prover, seed)
     naive = NAIVE[x]
-    [r] = prover.run([(f"{setp} {_not(t)}", _setp(t, naive, ftz))], pred.outputs,
-                     with_classes=True)
+    lhs, rhs = f"{setp} {_not(t)}", _setp(t, naive, ftz)
+    [r] = prover.run([(lhs, rhs)], pred.outputs, with_classes=True)
     safe = r["verdict"] == "equivalent"
     return Inversion(t.name, ftz, x, invert, swap, selp, naive, safe,
-                     "" if safe else r["classes"]["only_when"])
+                     "" if safe else breaking_text(r["classes"]) or
+                     _sampled_breaking(pred, lhs, rhs, seed))
+
+
+def _sampled_breaking(pool: Pool, lhs: str, rhs: str, seed: int) -> str:
+    """Where the solver's class search stopped at its limit (a packed type's lanes):
+    the classes the characteristic operands show break it."""
+    rows = characteristic(pool, seed)
+    columns = rows.arrays()
+    differ = (outputs_on(lhs, columns, pool.outputs) !=
+              outputs_on(rhs, columns, pool.outputs)).any(axis=1)
+    found = breaking_literals(differ, *literals(row_classes(rows)))
+    return " or ".join(f"{a} is {c}" for a, c in sorted(found or []))
 
 
 def _first_proved(pool: Pool, lhs: str, candidates: dict[str, str], prover,

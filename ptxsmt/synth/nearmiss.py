@@ -109,6 +109,20 @@ def find(pool: Pool, groups: list[list[str]], rows: Rows, prover, limit: int) ->
             for (lhs, rhs, sampled), r in zip(found, results) if r["verdict"] == "different"]
 
 
+def _all_of(rows: list[set[tuple[str, str]]], axes: list[str]) -> str:
+    """"a is 0 and b is 0, with opposite signs" where every failing combination has
+    every compared operand in one sign-free class; "" otherwise."""
+    folded = {axis: {cls.lstrip("+-") for r in rows for a, cls in r if a == axis}
+              for axis in axes}
+    if any(len(f) != 1 or not all(any(a == axis for a, _ in r) for r in rows)
+           for axis, f in folded.items()):
+        return ""
+    text = " and ".join(f"{axis} is {next(iter(f))}" for axis, f in folded.items())
+    if all(len({cls[0] for _, cls in r if cls[0] in "+-"}) == 2 for r in rows):
+        text += ", with opposite signs"
+    return text
+
+
 def breaking_text(classes: dict) -> str:
     """The classes that break a pair, said of the compared operands without sign where
     the sign does not matter: "a is NaN or b is NaN", "a is subnormal or b is 0". From
@@ -121,6 +135,9 @@ def breaking_text(classes: dict) -> str:
         return ""  # the caller says what the characteristic operands show
     if any(not r for r in rows):
         return classes["only_when"]
+    both = _all_of(rows, [classes["axes"][i] for i in compared])
+    if both:
+        return both
     chosen: list[tuple[str, str]] = []
     while rows:
         counts: dict[tuple[str, str], int] = {}

@@ -250,11 +250,11 @@ def _keep(proved: list[tuple[str, str]], kept: Classes, groups: list[list[str]],
     parts) do not imply: `setp.lt; not.pred` = `setp.geu` is kept, and the BoolOp
     forms it gives by Boolean algebra are not. Before each kind of pair, every snippet
     of the pool is read with what the rules so far give."""
-    out, size = [], None
+    out, tier = [], None
     for m, rep in sorted(proved, key=lambda p: (_tier(*p, kept.order), kept.order[p[0]],
                                                  kept.order[p[1]])):
-        if _tier(m, rep, kept.order) != size:
-            size = _tier(m, rep, kept.order)
+        if _tier(m, rep, kept.order) != tier:
+            tier = _tier(m, rep, kept.order)
             for _ in range(2):  # a snippet read later may join an earlier one's class
                 for text in (t for g in groups for t in g):
                     note(kept, text)
