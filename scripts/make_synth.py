@@ -1,10 +1,13 @@
 """Regenerate the synthesized library and its catalogues:
 
-    python scripts/make_synth.py [--jobs 2]
+    python scripts/make_synth.py
 
 writes proofs/synth/<type>.toml (the rules `ptxsmt synth` keeps at size 2, re-proved by
 `ptxsmt prove identities`), docs/synth-near-misses.md and docs/synth-inversions.md,
-for the main types. The same inputs give the same files (fixed seed, sorted output).
+for the main types. The same ptxsmt and Z3 give the same files: a fixed seed, sorted
+output, and every proof made afresh in this one process, in one order (the solver's
+free choices in a counterexample depend on what it solved before; the cache and
+worker processes would change that).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from ptxsmt.eval import cache
 from ptxsmt.report import synth as rendering
 from ptxsmt.synth import search
 from ptxsmt.synth.executor import executor
@@ -27,9 +31,9 @@ SIZE = 2
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=2)
-    args = ap.parse_args()
-    runner = executor("processes", args.jobs)
+    ap.parse_args()
+    cache.enable(False)
+    runner = executor("processes", 1)
     misses, inversions = [], []
     try:
         for t in parse_types(TYPES):

@@ -253,7 +253,7 @@ def test_json_and_out_dir_round_trip(tmp_path):
     r = CliRunner().invoke(main, ["synth", "--types", "s32", "--size", "2", "--families",
                                   "setp,glue", "--json", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert set(out) >= {"rules", "near_misses", "stats"}
     assert set(out["stats"]) >= {"enumerated", "candidates", "proved", "refuted", "seconds"}
     assert out["rules"] and all(set(x) >= {"lhs", "rhs", "types", "verdict"} and
@@ -268,7 +268,7 @@ def test_json_and_out_dir_round_trip(tmp_path):
 def test_f32_near_miss_json_shape():
     r = CliRunner().invoke(main, ["synth", "--types", "f32", "--size", "1", "--families",
                                   "setp", "--json"])
-    misses = json.loads(r.output)["near_misses"]
+    misses = json.loads(r.stdout)["near_misses"]
     assert misses
     for m in misses:
         assert set(m) >= {"lhs", "rhs", "counterexample", "breaking_classes"}
@@ -301,3 +301,10 @@ def test_committed_rules_hold_in_the_reference():
         for _ in range(20):
             inputs = _inputs(pool, rng)
             assert _agree(inst.lhs, inst.rhs, pool, inputs), (inst.id, inputs)
+
+
+def test_prove_identities_reads_the_synthesized_library():
+    """CI's `ptxsmt prove identities` re-proves the committed rules: the library is
+    read with its subfolders."""
+    ids = {inst.id for inst in proofs.load(ROOT / "proofs")}
+    assert {inst.id for inst in COMMITTED} <= ids

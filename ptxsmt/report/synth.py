@@ -121,14 +121,19 @@ def inversions_md(rows: list[Inversion]) -> str:
     return "\n".join(lines)
 
 
-def summary_text(result: Synthesis) -> str:
-    s = result.stats
+def results_text(result: Synthesis) -> str:
+    """The rules and near misses, one a line (stdout)."""
     lines = [f"{r.pool.name}: {r.lhs}  ==  {r.rhs}" for r in result.rules]
     lines += [f"near miss {n.pool.name}: {n.lhs}  vs  {n.rhs}  (differs only when "
               f"{n.classes['breaking']})" for n in result.near_misses]
-    lines.append(f"{len(result.rules)} rules ({s.proved} proved, {s.derived} implied by the "
-                 f"rules kept), {len(result.near_misses)} near misses; {s.enumerated} snippets "
-                 f"in {s.groups} groups, {s.candidates} pairs for the solver ({s.refuted} "
-                 f"refuted, {s.unknown} unknown), cache {s.cache_hits}/{s.cache_lookups}, "
-                 f"{s.seconds:.1f} s")
     return "\n".join(lines)
+
+
+def summary_text(result: Synthesis) -> str:
+    """The run in one line (stderr, so stdout stays the results)."""
+    s = result.stats
+    return (f"{len(result.rules)} rules ({s.proved} proved, {s.derived} implied by the "
+            f"rules kept), {len(result.near_misses)} near misses; {s.enumerated} snippets "
+            f"in {s.groups} groups, {s.candidates} pairs for the solver ({s.refuted} "
+            f"refuted, {s.unknown} unknown), cache {s.cache_hits}/{s.cache_lookups}, "
+            f"{s.seconds:.1f} s")

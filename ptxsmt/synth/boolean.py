@@ -126,12 +126,12 @@ def learn(classes: Classes, lhs: str, rhs: str) -> None:
 def relate_literals(classes: Classes, lhs: str, rhs: str) -> None:
     """Where both sides of a true lhs = rhs are one compare or its complement, those
     compares are one atom (so `!(a ne b)` and `a equ b` read alike)."""
+    if lhs == rhs or not all(_as_literal(read(t, _atom_of(classes))) for t in (lhs, rhs)):
+        return  # a renaming reads as a literal only where the text itself does
     for mapping in ({}, *RENAMINGS):
         sides = [read(rename(t, mapping), _atom_of(classes)) for t in (lhs, rhs)]
-        literals = [_as_literal(side) for side in sides]
-        if all(literals):
-            (x, nx), (y, ny) = literals
-            classes.literals.relate(x, y, nx != ny)
+        (x, nx), (y, ny) = (_as_literal(side) for side in sides)
+        classes.literals.relate(x, y, nx != ny)
 
 
 def _as_literal(side: tuple | None) -> tuple[str, bool] | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 RENAMINGS = ({"a": "b", "b": "a"}, {"x": "y", "y": "x"}, {"a": "b", "b": "a", "x": "y", "y": "x"})
 BOOLOPS = ("and", "or", "xor")
@@ -24,6 +25,12 @@ _REGISTER = re.compile(r"(?<![\w.%])([abxy])\b")
 
 
 def rename(text: str, mapping: dict[str, str]) -> str:
+    return _renamed(text, tuple(sorted(mapping.items())))
+
+
+@lru_cache(maxsize=1 << 16)
+def _renamed(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    mapping = dict(pairs)
     return _REGISTER.sub(lambda m: mapping.get(m.group(1), m.group(1)), text)
 
 
@@ -94,15 +101,16 @@ class Compare:
     order: tuple[str, str]
     source: str | None
 
-    @classmethod
-    def read(cls, line: str) -> Compare | None:
+    @staticmethod
+    @lru_cache(maxsize=1 << 16)  # a search reads each line many times over
+    def read(line: str) -> Compare | None:
         head, _, operands = line.rstrip(";").partition(" ")
         words = head.split(".")
         if words[0] not in ("set", "setp"):
             return None
         regs = operands.split(", ")
         boolop = next((w for w in words[2:] if w in BOOLOPS), None)
-        return cls(words[0], words[1], "ftz" in words, boolop,
+        return Compare(words[0], words[1], "ftz" in words, boolop,
                    tuple(w for w in words[2:] if w != "ftz" and w not in BOOLOPS),
                    regs[0], (regs[1], regs[2]), regs[3] if len(regs) > 3 else None)
 
