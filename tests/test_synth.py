@@ -217,8 +217,10 @@ def test_dask_executor_on_a_local_cluster():
     distributed = pytest.importorskip("distributed")
     from ptxsmt.synth.executor import Dask
 
-    # a worker process: z3's context is not thread-safe, so no worker threads beside ours
-    with distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=None) as c, \
+    # a worker process with two threads: z3's context is not thread-safe, so the tasks
+    # take turns (ptxsmt.synth.work), and none runs beside this process's own z3
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=None) as c, \
             distributed.Client(c) as client:
         runner = Dask(1, client=client)
         result = search.synthesize(search.Config(parse_types("s32"), 1, ("setp",)), runner)

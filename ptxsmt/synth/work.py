@@ -8,6 +8,7 @@ cache as JSON and compare across runs.
 from __future__ import annotations
 
 import hashlib
+import threading
 
 import numpy as np
 
@@ -71,8 +72,15 @@ def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
 
 def prove_task(task: tuple) -> dict:
     """`prove` on one (lhs, rhs, outputs, timeout, with_classes) tuple (for `map`)."""
-    return prove(*task)
+    with _Z3:
+        return prove(*task)
 
 
 def fingerprint_task(task: tuple) -> list[str | None]:
-    return fingerprints(*task)
+    with _Z3:  # compiling a program builds Z3 terms
+        return fingerprints(*task)
+
+
+# Z3's context is not thread-safe: a worker running tasks on several threads (a dask
+# worker with threads_per_worker > 1) runs them one at a time.
+_Z3 = threading.Lock()
