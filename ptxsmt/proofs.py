@@ -78,7 +78,9 @@ class Result:
 
 
 def load(directory: str | Path) -> list[Instance]:
-    files = sorted(Path(directory).glob("*.toml"))
+    """The identities of every *.toml in the folder and its subfolders (proofs/synth/
+    holds the rules `ptxsmt synth` found, so `prove identities` re-proves them)."""
+    files = sorted(Path(directory).rglob("*.toml"))
     if not files:
         raise PtxError(f"no identity files (*.toml) in {directory}")
     out: list[Instance] = []
@@ -86,9 +88,9 @@ def load(directory: str | Path) -> list[Instance]:
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as e:
-            raise PtxError(f"{path.name}: {e}") from None
+            raise PtxError(f"{path.relative_to(directory)}: {e}") from None
         for i, entry in enumerate(data.get("identity", []), 1):
-            out += expand(entry, f"{path.name}, identity {i}")
+            out += expand(entry, f"{path.relative_to(directory)}, identity {i}")
     names = [x.id for x in out]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:

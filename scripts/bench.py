@@ -253,6 +253,25 @@ def bench_chains(sizes) -> None:
         row(f"equiv chain {n}", f"{t:,.2f} s ({v.verdict})", "", f"{per / base:.2f}")
 
 
+def _run_quietly(cmd: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, capture_output=True, check=True)
+
+
+def bench_synth() -> None:
+    """`ptxsmt synth --size 2 --jobs 2` per main type in a fresh process: cold (empty
+    caches of programs and proofs), then the same run again (every proof from the cache)."""
+    for t in ("f32", "f16x2", "s32"):
+        with tempfile.TemporaryDirectory() as place:
+            env = {**os.environ, "PTXSMT_CACHE_DIR": place}
+            cmd = [sys.executable, "-m", "ptxsmt", "synth", "--types", t, "--size", "2",
+                   "--jobs", "2", "--json"]
+            runs = [timed(_run_quietly, cmd, env) for _ in range(2)]
+        (cold, first), (warm, again) = runs
+        stats, rerun = (json.loads(r.stdout)["stats"] for r in (first, again))
+        row(f"synth size 2 {t}", f"{cold:,.1f} s cold ({stats['enumerated']:,} snippets)",
+            f"{warm:,.1f} s re-run", f"{rerun['cache_hit_rate']:.0%} hits")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
@@ -270,6 +289,7 @@ def main() -> None:
         bench_sweep()
     bench_prove()
     bench_chains((10, 100) if args.quick else (10, 100, 1000, 10_000))
+    bench_synth()
 
 
 if __name__ == "__main__":

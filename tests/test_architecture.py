@@ -1,6 +1,6 @@
 """The package layout is the architecture (docs in README "Layout"): imports flow one way,
 
-    cli -> report -> proofs, check, ptxasdiff -> smt -> eval
+    cli -> report -> proofs, check, ptxasdiff, synth -> smt -> eval
         -> program, solver, function -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
@@ -23,7 +23,7 @@ LAYERS = (
     ("program", "solver", "resources", "function"),
     ("eval",),
     ("smt",),
-    ("proofs", "check", "ptxasdiff"),
+    ("proofs", "check", "ptxasdiff", "synth"),
     ("report",),
     ("cli", "__main__"),
 )

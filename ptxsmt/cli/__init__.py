@@ -14,6 +14,7 @@ COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
     "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
     "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff", "cache": "cache:cache_cmd",
+    "synth": "synth:synth",
 }
 
 
@@ -34,5 +35,6 @@ def main() -> None:
       ptxsmt sweep setp.lt.f16
       ptxsmt ptxas-diff models/golden.jsonl
       ptxsmt cache
+      ptxsmt synth --types f32,s32 --size 2 --jobs 2 --out synth-out
     """
 

@@ -1,0 +1,125 @@
+"""Characteristic operands: the rows every snippet of a pool is evaluated on.
+
+Every special value of the type (both zeros, the smallest and largest subnormals, the
+smallest normal, one, the largest finite value, both infinities, quiet and signalling
+NaNs with payloads; integer extremes) for a against every one for b, c false and
+true, plus random rows. Packed types take the specials in each lane. A counterexample
+the solver finds later joins the rows, so the next fingerprints split on it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from itertools import product
+
+import numpy as np
+
+from ..eval.fast import word_dtype
+from ..isa.literals import fp_class
+from ..isa.types import Kind, PtxType
+from .grammar import Pool
+
+RANDOM_ROWS = 256
+SELECT_VALUES = ((0x5A5A5A5A5A5A5A5A, 0x3C3C3C3C3C3C3C3C), (0x1234567890ABCDEF, 0x0F1E2D3C4B5A6978))
+
+
+def specials(t: PtxType) -> list[int]:
+    """The special values of a scalar type, as register bits."""
+    w = t.width
+    if t.is_float:
+        f = t.fmt
+        m = f.sbits - 1  # stored significand bits
+        sign, inf = 1 << (w - 1), ((1 << f.ebits) - 1) << m
+        one = ((1 << (f.ebits - 1)) - 1) << m
+        quiet = inf | (1 << (m - 1))
+        positive = [0, 1, (1 << m) - 1, 1 << m, one, one + 1, inf - 1, inf]
+        nans = [quiet, quiet | sign, inf | 1, quiet | 5, inf | sign | 3, (1 << w) - 1]
+        return [*positive, *(sign | v for v in positive), *nans]
+    ones = (1 << w) - 1
+    top = 1 << (w - 1)
+    return sorted({0, 1, 2, ones, ones - 1, top, top - 1, top + 1, 0x7F})
+
+
+def register_specials(t: PtxType) -> list[int]:
+    """Specials of a register: per lane for a packed type (each lane special with the
+    other lane one and with the same special, so lanes can differ in outcome)."""
+    if not t.is_packed:
+        return specials(t)
+    lane, w = specials(t.lane), t.lane_width
+    one = next(v for v in lane if fp_class(v, t.fmt) == "+normal" and v >> (w - 2))
+    words = [v | (v << w) for v in lane] + [v | (one << w) for v in lane] + \
+        [one | (v << w) for v in lane]
+    return list(dict.fromkeys(words))
+
+
+@dataclass
+class Rows:
+    """Input columns of one pool, row by row."""
+
+    pool: Pool
+    columns: dict[str, list[int | bool]] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return len(next(iter(self.columns.values())))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: np.asarray(values, dtype=word_dtype(self.pool.inputs[name].width))
+                for name, values in self.columns.items()}
+
+    def add(self, row: dict[str, int | bool]) -> None:
+        """One more row (a counterexample's inputs; an input it does not name is 0)."""
+        for name in self.columns:
+            self.columns[name].append(row.get(name, 0))
+
+    def row(self, i: int) -> dict[str, int | bool]:
+        return {name: values[i] for name, values in self.columns.items()}
+
+
+def characteristic(pool: Pool, seed: int = 0) -> Rows:
+    rng = random.Random(f"{seed} {pool.name}")
+    t, inputs = pool.type, pool.inputs
+    values = register_specials(t)
+    ones = (1 << t.width) - 1
+    pairs = [*product(values, values),
+             *((rng.getrandbits(t.width), rng.getrandbits(t.width)) for _ in range(RANDOM_ROWS))]
+    pairs += [(v, v) for v in (rng.getrandbits(t.width) for _ in range(RANDOM_ROWS // 8))]
+    choices = SELECT_VALUES if "x" in inputs else ((0, 0),)
+    mask = (1 << (inputs["x"].width if "x" in inputs else 1)) - 1
+    rows = Rows(pool, {name: [] for name in inputs})
+    for (a, b), c, (x, y) in product(pairs, (False, True), choices):
+        rows.add({"a": a & ones, "b": b & ones, "c": c, "x": x & mask, "y": y & mask})
+    return rows
+
+
+def value_class(bits: int, t: PtxType) -> str:
+    """The operand class of a scalar value, as `ptxsmt.smt.classes` names them."""
+    if t.is_float:
+        cls = fp_class(bits, t.fmt)
+        return "NaN" if cls.endswith("NaN") else cls
+    w = t.width
+    if bits == 0:
+        return "zero"
+    if t.kind is Kind.SIGNED:
+        return {1 << (w - 1): "min", (1 << (w - 1)) - 1: "max"}.get(
+            bits, "negative" if bits >> (w - 1) else "positive")
+    return "max" if bits == (1 << w) - 1 else "positive"
+
+
+def row_classes(rows: Rows) -> list[tuple[tuple[str, str], ...]]:
+    """Per row, the class of each compared operand (a lane at a time for packed types):
+    ((axis, class), ...), axes named as `ptxsmt.smt.classes.axes` names them."""
+    t = rows.pool.type
+    out = []
+    for a, b in zip(rows.columns["a"], rows.columns["b"]):
+        found = []
+        for name, v in (("a", a), ("b", b)):
+            if t.is_packed:
+                w = t.lane_width
+                found += [(f"{name}[{i}]", value_class((v >> (w * i)) & ((1 << w) - 1), t.lane))
+                          for i in range(t.lanes)]
+            else:
+                found.append((name, value_class(v, t)))
+        out.append(tuple(found))
+    return out
