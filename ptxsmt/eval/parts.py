@@ -104,7 +104,7 @@ def deal(window: list[bytes], n: int) -> list[int]:
     """The process (0 .. n-1) of each line: by a hash of its instruction text (the bytes
     of the `"ptx"` value as written). A window that this deals unevenly (a few texts
     with most of the lines: a replay of one instruction) is dealt in ranges of lines.
-    Process 0 (this one, which also reads, merges and writes) takes a smaller share."""
+    Process 0 (this one) takes a bigger share: it starts first."""
     cuts = _cuts(n)
     owners, owner_of = [], {}
     for line in window:
@@ -121,8 +121,8 @@ def deal(window: list[bytes], n: int) -> list[int]:
     return owners
 
 
-PARENT_SHARE = 0.8  # of a forked process's: a 2-process batch spent a fifth of its time
-# reading, dealing, merging and writing, all of it in this process
+PARENT_SHARE = 1.1  # of a forked process's: the others wait for the window this one reads
+# and sends them (merging and writing wait for all of them, this one included)
 
 
 def _cuts(n: int) -> list[float]:
