@@ -3,9 +3,9 @@
 Each line is answered on its own, so any process may answer any line. The lines are
 dealt by their instruction text: all the lines of a text go to one process, which
 parses, compiles and runs that text once (cut by line ranges, every process met
-nearly every text of a mixed batch, and paid for each). A text with thousands of
-lines in a window is dealt in blocks, so a batch of one instruction still runs on
-every process. `jobs - 1` processes are forked once and fed a window of lines at a
+nearly every text of a mixed batch, and paid for each). A window that dealing by
+text would leave lopsided (a replay of one instruction) is dealt in line ranges, so
+it still runs on every process. `jobs - 1` processes are forked once and fed a window of lines at a
 time through pipes while this one answers its own share, so memory stays flat and
 a stream (stdin) is dealt too. Input too small to repay a fork is answered here,
 whole. A process that fails leaves its share to this one: a failure costs time,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 WINDOW = 1 << 17  # lines dealt, answered and written at a time
 MIN_FORK_LINES = 8192  # below this, a process costs more than it saves
-BLOCK = 4096  # a text's lines dealt to one process at a time
 
 Share = list[tuple[int, bytes]]  # a process's lines of a window, numbered as in the input
 
