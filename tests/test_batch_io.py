@@ -168,6 +168,35 @@ def test_a_share_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
     assert _render(path, 3) == whole
 
 
+@pytest.mark.skipif(not hasattr(os, "pread"), reason="no pread on this platform")
+def test_workers_read_a_regular_file_themselves_and_a_changed_one_is_answered_here(
+        tmp_path, monkeypatch):
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
+    monkeypatch.setattr(parts, "WINDOW", 64)
+    real, answer, here = parts._read, parts.answer_lines, []
+
+    def shorter(window):  # in the workers: the file lost a line since it was read
+        return real(window)[:-1]
+
+    def answered_here(numbered, opts):
+        here.append(len(numbered))
+        return answer(numbered, opts)
+
+    monkeypatch.setattr(parts, "answer_lines", answered_here)
+    assert _render(path, 2) == whole
+    windows = len(here)  # this process answered its own share only: the workers theirs
+    assert sum(here) < whole[1] - 50
+    monkeypatch.setattr(parts, "_read", shorter)
+    assert _render(path, 2) == whole
+    assert sum(here[windows:]) >= whole[1]  # all of it here
+    assert real(b"a\n\nb") == [b"a", b"", b"b"] == real(b"a\n\nb\n")
+    with open(path, "rb") as f:
+        assert parts._place(f) == (f.fileno(), 0)
+        assert real((f.fileno(), 3, 5)) == [path.read_bytes()[3:8]]
+
+
 def test_stdin_is_dealt_and_small_input_is_answered_here(tmp_path, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)

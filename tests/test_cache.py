@@ -323,6 +323,22 @@ def test_two_cold_runs_at_once_share_one_cache(cache_dir, sample):
     assert summary == f"check: {len(_stored(sample))} passed, 0 failed"
 
 
+def test_a_batch_command_writes_its_answers_and_programs_before_it_ends(cache_dir, sample):
+    """`ptxsmt eval --batch` ends its process at once when done (`cli.common.run`, no
+    teardown): what it answered and compiled is written first. A bad line's exit code
+    survives it."""
+    stored = _stored(sample)
+    with open(sample, "a") as f:
+        f.write('{"ptx": "setp.lt.u32 p, a;", "inputs": {}}\n')
+    proc = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(sample)],
+                          env=_env(cache_dir), capture_output=True, text=True, timeout=120)
+    *answers, bad = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert _outputs(answers) == stored and "error" in bad
+    warm, _, _ = _run(cache_dir, "eval", "--batch", str(sample))
+    assert warm == {"exit": 1, "z3": False, "problem": None}  # compiled nothing
+
+
 def test_records_are_written_a_batch_at_a_time_and_read_before(cache_dir):
     """Puts wait for the batch's end (one transaction: concurrent runs no longer queue on
     each other's locks record by record), and this run reads them before that."""

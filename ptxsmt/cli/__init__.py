@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .common import CONTEXT, Main
+from .common import run as _run
 
 COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
@@ -38,3 +39,8 @@ def main() -> None:
       ptxsmt synth --types f32,s32 --size 2 --jobs 2 --out synth-out
     """
 
+
+
+def run() -> None:
+    """The `ptxsmt` console command (tests call `main`, which never ends the process)."""
+    _run(main)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from contextlib import suppress
 from importlib import import_module
 from pathlib import Path
 from typing import NoReturn
@@ -26,6 +27,16 @@ from ..solver import MAX_JOBS
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
+
+
+_quick_exit = False
+
+
+def allow_quick_exit() -> None:
+    """This command leaves no process running and no file open when it returns, so `run`
+    may end the process at once."""
+    global _quick_exit
+    _quick_exit = True
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -76,6 +87,28 @@ class Main(click.Group):
         except KeyboardInterrupt:
             report.err("interrupted")
             sys.exit(EXIT_INTERRUPTED)
+
+
+def run(group: click.Group) -> NoReturn:
+    """The console command: the group, then out. After a command that allowed it (a batch
+    evaluation), the process ends once its output and cache are written, without
+    tearing its objects down one by one (0.15 s after a big batch, for memory the
+    system frees at once)."""
+    try:
+        group.main()
+        code: object = 0
+    except SystemExit as e:
+        code = e.code
+    if not _quick_exit:
+        sys.exit(code)
+    if code is not None and not isinstance(code, int):
+        report.err(str(code))
+        code = 1
+    cache.flush()  # as atexit would
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said there
+            stream.flush()
+    os._exit(code or 0)
 
 
 def _shorten(text: str, limit: int = 300) -> str:

@@ -15,6 +15,7 @@ from ..report.progress import Progress
 from ..sem.options import Options
 from .common import (
     CONTEXT,
+    allow_quick_exit,
     cache_option,
     fail,
     is_ptx_file,
@@ -115,6 +116,7 @@ def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
     from ..eval.parts import render_file  # numpy: only a batch needs it
 
+    allow_quick_exit()  # its workers are stopped when render_file ends
     status = 0
     with Progress("eval --batch", unit="lines") as bar:
         for data, lines, failed in render_file(batch, opts, jobs):

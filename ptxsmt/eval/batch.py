@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Literal
 
 import numpy as np
@@ -135,7 +136,7 @@ def _hex_columns(fast, items, indices) -> dict[str, list | np.ndarray] | None:
     them) is read into words at once."""
     raws = [items[i][1] for i in indices]
     try:
-        table = {name: [raw[name] for raw in raws] for name in fast.inputs}
+        table = {name: list(map(itemgetter(name), raws)) for name in fast.inputs}
     except KeyError:  # spelled `%r1`, or missing
         table = None
     if table is None or sum(map(len, raws)) != len(fast.inputs) * len(raws):

@@ -64,14 +64,13 @@ class Store:
         self.path = path
         self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
-        self.pid = -1
         self.failed: str | None = None
         self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
 
     def _connect(self) -> sqlite3.Connection | None:
         if self.failed:
             return None
-        if self.db is None or self.pid != os.getpid():  # never a connection across fork
+        if self.db is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fresh = not self.path.exists()
@@ -85,7 +84,7 @@ class Store:
                 else:  # a run that only reads leaves the mtime alone (WAL): mark it used
                     with suppress(OSError):  # not ours to touch: reading it is still fine
                         os.utime(self.path)
-                self.db, self.pid = db, os.getpid()
+                self.db = db
             except (sqlite3.Error, OSError) as e:
                 self.failed = f"{type(e).__name__}: {e}"
                 return None
@@ -149,6 +148,17 @@ def _remove_stale(current: Path) -> None:
 
 _STORE: Store | None = None
 _ENABLED = os.environ.get("PTXSMT_NO_CACHE", "") in ("", "0")
+
+
+def _forked() -> None:
+    """A forked process never uses its parent's connection (SQLite forbids it); it
+    opens its own when it first needs one."""
+    if _STORE is not None:
+        _STORE.db = None
+
+
+if hasattr(os, "register_at_fork"):  # where there is no fork, nothing is forked
+    os.register_at_fork(after_in_child=_forked)
 
 
 def flush() -> None:

@@ -56,7 +56,7 @@ def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
             failed = failed or error is not None
         parsed.clear()  # freed now, not scanned by the collector between chunks
         if texts:
-            yield ("\n".join(texts) + "\n").encode(), len(texts), failed
+            yield "\n".join([*texts, ""]).encode(), len(texts), failed
 
 
 def answer_lines(numbered: list[tuple[int, bytes | str]],
@@ -64,14 +64,17 @@ def answer_lines(numbered: list[tuple[int, bytes | str]],
     """Each line's answer text as `render_jsonl` writes it (None for a blank line), for
     lines numbered as in their file (some lines of a file, in order), and whether any
     answer is an error."""
-    answers: dict[int, str] = {}
-    failed = False
+    numbers: list[int] = []
+    answers: list[tuple[str, str | None]] = []
     for parsed in _chunks(numbered, opts, False, len(numbered) or 1):
-        for (number, *_), (text, error) in zip(parsed, _answer(parsed, "text")):
-            answers[number] = text
-            failed = failed or error is not None
+        numbers += [entry[0] for entry in parsed]
+        answers += _answer(parsed, "text")
         parsed.clear()
-    return [answers.get(number) for number, _ in numbered], failed
+    failed = any(error is not None for _, error in answers)
+    if len(answers) == len(numbered):  # no blank line
+        return [text for text, _ in answers], failed
+    by_number = {number: text for number, (text, _) in zip(numbers, answers)}
+    return [by_number.get(number) for number, _ in numbered], failed
 
 
 def _chunks(numbered: Iterable[tuple[int, bytes | str]], opts: Options, keep_stored: bool,

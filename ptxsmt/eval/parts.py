@@ -5,21 +5,24 @@ dealt by their instruction text: all the lines of a text go to one process, whic
 parses, compiles and runs that text once (cut by line ranges, every process met
 nearly every text of a mixed batch, and paid for each). A window that dealing by
 text would leave lopsided (a replay of one instruction) is dealt in line ranges, so
-it still runs on every process. `jobs - 1` processes are forked once and fed a window of lines at a
-time through pipes while this one answers its own share, so memory stays flat and
-a stream (stdin) is dealt too. Input too small to repay a fork is answered here,
-whole. A process that fails leaves its share to this one: a failure costs time,
-never an answer.
+it still runs on every process. `jobs - 1` processes are forked once and fed a
+window of lines at a time while this one answers its own share, so memory stays
+flat and a stream (stdin) is dealt too: a window of a regular file is sent as its
+span in the file (each process reads it with `os.pread`, at once), one of a stream
+as its bytes. Input too small to repay a fork is answered here, whole. A process
+that fails leaves its share to this one: a failure costs time, never an answer.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
+import stat
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice
+from itertools import chain, compress, count, islice
 from typing import TYPE_CHECKING
 
 from ..sem.options import DEFAULT, Options
@@ -39,10 +42,27 @@ def render_file(f: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> I
     """The answers to a batch (see `render_jsonl`), in `jobs` processes where the input
     is big enough and the platform forks, else in this one."""
     with collector_paused():  # in the processes forked here too
-        yield from _render(iter(f), opts, jobs)
+        yield from _render(iter(f), _place(f), opts, jobs)
 
 
-def _render(lines: Iterator[bytes], opts: Options, jobs: int) -> Iterator[Block]:
+Place = tuple[int, int]  # a regular file's descriptor, and the offset of its next line
+Span = tuple[int, int, int]  # a window in a regular file: descriptor, offset, length
+
+
+def _place(f: Iterable[bytes]) -> Place | None:
+    """Where the lines of `f` start in a regular file that a forked process can read
+    for itself; None for a stream (a pipe, stdin) or anything else."""
+    try:
+        fd = f.fileno()  # type: ignore[attr-defined]
+        if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "pread"):
+            return fd, f.tell()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        pass
+    return None
+
+
+def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
+            jobs: int) -> Iterator[Block]:
     windows = _windows(lines)
     first = next(windows, [])
     if jobs < 2 or not hasattr(os, "fork") or len(first) < MIN_FORK_LINES:
@@ -53,7 +73,12 @@ def _render(lines: Iterator[bytes], opts: Options, jobs: int) -> Iterator[Block]
         workers = [_Worker(k, jobs, opts) for k in range(1, jobs)]
         number = 1
         for window in chain([first], windows):
-            yield _answer_window(window, number, workers, opts)
+            if place is None:
+                sent: bytes | Span = b"".join(window)
+            else:
+                length = sum(map(len, window))
+                sent, place = (*place, length), (place[0], place[1] + length)
+            yield _answer_window(window, number, sent, workers, opts)
             number += len(window)
     except BaseException:  # interrupted: no process outlives the run
         for worker in workers:
@@ -76,11 +101,12 @@ def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
         window = tail + list(islice(lines, WINDOW - len(tail)))
 
 
-def _answer_window(window: list[bytes], number: int, workers: list[_Worker],
-                   opts: Options) -> Block:
-    blob = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in window)
+def _answer_window(window: list[bytes], number: int, sent: bytes | Span,
+                   workers: list[_Worker], opts: Options) -> Block:
+    """The window's answers: `sent` (its bytes, or where it starts in the file) goes to
+    every worker, which deals the window as this process does and answers its share."""
     for worker in workers:
-        worker.send(number, blob)  # each deals the window as this process does
+        worker.send(number, sent, len(window))
     owners = deal(window, len(workers) + 1)
     answers = [answer_lines(share(window, owners, 0, number), opts)]
     for worker in workers:
@@ -88,15 +114,15 @@ def _answer_window(window: list[bytes], number: int, workers: list[_Worker],
                        answer_lines(share(window, owners, worker.rank, number), opts))
     queues = [iter(texts) for texts, _ in answers]
     texts = [text for text in (next(queues[owner]) for owner in owners) if text]
-    data = ("\n".join(texts) + "\n").encode() if texts else b""
-    return data, len(texts), any(failed for _, failed in answers)
+    lines = len(texts)
+    texts.append("")  # the last line's newline, without copying the whole block again
+    return "\n".join(texts).encode() if lines else b"", lines, any(f for _, f in answers)
 
 
 def share(window: list[bytes], owners: list[int], rank: int, number: int) -> Share:
     """The lines of the window process `rank` answers, numbered (the window's first is
     line `number`)."""
-    return [(k, line) for k, line, owner in zip(range(number, number + len(window)), window,
-                                                 owners) if owner == rank]
+    return list(compress(zip(count(number), window), map(rank.__eq__, owners)))
 
 
 def deal(window: list[bytes], n: int) -> list[int]:
@@ -106,10 +132,9 @@ def deal(window: list[bytes], n: int) -> list[int]:
     Process 0 (this one) takes a bigger share: it starts first."""
     cuts = _cuts(n)
     owners, owner_of = [], {}
+    search = _PTX_VALUE.search
     for line in window:
-        start = line.find(b'"ptx"')
-        start = line.find(b'"', start + 5) if start >= 0 else -1
-        key = line[start:line.find(b'"', start + 1)] if start >= 0 else b""
+        key = found[1] if (found := search(line)) else b""
         owner = owner_of.get(key)
         if owner is None:
             owner = owner_of[key] = bisect_right(cuts, zlib.crc32(key) / 2**32)
@@ -120,6 +145,7 @@ def deal(window: list[bytes], n: int) -> list[int]:
     return owners
 
 
+_PTX_VALUE = re.compile(rb'"ptx"\s*:\s*"([^"]*)')  # the text (only to deal: a `\"` cuts it)
 PARENT_SHARE = 1.1  # of a forked process's: the others wait for the window this one reads
 # and sends them (merging and writing wait for all of them, this one included)
 
@@ -145,10 +171,11 @@ class _Worker:
         theirs.close()
         self.alive = True
 
-    def send(self, number: int, blob: bytes) -> None:
-        """A window: its lines, each ending in a newline; the first is line `number`."""
+    def send(self, number: int, window: bytes | Span, lines: int) -> None:
+        """A window of `lines` lines, the first of them line `number`: its bytes, or its
+        span in the file this process reads."""
         try:
-            self.conn.send((number, blob))
+            self.conn.send((number, window, lines))
         except (OSError, ValueError):
             self.alive = False
 
@@ -189,11 +216,29 @@ def _serve(conn: Connection, rank: int, n: int, opts: Options) -> None:
     code = 2  # any failure: the parent answers the share itself
     try:
         while (sent := conn.recv()) is not None:
-            number, blob = sent
-            window = blob.split(b"\n")[:-1]
+            number, span, lines = sent
+            window = _read(span)
+            if len(window) != lines:  # the file changed under us: the parent answers
+                break
             texts, failed = answer_lines(share(window, deal(window, n), rank, number), opts)
             conn.send(("\n".join(text or "" for text in texts), failed))
         code = 0
     finally:
         cache.flush()  # this process's new programs (it leaves without atexit)
         os._exit(code)
+
+
+def _read(window: bytes | Span) -> list[bytes]:
+    """A window's lines (split at newlines only, as a file is read), from its bytes or
+    from (descriptor, offset, length) in a regular file."""
+    if type(window) is tuple:
+        fd, offset, length = window
+        blocks = []
+        while length > 0 and (block := os.pread(fd, length, offset)):
+            blocks.append(block)
+            offset, length = offset + len(block), length - len(block)
+        window = b"".join(blocks)
+    lines = window.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
