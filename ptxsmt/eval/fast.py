@@ -14,7 +14,7 @@ import marshal
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from typing import NamedTuple
 
@@ -121,13 +121,20 @@ def _source(params: tuple[str, ...], lines: tuple[Line, ...], results: tuple[str
 
 
 @lru_cache(maxsize=8192)
-def _function(params: tuple[str, ...], lines: tuple[Line, ...], results: tuple[str, ...],
-              code: bytes | None = None) -> Callable:
-    """The lines as one Python function of `params` returning `results` (`code`: the
-    same, compiled and marshalled, as the cache keeps it)."""
+def _function(params: tuple[str, ...], lines: tuple[Line, ...],
+              results: tuple[str, ...]) -> Callable:
+    """The lines as one Python function of `params` returning `results`."""
+    return _defined(compile(_source(params, lines, results), "<ptxsmt program>", "exec"))
+
+
+@lru_cache(maxsize=8192)
+def _loaded(code: bytes) -> Callable:
+    """The function a program's marshalled code (as the cache keeps it) defines."""
+    return _defined(marshal.loads(code))
+
+
+def _defined(compiled) -> Callable:
     namespace = dict(NUMPY)
-    compiled = marshal.loads(code) if code else \
-        compile(_source(params, lines, results), "<ptxsmt program>", "exec")
     exec(compiled, namespace)  # noqa: S102 - our own program
     return namespace["program"]
 
@@ -183,12 +190,14 @@ class FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
         back = {s: r for r, s in shape.registers.items()}
         back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
-        return replace(self, slots=tuple(back[s] for s in self.slots),
-                       outputs=tuple(back[o] for o in self.outputs),
-                       types={back[k]: t for k, t in self.types.items()},
-                       spelling=shape.spelling,
-                       bound={back[k]: v for k, v in shape.constants.items()},
-                       shape=shape.text)
+        # a new instance, not dataclasses.replace (three times slower; a warm batch
+        # renames a program per text)
+        return FastProgram(slots=tuple(back[s] for s in self.slots),
+                           outputs=tuple(back[o] for o in self.outputs),
+                           types={back[k]: t for k, t in self.types.items()},
+                           lines=self.lines, results=self.results, spelling=shape.spelling,
+                           bound={back[k]: v for k, v in shape.constants.items()},
+                           shape=shape.text, code=self.code)
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -207,8 +216,11 @@ class FastProgram:
     @cached_property
     def _program(self) -> Callable:
         """The whole program as a function of every slot (looked up once per instance:
-        the key, the program's lines, costs a pass over them to hash)."""
-        return _function(self._params, self.lines, self.results, self.code)
+        the key, the program's lines, costs a pass over them to hash; the marshalled
+        code, where the cache gave it, is the cheaper key)."""
+        if self.code:
+            return _loaded(self.code)
+        return _function(self._params, self.lines, self.results)
 
     @cached_property
     def _run(self) -> Callable:
