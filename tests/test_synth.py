@@ -450,7 +450,7 @@ def _pool_of(inst):
 
 def test_committed_library_covers_the_main_types():
     names = {p.stem for p in (ROOT / "proofs" / "synth").glob("*.toml")}
-    assert names == {"f32", "f16x2", "s32"}
+    assert names == {"f32", "f16x2", "s32", "i32"}
     assert len(COMMITTED) > 100
 
 

@@ -39,7 +39,7 @@ FAMILY_HELP = {
     "vset": "vset2/vset4 with every CmpOp and atype/btype, operands (a, b) and (b, a); "
             "default and bank-swapped selectors, and a lane-0 mask",
 }
-DEFAULT_TYPES = ("f32", "f16x2", "s32")
+DEFAULT_TYPES = ("f32", "f16x2", "s32", "i32")
 
 OPERAND_ORDERS = (("a", "b"), ("b", "a"))
 BOOL_SOURCES = ("c", "!c")
@@ -89,6 +89,9 @@ class Domain:
     @staticmethod
     def of(t: PtxType) -> Domain:
         return Domain(t.name, t, (t,))
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
