@@ -8,8 +8,7 @@ for the main types (i32: s32, u32 and b32 compares on the same operands, and vse
 The same ptxsmt and Z3 give the same rules: a fixed seed, sorted output, and every
 proof made afresh in this one process, in one order (the solver's free choices in a
 counterexample depend on what it solved before; the cache and worker processes would
-change that). Some f16x2 near-miss counterexamples still differ between runs (the
-classes that break them do not).
+change that).
 """
 
 from __future__ import annotations
