@@ -229,6 +229,35 @@ def test_signedness_near_misses_break_on_the_sign(lhs, rhs, breaking):
     assert any(signs[0]) or any(signs[1])  # the counterexample has a sign bit set
 
 
+def _sign_bits(pool) -> int:
+    """The sign bit of each lane of a (or b) as the pool reads them."""
+    w = 32 // pool.lanes if pool.lanes > 1 else pool.type.width
+    return sum(1 << (w * i + w - 1) for i in range(max(pool.lanes, 1)))
+
+
+def _away_from(breaking: str, pool, inputs: dict) -> dict:
+    """The inputs moved out of the classes said to break a sign near miss: the sign
+    bits made equal ("exactly one of a and b is negative"), or cleared where "r is
+    negative" is named."""
+    signs = _sign_bits(pool)
+    if breaking == "exactly one of a and b is negative":
+        return {**inputs, "b": (inputs["b"] & ~signs) | (inputs["a"] & signs)}
+    named = [lit.split(" is ")[0] for lit in breaking.split(" or ")]
+    return {**inputs, **{r: inputs[r] & ~signs for r in named}}
+
+
+def test_sign_near_misses_hold_outside_their_breaking_classes():
+    """What "differs only when ..." claims, checked in the reference: with the named
+    operands' sign bits cleared (or made equal), the two sides agree."""
+    misses = [m for m in I32.near_misses if "negative" in m.classes["breaking"]]
+    assert {m.pool.kind for m in misses} >= {"pred", "vset2", "vset4"}
+    for m in misses:
+        rng = random.Random(m.lhs + m.rhs)
+        for _ in range(40):
+            inputs = _away_from(m.classes["breaking"], m.pool, _inputs(m.pool, rng))
+            assert _agree(m.lhs, m.rhs, m.pool, inputs), (m.lhs, m.rhs, inputs)
+
+
 def test_sign_is_ordinary_within_one_signedness():
     """Where only one reading is compared the sign breaks nothing on its own: no s32
     near miss names it."""
