@@ -92,7 +92,10 @@ def near_misses_md(misses: list[NearMiss]) -> str:
     lines = ["# Near misses", "",
              "Rewrites that hold on every operand class but a few, found by `ptxsmt synth`:",
              "each is refuted by the counterexample shown, and the classes listed are all",
-             "the class combinations that break it (the solver's complete class report).", ""]
+             "the class combinations that break it (the solver's complete class report;",
+             "for packed halves and vset lanes, where that search cannot finish, what the",
+             "characteristic operands show). In the iN pools (s, u and b compares on the",
+             "same operands) and vset, `negative` is the sign bit set (lane by lane).", ""]
     for pool in dict.fromkeys(n.pool.name for n in misses):
         lines += [f"## {pool}", ""]
         for n in (m for m in misses if m.pool.name == pool):
