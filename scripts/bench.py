@@ -264,7 +264,7 @@ def _run_quietly(cmd: list[str], env: dict) -> subprocess.CompletedProcess:
 def bench_synth() -> None:
     """`ptxsmt synth --size 2 --jobs 2` per main type in a fresh process: cold (empty
     caches of programs and proofs), then the same run again (every proof from the cache)."""
-    for t in ("f32", "f16x2", "s32"):
+    for t in ("f32", "f16x2", "s32", "i32"):
         with tempfile.TemporaryDirectory() as place:
             env = {**os.environ, "PTXSMT_CACHE_DIR": place}
             cmd = [sys.executable, "-m", "ptxsmt", "synth", "--types", t, "--size", "2",

@@ -27,7 +27,9 @@ MAX_SIZE = 2  # the grammar has no step that needs a third
 
 @click.command("synth", context_settings=CONTEXT)
 @click.option("--types", "types", default=",".join(DEFAULT_TYPES), show_default=True,
-              help="Types to search, comma-separated (each a setp type).")
+              help="Types to search, comma-separated: each a setp type, or i16/i32/i64 "
+                   "(the N-bit integers as the sN, uN and bN compares read them, on the "
+                   "same operands: lt.s32 vs lo.u32; vset on i32).")
 @click.option("--size", type=click.IntRange(1, MAX_SIZE), default=2, show_default=True,
               help="Most grammar steps in a snippet (a compare; a glue op, selp or chained "
                    "compare on its result).")
@@ -61,6 +63,7 @@ def synth(types, size, families, jobs, executor_kind, scheduler, timeout, seed, 
     \b
     Examples:
       ptxsmt synth --types s32 --size 1
+      ptxsmt synth --types i32 --size 1 --families setp,vset
       ptxsmt synth --types f32,f16x2,s32 --size 2 --jobs 2 --out synth-out
       ptxsmt synth --types f32 --families setp,glue --json > f32.json
       ptxsmt synth --types f32 --executor dask --scheduler tcp://10.0.0.1:8786

@@ -3,6 +3,8 @@ table as Markdown and JSON, and the run's summary."""
 
 from __future__ import annotations
 
+import re
+
 from ..eval.values import to_json
 from ..isa.literals import describe
 from ..isa.types import PRED, PtxType
@@ -39,14 +41,22 @@ def rules_toml(rules: list[Rule], title: str) -> str:
     return "\n".join(lines)
 
 
+def _types(pool: Pool, *texts: str) -> list[str]:
+    """The domain's types the snippets name (s32 and u32 for a rule of the i32 domain
+    between them), in the domain's order."""
+    named = [m.name for m in pool.domain.members
+             if any(re.search(rf"\.{m.name}\b", t) for t in texts)]
+    return named or [pool.type.name]
+
+
 def rule_json(rule: Rule) -> dict:
-    return {"lhs": rule.lhs, "rhs": rule.rhs, "types": [rule.pool.type.name],
+    return {"lhs": rule.lhs, "rhs": rule.rhs, "types": _types(rule.pool, rule.lhs, rule.rhs),
             "pool": rule.pool.name, "outputs": list(rule.pool.outputs), "verdict": "proved"}
 
 
 def near_miss_json(n: NearMiss) -> dict:
     cex = n.counterexample
-    return {"lhs": n.lhs, "rhs": n.rhs, "types": [n.pool.type.name], "pool": n.pool.name,
+    return {"lhs": n.lhs, "rhs": n.rhs, "types": _types(n.pool, n.lhs, n.rhs), "pool": n.pool.name,
             "outputs": list(n.pool.outputs),
             "counterexample": {side: _values(n.pool, cex[side])
                                for side in ("inputs", "lhs", "rhs")},
@@ -82,7 +92,10 @@ def near_misses_md(misses: list[NearMiss]) -> str:
     lines = ["# Near misses", "",
              "Rewrites that hold on every operand class but a few, found by `ptxsmt synth`:",
              "each is refuted by the counterexample shown, and the classes listed are all",
-             "the class combinations that break it (the solver's complete class report).", ""]
+             "the class combinations that break it (the solver's complete class report;",
+             "for packed halves and vset lanes, where that search cannot finish, what the",
+             "characteristic operands show). In the iN pools (s, u and b compares on the",
+             "same operands) and vset, `negative` is the sign bit set (lane by lane).", ""]
     for pool in dict.fromkeys(n.pool.name for n in misses):
         lines += [f"## {pool}", ""]
         for n in (m for m in misses if m.pool.name == pool):

@@ -67,17 +67,21 @@ class Axis:
         return classes(self.type)
 
 
-def axes(inputs: dict[str, z3.ExprRef], types: dict[str, PtxType]) -> list[Axis]:
-    """One axis per input register, or per lane of a packed one."""
+def axes(inputs: dict[str, z3.ExprRef], types: dict[str, PtxType],
+         readings: dict[str, tuple[PtxType, int]] | None = None) -> list[Axis]:
+    """One axis per input register, or per lane of a packed one. `readings` classes a
+    register as lanes of another type instead (register -> (lane type, lanes)): a vset
+    operand's bytes, or a u32 operand read as signed where signedness is compared."""
     out = []
     for name, const in inputs.items():
         t = types[name]
-        if t.is_packed:
-            w = t.lane_width
-            out += [Axis(f"{name}[{i}]", z3.Extract(w * i + w - 1, w * i, const), t.lane)
-                    for i in range(t.lanes)]
+        lane, lanes = (readings or {}).get(name, (t.lane, t.lanes))
+        if lanes > 1:
+            w = lane.width
+            out += [Axis(f"{name}[{i}]", z3.Extract(w * i + w - 1, w * i, const), lane)
+                    for i in range(lanes)]
         else:
-            out.append(Axis(name, const, t))
+            out.append(Axis(name, const, lane))
     return out
 
 
@@ -107,8 +111,9 @@ class ClassReport:
         return " or ".join(f"{self.axes[i]} is {c}" for i, c in lits)
 
 
-def class_report(q: Query, timeout: float | None, limit: int = 2000) -> ClassReport:
-    ax = axes(q.inputs, q.types)
+def class_report(q: Query, timeout: float | None, limit: int = 2000,
+                 readings: dict[str, tuple[PtxType, int]] | None = None) -> ClassReport:
+    ax = axes(q.inputs, q.types, readings)
     solver = q.solver(timeout)
     failing: list[tuple[str, ...]] = []
     complete = True

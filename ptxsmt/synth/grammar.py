@@ -1,12 +1,16 @@
-"""The snippets a search enumerates, per type: a grammar kept as tables.
+"""The snippets a search enumerates, per domain: a grammar kept as tables.
 
 Every instruction form comes from the variant catalogue (which compares a type takes,
-whether it has `.ftz`, which `set` destinations and `slct` selectors exist), so a
-snippet is legal PTX by construction. Snippets are grouped in pools: one pool per
-type and output signature (a predicate `p`, or `p|q` for a packed type; a selected
-value `d`; a `set` mask `d` of each destination type). Only snippets of one pool are
-ever compared, and every snippet of a pool is read over the pool's inputs (one that
-ignores an input simply does not depend on it).
+whether it has `.ftz`, which `set` destinations and `slct` selectors exist, which
+vset atype/btype pairs), so a snippet is legal PTX by construction. A *domain* is what
+`--types` names: one PTX type, or `iN` (LLVM's name for an integer without a
+signedness), the N-bit integers as every setp type of that width reads them, so
+`setp.lt.s32` and `setp.lo.u32` meet on the same a and b. Snippets are grouped in
+pools: one pool per domain and output signature (a predicate `p`, or `p|q` for a
+packed type; a selected value `d`; a `set` mask `d` of each destination type; a
+vset2 or vset4 result `d`). Only snippets of one pool are ever compared, and every
+snippet of a pool is read over the pool's inputs (one that ignores an input simply
+does not depend on it).
 
 Size counts grammar steps: a compare, a `set`, a `slct`, a glue op on the compare's
 result, or a `selp` of it. On a packed type the glue op runs once per lane's
@@ -20,10 +24,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..isa.errors import PtxError
-from ..isa.types import PRED, TYPES, PtxType
+from ..isa.types import PRED, TYPES, Kind, PtxType
 from ..isa.variants import Variant, catalogue
 
-FAMILIES = ("setp", "glue", "chain", "selp", "slct", "set")
+FAMILIES = ("setp", "glue", "chain", "selp", "slct", "set", "vset")
 DEFAULT_FAMILIES = FAMILIES
 FAMILY_HELP = {
     "setp": "setp with every CmpOp, .ftz and BoolOp (c or !c), operands (a, b) and (b, a)",
@@ -32,8 +36,10 @@ FAMILY_HELP = {
     "selp": "selp choosing x/y, y/x, a/b or b/a by a setp's result (size 2)",
     "slct": "slct choosing x/y or y/x by the sign of a or b",
     "set": "set with every CmpOp, .ftz and BoolOp, to each destination type",
+    "vset": "vset2/vset4 with every CmpOp and atype/btype, operands (a, b) and (b, a); "
+            "default and bank-swapped selectors, and a lane-0 mask",
 }
-DEFAULT_TYPES = ("f32", "f16x2", "s32")
+DEFAULT_TYPES = ("f32", "f16x2", "s32", "i32")
 
 OPERAND_ORDERS = (("a", "b"), ("b", "a"))
 BOOL_SOURCES = ("c", "!c")
@@ -47,27 +53,89 @@ GLUE_STEPS = {  # on the compare's result r; c is the pool's predicate input
 SELP_CHOICES = (("x", "y"), ("y", "x"), ("a", "b"), ("b", "a"))
 SLCT_CHOICES = (("x", "y"), ("y", "x"))
 
+# vset lines, for operands x, y in that order (9.7.18.2): the defaults (every lane, x's
+# lanes against y's); the registers swapped, each with the selector of the other's
+# default (a selector indexes the bank second:first, so this reads the same lanes);
+# only lane 0 written, the others merged from c. (The defaults spelled out are the
+# identity library's: proofs/vset.toml.)
+VSET_FORMS = (
+    "d, {x}, {y}, c;",
+    "d, {y}.{bsel}, {x}.{asel}, c;",
+    "d.{lane0}, {x}, {y}, c;",
+)
+VSET_SPELLINGS = {
+    "vset2": {"mask": "h10", "asel": "h10", "bsel": "h32", "lane0": "h0"},
+    "vset4": {"mask": "b3210", "asel": "b3210", "bsel": "b7654", "lane0": "b0"},
+}
+VSET_LANES = {"vset2": 2, "vset4": 4}
+U32 = TYPES["u32"]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What `--types NAME` searches: one PTX type, or `iN`, the N-bit integers as the
+    sN, uN and bN instructions read them (compares of all three on the same a, b)."""
+
+    name: str
+    type: PtxType  # a and b's register type: shown, and read for classes, as this
+    members: tuple[PtxType, ...]  # the types whose instructions snippets use
+
+    @property
+    def mixed(self) -> bool:
+        """Signed and unsigned readings meet: the sign of an operand is then a class
+        that can break a rewrite (`lt.s32` vs `lo.u32`), not an ordinary value."""
+        return len({m.kind for m in self.members} - {Kind.BIT}) > 1
+
+    @staticmethod
+    def of(t: PtxType) -> Domain:
+        return Domain(t.name, t, (t,))
+
+    def __str__(self) -> str:
+        return self.name
+
 
 @dataclass(frozen=True)
 class Pool:
-    """Snippets compared with each other: one type, one output signature."""
+    """Snippets compared with each other: one domain, one output signature."""
 
-    type: PtxType  # the compared operands a, b
-    kind: str  # "pred" | "select" | "set"
+    domain: Domain
+    kind: str  # "pred" | "select" | "set" | "vset2" | "vset4"
     result: PtxType  # the output register's type
     outputs: tuple[str, ...]
 
     @property
+    def type(self) -> PtxType:
+        """The compared operands a, b (vset: the 32-bit registers holding the lanes)."""
+        return U32 if self.kind in VSET_LANES else self.domain.type
+
+    @property
     def name(self) -> str:
-        return self.type.name if self.kind == "pred" else \
-            f"{self.type.name}/{self.kind}" + (f".{self.result.name}" if self.kind == "set" else "")
+        suffix = {"pred": "", "set": f"/set.{self.result.name}"}.get(self.kind, f"/{self.kind}")
+        return self.domain.name + suffix
 
     @property
     def inputs(self) -> dict[str, PtxType]:
         regs = {"a": self.type, "b": self.type, "c": PRED}
         if self.kind == "select":
             regs |= {"x": self.result, "y": self.result}
+        if self.kind in VSET_LANES:
+            regs["c"] = U32  # the spec's third operand: merged or accumulated lanes
         return regs
+
+    @property
+    def reading(self) -> tuple[PtxType, int]:
+        """How a and b are classed: (the type of one lane, lanes). A vset lane is a byte
+        or half-word, signed where the domain's compares are (i32 reads signed, so its
+        sign bit is the class `negative`)."""
+        if self.kind in VSET_LANES:
+            lanes = VSET_LANES[self.kind]
+            return TYPES[f"{self.domain.type.name[0]}{32 // lanes}"], lanes
+        return self.type.lane, self.type.lanes
+
+    @property
+    def lanes(self) -> int:
+        """Lanes of the output (vset's d): a near miss is judged lane by lane."""
+        return VSET_LANES.get(self.kind, 1)
 
 
 @dataclass(frozen=True, order=True)
@@ -81,18 +149,27 @@ class Snippet:
         return [s.strip() + ";" for s in self.text.split(";") if s.strip()]
 
 
-def parse_types(spec: str) -> tuple[PtxType, ...]:
-    """`f32,f16x2,s32` as types a search covers (those with a setp)."""
+def _domains() -> dict[str, Domain]:
+    """Every type with a setp, and iN where sN, uN and bN all have one."""
+    out = {n: Domain.of(t) for n, t in TYPES.items() if compares(t)}
+    for w in sorted({t.width for t in TYPES.values() if not t.is_float}):
+        members = tuple(TYPES.get(f"{k}{w}") for k in "sub")
+        if all(m is not None and compares(m) for m in members):
+            out[f"i{w}"] = Domain(f"i{w}", members[0], members)
+    return out
+
+
+def parse_types(spec: str) -> tuple[Domain, ...]:
+    """`f32,f16x2,s32,i32` as the domains a search covers: types with a setp, and iN."""
     names = [s.strip().lstrip(".") for s in spec.split(",") if s.strip()]
     if not names:
         raise PtxError("give at least one type, e.g. --types f32,s32")
+    known = _domains()
     out = []
     for name in names:
-        t = TYPES.get(name)
-        if t is None or not compares(t):
-            known = ", ".join(sorted(n for n, t in TYPES.items() if compares(t)))
-            raise PtxError(f"no setp on type {name!r} (types: {known})")
-        out.append(t)
+        if name not in known:
+            raise PtxError(f"no setp on type {name!r} (types: {', '.join(sorted(known))})")
+        out.append(known[name])
     return tuple(dict.fromkeys(out))
 
 
@@ -123,10 +200,11 @@ def _operands(v: Variant, order: tuple[str, str], dest: str, source: str | None)
     return f"{v} {dest}, {order[0]}, {order[1]}" + (f", {source}" if v.boolop else "") + ";"
 
 
-def _compare_texts(t: PtxType, dest: str, sources=BOOL_SOURCES,
+def _compare_texts(d: Domain, dest: str, sources=BOOL_SOURCES,
                    boolop_only: bool = False) -> Iterator[str]:
-    """Every setp on t writing dest: each variant, operand order and BoolOp source."""
-    for v in _with_boolops(t):
+    """Every setp of the domain writing dest: each variant, operand order and BoolOp
+    source."""
+    for v in (v for t in d.members for v in _with_boolops(t)):
         if boolop_only and not v.boolop:
             continue
         for order in OPERAND_ORDERS:
@@ -134,12 +212,15 @@ def _compare_texts(t: PtxType, dest: str, sources=BOOL_SOURCES,
                 yield _operands(v, order, dest, source)
 
 
-def pools(t: PtxType, families: tuple[str, ...]) -> list[Pool]:
-    out = [Pool(t, "pred", PRED, ("p", "q") if t.is_packed else ("p",))]
+def pools(d: Domain, families: tuple[str, ...]) -> list[Pool]:
+    t = d.type
+    out = [Pool(d, "pred", PRED, ("p", "q") if t.is_packed else ("p",))]
     if {"selp", "slct"} & set(families) and selects(t):
-        out.append(Pool(t, "select", t, ("d",)))
+        out.append(Pool(d, "select", t, ("d",)))
     if "set" in families:
-        out += [Pool(t, "set", d, ("d",)) for d in _set_destinations(t)]
+        out += [Pool(d, "set", r, ("d",)) for r in _set_destinations(d)]
+    if "vset" in families:
+        out += [Pool(d, op, U32, ("d",)) for op in VSET_LANES if _vsets(d, op)]
     return out
 
 
@@ -148,49 +229,73 @@ def selects(t: PtxType) -> bool:
 
 
 @cache
-def _set_destinations(t: PtxType) -> tuple[PtxType, ...]:
+def _set_destinations(d: Domain) -> tuple[PtxType, ...]:
     return tuple(dict.fromkeys(v.dtype for v in catalogue()
-                               if v.opcode == "set" and v.stype is t))
+                               if v.opcode == "set" and v.stype in d.members))
 
 
-def enumerate_snippets(t: PtxType, size: int, families: tuple[str, ...]) -> list[Snippet]:
-    """Every snippet on t of at most `size` steps from the families, smallest first."""
+@cache
+def _vsets(d: Domain, op: str) -> tuple[Variant, ...]:
+    """The plain vset variants (no .add) whose atype and btype are both the domain's."""
+    return tuple(v for v in catalogue() if v.opcode == op and not v.add
+                 and v.atype in d.members and v.btype in d.members)
+
+
+def enumerate_snippets(d: Domain, size: int, families: tuple[str, ...]) -> list[Snippet]:
+    """Every snippet of the domain of at most `size` steps from the families, smallest
+    first."""
     out: list[Snippet] = []
-    for pool in pools(t, families):
-        out += _pool_snippets(pool, size, families)
+    for pool in pools(d, families):
+        out += POOL_SNIPPETS.get(pool.kind, _vset_snippets)(pool, size, families)
     return sorted(set(out))
 
 
-def _pool_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
-    t = pool.type
-    if pool.kind == "pred":
-        dest = "p|q" if t.is_packed else "p"
-        if "setp" in families:
-            yield from (Snippet(1, s, pool) for s in _compare_texts(t, dest))
-        if size >= 2 and "glue" in families:
-            for first in _compare_texts(t, dest):
-                for step in GLUE_STEPS.values():
-                    glue = " ".join(step.format(r=r) for r in pool.outputs)
-                    yield Snippet(2, f"{first} {glue}", pool)
-        if size >= 2 and "chain" in families and not t.is_packed:
-            for first in (_operands(v, o, "p", None) for v in compares(t) for o in OPERAND_ORDERS):
-                for second in _compare_texts(t, "p", CHAIN_SOURCES, boolop_only=True):
-                    yield Snippet(2, f"{first} {second}", pool)
-    elif pool.kind == "select":
-        if "selp" in families:
-            yield from (Snippet(1, f"selp.{t} d, {x}, {y}, c;", pool) for x, y in SLCT_CHOICES)
-        if size >= 2 and "selp" in families:
-            for first in _compare_texts(t, "p"):
-                for x, y in SELP_CHOICES:
-                    yield Snippet(2, f"{first} selp.{t} d, {x}, {y}, p;", pool)
-        if "slct" in families:
-            for v in catalogue():
-                if v.opcode == "slct" and v.dtype is t and v.ctype is t:
-                    for (x, y), sign in ((c, s) for c in SLCT_CHOICES for s in "ab"):
-                        yield Snippet(1, f"{v} d, {x}, {y}, {sign};", pool)
-    else:
+def _pred_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
+    d, t = pool.domain, pool.type
+    dest = "p|q" if t.is_packed else "p"
+    if "setp" in families:
+        yield from (Snippet(1, s, pool) for s in _compare_texts(d, dest))
+    if size >= 2 and "glue" in families:
+        for first in _compare_texts(d, dest):
+            for step in GLUE_STEPS.values():
+                glue = " ".join(step.format(r=r) for r in pool.outputs)
+                yield Snippet(2, f"{first} {glue}", pool)
+    if size >= 2 and "chain" in families and not t.is_packed:
+        firsts = (_operands(v, o, "p", None) for m in d.members for v in compares(m)
+                  for o in OPERAND_ORDERS)
+        for first in firsts:
+            for second in _compare_texts(d, "p", CHAIN_SOURCES, boolop_only=True):
+                yield Snippet(2, f"{first} {second}", pool)
+
+
+def _select_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
+    t = pool.type  # one selp and slct type per pool: the domain's register type
+    if "selp" in families:
+        yield from (Snippet(1, f"selp.{t} d, {x}, {y}, c;", pool) for x, y in SLCT_CHOICES)
+    if size >= 2 and "selp" in families:
+        for first in _compare_texts(pool.domain, "p"):
+            for x, y in SELP_CHOICES:
+                yield Snippet(2, f"{first} selp.{t} d, {x}, {y}, p;", pool)
+    if "slct" in families:
         for v in catalogue():
-            if v.opcode == "set" and v.stype is t and v.dtype is pool.result:
-                for order in OPERAND_ORDERS:
-                    for source in (BOOL_SOURCES if v.boolop else (None,)):
-                        yield Snippet(1, _operands(v, order, "d", source), pool)
+            if v.opcode == "slct" and v.dtype is t and v.ctype is t:
+                for (x, y), sign in ((c, s) for c in SLCT_CHOICES for s in "ab"):
+                    yield Snippet(1, f"{v} d, {x}, {y}, {sign};", pool)
+
+
+def _set_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
+    for v in catalogue():
+        if v.opcode == "set" and v.stype in pool.domain.members and v.dtype is pool.result:
+            for order in OPERAND_ORDERS:
+                for source in (BOOL_SOURCES if v.boolop else (None,)):
+                    yield Snippet(1, _operands(v, order, "d", source), pool)
+
+
+def _vset_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
+    spell = VSET_SPELLINGS[pool.kind]
+    for v in _vsets(pool.domain, pool.kind):
+        for (x, y), form in ((o, f) for o in OPERAND_ORDERS for f in VSET_FORMS):
+            yield Snippet(1, f"{v} {form.format(x=x, y=y, **spell)}", pool)
+
+
+POOL_SNIPPETS = {"pred": _pred_snippets, "select": _select_snippets, "set": _set_snippets}

@@ -11,6 +11,7 @@ Per type and `.ftz`, for each CmpOp X of the type:
   `a geu b`, not `a ge b`, whenever a or b is NaN.
 
 Candidates are filtered on the characteristic operands and the one left is proved.
+An iN domain gives the table of each of its types (sN, uN, bN).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..isa.types import PRED, PtxType
-from .grammar import Pool, compares, selects
+from .grammar import Domain, Pool, compares, selects
 from .nearmiss import breaking_literals, breaking_text, literals
 from .operands import characteristic, row_classes
 from .work import outputs_on
@@ -53,9 +54,9 @@ def _not(t: PtxType) -> str:
     return "not.pred p, p; not.pred q, q;" if t.is_packed else "not.pred p, p;"
 
 
-def table(types: tuple[PtxType, ...], prover, seed: int = 0) -> list[Inversion]:
+def table(domains: tuple[Domain, ...], prover, seed: int = 0) -> list[Inversion]:
     out = []
-    for t in types:
+    for t in dict.fromkeys(m for d in domains for m in d.members):
         cmps = list(dict.fromkeys(str(v.cmp) for v in compares(t)))
         for ftz in sorted({v.ftz for v in compares(t)}):
             out += [_row(t, ftz, x, cmps, prover, seed) for x in cmps]
@@ -63,8 +64,8 @@ def table(types: tuple[PtxType, ...], prover, seed: int = 0) -> list[Inversion]:
 
 
 def _row(t: PtxType, ftz: bool, x: str, cmps: list[str], prover, seed: int) -> Inversion:
-    pred = Pool(t, "pred", PRED, ("p", "q") if t.is_packed else ("p",))
-    select = Pool(t, "select", t, ("d",))
+    pred = Pool(Domain.of(t), "pred", PRED, ("p", "q") if t.is_packed else ("p",))
+    select = Pool(Domain.of(t), "select", t, ("d",))
     setp = _setp(t, x, ftz)
     invert = _first_proved(pred, f"{setp} {_not(t)}",
                            {y: _setp(t, y, ftz) for y in cmps}, prover, seed)

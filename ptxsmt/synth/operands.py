@@ -3,8 +3,10 @@
 Every special value of the type (both zeros, the smallest and largest subnormals, the
 smallest normal, one, the largest finite value, both infinities, quiet and signalling
 NaNs with payloads; integer extremes) for a against every one for b, c false and
-true, plus random rows. Packed types take the specials in each lane. A counterexample
-the solver finds later joins the rows, so the next fingerprints split on it.
+true, plus random rows. Packed types take the specials in each lane, and so do vset's
+registers: each byte (vset4) or half-word (vset2) 0, 1, 2, the signed extremes 0x7f
+and 0x80 with their neighbours, and all ones. A counterexample the solver finds later
+joins the rows, so the next fingerprints split on it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from .grammar import Pool
 
 RANDOM_ROWS = 256
 SELECT_VALUES = ((0x5A5A5A5A5A5A5A5A, 0x3C3C3C3C3C3C3C3C), (0x1234567890ABCDEF, 0x0F1E2D3C4B5A6978))
+# c: a predicate, or vset's merged lanes (lanes of both signs, so a merge shows)
+C_VALUES = {1: (False, True), 32: (0, 0x01FF7F80)}
 
 
 def specials(t: PtxType) -> list[int]:
@@ -46,11 +50,25 @@ def register_specials(t: PtxType) -> list[int]:
     other lane one and with the same special, so lanes can differ in outcome)."""
     if not t.is_packed:
         return specials(t)
-    lane, w = specials(t.lane), t.lane_width
-    one = next(v for v in lane if fp_class(v, t.fmt) == "+normal" and v >> (w - 2))
-    words = [v | (v << w) for v in lane] + [v | (one << w) for v in lane] + \
-        [one | (v << w) for v in lane]
+    w = t.lane_width
+    one = next(v for v in specials(t.lane) if fp_class(v, t.fmt) == "+normal" and v >> (w - 2))
+    return lane_specials(t.lane, t.lanes, one)
+
+
+def lane_specials(lane: PtxType, lanes: int, one: int = 1) -> list[int]:
+    """Words whose lanes are specials of `lane`: every lane the same special, then each
+    lane special with the others `one`."""
+    w, values = lane.width, specials(lane)
+    words = [sum(v << (w * i) for i in range(lanes)) for v in values]
+    for k in range(lanes):
+        words += [sum((v if i == k else one) << (w * i) for i in range(lanes)) for v in values]
     return list(dict.fromkeys(words))
+
+
+def pool_specials(pool: Pool) -> list[int]:
+    """The special values of a and b in a pool: per lane as the pool reads them."""
+    lane, lanes = pool.reading
+    return lane_specials(lane, lanes) if pool.lanes > 1 else register_specials(pool.type)
 
 
 @dataclass
@@ -80,7 +98,7 @@ class Rows:
 def characteristic(pool: Pool, seed: int = 0) -> Rows:
     rng = random.Random(f"{seed} {pool.name}")
     t, inputs = pool.type, pool.inputs
-    values = register_specials(t)
+    values = pool_specials(pool)
     ones = (1 << t.width) - 1
     pairs = [*product(values, values),
              *((rng.getrandbits(t.width), rng.getrandbits(t.width)) for _ in range(RANDOM_ROWS))]
@@ -88,7 +106,7 @@ def characteristic(pool: Pool, seed: int = 0) -> Rows:
     choices = SELECT_VALUES if "x" in inputs else ((0, 0),)
     mask = (1 << (inputs["x"].width if "x" in inputs else 1)) - 1
     rows = Rows(pool, {name: [] for name in inputs})
-    for (a, b), c, (x, y) in product(pairs, (False, True), choices):
+    for (a, b), c, (x, y) in product(pairs, C_VALUES[inputs["c"].width], choices):
         rows.add({"a": a & ones, "b": b & ones, "c": c, "x": x & mask, "y": y & mask})
     return rows
 
@@ -108,18 +126,18 @@ def value_class(bits: int, t: PtxType) -> str:
 
 
 def row_classes(rows: Rows) -> list[tuple[tuple[str, str], ...]]:
-    """Per row, the class of each compared operand (a lane at a time for packed types):
-    ((axis, class), ...), axes named as `ptxsmt.smt.classes.axes` names them."""
-    t = rows.pool.type
+    """Per row, the class of each compared operand (a lane at a time as the pool reads
+    them): ((axis, class), ...), axes named as `ptxsmt.smt.classes.axes` names them."""
+    lane, lanes = rows.pool.reading
+    w = lane.width
     out = []
     for a, b in zip(rows.columns["a"], rows.columns["b"]):
         found = []
         for name, v in (("a", a), ("b", b)):
-            if t.is_packed:
-                w = t.lane_width
-                found += [(f"{name}[{i}]", value_class((v >> (w * i)) & ((1 << w) - 1), t.lane))
-                          for i in range(t.lanes)]
+            if lanes > 1:
+                found += [(f"{name}[{i}]", value_class((v >> (w * i)) & ((1 << w) - 1), lane))
+                          for i in range(lanes)]
             else:
-                found.append((name, value_class(v, t)))
+                found.append((name, value_class(v, lane)))
         out.append(tuple(found))
     return out

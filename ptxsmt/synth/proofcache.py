@@ -1,7 +1,8 @@
 """The proof-result cache: a verdict is a pure function of the query, so it is kept.
 
 Content-addressed: the key is a hash of the two snippet texts, the compared outputs
-and what was asked (with or without the class report); the file's name carries the
+and what was asked (with or without the class report, and how it reads the
+operands); the file's name carries the
 fingerprint of ptxsmt's sources and of the installed Z3 (`ptxsmt.eval.cache`), so a
 changed semantics or solver never reads an old verdict. It lives beside the program
 cache and is turned off with it (`--no-cache`, PTXSMT_NO_CACHE=1). An "unknown" (a
@@ -29,8 +30,9 @@ def _store() -> cache.Store | None:
 
 
 def key(task: tuple) -> str:
-    lhs, rhs, outputs, _timeout, with_classes = task
-    return hashlib.sha256(json.dumps([lhs, rhs, list(outputs), with_classes]).encode()).hexdigest()
+    lhs, rhs, outputs, _timeout, with_classes, reading = task
+    asked = [lhs, rhs, list(outputs), with_classes] + ([reading] if with_classes else [])
+    return hashlib.sha256(json.dumps(asked).encode()).hexdigest()
 
 
 def get(task: tuple) -> dict | None:

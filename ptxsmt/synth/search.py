@@ -20,10 +20,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..isa.types import PtxType
 from . import nearmiss, proofcache
 from .boolean import learn, note, relate_literals
-from .grammar import Pool, Snippet, enumerate_snippets
+from .grammar import Domain, Pool, Snippet, enumerate_snippets
 from .minimise import Classes
 from .nearmiss import NearMiss
 from .operands import Rows, characteristic
@@ -68,7 +67,7 @@ class Synthesis:
 
 @dataclass(frozen=True)
 class Config:
-    types: tuple[PtxType, ...]
+    types: tuple[Domain, ...]
     size: int = 2
     families: tuple[str, ...] = ()
     timeout: float = 30.0
@@ -85,8 +84,10 @@ class Prover:
         self.progress = progress or (lambda n: None)
 
     def run(self, pairs: list[tuple[str, str]], outputs: tuple[str, ...],
-            with_classes: bool = False) -> list[dict]:
-        tasks = [(lhs, rhs, outputs, self.timeout, with_classes) for lhs, rhs in pairs]
+            with_classes: bool = False, reading: tuple = ()) -> list[dict]:
+        """`reading`: how the class report reads registers, ((register, lane type name,
+        lanes), ...); see `Pool.reading`."""
+        tasks = [(lhs, rhs, outputs, self.timeout, with_classes, reading) for lhs, rhs in pairs]
         results: list[dict | None] = [proofcache.get(t) for t in tasks]
         self.stats.cache_lookups += len(tasks)
         self.stats.cache_hits += sum(r is not None for r in results)

@@ -15,6 +15,7 @@ import numpy as np
 from ..eval.fast import Unsupported
 from ..eval.programs import compile_program
 from ..eval.values import UNSPECIFIED
+from ..isa.types import TYPES
 from ..smt.classes import class_report
 from ..smt.solve import build_query, decide
 
@@ -52,9 +53,11 @@ def _plain(values: dict) -> dict:
 
 
 def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
-          with_classes: bool = False) -> dict:
+          with_classes: bool = False, reading: tuple = ()) -> dict:
     """{"verdict": equivalent | different | unknown, "counterexample": {inputs, lhs, rhs}}
-    and, when asked for a refuted pair, the operand classes that break it."""
+    and, when asked for a refuted pair, the operand classes that break it, each register
+    of `reading` ((register, lane type name, lanes), ...) classed that way (a pool's
+    reading, not whichever type the first snippet happens to give it)."""
     q = build_query(lhs, rhs, outputs)
     v = decide(q, timeout)
     out: dict = {"verdict": v.verdict}
@@ -63,7 +66,8 @@ def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
         out["counterexample"] = {"inputs": _plain(cex.inputs), "lhs": _plain(cex.lhs),
                                  "rhs": _plain(cex.rhs)}
         if with_classes:
-            report = class_report(q, timeout, CLASS_LIMIT)
+            readings = {reg: (TYPES[lane], lanes) for reg, lane, lanes in reading}
+            report = class_report(q, timeout, CLASS_LIMIT, readings)
             out["classes"] = {"axes": list(report.axes),
                               "failing": [list(r) for r in report.rows()],
                               "only_when": report.only_when(), "complete": report.complete}
@@ -71,7 +75,8 @@ def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
 
 
 def prove_task(task: tuple) -> dict:
-    """`prove` on one (lhs, rhs, outputs, timeout, with_classes) tuple (for `map`)."""
+    """`prove` on one (lhs, rhs, outputs, timeout, with_classes, reading) tuple (for
+    `map`)."""
     with _Z3:
         return prove(*task)
 
