@@ -21,9 +21,9 @@ from ptxsmt.eval import cache
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
 from ptxsmt.synth import search
-from ptxsmt.synth.boolean import closure, implies
+from ptxsmt.synth.boolean import JOINT, closure, implies, outcomes
 from ptxsmt.synth.executor import Serial, executor
-from ptxsmt.synth.grammar import DEFAULT_FAMILIES, parse_types, pools
+from ptxsmt.synth.grammar import DEFAULT_FAMILIES, compares, parse_types, pools
 from ptxsmt.synth.inversions import table
 from ptxsmt.synth.operands import register_specials
 
@@ -345,6 +345,42 @@ def test_minimisation_drops_implied_rules():
         s = run.stats
         assert s.proved == len(run.rules) + s.derived
     assert S32.stats.derived > 0 and F32.stats.derived > 0
+
+
+# ---- the order between compares (boolean.outcome_table), against the oracle ---------------
+
+def _outcome(a: int, b: int, t: str, ftz: bool = False) -> str:
+    """How a compares with b in the oracle: "<", "=", ">", or "?" (unordered)."""
+    if TYPES[t].is_float and oracle_compare("nan", a, b, t, ftz):
+        return "?"
+    return "<" if oracle_compare("lt", a, b, t, ftz) else \
+        "=" if oracle_compare("eq", a, b, t, ftz) else ">"
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64", "s16", "u16", "b16", "s32", "u32",
+                               "b32", "s64", "u64", "b64"])
+def test_each_compare_is_a_set_of_outcomes_and_linked_outcomes_meet_as_joint(t):
+    """The minimiser reads a compare of a and b as the outcomes where it holds, and the
+    outcomes with and without .ftz (signed and unsigned) as taking only JOINT's values
+    together: both held to the oracle's compares on special and random operands."""
+    rng = random.Random(t)
+    specials = register_specials(TYPES[t])
+    width = TYPES[t].width
+    pairs = [(a, b) for a in specials for b in specials] + \
+        [(rng.getrandbits(width), rng.getrandbits(width)) for _ in range(200)]
+    for v in compares(TYPES[t]):
+        for order in (("a", "b"), ("b", "a")):
+            variable, true = outcomes(f"{v} p, {order[0]}, {order[1]};")
+            for a, b in pairs:
+                x, y = (a, b) if order == ("a", "b") else (b, a)
+                got = oracle_compare(v.cmp.value, x, y, t, v.ftz)
+                assert got == (_outcome(a, b, t, variable.endswith(".ftz")) in true), (v, a, b)
+    for a, b in pairs:
+        if TYPES[t].is_float:
+            assert (_outcome(a, b, t), _outcome(a, b, t, True)) in JOINT["float"]
+        else:
+            signed, unsigned = (_outcome(a, b, f"{k}{width}") for k in "su")
+            assert (signed, unsigned) in JOINT["integer"], (a, b)
 
 
 # ---- the inversion table, against IEEE comparisons in the oracle -------------------------

@@ -8,6 +8,17 @@ smallest plain setp proved equal to it, or to its complement) and c. Two snippet
 whose formulas have the same truth table over the atoms they depend on are equal by
 Boolean algebra alone (commutativity, De Morgan, `x xor !c` = `!(x xor c)`, ...), so
 a rule between them follows from the rules that named the atoms.
+
+What independent atoms cannot see is the order between compares: every compare of a
+and b is a set of the outcomes of comparing them (less, equal, greater, or unordered:
+a NaN; 9.7.6.1's tables), so `eq or ge` = `ge`. A snippet of two or more compares is
+read over outcome variables too (one per type and `.ftz`: the compares of a pool read
+the same a and b) and joins the snippets of the same outcome table, and one snippet
+of a single compare with that table. Only one: a single compare's own facts (an
+operand swap, an inversion) are still proved, not read off the outcome table, so the
+library keeps them. Outcomes of different variables (with and without `.ftz`;
+signed and unsigned) are read as independent: they are not, so some true rules stay
+unexplained, but none is explained wrongly.
 """
 
 from __future__ import annotations
@@ -65,6 +76,86 @@ def _atoms(f: Formula) -> set[str]:
     return {f[1]} if f[0] == "atom" else set().union(*(_atoms(g) for g in f[1:]))
 
 
+# The outcomes of comparing a with b: less, equal, greater, unordered (a or b NaN).
+FLOAT_OUTCOMES = "<=>?"
+INTEGER_OUTCOMES = "<=>"
+# Each CmpOp as the outcomes where it is true (9.7.6.1: the ordered float compares are
+# false on NaN, the `u` ones true; lo/ls/hi/hs are the unsigned lt/le/gt/ge).
+CMP_OUTCOMES = {
+    "eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "equ": "=?", "neu": "<>?", "ltu": "<?", "leu": "<=?", "gtu": ">?", "geu": ">=?",
+    "num": "<=>", "nan": "?", "lo": "<", "ls": "<=", "hi": ">", "hs": ">=",
+}
+_SWAPPED = str.maketrans("<>", "><")  # `b CMP a` as outcomes of comparing a with b
+
+
+def outcomes(atom: str) -> tuple[str, str] | None:
+    """A compare of a and b as (its outcome variable, the outcomes where it is true):
+    `setp.gt.ftz.f32 p, b, a;` is ("f32.ftz", "<"). None for another atom."""
+    compare = Compare.read(atom)
+    if compare is None or compare.cmp not in CMP_OUTCOMES or \
+            sorted(compare.order) != ["a", "b"]:
+        return None
+    t = compare.types[-1]
+    # b-types compare bits for equality only: the `=` of the unsigned order
+    kind = t if t.startswith(("f", "bf")) else "u" + t[1:] if t[0] in "ub" else t
+    true = CMP_OUTCOMES[compare.cmp]
+    return kind + ".ftz" * compare.ftz, \
+        true if compare.order == ("a", "b") else true.translate(_SWAPPED)
+
+
+# Outcome variables that read the same a and b are linked: flushing subnormals keeps
+# NaNs and equal values and never reverses an order (it may make two values equal),
+# and the signed and unsigned orders agree on equality. A group's variables take their
+# values together, from these tuples; a lone variable of a group reads it all the same.
+JOINT = {
+    "float": (("<", "<"), ("<", "="), ("=", "="), (">", ">"), (">", "="), ("?", "?")),
+    "integer": (("<", "<"), ("<", ">"), ("=", "="), (">", "<"), (">", ">")),
+    "c": ((False,), (True,)),
+}
+
+
+def _group(variable: str) -> tuple[str, tuple[str, ...], str]:
+    """(the group's name, its variables in JOINT's order, its kind)."""
+    if variable == "c":
+        return "c", ("c",), "c"
+    if variable.startswith(("f", "bf")):
+        t = variable.removesuffix(".ftz")
+        return t, (t, t + ".ftz"), "float"
+    width = variable[1:]
+    return "i" + width, ("s" + width, "u" + width), "integer"
+
+
+def outcome_table(f: Formula) -> tuple | None:
+    """(the groups of outcome variables it depends on, its values over them): equal for
+    formulas equal over the compares' outcomes and c; None where an atom is not a
+    compare of a, b."""
+    reading = {name: outcomes(name) for name in _atoms(f) if name != "c"}
+    if None in reading.values():
+        return None
+    groups = sorted({_group(v) for v, _ in reading.values()} |
+                    ({_group("c")} if "c" in _atoms(f) else set()))
+    rows = list(product(*(JOINT[kind] for _, _, kind in groups)))
+
+    def value(row: tuple) -> bool:
+        env = {v: x for (_, names, _), values in zip(groups, row) for v, x in zip(names, values)}
+        return _value(f, {name: env[v] in true for name, (v, true) in reading.items()} |
+                      {"c": env.get("c", False)})
+
+    values = {row: value(row) for row in rows}
+    needed = [i for i, (_, _, kind) in enumerate(groups)
+              if any(values[r] != values[r[:i] + (x,) + r[i + 1:]]
+                     for r in rows for x in JOINT[kind])]
+    base = rows[0]  # what the value does not depend on, fixed at any value
+    table = []
+    for part in product(*(JOINT[groups[i][2]] for i in needed)):
+        row = list(base)
+        for i, x in zip(needed, part):
+            row[i] = x
+        table.append(values[tuple(row)])
+    return tuple(groups[i][0] for i in needed), tuple(table)
+
+
 def _value(f: Formula, env: dict[str, bool]) -> bool:
     if f[0] == "atom":
         return env[f[1]]
@@ -90,14 +181,29 @@ def truth_table(f: Formula) -> tuple:
     return tuple(needed), tuple(values)
 
 
-def normal_form(text: str, atom: Callable[[str], tuple[str, bool]]) -> str | None:
-    """A key equal for snippets Boolean algebra makes equal (given the atoms' names)."""
+def _output(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
     out = read(text, atom)
     if out is None or out[-1] is None:
         return None
     if out[0] == "selp" and (out[2], out[3]) in SWAPPED_CHOICES:
         out = (*out[:2], *SWAPPED_CHOICES[out[2], out[3]], ("not", out[4]))
-    return f"boolean {out[:-1]} {truth_table(out[-1])}"
+    return out
+
+
+def normal_form(text: str, atom: Callable[[str], tuple[str, bool]]) -> str | None:
+    """A key equal for snippets Boolean algebra makes equal (given the atoms' names)."""
+    out = _output(text, atom)
+    return f"boolean {out[:-1]} {truth_table(out[-1])}" if out else None
+
+
+def ordered_form(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple[str, int] | None:
+    """A key equal for snippets equal over the outcomes of their compares, and how many
+    distinct compares the snippet has; None where it is not read so."""
+    out = _output(text, atom)
+    table = outcome_table(out[-1]) if out else None
+    if table is None:
+        return None
+    return f"ordered {out[:-1]} {table}", len(_atoms(out[-1]) - {"c"})
 
 
 def _atom_of(classes: Classes) -> Callable[[str], tuple[str, bool]]:
@@ -114,6 +220,11 @@ def note(classes: Classes, text: str) -> None:
     key = normal_form(text, _atom_of(classes))
     if key:
         classes.union(text, key)
+    ordered = ordered_form(text, _atom_of(classes))
+    if ordered:
+        key, compares = ordered
+        if compares > 1 or classes.anchors.setdefault(key, text) == text:
+            classes.union(text, key)  # a single compare only as the key's one anchor
     relate_literals(classes, text, classes.find(text))
 
 

@@ -63,6 +63,7 @@ class Classes:
         self.parent: dict[str, str] = {}
         self.order = order  # text -> sort key (size, length, text)
         self.literals = Literals()
+        self.anchors: dict[str, str] = {}  # outcome key -> its one single-compare snippet
 
     def find(self, x: str) -> str:
         root = x
