@@ -186,9 +186,29 @@ def _closure(run: search.Synthesis):
     ("i32", "vset2.u32.u32.lt d, a, b, c;", "vset2.u32.u32.gt d, b, a, c;"),
     ("i32", "vset2.s32.s32.ge d, b.h32, a.h10, c;", "vset2.s32.s32.le d, b, a, c;"),
     ("i32", "vset4.u32.u32.lt d.b0, b, a, c;", "vset4.u32.u32.gt d.b0, a, b, c;"),
+    *(ORDER := [  # the order between compares: chains that are one compare
+        ("f32", "setp.eq.f32 p, a, b; setp.ge.or.f32 p, a, b, p;", "setp.ge.f32 p, a, b;"),
+        ("f32", "setp.lt.f32 p, a, b; setp.le.and.f32 p, a, b, !p;", "setp.eq.f32 p, a, b;"),
+        ("f32", "setp.lt.f32 p, b, a; setp.le.and.f32 p, a, b, !p;", "setp.le.f32 p, a, b;"),
+        ("f32", "setp.eq.ftz.f32 p, a, b; setp.ge.or.f32 p, a, b, p;",
+         "setp.ge.ftz.f32 p, a, b;"),
+        ("f32", "setp.nan.f32 p, a, b; setp.lt.or.ftz.f32 p, a, b, p;",
+         "setp.ltu.ftz.f32 p, a, b;"),
+        ("s32", "setp.lt.s32 p, a, b; setp.gt.or.s32 p, a, b, p;", "setp.ne.s32 p, b, a;"),
+        ("i32", "setp.eq.s32 p, a, b; setp.lo.or.u32 p, a, b, p;", "setp.ls.u32 p, a, b;"),
+    ]),
 ])
 def test_held_out_identities_follow_from_the_kept_rules(run, lhs, rhs):
     assert implies(_closure(RUNS[run]), lhs, rhs)
+
+
+@pytest.mark.parametrize(("run", "lhs", "rhs"), ORDER)
+def test_held_out_order_identities_hold_in_the_reference(run, lhs, rhs):
+    pool = next(p for p in RUNS[run].groups if p.kind == "pred")
+    rng = random.Random(lhs + rhs)
+    for _ in range(300):
+        inputs = _inputs(pool, rng)
+        assert _agree(lhs, rhs, pool, inputs), inputs
 
 
 @pytest.mark.parametrize(("run", "lhs", "rhs"), [
@@ -198,6 +218,10 @@ def test_held_out_identities_follow_from_the_kept_rules(run, lhs, rhs):
     ("i32", "vset4.s32.s32.lt d, a, b, c;", "vset4.u32.u32.lt d, a, b, c;"),
     ("i32", "vset4.s32.u32.eq d, a, b, c;", "vset4.u32.u32.eq d, a, b, c;"),
     ("i32", "vset4.u32.u32.lt d, a, b, c;", "vset2.u32.u32.lt d, a, b, c;"),
+    ("f32", "setp.eq.f32 p, a, b; setp.gt.or.f32 p, a, b, p;", "setp.geu.f32 p, a, b;"),
+    ("f32", "setp.lt.ftz.f32 p, a, b; setp.le.and.f32 p, a, b, p;", "setp.lt.f32 p, a, b;"),
+    ("f32", "setp.eq.ftz.f32 p, a, b;", "setp.eq.f32 p, a, b;"),
+    ("i32", "setp.lt.s32 p, a, b; setp.lo.and.u32 p, a, b, p;", "setp.lt.s32 p, a, b;"),
 ])
 def test_a_wrong_identity_does_not_follow(run, lhs, rhs):
     assert not implies(_closure(RUNS[run]), lhs, rhs)
