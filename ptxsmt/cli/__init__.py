@@ -40,7 +40,6 @@ def main() -> None:
     """
 
 
-
 def run() -> None:
     """The `ptxsmt` console command (tests call `main`, which never ends the process)."""
     _run(main)

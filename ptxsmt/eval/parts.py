@@ -103,7 +103,7 @@ def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
 
 def _answer_window(window: list[bytes], number: int, sent: bytes | Span,
                    workers: list[_Worker], opts: Options) -> Block:
-    """The window's answers: `sent` (its bytes, or where it starts in the file) goes to
+    """The window's answers: `sent` (its bytes, or its span in the file) goes to
     every worker, which deals the window as this process does and answers its share."""
     for worker in workers:
         worker.send(number, sent, len(window))
