@@ -186,6 +186,11 @@ def _closure(run: search.Synthesis):
     ("i32", "vset2.u32.u32.lt d, a, b, c;", "vset2.u32.u32.gt d, b, a, c;"),
     ("i32", "vset2.s32.s32.ge d, b.h32, a.h10, c;", "vset2.s32.s32.le d, b, a, c;"),
     ("i32", "vset4.u32.u32.lt d.b0, b, a, c;", "vset4.u32.u32.gt d.b0, a, b, c;"),
+    *(MASKED := [  # a mask over equal plain forms (congruence)
+        ("i32", "vset4.u32.s32.ne d.b0, a, b, c;", "vset4.s32.u32.ne d.b0, b, a, c;"),
+        ("i32", "vset4.s32.s32.ge d.b0, a.b7654, b.b3210, c;", "vset4.s32.s32.le d.b0, a, b, c;"),
+        ("i32", "vset2.u32.s32.lt d.h0, b, a, c;", "vset2.s32.u32.gt d.h0, a, b, c;"),
+    ]),
     *(ORDER := [  # the order between compares: chains that are one compare
         ("f32", "setp.eq.f32 p, a, b; setp.ge.or.f32 p, a, b, p;", "setp.ge.f32 p, a, b;"),
         ("f32", "setp.lt.f32 p, a, b; setp.le.and.f32 p, a, b, !p;", "setp.eq.f32 p, a, b;"),
@@ -202,9 +207,10 @@ def test_held_out_identities_follow_from_the_kept_rules(run, lhs, rhs):
     assert implies(_closure(RUNS[run]), lhs, rhs)
 
 
-@pytest.mark.parametrize(("run", "lhs", "rhs"), ORDER)
-def test_held_out_order_identities_hold_in_the_reference(run, lhs, rhs):
-    pool = next(p for p in RUNS[run].groups if p.kind == "pred")
+@pytest.mark.parametrize(("run", "lhs", "rhs"), ORDER + MASKED)
+def test_held_out_order_and_mask_identities_hold_in_the_reference(run, lhs, rhs):
+    kind = lhs.split(".")[0] if lhs.startswith("vset") else "pred"
+    pool = next(p for p in RUNS[run].groups if p.kind == kind)
     rng = random.Random(lhs + rhs)
     for _ in range(300):
         inputs = _inputs(pool, rng)
@@ -222,6 +228,8 @@ def test_held_out_order_identities_hold_in_the_reference(run, lhs, rhs):
     ("f32", "setp.lt.ftz.f32 p, a, b; setp.le.and.f32 p, a, b, p;", "setp.lt.f32 p, a, b;"),
     ("f32", "setp.eq.ftz.f32 p, a, b;", "setp.eq.f32 p, a, b;"),
     ("i32", "setp.lt.s32 p, a, b; setp.lo.and.u32 p, a, b, p;", "setp.lt.s32 p, a, b;"),
+    ("i32", "vset4.u32.u32.lt d.b0, a, b, c;", "vset4.u32.u32.lt d, a, b, c;"),
+    ("i32", "vset2.u32.u32.lt d.h0, a, b, c;", "vset2.u32.u32.lt d.h1, a, b, c;"),
 ])
 def test_a_wrong_identity_does_not_follow(run, lhs, rhs):
     assert not implies(_closure(RUNS[run]), lhs, rhs)

@@ -215,7 +215,7 @@ def note(classes: Classes, text: str) -> None:
     and its class's smallest member are each a compare or its complement, so are the
     two compares."""
     c = congruent(text, classes)
-    if c != text and c in classes.order:
+    if c != text:
         classes.union(text, c)
     key = normal_form(text, _atom_of(classes))
     if key:

@@ -7,7 +7,8 @@ are already in one class follows from the pairs kept before it, by
   representative, so n equal snippets need n - 1 rules, not n^2),
 - congruence: a compare inside a bigger snippet may be replaced by an equal compare
   (`setp.gt p, b, a; not.pred p, p;` is `setp.lt p, a, b; not.pred p, p;` once the
-  single compares are equal; a chained compare reading p is read with c for p),
+  single compares are equal; a chained compare reading p is read with c for p), and
+  a vset's plain form by an equal plain form under its mask,
 - renaming: a rule with a and b (or x and y) swapped throughout is as true.
 
 Pairs are taken smallest first, so the rules kept are the simplest ones.
@@ -166,8 +167,27 @@ def congruent(text: str, classes: Classes) -> str:
             root = classes.find(compare.predicate)
             line = compare.rebuilt(Compare.read(root), "all") if root.count(";") == 1 \
                 else compare.rebuilt(compare, "core")
+        elif line.startswith(("vset2.", "vset4.")):
+            line = _masked(line, classes)
         out.append(line)
     return " ".join(out)
+
+
+def _masked(line: str, classes: Classes) -> str:
+    """A vset with a mask (`d.b0`: the other lanes merged from c) rewritten by what is
+    proved of its plain form: the masked result is the plain result merged with c, so
+    equal plain forms make equal masked ones."""
+    head, _, operands = line.rstrip(";").partition(" ")
+    dest, _, sources = operands.partition(", ")
+    if dest == "d":
+        return line
+    root = classes.find(f"{head} d, {sources};")
+    root_head, _, root_operands = root.rstrip(";").partition(" ")
+    root_dest, _, root_sources = root_operands.partition(", ")
+    if root.count(";") != 1 or root_dest != "d" or \
+            root_head.split(".")[0] != head.split(".")[0]:
+        return line
+    return f"{root_head} {dest}, {root_sources};"
 
 
 def imply(classes: Classes, lhs: str, rhs: str) -> None:
