@@ -24,8 +24,13 @@ unexplained, but none is explained wrongly.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from itertools import product
 
+from ..eval.fast import Unsupported
+from ..eval.programs import compile_program
+from ..isa.errors import PtxError
+from ..isa.literals import parse_value
 from .minimise import RENAMINGS, Classes, Compare, congruent, imply, rename
 
 GLUE = {"and": lambda x, y: x and y, "or": lambda x, y: x or y, "xor": lambda x, y: x != y}
@@ -76,32 +81,48 @@ def _atoms(f: Formula) -> set[str]:
     return {f[1]} if f[0] == "atom" else set().union(*(_atoms(g) for g in f[1:]))
 
 
-# The outcomes of comparing a with b: less, equal, greater, unordered (a or b NaN).
-FLOAT_OUTCOMES = "<=>?"
-INTEGER_OUTCOMES = "<=>"
-# Each CmpOp as the outcomes where it is true (9.7.6.1: the ordered float compares are
-# false on NaN, the `u` ones true; lo/ls/hi/hs are the unsigned lt/le/gt/ge).
-CMP_OUTCOMES = {
-    "eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "equ": "=?", "neu": "<>?", "ltu": "<?", "leu": "<=?", "gtu": ">?", "geu": ">=?",
-    "num": "<=>", "nan": "?", "lo": "<", "ls": "<=", "hi": ">", "hs": ">=",
-}
+# The outcomes of comparing a with b: less, equal, greater, unordered (a or b NaN),
+# each with an (a, b) that has it (small numbers: the signed and unsigned orders agree).
+FLOAT_OUTCOMES = {"<": ("1.0", "2.0"), "=": ("2.0", "2.0"), ">": ("2.0", "1.0"),
+                  "?": ("nan", "1.0")}
+INTEGER_OUTCOMES = {"<": ("1", "2"), "=": ("2", "2"), ">": ("2", "1")}
 _SWAPPED = str.maketrans("<>", "><")  # `b CMP a` as outcomes of comparing a with b
 
 
 def outcomes(atom: str) -> tuple[str, str] | None:
     """A compare of a and b as (its outcome variable, the outcomes where it is true):
-    `setp.gt.ftz.f32 p, b, a;` is ("f32.ftz", "<"). None for another atom."""
+    `setp.gt.ftz.f32 p, b, a;` is ("f32.ftz", "<"). The outcomes come from the
+    evaluator (the Z3 terms), run on a pair that has each outcome. None for another
+    atom."""
     compare = Compare.read(atom)
-    if compare is None or compare.cmp not in CMP_OUTCOMES or \
-            sorted(compare.order) != ["a", "b"]:
+    if compare is None or sorted(compare.order) != ["a", "b"]:
         return None
     t = compare.types[-1]
     # b-types compare bits for equality only: the `=` of the unsigned order
     kind = t if t.startswith(("f", "bf")) else "u" + t[1:] if t[0] in "ub" else t
-    true = CMP_OUTCOMES[compare.cmp]
+    try:
+        true = _true_outcomes(compare.core.replace(", b, a;", ", a, b;"))
+    except (PtxError, Unsupported):  # not a compare the evaluator runs: an atom alone
+        return None
     return kind + ".ftz" * compare.ftz, \
         true if compare.order == ("a", "b") else true.translate(_SWAPPED)
+
+
+@cache
+def _true_outcomes(core: str) -> str:
+    """Where the plain compare `setp.CMP.T p, a, b;` is true, outcome by outcome."""
+    program = compile_program(core)
+    t = program.types["a"]
+    lane = t.lane if t.is_packed else t
+    pairs = FLOAT_OUTCOMES if lane.is_float else INTEGER_OUTCOMES
+    true = ""
+    for outcome, (a, b) in pairs.items():
+        bits = {name: parse_value(text, lane) for name, text in (("a", a), ("b", b))}
+        if t.is_packed:  # every lane alike: the first lane's result says it
+            bits = {n: sum(v << (lane.width * k) for k in range(t.lanes)) for n, v in bits.items()}
+        if program({n: [v] for n, v in bits.items()})["p"][0]:
+            true += outcome
+    return true
 
 
 # Outcome variables that read the same a and b are linked: flushing subnormals keeps
