@@ -11,14 +11,14 @@ a rule between them follows from the rules that named the atoms.
 
 What independent atoms cannot see is the order between compares: every compare of a
 and b is a set of the outcomes of comparing them (less, equal, greater, or unordered:
-a NaN; 9.7.6.1's tables), so `eq or ge` = `ge`. A snippet of two or more compares is
-read over outcome variables too (one per type and `.ftz`: the compares of a pool read
-the same a and b) and joins the snippets of the same outcome table, and one snippet
-of a single compare with that table. Only one: a single compare's own facts (an
-operand swap, an inversion) are still proved, not read off the outcome table, so the
-library keeps them. Outcomes of different variables (with and without `.ftz`;
-signed and unsigned) are read as independent: they are not, so some true rules stay
-unexplained, but none is explained wrongly.
+a NaN; 9.7.6.1's tables, the set read off the evaluator), so `eq or ge` = `ge`. A
+snippet of two or more compares is read over outcome variables too (one per type and
+`.ftz`: the compares of a pool read the same a and b) and joins the snippets of the
+same outcome table, and one snippet of a single compare with that table. Only one: a
+single compare's own facts (an operand swap, an inversion) are still proved, not read
+off the outcome table, so the library keeps them. Variables of one group (with and
+without `.ftz`; signed and unsigned) take their values together, only as JOINT
+allows; the tests hold JOINT and every outcome set to the oracle.
 """
 
 from __future__ import annotations
