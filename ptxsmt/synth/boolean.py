@@ -31,6 +31,7 @@ from ..eval.fast import Unsupported
 from ..eval.programs import compile_program
 from ..isa.errors import PtxError
 from ..isa.literals import parse_value
+from ..isa.types import TYPES, Kind
 from .minimise import RENAMINGS, Classes, Compare, congruent, imply, rename
 
 GLUE = {"and": lambda x, y: x and y, "or": lambda x, y: x or y, "xor": lambda x, y: x != y}
@@ -97,14 +98,15 @@ def outcomes(atom: str) -> tuple[str, str] | None:
     compare = Compare.read(atom)
     if compare is None or sorted(compare.order) != ["a", "b"]:
         return None
-    t = compare.types[-1]
+    t = TYPES[compare.types[-1]]
     # b-types compare bits for equality only: the `=` of the unsigned order
-    kind = t if t.startswith(("f", "bf")) else "u" + t[1:] if t[0] in "ub" else t
+    variable = t.name if t.lane.is_float else \
+        f"{'s' if t.kind is Kind.SIGNED else 'u'}{t.width}"
     try:
         true = _true_outcomes(compare.core.replace(", b, a;", ", a, b;"))
     except (PtxError, Unsupported):  # not a compare the evaluator runs: an atom alone
         return None
-    return kind + ".ftz" * compare.ftz, \
+    return variable + ".ftz" * compare.ftz, \
         true if compare.order == ("a", "b") else true.translate(_SWAPPED)
 
 
@@ -140,11 +142,10 @@ def _group(variable: str) -> tuple[str, tuple[str, ...], str]:
     """(the group's name, its variables in JOINT's order, its kind)."""
     if variable == "c":
         return "c", ("c",), "c"
-    if variable.startswith(("f", "bf")):
-        t = variable.removesuffix(".ftz")
-        return t, (t, t + ".ftz"), "float"
-    width = variable[1:]
-    return "i" + width, ("s" + width, "u" + width), "integer"
+    t = TYPES[variable.removesuffix(".ftz")]
+    if t.lane.is_float:
+        return t.name, (t.name, t.name + ".ftz"), "float"
+    return f"i{t.width}", (f"s{t.width}", f"u{t.width}"), "integer"
 
 
 def outcome_table(f: Formula) -> tuple | None:
