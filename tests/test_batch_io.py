@@ -13,9 +13,12 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ptxsmt.eval import parts
-from ptxsmt.eval.jsonl import render_jsonl, run_jsonl
+from ptxsmt.eval.jsonl import answer_lines, json_answers, render_jsonl, run_jsonl
+from ptxsmt.eval.plain import plain_answers
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
 from ptxsmt.sem.options import Options
@@ -95,6 +98,100 @@ def test_upper_case_and_short_hex_read_like_exact_hex():
     assert not failed
     assert [next(iter(json.loads(x)["outputs"].values())) for x in answers] == \
         [want for *_, want in rows for _ in range(40)]
+
+
+# ---- the plain lane --------------------------------------------------------------------
+# Lines spelled as json.dumps spells them, and the near misses a reader by pattern could
+# take wrongly: escapes, a key given twice, inputs of the wrong kind or width, `%` names,
+# other separators, keys out of order, trailing blanks, bytes that are not UTF-8.
+
+_TEXTS = ["setp.lt.u32 p, a, b;", "setp.lt.u32 p, a, 7;", "selp.b32 d, a, b, p;",
+          "setp.lt.f32 p|q, a, b;", "@p setp.eq.s16 q, a, b;", "bogus x;", "",
+          "setp.lt.u32 p, a, b;\\n", "setp.lt.u32 p, a, \\u0062;"]
+_NAMES = ["a", "b", "p", "q", "d", "%a", "x"]
+_VALUES = ['"0x00000001"', '"0x1"', '"0xFFFFFFFF"', '"0x1ffffffff"', '"0x8000"', "true", "false",
+           "1", '"1"', '"0x"', '"0xg1"', '"0x\\u0031"', "null", '"0x0000000000000003"']
+_OTHERS = [("case", '"x = y"'), ("case", '"\\u00e9"'), ("case", '"a\\"b"'), ("n", "12"),
+           ("n", "012"), ("n", "1.5"), ("ok", "true"), ("ok", "null"), ("v", "{}"),
+           ("ptx", '"setp.ne.u32 p, a, b;"'), ("inputs", "{}"), ("outputs", "{}"),
+           ("options", '{"ftz": true}'), ("file", '"k.ptx"')]
+
+
+@st.composite
+def _lines(draw) -> str:
+    sep = draw(st.sampled_from([", ", ",", " , "]))
+    colon = draw(st.sampled_from([": ", ":"]))
+    inputs = draw(st.lists(st.tuples(st.sampled_from(_NAMES), st.sampled_from(_VALUES)),
+                           max_size=4))
+    members = [("ptx", f'"{draw(st.sampled_from(_TEXTS))}"'),
+               ("inputs", "{" + sep.join(f'"{n}"{colon}{v}' for n, v in inputs) + "}")]
+    if draw(st.booleans()):
+        members.reverse()
+    members += draw(st.lists(st.sampled_from(_OTHERS), max_size=2))
+    line = "{" + sep.join(f'"{k}"{colon}{v}' for k, v in members) + "}"
+    return line + draw(st.sampled_from(["", "", " ", "\r", "\t "]))
+
+
+_PLAIN_TEXTS = {"setp.lt.u32 p, a, b;": "ab", "selp.b32 d, a, b, p;": "abp",
+                "setp.lt.u32 p, a, 7;": "a", "@p setp.eq.s16 q, a, b;": "pqab"}
+_PLAIN_VALUES = ["0x00000009", "0x00000010", "0x0009", "0x10", "0x1ffffffff", "0x1", "0x0"]
+
+
+@st.composite
+def _plain_lines(draw, text: str) -> str:
+    """Lines as json.dumps writes them, a text's inputs in any order, one missing or
+    one too many, hex for a predicate, a Boolean for a word."""
+    names = _PLAIN_TEXTS[text]
+    names = draw(st.permutations(names + draw(st.sampled_from(["", "", "", "x"]))))
+    names = names[:len(names) - draw(st.sampled_from([0, 0, 0, 1]))]
+    return json.dumps({"ptx": text, "inputs": {
+        n: draw(st.booleans() if n in "pq" and draw(st.integers(0, 5)) else
+                st.sampled_from(_PLAIN_VALUES + [True])) for n in names}})
+
+
+@st.composite
+def _blocks(draw) -> list[bytes]:
+    """Lines, most of them plain and repeated (a text's lines are read as columns)."""
+    texts = draw(st.lists(st.sampled_from(sorted(_PLAIN_TEXTS)), min_size=1, max_size=2))
+    plain = draw(st.lists(st.sampled_from(texts).flatmap(_plain_lines), min_size=1, max_size=6))
+    lines = draw(st.lists(st.one_of(_lines(), st.sampled_from(plain)), min_size=1, max_size=40))
+    encoded = [line.encode() for line in lines]
+    if draw(st.booleans()):
+        encoded[draw(st.integers(0, len(encoded) - 1))] += b"\xff"
+    return encoded
+
+
+@given(_blocks())
+def test_the_plain_lane_answers_as_the_json_reader(lines):
+    numbered = list(enumerate(lines, 1))
+    by_number, failed = json_answers(numbered, OPTS)
+    assert answer_lines(numbered, OPTS) == \
+        ([by_number.get(number) for number, _ in numbered], failed)
+
+
+def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest():
+    common = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x00000001",
+                                                                  "b": "0x00000002"}})
+    lines = [common, common.replace("0x00000002", "0x2"), common[:-1] + ', "case": "c"}',
+             common.replace('"b"', '"%b"'), common.replace(", ", ","), common + " ",
+             common[:-1] + ', "ptx": "setp.gt.u32 p, a, b;"}']
+    answers = plain_answers("\n".join(lines), len(lines), OPTS)
+    assert answers[:4] == [line[:-1] + ', "outputs": {"p": true}}' for line in lines[:3]] + \
+        [None]
+    assert answers[4:] == [None] * 3  # not as json.dumps spells it, or a key read twice
+    assert answer_lines(list(enumerate(lines, 1)), OPTS)[0][4:6] == \
+        [lines[4][:-1] + ', "outputs": {"p": true}}', lines[5][:-2] + ', "outputs": {"p": true}}']
+    swapped = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"b": "0x00000001",
+                                                                   "a": "0x00000002"}})
+    selp = [json.dumps({"ptx": "selp.b32 d, a, b, p;", "inputs": {
+        "a": "0x00000001", "b": "0x00000002", "p": p}}) for p in (True, "0x0", False, "0x1")]
+    for block in ([common, swapped], selp):  # a text's inputs in two orders; of two kinds
+        numbered = list(enumerate((x.encode() for x in block), 1))
+        by_number, _ = json_answers(numbered, OPTS)
+        assert answer_lines(numbered, OPTS)[0] == [by_number[n] for n, _ in numbered]
+    folded = [common.replace(', "inputs"', ',\n"inputs"'), common]  # text lines, one folded
+    assert answer_lines(list(enumerate(folded, 1)), OPTS)[0] == \
+        [line[:-1] + ', "outputs": {"p": true}}' for line in folded]
 
 
 # ---- parts ------------------------------------------------------------------------------

@@ -79,6 +79,34 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     return results  # type: ignore[return-value]
 
 
+Table = tuple[list[int], dict[str, list]]  # lines (indices), their inputs column by column
+
+
+def evaluate_columns(tables: Mapping[str, Table], opts: Options, results: list) -> None:
+    """Lines whose inputs come column by column (JSON values: hex strings, booleans):
+    for each text, at its lines' indices in `results`, the outputs object as JSON text,
+    where the fast path takes the text and the columns hold exactly its inputs. Every
+    other line's entry is left as it was, for the line-by-line path (which answers it
+    the same way, or says what is wrong)."""
+    shapes: dict[str, list[Job]] = {}
+    for ptx, (indices, table) in tables.items():
+        try:
+            fast = compile_program(ptx, opts)
+        except Exception:  # PtxError, Unsupported, or a fast-path bug: line by line
+            continue
+        columns = _columns(fast, table) if table.keys() == fast.input_names else None
+        if columns is not None:
+            shapes.setdefault(fast.shape, []).append(Job(fast, indices, columns))
+    for jobs in shapes.values():
+        try:
+            _run_shape(jobs, results, "text")
+        except Exception:  # a fast-path bug: these lines go line by line
+            for job in jobs:
+                for i in job.indices:
+                    results[i] = None
+    cache.flush()
+
+
 @dataclass(frozen=True)
 class Job:
     """Lines of one text for the fast path: their input columns, by the text's names."""
@@ -129,11 +157,9 @@ _EXACT_HEX = {width: re.compile(rf"(?:0x[0-9a-fA-F]{{{width // 4}}}\n)*")
 
 
 def _hex_columns(fast, items, indices) -> dict[str, list | np.ndarray] | None:
-    """The common CI case, checked column-wise: every line gives exactly the inputs,
-    as hex strings that fit (or booleans for predicates). Anything else (None) takes
-    the per-line path, which gives the same answers and the same errors. A column of
-    exact-width hex strings (`0x` and width/4 digits, as the JSON contract writes
-    them) is read into words at once."""
+    """The common CI case, checked column-wise: every line gives exactly the inputs.
+    Anything else (None) takes the per-line path, which gives the same answers and the
+    same errors."""
     raws = [items[i][1] for i in indices]
     try:
         table = {name: list(map(itemgetter(name), raws)) for name in fast.inputs}
@@ -148,6 +174,14 @@ def _hex_columns(fast, items, indices) -> dict[str, list | np.ndarray] | None:
                     return None
                 raws[k] = raw
         table = {name: [raw[name] for raw in raws] for name in fast.inputs}
+    return _columns(fast, table)
+
+
+def _columns(fast, table: Mapping[str, list]) -> dict[str, list | np.ndarray] | None:
+    """Each input's column of JSON values as words, where every value is a hex string
+    that fits (or a boolean, for a predicate); else None. A column of exact-width hex
+    strings (`0x` and width/4 digits, as the JSON contract writes them) is read into
+    words at once."""
     columns: dict[str, list | np.ndarray] = {}
     for name, column in table.items():
         width = fast.types[name].width
@@ -244,16 +278,17 @@ def _fill_text(job: Job, arrays: list[np.ndarray], results: list) -> None:
     columns = [_json_texts(arr, width) for arr, width in zip(arrays, widths)]
     row = _row_template(tuple(fast.spelling.get(n, n) for n in fast.outputs), widths)
     for i, values in zip(job.indices, zip(*columns)):
-        results[i] = row.format(*values)
+        results[i] = row % values
 
 
 @lru_cache(maxsize=4096)
 def _row_template(names: tuple[str, ...], widths: tuple[int, ...]) -> str:
-    """The outputs object of these registers, a `{}` for each value (the hex digits of a
-    word, `_json_texts` gives them without their `0x`)."""
-    keys = [json.dumps(n).replace("{", "{{").replace("}", "}}") for n in names]
-    return "{{" + ", ".join(f'{key}: "0x{{}}"' if w in _HEX_WORDS else f"{key}: {{}}"
-                            for key, w in zip(keys, widths)) + "}}"
+    """The outputs object of these registers as a %-template (the fastest Python
+    formats), a `%s` for each value (the hex digits of a word, `_json_texts` gives them
+    without their `0x`)."""
+    keys = [json.dumps(n).replace("%", "%%") for n in names]
+    return "{" + ", ".join(f'{key}: "0x%s"' if w in _HEX_WORDS else f"{key}: %s"
+                           for key, w in zip(keys, widths)) + "}"
 
 
 _HEX_WORDS = (8, 16, 32, 64)

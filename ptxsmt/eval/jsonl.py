@@ -15,11 +15,13 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 from json.scanner import make_scanner
 
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
 from .batch import Form, evaluate_many
+from .plain import plain_answers
 
 Answer = tuple[dict, str | None]  # the line's object with "outputs" or "error"; the error
 # A line as read: its number, object, options, error, and its text where the answer can
@@ -49,12 +51,10 @@ def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
     A line that is one JSON object without "outputs" is answered by its own text with
     `"outputs": {...}` added at the end (its spelling kept, nothing encoded twice); any
     other line by its object encoded again, as `run_jsonl` gives it."""
-    for parsed in _chunks(enumerate(lines, 1), opts, False, chunk):
-        texts, failed = [], False
-        for text, error in _answer(parsed, "text"):
-            texts.append(text)
-            failed = failed or error is not None
-        parsed.clear()  # freed now, not scanned by the collector between chunks
+    numbered = enumerate(lines, 1)
+    while block := list(islice(numbered, chunk)):
+        answers, failed = answer_lines(block, opts)
+        texts = [text for text in answers if text is not None]
         if texts:
             yield "\n".join([*texts, ""]).encode(), len(texts), failed
 
@@ -63,18 +63,46 @@ def answer_lines(numbered: list[tuple[int, bytes | str]],
                  opts: Options = DEFAULT) -> tuple[list[str | None], bool]:
     """Each line's answer text as `render_jsonl` writes it (None for a blank line), for
     lines numbered as in their file (some lines of a file, in order), and whether any
-    answer is an error."""
+    answer is an error. The common lines are read a block at a time (`plain.py`); the
+    JSON reader takes the rest, and answers them the same way."""
+    with collector_paused():
+        block = _joined([line for _, line in numbered])
+        answers = [None] * len(numbered) if block is None else \
+            plain_answers(block, len(numbered), opts)
+    rest = [line for line, answer in zip(numbered, answers) if answer is None]
+    if not rest:
+        return answers, False
+    by_number, failed = json_answers(rest, opts)
+    return [answer if answer is not None else by_number.get(number)
+            for (number, _), answer in zip(numbered, answers)], failed
+
+
+def json_answers(numbered: list[tuple[int, bytes | str]],
+                 opts: Options = DEFAULT) -> tuple[dict[int, str], bool]:
+    """The answer text of each non-blank line, by its number, each line read by the
+    JSON reader; and whether any answer is an error."""
     numbers: list[int] = []
-    answers: list[tuple[str, str | None]] = []
+    texts: list[tuple[str, str | None]] = []
     for parsed in _chunks(numbered, opts, False, len(numbered) or 1):
         numbers += [entry[0] for entry in parsed]
-        answers += _answer(parsed, "text")
+        texts += _answer(parsed, "text")
         parsed.clear()
-    failed = any(error is not None for _, error in answers)
-    if len(answers) == len(numbered):  # no blank line
-        return [text for text, _ in answers], failed
-    by_number = {number: text for number, (text, _) in zip(numbers, answers)}
-    return [by_number.get(number) for number, _ in numbered], failed
+    return ({number: text for number, (text, _) in zip(numbers, texts)},
+            any(error is not None for _, error in texts))
+
+
+def _joined(lines: list[bytes | str]) -> str | None:
+    """The lines as one text, each without its trailing whitespace (as the JSON reader
+    takes it), joined by newlines; bytes that are not UTF-8 kept as lone surrogates (no
+    plain line holds one: such a line goes to the JSON reader, which names the byte).
+    None for lines of both kinds."""
+    kinds = {*map(type, lines)}
+    if kinds == {bytes}:
+        return b"\n".join([line.rstrip(_JSON_BLANK_BYTES) for line in lines]).decode(
+            "utf-8", "surrogateescape")
+    if kinds == {str}:
+        return "\n".join([line.rstrip(_JSON_BLANK) for line in lines])
+    return None
 
 
 def _chunks(numbered: Iterable[tuple[int, bytes | str]], opts: Options, keep_stored: bool,
@@ -141,6 +169,7 @@ def _answer(parsed: list[_Entry], form: Form) -> Iterator:
 
 MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
 _JSON_BLANK = " \t\r\n"
+_JSON_BLANK_BYTES = _JSON_BLANK.encode()
 _LINE_SHAPE = ('expected {"ptx": "...", "inputs": {...}} or '
                '{"file": "k.ptx", "function": "...", "inputs": {...}}')
 _VALUE_TYPES = frozenset((str, int, bool))  # the types JSON gives an input value

@@ -1,0 +1,79 @@
+"""The common batch line, read a block of lines at a time without a JSON parser.
+
+Nearly every line a CI writes is `{"ptx": "...", "inputs": {"a": "0x3f800000", "p": true}}`
+as `json.dumps` spells it, maybe with other keys after the inputs. One pattern finds
+every such line of a block (one pass in C; no JSON object is built), and the inputs of
+the lines of one text are read column by column. The pattern takes only what JSON
+reads exactly as written (strings of printable ASCII without `"` or `\\`, hex or
+Boolean inputs, no other key named "ptx" or "inputs"), so the values it finds are the
+values `json.loads` gives. A line of any other form, and every line of a text whose
+columns the fast path does not take, is left to the JSON reader (`jsonl.py`), which
+answers it the same way: this lane only saves time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..sem.options import Options
+from .batch import evaluate_columns
+
+_STRING = r'[ !#-\[\]-~]*'  # printable ASCII but `"` and `\`: JSON reads it as written
+_NAME = r'[A-Za-z_][A-Za-z0-9_]*'
+_INPUT = rf'"{_NAME}": (?:"0x[0-9A-Fa-f]+"|true|false)'
+_OTHER = (rf'"(?!(?:ptx|inputs|file|options|outputs)"){_NAME}": '  # not a key read twice
+          rf'(?:"{_STRING}"|-?(?:0|[1-9][0-9]{{0,17}})|true|false|null)')
+# one match a line (a line of another form matches the empty text, `.*`): its text, inputs
+_LINE = re.compile(rf'^(?:{{"ptx": "({_STRING})", "inputs": {{((?:{_INPUT}(?:, {_INPUT})*)?)}}'
+                   rf'(?:, {_OTHER})*}}|.*)$', re.MULTILINE)
+
+
+def plain_answers(block: str, count: int, opts: Options) -> list[str | None]:
+    """The answer to each of the `count` lines of `block` (joined by newlines): the line
+    with `"outputs": {...}` added at the end, where it is plain and the fast path takes
+    its text; else None."""
+    answers: list[str | None] = [None] * count
+    lines = block.split("\n")
+    found = _LINE.findall(block)
+    if len(lines) != count or len(found) != count:  # a line held a newline
+        return answers
+    texts: dict[str, list[int]] = {}
+    for i, (ptx, _) in enumerate(found):
+        if ptx:
+            texts.setdefault(ptx, []).append(i)
+    tables = {}
+    for ptx, indices in texts.items():
+        if (table := _table([found[i][1] for i in indices])) is not None:
+            tables[ptx] = indices, table
+    evaluate_columns(tables, opts, answers)
+    for i, outputs in enumerate(answers):
+        if outputs is not None:
+            answers[i] = '%s, "outputs": %s}' % (lines[i][:-1], outputs)  # noqa: UP031
+    return answers
+
+
+def _table(inputs: list[str]) -> dict[str, list] | None:
+    """The inputs of a text's lines by name, column by column (a hex string as written,
+    or a boolean); None where the lines do not all name the same inputs in the same
+    order, or an input is hex on one line and Boolean on another. A name given twice
+    takes its last value, as JSON reads it."""
+    per_line = inputs[0].count('": ')
+    if not per_line:
+        return None if any(inputs) else {}
+    # the pattern leaves `": ` only after a name, `, ` only between two inputs
+    tokens = ", ".join(inputs).replace('": ', ", ").split(", ")
+    names, values = tokens[0::2], tokens[1::2]  # names with their opening quote
+    first = names[:per_line]
+    if names != first * len(inputs):
+        return None
+    table = {}
+    for k, name in enumerate(first):
+        column = values[k::per_line]
+        flags = column.count("true") + column.count("false")
+        if not flags:  # every value a hex string: as written, less its quotes
+            table[name[1:]] = "\0".join(column).replace('"', "").split("\0")
+        elif flags == len(column):
+            table[name[1:]] = list(map("true".__eq__, column))
+        else:
+            return None
+    return table
