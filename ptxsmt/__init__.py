@@ -7,24 +7,30 @@ comes from the syntax tables in `ptxsmt.isa`. Layers, lowest first: isa, sem,
 program, eval, smt, proofs, report, cli (tests/test_architecture.py holds them).
 """
 
-from .check import check_line
-from .eval.values import Evaluation
-from .isa.body import parse, parse_one
-from .isa.modifiers import BoolOp, CmpOp, LaneSpec
-from .isa.syntax import Instruction, PtxError
-from .isa.targets import parse_target, parse_version
-from .isa.types import PtxType, ptx_type
-from .isa.variants import Requirement, Variant, catalogue
-from .program import Program
-from .sem.options import Options
+from importlib import import_module
+
+# Each name from the module that defines it, on first use: a batch that answers from
+# compiled programs never imports the parser, the variant tables or Z3.
+_HOMES = {
+    "check_line": "check", "Evaluation": "eval.values", "evaluate": "eval.evaluate",
+    "parse": "isa.body", "parse_one": "isa.body",
+    "BoolOp": "isa.modifiers", "CmpOp": "isa.modifiers", "LaneSpec": "isa.modifiers",
+    "Instruction": "isa.syntax", "PtxError": "isa.syntax",
+    "parse_target": "isa.targets", "parse_version": "isa.targets",
+    "PtxType": "isa.types", "ptx_type": "isa.types",
+    "Requirement": "isa.variants", "Variant": "isa.variants", "catalogue": "isa.variants",
+    "Program": "program", "Options": "sem.options",
+}
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
 
 
 def __getattr__(name: str):
-    if name == "evaluate":  # imports Z3: `import ptxsmt` alone does not
-        from .eval.evaluate import evaluate
-
-        return evaluate
-    raise AttributeError(f"module 'ptxsmt' has no attribute {name!r}")
+    if name not in _HOMES:
+        raise AttributeError(f"module 'ptxsmt' has no attribute {name!r}")
+    return getattr(import_module(f".{_HOMES[name]}", __name__), name)
 
 
 __all__ = [

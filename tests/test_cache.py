@@ -55,8 +55,8 @@ SAMPLE = [
     ("vset2.jsonl", VSET_H1, {"a": "0x00000002", "b": "0xffffffff", "c": "0x00000000"}),
     ("vset-merge-b.jsonl", VSET_H1, {"a": "0x00000002", "b": "0xffffffff", "c": "0x00000000"}),
 ]
-# `ptxsmt ARGS` in a fresh process, then (to stderr) its exit code, whether it imported Z3 (a
-# run that compiles nothing never does) and the problem its store met
+# `ptxsmt ARGS` in a fresh process, then (to stderr) its exit code, whether it imported Z3 and
+# the parser (a run that compiles nothing does neither) and the problem its store met
 _RUN = """
 import json, sys
 from ptxsmt.cli import main
@@ -68,6 +68,7 @@ except SystemExit as e:
     code = e.code
 store = cache.store()
 print(json.dumps({"exit": code, "z3": "z3" in sys.modules,
+                  "parser": "ptxsmt.isa.body" in sys.modules,
                   "problem": store.failed if store else None}), file=sys.stderr)
 """
 
@@ -145,13 +146,13 @@ def _keys(place: Path) -> list[str]:
 
 def test_a_warm_batch_answers_from_the_cache_without_the_solver(cache_dir, sample):
     cold, cold_answers, _ = _run(cache_dir, "eval", "--batch", str(sample))
-    assert cold == {"exit": 0, "z3": True, "problem": None}
+    assert cold == {"exit": 0, "z3": True, "parser": True, "problem": None}
     assert _outputs(cold_answers) == _stored(sample)
     warm, warm_answers, _ = _run(cache_dir, "eval", "--batch", str(sample))
-    assert warm == {"exit": 0, "z3": False, "problem": None}
+    assert warm == {"exit": 0, "z3": False, "parser": False, "problem": None}
     assert warm_answers == cold_answers
     checked, _, summary = _run(cache_dir, "eval", "--batch", str(sample), "--check")
-    assert checked == {"exit": 0, "z3": False, "problem": None}
+    assert checked == {"exit": 0, "z3": False, "parser": False, "problem": None}
     assert summary == f"check: {len(_stored(sample))} passed, 0 failed"
 
 
@@ -211,7 +212,7 @@ def test_the_cache_off_reads_and_writes_nothing_and_answers_right(cache_dir, sam
     _run(cache_dir, "eval", "--batch", str(sample))  # now a warm cache it must not read
     before = _keys(cache_dir)
     off, answers, _ = _run(cache_dir, "eval", "--batch", str(sample), "--check", *flag, **env)
-    assert off == {"exit": 0, "z3": True, "problem": None}  # compiled afresh
+    assert off == {"exit": 0, "z3": True, "parser": True, "problem": None}  # compiled afresh
     assert _keys(cache_dir) == before
     if env:  # and `ptxsmt cache` says so
         proc = subprocess.run([sys.executable, "-m", "ptxsmt", "cache", "--json"],
@@ -319,7 +320,7 @@ def test_two_cold_runs_at_once_share_one_cache(cache_dir, sample):
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0 and out == "" and "Traceback" not in err, (out, err)
     warm, _, summary = _run(cache_dir, "eval", "--batch", str(sample), "--check")
-    assert warm == {"exit": 0, "z3": False, "problem": None}
+    assert warm == {"exit": 0, "z3": False, "parser": False, "problem": None}
     assert summary == f"check: {len(_stored(sample))} passed, 0 failed"
 
 
@@ -336,7 +337,8 @@ def test_a_batch_command_writes_its_answers_and_programs_before_it_ends(cache_di
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert _outputs(answers) == stored and "error" in bad
     warm, _, _ = _run(cache_dir, "eval", "--batch", str(sample))
-    assert warm == {"exit": 1, "z3": False, "problem": None}  # compiled nothing
+    # compiled nothing; the bad line is parsed again for its error (an error is never cached)
+    assert warm == {"exit": 1, "z3": False, "parser": True, "problem": None}
 
 
 def test_records_are_written_a_batch_at_a_time_and_read_before(cache_dir):
@@ -527,7 +529,7 @@ def test_a_cold_run_whose_cores_are_all_shipped_composes_them_without_the_solver
     path = tmp_path / "decorated.jsonl"
     path.write_text("".join(_sample_lines(sample=DECORATED)))
     cold, _, summary = _run(cache_dir, "eval", "--batch", str(path), "--check")
-    assert cold == {"exit": 0, "z3": False, "problem": None}
+    assert cold == {"exit": 0, "z3": False, "parser": True, "problem": None}
     assert summary == f"check: {len(_stored(path))} passed, 0 failed"
 
 

@@ -12,14 +12,16 @@ code generator, in that order.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..isa.errors import PtxError
-from ..program import Program
 from ..sem.options import DEFAULT, Options
 from . import cache, shipped
-from .core import compose, core_of
 from .fast import FastProgram, Unsupported
 from .shape import Shape, shaped
+
+if TYPE_CHECKING:
+    from ..program import Program
 
 _UNSUPPORTED = "unsupported: "
 
@@ -34,7 +36,7 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
         # the same way under the same fingerprint; an error is never cached)
         shape = Shape.from_json(hit[0])
         return compile_shape(shape.text, opts).renamed(shape)
-    shape, parsed = shaped(Program.parse(text))  # the text's own errors, places, spellings
+    shape, parsed = shaped(_parsed(text))  # the text's own errors, places, spellings
     if store:
         store.put(f"text {text}", shape.to_json())
     return _shape_program(shape.text, opts, parsed).renamed(shape)
@@ -53,7 +55,7 @@ def _shape_program(text: str, opts: Options, parsed: Program | None) -> FastProg
     hit = store.get(key) if store else None
     if hit:
         return _program(*hit)
-    record, code = _compose_or_generate(parsed or Program.parse(text), opts)
+    record, code = _compose_or_generate(parsed or _parsed(text), opts)
     if store:
         store.put(key, record, code)
     return _program(record, code)
@@ -62,6 +64,8 @@ def _shape_program(text: str, opts: Options, parsed: Program | None) -> FastProg
 def _compose_or_generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
     """The shape's program composed from its core's where it has one the fast path
     takes, else generated from the shape's own terms."""
+    from .core import compose, core_of  # the parser's modules: only where a shape is new
+
     core = core_of(shape)
     try:
         fast = compose(compile_core(core, opts), shape) if core else None
@@ -78,7 +82,7 @@ def compile_core(text: str, opts: Options) -> FastProgram:
     hit = store.get(key) if store else None
     record = hit[0] if hit else shipped.record(key)
     if record is None:
-        record, _ = _generate(Program.parse(text), opts)
+        record, _ = _generate(_parsed(text), opts)
         if store:
             store.put(key, record)
     return _program(record, None)
@@ -86,7 +90,13 @@ def compile_core(text: str, opts: Options) -> FastProgram:
 
 def core_record(text: str, opts: Options = DEFAULT) -> str:
     """A core's program as the shipped file keeps it, generated afresh."""
-    return _generate(Program.parse(text), opts)[0]
+    return _generate(_parsed(text), opts)[0]
+
+
+def _parsed(text: str) -> Program:
+    from ..program import Program  # the parser: only where a text or shape is new
+
+    return Program.parse(text)
 
 
 def _program(record: str, code: bytes | None) -> FastProgram:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from ..isa.literals import parse_immediate
-from ..isa.syntax import Operand, format_instruction, rename_registers
-from ..isa.variants import operand_types
-from ..program import Program
+if TYPE_CHECKING:
+    from ..program import Program
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,12 @@ def shape_of(program: Program) -> Shape:
 
 def shaped(program: Program) -> tuple[Shape, Program]:
     """The program's shape, and the shape's text as parsed (without parsing it again)."""
+    # the parser's modules: only where a text is new (a warm batch reads shapes as JSON)
+    from ..isa.literals import parse_immediate
+    from ..isa.syntax import Operand, format_instruction, rename_registers
+    from ..isa.variants import operand_types
+    from ..program import Program
+
     # program.spelling lists the registers in order of first appearance
     names = {r: f"r{i}" for i, r in enumerate(program.spelling)}
     constants: dict[str, int | bool] = {}
