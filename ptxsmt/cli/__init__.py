@@ -6,10 +6,16 @@ Each command parses its options, calls the library, hands the result to
 
 from __future__ import annotations
 
-import click
+import os
 
-from .common import CONTEXT, Main
-from .common import run as _run
+# ptxsmt does no linear algebra: numpy's OpenBLAS would start a thread per core at import,
+# and their idle spinning takes ~0.1 s of CPU from the processes of a batch on those cores
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import click  # noqa: E402
+
+from .common import CONTEXT, Main  # noqa: E402
+from .common import run as _run  # noqa: E402
 
 COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
