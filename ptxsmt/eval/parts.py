@@ -8,8 +8,9 @@ text would leave lopsided (a replay of one instruction) is dealt in line ranges,
 it still runs on every process. `jobs - 1` processes are forked once and fed a
 window of lines at a time while this one answers its own share, so memory stays
 flat and a stream (stdin) is dealt too: a window of a regular file is sent as its
-span in the file (each process reads it with `os.pread`, at once), one of a stream
-as its bytes. Input too small to repay a fork is answered here, whole. A process
+span in the file (each process reads it with `os.pread`, at once, while this one
+deals it), one of a stream as its bytes; then the process of each line, a byte
+each. Input too small to repay a fork is answered here, whole. A process
 that fails leaves its share to this one: a failure costs time, never an answer.
 """
 
@@ -70,7 +71,7 @@ def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
         return
     workers: list[_Worker] = []
     try:
-        workers = [_Worker(k, jobs, opts) for k in range(1, jobs)]
+        workers = [_Worker(k, opts) for k in range(1, jobs)]
         number = 1
         for window in chain([first], windows):
             if place is None:
@@ -103,23 +104,25 @@ def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
 
 def _answer_window(window: list[bytes], number: int, sent: bytes | Span,
                    workers: list[_Worker], opts: Options) -> Block:
-    """The window's answers: `sent` (its bytes, or its span in the file) goes to
-    every worker, which deals the window as this process does and answers its share."""
+    """The window's answers: `sent` (its bytes, or its span in the file) goes to every
+    worker, which reads it while this process deals it, then each line's process."""
     for worker in workers:
-        worker.send(number, sent, len(window))
-    owners = deal(window, len(workers) + 1)
+        worker.send((number, sent, len(window)))
+    owners = bytes(deal(window, len(workers) + 1))
+    for worker in workers:
+        worker.send(owners)
     answers = [answer_lines(share(window, owners, 0, number), opts)]
     for worker in workers:
         answers.append(worker.receive() or
                        answer_lines(share(window, owners, worker.rank, number), opts))
     queues = [iter(texts) for texts, _ in answers]
-    texts = [text for text in (next(queues[owner]) for owner in owners) if text]
+    texts = list(filter(None, map(next, map(queues.__getitem__, owners))))  # no blank line
     lines = len(texts)
     texts.append("")  # the last line's newline, without copying the whole block again
     return "\n".join(texts).encode() if lines else b"", lines, any(f for _, f in answers)
 
 
-def share(window: list[bytes], owners: list[int], rank: int, number: int) -> Share:
+def share(window: list[bytes], owners: bytes, rank: int, number: int) -> Share:
     """The lines of the window process `rank` answers, numbered (the window's first is
     line `number`)."""
     return list(compress(zip(count(number), window), map(rank.__eq__, owners)))
@@ -159,7 +162,7 @@ def _cuts(n: int) -> list[float]:
 class _Worker:
     """A forked process that answers the shares it is sent until it is sent None."""
 
-    def __init__(self, rank: int, n: int, opts: Options):
+    def __init__(self, rank: int, opts: Options):
         from multiprocessing import Pipe  # only a batch that forks needs it
 
         self.rank = rank
@@ -167,15 +170,15 @@ class _Worker:
         self.pid = os.fork()
         if self.pid == 0:  # the child: never returns, never runs its parent's cleanup
             self.conn.close()
-            _serve(theirs, rank, n, opts)
+            _serve(theirs, rank, opts)
         theirs.close()
         self.alive = True
 
-    def send(self, number: int, window: bytes | Span, lines: int) -> None:
-        """A window of `lines` lines, the first of them line `number`: its bytes, or its
-        span in the file this process reads."""
+    def send(self, message: tuple[int, bytes | Span, int] | bytes) -> None:
+        """A window of `lines` lines, the first of them line `number`: (number, its bytes
+        or its span in the file, lines); then the process of each of its lines."""
         try:
-            self.conn.send((number, window, lines))
+            self.conn.send(message)
         except (OSError, ValueError):
             self.alive = False
 
@@ -212,15 +215,16 @@ class _Worker:
         self.pid = 0
 
 
-def _serve(conn: Connection, rank: int, n: int, opts: Options) -> None:
+def _serve(conn: Connection, rank: int, opts: Options) -> None:
     code = 2  # any failure: the parent answers the share itself
     try:
         while (sent := conn.recv()) is not None:
             number, span, lines = sent
             window = _read(span)
+            owners = conn.recv()
             if len(window) != lines:  # the file changed under us: the parent answers
                 break
-            texts, failed = answer_lines(share(window, deal(window, n), rank, number), opts)
+            texts, failed = answer_lines(share(window, owners, rank, number), opts)
             conn.send(("\n".join(text or "" for text in texts), failed))
         code = 0
     finally:
