@@ -236,6 +236,32 @@ def test_a_file_in_parts_answers_byte_for_byte_as_one(tmp_path, monkeypatch):
     assert whole[1] == len(whole[0].splitlines())
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_big_file_forks_before_it_is_read_and_a_stream_after(tmp_path, monkeypatch):
+    """A line read before the fork would be copied when first touched after it."""
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
+    monkeypatch.setattr(parts, "MIN_FORK_BYTES", 100)
+    events, windows, worker = [], parts._windows, parts._Worker.__init__
+
+    def read(lines):
+        events.append("read")
+        yield from windows(lines)
+
+    def forked(self, *args):
+        events.append("fork")
+        worker(self, *args)
+
+    monkeypatch.setattr(parts, "_windows", read)
+    monkeypatch.setattr(parts._Worker, "__init__", forked)
+    assert _render(path, 2) == whole and events == ["fork", "read"]
+    events.clear()
+    with open(path, "rb") as f:  # the same lines as a stream: read, then forked
+        blocks = list(parts._render(iter(f), None, OPTS, 2))
+    assert b"".join(d for d, _, _ in blocks) == whole[0] and events == ["read", "fork"]
+
+
 def test_lines_are_dealt_by_text_and_a_big_text_in_ranges():
     texts = [f'{{"ptx": "setp.lt.u32 p, a, b{k};", "inputs": {{}}}}\n'.encode() for k in range(400)]
     window = texts * 5

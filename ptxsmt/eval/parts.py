@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 WINDOW = 1 << 17  # lines dealt, answered and written at a time
 MIN_FORK_LINES = 8192  # below this, a process costs more than it saves
+MIN_FORK_BYTES = 1 << 20  # a regular file's: about as many lines
 
 Share = list[tuple[int, bytes]]  # a process's lines of a window, numbered as in the input
 
@@ -65,13 +66,19 @@ def _place(f: Iterable[bytes]) -> Place | None:
 def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
             jobs: int) -> Iterator[Block]:
     windows = _windows(lines)
-    first = next(windows, [])
-    if jobs < 2 or not hasattr(os, "fork") or len(first) < MIN_FORK_LINES:
-        yield from render_jsonl(chain(first, chain.from_iterable(windows)), opts, WINDOW)
-        return
     workers: list[_Worker] = []
     try:
-        workers = [_Worker(k, opts) for k in range(1, jobs)]
+        forks = jobs > 1 and hasattr(os, "fork")
+        if forks and place is not None and _left(place) >= MIN_FORK_BYTES:
+            # before reading: a line read here and shared with a worker would be copied,
+            # page by page, the first time this process touched it after the fork
+            workers = [_Worker(k, opts) for k in range(1, jobs)]
+        first = next(windows, [])
+        if forks and not workers and len(first) >= MIN_FORK_LINES:
+            workers = [_Worker(k, opts) for k in range(1, jobs)]
+        if not workers:
+            yield from render_jsonl(chain(first, chain.from_iterable(windows)), opts, WINDOW)
+            return
         number = 1
         for window in chain([first], windows):
             if place is None:
@@ -87,6 +94,12 @@ def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
         raise
     for worker in workers:
         worker.stop()
+
+
+def _left(place: Place) -> int:
+    """The bytes of a regular file from its place on."""
+    fd, offset = place
+    return os.fstat(fd).st_size - offset
 
 
 def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
