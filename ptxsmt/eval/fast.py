@@ -144,12 +144,28 @@ class FastProgram:
     slots: tuple[str, ...]  # the inputs of the value table, in order
     outputs: tuple[str, ...]
     types: dict[str, PtxType]
-    lines: tuple[Line, ...]  # reading the slots as s0, s1, ...
+    # each line (target, expr, deps), reading the slots as s0, s1, ...: Lines, or as the
+    # cache's record lists them (made Lines only where read: a run from the cache runs
+    # its code)
+    line_table: tuple[Line | list, ...]
     results: tuple[str, ...]  # per output: the local (or constant) that holds it
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
     bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
     shape: str = ""  # the text of the shape it was compiled for (texts of one shape share it)
     code: bytes | None = None  # the whole program, compiled and marshalled (from the cache)
+    inputs: tuple[str, ...] = field(init=False)  # what a caller gives: all slots but bound
+    input_names: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # set here, not as cached properties: a warm batch makes a program per text
+        inputs = tuple(s for s in self.slots if s not in self.bound)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "input_names", frozenset(inputs))
+
+    @cached_property
+    def lines(self) -> tuple[Line, ...]:
+        return tuple(line if type(line) is Line else Line(line[0], line[1], frozenset(line[2]))
+                     for line in self.line_table)
 
     def to_json(self) -> str:
         """The program as text (the on-disk cache's record)."""
@@ -164,8 +180,7 @@ class FastProgram:
         obj = json.loads(record)
         return cls(tuple(obj["slots"]), tuple(obj["outputs"]),
                    {k: ptx_type(t) for k, t in obj["types"].items()},
-                   tuple(Line(t, e, frozenset(d)) for t, e, d in obj["lines"]),
-                   tuple(obj["results"]), code=code)
+                   tuple(obj["lines"]), tuple(obj["results"]), code=code)
 
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
@@ -177,15 +192,6 @@ class FastProgram:
     def _params(self) -> tuple[str, ...]:
         return tuple(f"s{i}" for i in range(len(self.slots)))
 
-    @cached_property
-    def inputs(self) -> tuple[str, ...]:
-        """The inputs a caller gives: every slot but the text's own immediates."""
-        return tuple(s for s in self.slots if s not in self.bound)
-
-    @cached_property
-    def input_names(self) -> frozenset[str]:
-        return frozenset(self.inputs)
-
     def renamed(self, shape: Shape) -> FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
         back = {s: r for r, s in shape.registers.items()}
@@ -195,7 +201,8 @@ class FastProgram:
         return FastProgram(slots=tuple(back[s] for s in self.slots),
                            outputs=tuple(back[o] for o in self.outputs),
                            types={back[k]: t for k, t in self.types.items()},
-                           lines=self.lines, results=self.results, spelling=shape.spelling,
+                           line_table=self.line_table, results=self.results,
+                           spelling=shape.spelling,
                            bound={back[k]: v for k, v in shape.constants.items()},
                            shape=shape.text, code=self.code)
 
@@ -207,20 +214,12 @@ class FastProgram:
         """The outputs, in order, for `rows` rows of every slot given by position, bound
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program."""
+        program = _loaded(self.code) if self.code else \
+            _function(self._params, self.lines, self.results)
         with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
-            outputs = self._program(*(_as_array(c, self.types[n])
-                                      for c, n in zip(columns, self.slots)))
+            outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
                 else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
-
-    @cached_property
-    def _program(self) -> Callable:
-        """The whole program as a function of every slot (looked up once per instance:
-        the key, the program's lines, costs a pass over them to hash; the marshalled
-        code, where the cache gave it, is the cheaper key)."""
-        if self.code:
-            return _loaded(self.code)
-        return _function(self._params, self.lines, self.results)
 
     @cached_property
     def _run(self) -> Callable:
