@@ -16,8 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptxsmt.eval import parts
-from ptxsmt.eval.jsonl import answer_lines, json_answers, render_jsonl, run_jsonl
+from ptxsmt.eval import jsonl, parts
+from ptxsmt.eval.jsonl import (
+    answer_block,
+    answer_lines,
+    json_answers,
+    render_jsonl,
+    run_jsonl,
+)
 from ptxsmt.eval.plain import plain_answers
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
@@ -165,11 +171,13 @@ def _blocks(draw) -> list[bytes]:
 def test_the_plain_lane_answers_as_the_json_reader(lines):
     numbered = list(enumerate(lines, 1))
     by_number, failed = json_answers(numbered, OPTS)
-    assert answer_lines(numbered, OPTS) == \
-        ([by_number.get(number) for number, _ in numbered], failed)
+    want = [by_number.get(number) for number, _ in numbered], failed
+    assert answer_lines(numbered, OPTS) == want
+    assert answer_block(b"".join(line + b"\n" for line in lines), list(range(1, len(lines) + 1)),
+                        OPTS) == want  # a worker's share, as one block
 
 
-def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest():
+def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest(monkeypatch):
     common = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x00000001",
                                                                   "b": "0x00000002"}})
     lines = [common, common.replace("0x00000002", "0x2"), common[:-1] + ', "case": "c"}',
@@ -192,6 +200,13 @@ def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest():
     folded = [common.replace(', "inputs"', ',\n"inputs"'), common]  # text lines, one folded
     assert answer_lines(list(enumerate(folded, 1)), OPTS)[0] == \
         [line[:-1] + ', "outputs": {"p": true}}' for line in folded]
+
+    def unread(*args):
+        raise AssertionError("a plain line went to the JSON reader")
+
+    monkeypatch.setattr(jsonl, "json_answers", unread)  # lines of a Windows file are plain
+    assert answer_block(f"{common}\r\n{common} \n".encode(), [1, 2], OPTS)[0] == \
+        [common[:-1] + ', "outputs": {"p": true}}'] * 2
 
 
 # ---- parts ------------------------------------------------------------------------------
@@ -280,44 +295,36 @@ def test_a_share_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
     whole = _render(path, 1)
     monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
     monkeypatch.setattr(parts, "WINDOW", 64)
-    me, real = os.getpid(), parts.answer_lines
+    me, real = os.getpid(), parts.answer_block
 
     def broken_in_children(*args, **kwargs):
         if os.getpid() != me:
             raise MemoryError("a child dies")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parts, "answer_lines", broken_in_children)
+    monkeypatch.setattr(parts, "answer_block", broken_in_children)
     assert _render(path, 3) == whole
 
 
-@pytest.mark.skipif(not hasattr(os, "pread"), reason="no pread on this platform")
-def test_workers_read_a_regular_file_themselves_and_a_changed_one_is_answered_here(
-        tmp_path, monkeypatch):
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_workers_answer_their_shares_sent_as_blocks(tmp_path, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
     monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
     monkeypatch.setattr(parts, "WINDOW", 64)
-    real, answer, here = parts._read, parts.answer_lines, []
+    answer, here = parts.answer_block, []
 
-    def shorter(window):  # in the workers: the file lost a line since it was read
-        return real(window)[:-1]
+    def answered_here(block, numbers, opts):
+        here.append(len(numbers))
+        return answer(block, numbers, opts)
 
-    def answered_here(numbered, opts):
-        here.append(len(numbered))
-        return answer(numbered, opts)
-
-    monkeypatch.setattr(parts, "answer_lines", answered_here)
+    monkeypatch.setattr(parts, "answer_block", answered_here)
     assert _render(path, 2) == whole
-    windows = len(here)  # this process answered its own share only: the workers theirs
-    assert sum(here) < whole[1] - 50
-    monkeypatch.setattr(parts, "_read", shorter)
-    assert _render(path, 2) == whole
-    assert sum(here[windows:]) >= whole[1]  # all of it here
-    assert real(b"a\n\nb") == [b"a", b"", b"b"] == real(b"a\n\nb\n")
-    with open(path, "rb") as f:
-        assert parts._place(f) == (f.fileno(), 0)
-        assert real((f.fileno(), 3, 5)) == [path.read_bytes()[3:8]]
+    assert 50 < sum(here) < whole[1] - 50  # this process answered its own share only
+    window = [b"a\n", b"b\r\n", b"c\n", b"d"]  # the input's last line without a newline
+    assert parts.share(window, bytes([0, 1, 0, 1]), 1) == b"b\r\nd\n"
+    assert parts.share(window, bytes([0, 1, 0, 1]), 0) == b"a\nc\n"
+    assert parts.numbers(bytes([0, 1, 0, 1]), 1, 7) == [8, 10]
 
 
 def test_stdin_is_dealt_and_small_input_is_answered_here(tmp_path, monkeypatch):

@@ -65,16 +65,38 @@ def answer_lines(numbered: list[tuple[int, bytes | str]],
     lines numbered as in their file (some lines of a file, in order), and whether any
     answer is an error. The common lines are read a block at a time (`plain.py`); the
     JSON reader takes the rest, and answers them the same way."""
+    lines = [line for _, line in numbered]
     with collector_paused():
-        block = _joined([line for _, line in numbered])
-        answers = [None] * len(numbered) if block is None else \
-            plain_answers(block, len(numbered), opts)
-    rest = [line for line, answer in zip(numbered, answers) if answer is None]
+        return _answers(_joined(lines), lines, [number for number, _ in numbered], opts)
+
+
+def answer_block(block: bytes, numbers: list[int],
+                 opts: Options = DEFAULT) -> tuple[list[str | None], bool]:
+    """`answer_lines` for lines given as one block, each ending in a newline, numbered
+    `numbers`."""
+    with collector_paused():
+        text = block.decode("utf-8", "surrogateescape")
+        if "\r" in text or " \n" in text or "\t\n" in text:  # a line ends in blanks
+            text = "\n".join([line.rstrip(_JSON_BLANK) for line in text.split("\n")])
+        return _answers(text[:-1], None, numbers, opts, block)
+
+
+def _answers(text: str | None, lines: list[bytes | str] | None, numbers: list[int],
+             opts: Options, block: bytes = b"") -> tuple[list[str | None], bool]:
+    """The answers to lines (`text`: joined by newlines, their blanks at the end left
+    out; None where they are of both kinds), each line as read (`lines`, or split from
+    `block`) for those the JSON reader takes."""
+    answers = [None] * len(numbers) if text is None else \
+        plain_answers(text, len(numbers), opts)
+    rest = [i for i, answer in enumerate(answers) if answer is None]
     if not rest:
         return answers, False
-    by_number, failed = json_answers(rest, opts)
-    return [answer if answer is not None else by_number.get(number)
-            for (number, _), answer in zip(numbered, answers)], failed
+    if lines is None:
+        lines = block.split(b"\n")
+    by_number, failed = json_answers([(numbers[i], lines[i]) for i in rest], opts)
+    for i in rest:
+        answers[i] = by_number.get(numbers[i])
+    return answers, failed
 
 
 def json_answers(numbered: list[tuple[int, bytes | str]],

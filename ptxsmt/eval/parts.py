@@ -7,10 +7,10 @@ nearly every text of a mixed batch, and paid for each). A window that dealing by
 text would leave lopsided (a replay of one instruction) is dealt in line ranges, so
 it still runs on every process. `jobs - 1` processes are forked once and fed a
 window of lines at a time while this one answers its own share, so memory stays
-flat and a stream (stdin) is dealt too: a window of a regular file is sent as its
-span in the file (each process reads it with `os.pread`, at once, while this one
-deals it), one of a stream as its bytes; then the process of each line, a byte
-each. Input too small to repay a fork is answered here, whole. A process
+flat and a stream (stdin) is dealt too: each is sent its share of a window as one
+block of bytes, and the process of each line of the window (a byte each: it numbers
+its lines from them). Input too small to repay a fork is answered here, whole;
+a regular file big enough forks before it is read. A process
 that fails leaves its share to this one: a failure costs time, never an answer.
 """
 
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..sem.options import DEFAULT, Options
 from . import cache
-from .jsonl import Block, answer_lines, collector_paused, render_jsonl
+from .jsonl import Block, answer_block, collector_paused, render_jsonl
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -37,39 +37,32 @@ WINDOW = 1 << 17  # lines dealt, answered and written at a time
 MIN_FORK_LINES = 8192  # below this, a process costs more than it saves
 MIN_FORK_BYTES = 1 << 20  # a regular file's: about as many lines
 
-Share = list[tuple[int, bytes]]  # a process's lines of a window, numbered as in the input
-
-
 def render_file(f: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (see `render_jsonl`), in `jobs` processes where the input
     is big enough and the platform forks, else in this one."""
     with collector_paused():  # in the processes forked here too
-        yield from _render(iter(f), _place(f), opts, jobs)
+        yield from _render(iter(f), _file_left(f), opts, jobs)
 
 
-Place = tuple[int, int]  # a regular file's descriptor, and the offset of its next line
-Span = tuple[int, int, int]  # a window in a regular file: descriptor, offset, length
-
-
-def _place(f: Iterable[bytes]) -> Place | None:
-    """Where the lines of `f` start in a regular file that a forked process can read
-    for itself; None for a stream (a pipe, stdin) or anything else."""
+def _file_left(f: Iterable[bytes]) -> int | None:
+    """The bytes left to read of a regular file; None for a stream (a pipe, stdin) or
+    anything else."""
     try:
         fd = f.fileno()  # type: ignore[attr-defined]
-        if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "pread"):
-            return fd, f.tell()  # type: ignore[attr-defined]
+        if stat.S_ISREG((st := os.fstat(fd)).st_mode):
+            return st.st_size - f.tell()  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
         pass
     return None
 
 
-def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
+def _render(lines: Iterator[bytes], left: int | None, opts: Options,
             jobs: int) -> Iterator[Block]:
     windows = _windows(lines)
     workers: list[_Worker] = []
     try:
         forks = jobs > 1 and hasattr(os, "fork")
-        if forks and place is not None and _left(place) >= MIN_FORK_BYTES:
+        if forks and left is not None and left >= MIN_FORK_BYTES:
             # before reading: a line read here and shared with a worker would be copied,
             # page by page, the first time this process touched it after the fork
             workers = [_Worker(k, opts) for k in range(1, jobs)]
@@ -81,12 +74,7 @@ def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
             return
         number = 1
         for window in chain([first], windows):
-            if place is None:
-                sent: bytes | Span = b"".join(window)
-            else:
-                length = sum(map(len, window))
-                sent, place = (*place, length), (place[0], place[1] + length)
-            yield _answer_window(window, number, sent, workers, opts)
+            yield _answer_window(window, number, workers, opts)
             number += len(window)
     except BaseException:  # interrupted: no process outlives the run
         for worker in workers:
@@ -94,12 +82,6 @@ def _render(lines: Iterator[bytes], place: Place | None, opts: Options,
         raise
     for worker in workers:
         worker.stop()
-
-
-def _left(place: Place) -> int:
-    """The bytes of a regular file from its place on."""
-    fd, offset = place
-    return os.fstat(fd).st_size - offset
 
 
 def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
@@ -115,19 +97,18 @@ def _windows(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
         window = tail + list(islice(lines, WINDOW - len(tail)))
 
 
-def _answer_window(window: list[bytes], number: int, sent: bytes | Span,
-                   workers: list[_Worker], opts: Options) -> Block:
-    """The window's answers: `sent` (its bytes, or its span in the file) goes to every
-    worker, which reads it while this process deals it, then each line's process."""
-    for worker in workers:
-        worker.send((number, sent, len(window)))
+def _answer_window(window: list[bytes], number: int, workers: list[_Worker],
+                   opts: Options) -> Block:
+    """The window's answers (its first line is line `number`): each worker is sent its
+    share and answers it while this process answers its own."""
     owners = bytes(deal(window, len(workers) + 1))
     for worker in workers:
-        worker.send(owners)
-    answers = [answer_lines(share(window, owners, 0, number), opts)]
+        worker.send((number, owners, share(window, owners, worker.rank)))
+    answers = [answer_block(share(window, owners, 0), numbers(owners, 0, number), opts)]
     for worker in workers:
         answers.append(worker.receive() or
-                       answer_lines(share(window, owners, worker.rank, number), opts))
+                       answer_block(share(window, owners, worker.rank),
+                                    numbers(owners, worker.rank, number), opts))
     queues = [iter(texts) for texts, _ in answers]
     texts = list(filter(None, map(next, map(queues.__getitem__, owners))))  # no blank line
     lines = len(texts)
@@ -135,10 +116,17 @@ def _answer_window(window: list[bytes], number: int, sent: bytes | Span,
     return "\n".join(texts).encode() if lines else b"", lines, any(f for _, f in answers)
 
 
-def share(window: list[bytes], owners: bytes, rank: int, number: int) -> Share:
-    """The lines of the window process `rank` answers, numbered (the window's first is
-    line `number`)."""
-    return list(compress(zip(count(number), window), map(rank.__eq__, owners)))
+def share(window: list[bytes], owners: bytes, rank: int) -> bytes:
+    """The lines of the window process `rank` answers, as one block, each line ending
+    in a newline (the input's last may have none)."""
+    block = b"".join(compress(window, map(rank.__eq__, owners)))
+    return block if block.endswith(b"\n") or not block else block + b"\n"
+
+
+def numbers(owners: bytes, rank: int, number: int) -> list[int]:
+    """The numbers of the lines of process `rank`'s share (the window's first is line
+    `number`)."""
+    return list(compress(count(number), map(rank.__eq__, owners)))
 
 
 def deal(window: list[bytes], n: int) -> list[int]:
@@ -187,9 +175,9 @@ class _Worker:
         theirs.close()
         self.alive = True
 
-    def send(self, message: tuple[int, bytes | Span, int] | bytes) -> None:
-        """A window of `lines` lines, the first of them line `number`: (number, its bytes
-        or its span in the file, lines); then the process of each of its lines."""
+    def send(self, message: tuple[int, bytes, bytes]) -> None:
+        """Its share of a window: (the window's first line's number, the process of each
+        of the window's lines, the share's lines as one block)."""
         try:
             self.conn.send(message)
         except (OSError, ValueError):
@@ -232,30 +220,10 @@ def _serve(conn: Connection, rank: int, opts: Options) -> None:
     code = 2  # any failure: the parent answers the share itself
     try:
         while (sent := conn.recv()) is not None:
-            number, span, lines = sent
-            window = _read(span)
-            owners = conn.recv()
-            if len(window) != lines:  # the file changed under us: the parent answers
-                break
-            texts, failed = answer_lines(share(window, owners, rank, number), opts)
+            number, owners, block = sent
+            texts, failed = answer_block(block, numbers(owners, rank, number), opts)
             conn.send(("\n".join(text or "" for text in texts), failed))
         code = 0
     finally:
         cache.flush()  # this process's new programs (it leaves without atexit)
         os._exit(code)
-
-
-def _read(window: bytes | Span) -> list[bytes]:
-    """A window's lines (split at newlines only, as a file is read), from its bytes or
-    from (descriptor, offset, length) in a regular file."""
-    if type(window) is tuple:
-        fd, offset, length = window
-        blocks = []
-        while length > 0 and (block := os.pread(fd, length, offset)):
-            blocks.append(block)
-            offset, length = offset + len(block), length - len(block)
-        window = b"".join(blocks)
-    lines = window.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return lines
