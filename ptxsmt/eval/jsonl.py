@@ -15,8 +15,9 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import islice
+from itertools import compress, count, islice, repeat
 from json.scanner import make_scanner
+from operator import is_
 
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
@@ -88,8 +89,8 @@ def _answers(text: str | None, lines: list[bytes | str] | None, numbers: list[in
     `block`) for those the JSON reader takes."""
     answers = [None] * len(numbers) if text is None else \
         plain_answers(text, len(numbers), opts)
-    rest = [i for i, answer in enumerate(answers) if answer is None]
-    if not rest:
+    rest = list(compress(count(), map(is_, answers, repeat(None))))  # C loops: `in` tests
+    if not rest:  # equality, a call a line
         return answers, False
     if lines is None:
         lines = block.split(b"\n")

@@ -39,14 +39,15 @@ def plain_answers(block: str, count: int, opts: Options) -> list[str | None]:
     found = _LINE.findall(block)
     if len(lines) != count or len(found) != count:  # a line held a newline
         return answers
-    texts: dict[str, list[int]] = {}
-    for i, (ptx, _) in enumerate(found):
+    texts: dict[str, tuple[list[int], list[str]]] = {}  # each text's lines and inputs
+    for i, (ptx, inputs) in enumerate(found):
         if ptx:
-            texts.setdefault(ptx, []).append(i)
-    tables = {}
-    for ptx, indices in texts.items():
-        if (table := _table([found[i][1] for i in indices])) is not None:
-            tables[ptx] = indices, table
+            if (group := texts.get(ptx)) is None:
+                texts[ptx] = group = ([], [])
+            group[0].append(i)
+            group[1].append(inputs)
+    tables = {ptx: (indices, table) for ptx, (indices, inputs) in texts.items()
+              if (table := _table(inputs)) is not None}
     evaluate_columns(tables, opts, answers)
     for i, outputs in enumerate(answers):
         if outputs is not None:
