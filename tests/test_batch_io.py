@@ -286,7 +286,7 @@ def test_lines_are_dealt_by_text_and_a_big_text_in_ranges():
     assert set(owners) == {0, 1, 2}
     one = [texts[0]] * 300  # one instruction, replayed: every process takes a range
     owners = parts.deal(one, 3)
-    assert owners == sorted(owners) and 80 <= owners.count(1) < owners.count(0) <= 120
+    assert list(owners) == sorted(owners) and 80 <= owners.count(1) < owners.count(0) <= 120
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

@@ -24,6 +24,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import chain, compress, count, islice
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..sem.options import DEFAULT, Options
@@ -101,7 +102,7 @@ def _answer_window(window: list[bytes], number: int, workers: list[_Worker],
                    opts: Options) -> Block:
     """The window's answers (its first line is line `number`): each worker is sent its
     share and answers it while this process answers its own."""
-    owners = bytes(deal(window, len(workers) + 1))
+    owners = deal(window, len(workers) + 1)
     for worker in workers:
         worker.send((number, owners, share(window, owners, worker.rank)))
     answers = [answer_block(share(window, owners, 0), numbers(owners, 0, number), opts)]
@@ -134,27 +135,24 @@ def _mine(owners: bytes, rank: int) -> bytes:
     return owners.translate(bytes(rank) + b"\x01" + bytes(255 - rank))
 
 
-def deal(window: list[bytes], n: int) -> list[int]:
+def deal(window: list[bytes], n: int) -> bytes:
     """The process (0 .. n-1) of each line: by a hash of its instruction text (the bytes
     of the `"ptx"` value as written). A window that this deals unevenly (a few texts
     with most of the lines: a replay of one instruction) is dealt in ranges of lines.
     Process 0 (this one) takes a bigger share: it starts first."""
     cuts = _cuts(n)
-    owners, owner_of = [], {}
-    search = _PTX_VALUE.search
-    for line in window:
-        key = found[1] if (found := search(line)) else b""
-        owner = owner_of.get(key)
-        if owner is None:
-            owner = owner_of[key] = bisect_right(cuts, zlib.crc32(key) / 2**32)
-        owners.append(owner)
+    keys = list(map(_TEXT, map(_PTX_VALUE.match, window)))  # C loops, no Python a line
+    owner_of = {key: bisect_right(cuts, zlib.crc32(key or b"") / 2**32) for key in set(keys)}
+    owners = bytes(map(owner_of.__getitem__, keys))
     shares = [owners.count(k) / len(window) for k in range(n)]
     if any(share > 1.5 * (high - low) for share, low, high in zip(shares, [0, *cuts], cuts + [1])):
-        return [bisect_right(cuts, k / len(window)) for k in range(len(window))]
+        return bytes(bisect_right(cuts, k / len(window)) for k in range(len(window)))
     return owners
 
 
-_PTX_VALUE = re.compile(rb'"ptx"\s*:\s*"([^"]*)')  # the text (only to deal: a `\"` cuts it)
+# the text (only to deal: a `\"` cuts it), or None (the empty alternative always matches)
+_PTX_VALUE = re.compile(rb'.*?"ptx"\s*:\s*"([^"]*)|')
+_TEXT = itemgetter(1)
 PARENT_SHARE = 1.1  # of a forked process's: the others wait for the window this one reads
 # and sends them (merging and writing wait for all of them, this one included)
 
