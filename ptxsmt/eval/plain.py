@@ -35,9 +35,8 @@ def plain_answers(block: str, count: int, opts: Options) -> list[str | None]:
     with `"outputs": {...}` added at the end, where it is plain and the fast path takes
     its text; else None."""
     answers: list[str | None] = [None] * count
-    lines = block.split("\n")
     found = _LINE.findall(block)
-    if len(lines) != count or len(found) != count:  # a line held a newline
+    if len(found) != count:  # a line held a newline
         return answers
     texts: dict[str, tuple[list[int], list[str]]] = {}  # each text's lines and inputs
     for i, (ptx, inputs) in enumerate(found):
@@ -49,9 +48,12 @@ def plain_answers(block: str, count: int, opts: Options) -> list[str | None]:
     tables = {ptx: (indices, table) for ptx, (indices, inputs) in texts.items()
               if (table := _table(inputs)) is not None}
     evaluate_columns(tables, opts, answers)
+    heads = (block + "\n").split("}\n")  # each line but its closing brace, where all end in one
+    if len(heads) != count + 1:
+        heads = [line[:-1] for line in block.split("\n")]
     for i, outputs in enumerate(answers):
         if outputs is not None:
-            answers[i] = '%s, "outputs": %s}' % (lines[i][:-1], outputs)  # noqa: UP031
+            answers[i] = '%s, "outputs": %s}' % (heads[i], outputs)  # noqa: UP031
     return answers
 
 
