@@ -53,8 +53,8 @@ def render_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
     `"outputs": {...}` added at the end (its spelling kept, nothing encoded twice); any
     other line by its object encoded again, as `run_jsonl` gives it."""
     numbered = enumerate(lines, 1)
-    while block := list(islice(numbered, chunk)):
-        answers, failed = answer_lines(block, opts)
+    while part := list(islice(numbered, chunk)):
+        answers, failed = answer_lines(part, opts)
         texts = [text for text in answers if text is not None]
         if texts:
             yield "\n".join([*texts, ""]).encode(), len(texts), failed
@@ -89,8 +89,9 @@ def _answers(text: str | None, lines: list[bytes | str] | None, numbers: list[in
     `block`) for those the JSON reader takes."""
     answers = [None] * len(numbers) if text is None else \
         plain_answers(text, len(numbers), opts)
-    rest = list(compress(count(), map(is_, answers, repeat(None))))  # C loops: `in` tests
-    if not rest:  # equality, a call a line
+    # found by C loops (`None in answers` would test equality, a call a line)
+    rest = list(compress(count(), map(is_, answers, repeat(None))))
+    if not rest:
         return answers, False
     if lines is None:
         lines = block.split(b"\n")
