@@ -9,9 +9,9 @@ it still runs on every process. `jobs - 1` processes are forked once and fed a
 window of lines at a time while this one answers its own share, so memory stays
 flat and a stream (stdin) is dealt too: each is sent its share of a window as one
 block of bytes, and the process of each line of the window (a byte each: it numbers
-its lines from them). Input too small to repay a fork is answered here, whole;
-a regular file big enough forks before it is read. A process
-that fails leaves its share to this one: a failure costs time, never an answer.
+its lines from them). Input too small to repay a fork is answered here, whole; a
+regular file big enough forks before it is read. A process that fails leaves its
+share to this one: a failure costs time, never an answer.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 WINDOW = 1 << 17  # lines dealt, answered and written at a time
 MIN_FORK_LINES = 8192  # below this, a process costs more than it saves
-MIN_FORK_BYTES = 1 << 20  # a regular file's: about as many lines
+MIN_FORK_BYTES = 1 << 20  # a regular file this big (about as many lines) forks first
+
 
 def render_file(f: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (see `render_jsonl`), in `jobs` processes where the input
