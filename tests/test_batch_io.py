@@ -118,9 +118,10 @@ _NAMES = ["a", "b", "p", "q", "d", "%a", "x"]
 _VALUES = ['"0x00000001"', '"0x1"', '"0xFFFFFFFF"', '"0x1ffffffff"', '"0x8000"', "true", "false",
            "1", '"1"', '"0x"', '"0xg1"', '"0x\\u0031"', "null", '"0x0000000000000003"']
 _OTHERS = [("case", '"x = y"'), ("case", '"\\u00e9"'), ("case", '"a\\"b"'), ("n", "12"),
-           ("n", "012"), ("n", "1.5"), ("ok", "true"), ("ok", "null"), ("v", "{}"),
-           ("ptx", '"setp.ne.u32 p, a, b;"'), ("inputs", "{}"), ("outputs", "{}"),
-           ("options", '{"ftz": true}'), ("file", '"k.ptx"')]
+           ("n", "012"), ("n", "1.5"), ("n", "-0"), ("n", "-7"), ("ok", "true"), ("ok", "null"),
+           ("v", "{}"), ("ptx", '"setp.ne.u32 p, a, b;"'), ("inputs", "{}"), ("outputs", "{}"),
+           ("outputs", '{"p": false, "%q": "0x1"}'), ("outputs", '{"p": {"x": 1}}'),
+           ("outputs", '{"p": 1.5}'), ("options", '{"ftz": true}'), ("file", '"k.ptx"')]
 
 
 @st.composite
@@ -150,9 +151,14 @@ def _plain_lines(draw, text: str) -> str:
     names = _PLAIN_TEXTS[text]
     names = draw(st.permutations(names + draw(st.sampled_from(["", "", "", "x"]))))
     names = names[:len(names) - draw(st.sampled_from([0, 0, 0, 1]))]
-    return json.dumps({"ptx": text, "inputs": {
+    line = {"ptx": text, "inputs": {
         n: draw(st.booleans() if n in "pq" and draw(st.integers(0, 5)) else
-                st.sampled_from(_PLAIN_VALUES + [True])) for n in names}})
+                st.sampled_from(_PLAIN_VALUES + [True])) for n in names}}
+    for key, value in draw(st.lists(st.sampled_from(  # stored outputs, replaced in place
+            [("outputs", {"p": True}), ("outputs", {"%d": "0x0"}), ("case", "c"), ("n", -3)]),
+            max_size=2, unique_by=lambda kv: kv[0])):
+        line[key] = value
+    return json.dumps(line)
 
 
 @st.composite
@@ -200,6 +206,12 @@ def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest(monkeypatch):
     folded = [common.replace(', "inputs"', ',\n"inputs"'), common]  # text lines, one folded
     assert answer_lines(list(enumerate(folded, 1)), OPTS)[0] == \
         [line[:-1] + ', "outputs": {"p": true}}' for line in folded]
+
+    stored = [common[:-1] + ', "outputs": {"p": false}, "case": "c"}',
+              common[:-1] + ', "n": -0, "outputs": {"p": false}}']  # JSON writes -0 back as 0
+    assert answer_lines(list(enumerate(stored, 1)), OPTS)[0] == \
+        [stored[0].replace("false", "true"), stored[1].replace("false", "true").replace("-0", "0")]
+    assert plain_answers("\n".join(stored), 2, OPTS)[1] is None
 
     def unread(*args):
         raise AssertionError("a plain line went to the JSON reader")
