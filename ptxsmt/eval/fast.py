@@ -164,6 +164,7 @@ class FastProgram:
 
     @cached_property
     def lines(self) -> tuple[Line, ...]:
+        """The program's lines as Lines (composing, specializing, a program without code)."""
         return tuple(line if type(line) is Line else Line(line[0], line[1], frozenset(line[2]))
                      for line in self.line_table)
 

@@ -71,7 +71,7 @@ _REPLACED = '{"ptx": "%s", "inputs": {%s}%s, "outputs": %s%s}'  # a line as JSON
 
 def _table(inputs: list[str]) -> dict[str, list] | None:
     """The inputs of a text's lines by name, column by column (a hex string as written,
-    or a boolean); None where the lines do not all name the same inputs in the same
+    less its quotes, or a boolean); None where the lines do not all name the same inputs in the same
     order, or an input is hex on one line and Boolean on another. A name given twice
     takes its last value, as JSON reads it."""
     per_line = inputs[0].count('": ')
