@@ -19,6 +19,7 @@ import click
 
 from .. import report
 from ..eval import cache
+from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version
 from ..sem.options import VSET_MERGE_SOURCES, Options
@@ -155,14 +156,12 @@ def options(target: str, vset_merge: str) -> Options:
 
 
 def read_text(file, option: str) -> str:
-    """A file's text: UTF-8 (a BOM skipped), else one clear error naming the place."""
-    data = file.read()
+    """A file's text, bounded and decoded by `isa.source`, else one clear error naming it."""
+    name = f"{option} {getattr(file, 'name', '-')}"
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        name = getattr(file, "name", "-")
-        fail(f"{option} {name}: line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})")
+        return source.decode(source.read_stream(file, name), name)
+    except PtxError as e:
+        fail(str(e))
 
 
 target_option = click.option("--target", default="sm_90", show_default=True, callback=check_target,

@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import z3
 
@@ -30,6 +29,7 @@ from ..function.memory import ADDRESS_BITS, load, store
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_value
 from ..isa.module import Function
+from ..isa.source import read_text
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
@@ -86,16 +86,7 @@ def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
 def read_function_file(path: str, name: str | None) -> Function:
     """The function `name` of the PTX file at `path`, read once a run (a batch names it
     line after line); raise `PtxError` naming the file and what is wrong."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise PtxError(f"cannot read {quote(path)}: {e.strerror or e}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise PtxError(f"{path}: line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})") \
-            from None
+    text = read_text(path)
     try:
         return read_function(text, name)
     except PtxError as e:
