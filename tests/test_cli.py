@@ -27,7 +27,7 @@ def run(*args: str, stdin: str | None = None):
 def test_eval_json_contract():
     r = run("eval", "--json", "setp.ltu.f32 p|q, a, b;", "a=nan", "b=1.0")
     assert r.exit_code == 0
-    assert json.loads(r.output) == {
+    assert json.loads(r.stdout) == {
         "ptx": "setp.ltu.f32 p|q, a, b;",
         "inputs": {"a": "0x7fc00000", "b": "0x3f800000"},
         "outputs": {"p": True, "q": False},
@@ -42,7 +42,7 @@ def test_eval_text_shows_hex_and_value():
 
 def test_eval_16_bit_hex_width():
     r = run("eval", "--json", "set.lt.f16.f16 d, a, b;", "a=-1", "b=0x0")
-    assert json.loads(r.output)["outputs"] == {"d": "0x3c00"}
+    assert json.loads(r.stdout)["outputs"] == {"d": "0x3c00"}
 
 
 def test_batch_keeps_order_and_answers_bad_lines_in_place():
@@ -56,7 +56,7 @@ def test_batch_keeps_order_and_answers_bad_lines_in_place():
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines)
     r = run("eval", "--batch", "-", stdin=text)
     assert r.exit_code == 1
-    out = [json.loads(line) for line in r.output.splitlines()]
+    out = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(out) == 5
     assert out[0]["outputs"] == {"p": True}
     assert 'unknown modifier ".bogus"' in out[1]["error"]
@@ -68,21 +68,21 @@ def test_batch_keeps_order_and_answers_bad_lines_in_place():
 def test_batch_all_good_exits_zero():
     r = run("eval", "--batch", "-", stdin='{"ptx": "slct.b32.s32 d, a, b, c;", '
             '"inputs": {"a": "1", "b": "2", "c": "-1"}}\n')
-    assert r.exit_code == 0 and json.loads(r.output)["outputs"] == {"d": "0x00000002"}
+    assert r.exit_code == 0 and json.loads(r.stdout)["outputs"] == {"d": "0x00000002"}
 
 
 def test_check_json_and_exit_code():
     src = "setp.lt.ftz.f32 p, a, b;\nset.lt.bf16.f32 d, a, b;\n"
     r = run("check", "--target", "sm_80", "--ptx-version", "7.0", "--json", "-", stdin=src)
     assert r.exit_code == 1
-    a, b = (json.loads(x) for x in r.output.splitlines())
+    a, b = (json.loads(x) for x in r.stdout.splitlines())
     assert a == {"line": 1, "ptx": "setp.lt.ftz.f32 p, a, b;", "legal": True, "error": None}
     assert b["line"] == 2 and b["legal"] is False and "needs PTX ISA 7.8" in b["error"]
 
 
 def test_variants_json_lists_catalogue():
     r = run("variants", "--family", "vset2", "--json")
-    rows = json.loads(r.output)
+    rows = json.loads(r.stdout)
     assert r.exit_code == 0 and len(rows) == 48
     assert {"variant": "vset2.u32.u32.eq", "family": "vset2", "ptx": "3.0", "sm": 30} in rows
 
@@ -101,7 +101,7 @@ def test_variants_json_lists_catalogue():
 def test_bad_input_is_one_line_exit_2(args):
     r = run(*args, stdin="")
     assert r.exit_code == 2, r.output
-    assert r.output.count("\n") == 1 and r.output.startswith("error: ")
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ")
     assert "Traceback" not in r.output
 
 
@@ -118,10 +118,10 @@ def test_percent_names_are_kept_in_outputs():
              '{"ptx": "@%g selp.b32 %d, a, 7, %c;", "inputs": {"a": "1", "%c": false, '
              '"g": true, "%d": "0x0"}}']
     r = run("eval", "--batch", "-", stdin="\n".join(lines))
-    out = [json.loads(x)["outputs"] for x in r.output.splitlines()]
+    out = [json.loads(x)["outputs"] for x in r.stdout.splitlines()]
     assert out == [{"%p1": True}, {"%p1": True}, {"%d": "0x00000007"}]
     r = run("eval", "--json", "setp.lt.f32 %p|q, %a, b;", "a=1.0", "%b=2.0")
-    assert json.loads(r.output)["outputs"] == {"%p": True, "q": False}
+    assert json.loads(r.stdout)["outputs"] == {"%p": True, "q": False}
 
 
 def test_batch_chunks_keep_order_and_errors():

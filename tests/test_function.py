@@ -239,16 +239,16 @@ def _cli(*args):
 
 def test_cli_equiv_on_files():
     r = _cli("equiv", G, O3, "--function", "_Z4pickPKiS0_Piii")
-    assert r.exit_code == 0 and r.output.startswith("equivalent")
+    assert r.exit_code == 0 and r.stdout.startswith("equivalent")
     r = _cli("equiv", O3, WRONG, "--function", "_Z4pickPKiS0_Piii", "--json")
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert r.exit_code == 1 and out["verdict"] == "different" and out["counterexample"]["differ"]
 
 
 def test_cli_eval_on_a_file():
     r = _cli("eval", O3, "--function", "_Z4dseljj", "_Z4dseljj_param_0=9", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["outputs"] == {"func_retval0": "0x00000004"}
+    assert json.loads(r.stdout)["outputs"] == {"func_retval0": "0x00000004"}
     r = _cli("eval", O3, "--function", "_Z4dseljj")
     assert r.exit_code == 2 and "needs a value for: _Z4dseljj_param_0" in r.output
 
@@ -263,7 +263,7 @@ def test_cli_eval_on_a_file():
 def test_refusals_are_one_line_exit_2(args, message):
     r = _cli(*args)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
-    assert len(r.output.strip().splitlines()) == 1
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_malformed_file_is_one_line_exit_2(tmp_path):

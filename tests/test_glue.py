@@ -171,7 +171,7 @@ def test_batch_lines_with_cvt_on_nan_subnormal_and_zero():
              {"ptx": "cvt.f64.f32 d, a;", "inputs": {"a": "0x00000001"}}]
     r = CliRunner().invoke(main, ["eval", "--batch", "-"],
                            input="".join(json.dumps(x) + "\n" for x in lines))
-    out = [json.loads(x) for x in r.output.splitlines()]
+    out = [json.loads(x) for x in r.stdout.splitlines()]
     assert r.exit_code == 1
     assert "unspecified" in out[0]["error"] and "outputs" not in out[0]
     assert [x.get("outputs") for x in out[1:]] == [
@@ -233,7 +233,7 @@ def test_a_counterexample_may_hinge_on_an_unspecified_nan():
     r = CliRunner().invoke(main, ["equiv", "--json", "cvt.f32.bf16 x, a;",
                                   "mov.b32 x, {z, a}; and.b32 x, x, 0xffff0000;"])
     assert r.exit_code == 1, r.output
-    cex = json.loads(r.output)["counterexample"]
+    cex = json.loads(r.stdout)["counterexample"]
     assert cex["lhs"]["x"] == "unspecified"
     a = int(cex["inputs"]["a"], 16)
     assert (a >> 7) & 0xFF == 0xFF and a & 0x7F  # the input is a bf16 NaN

@@ -254,10 +254,10 @@ def test_check_a_file_reports_judged_and_other_instructions():
     assert r.exit_code == 0
     import json
 
-    j = json.loads(r.output)
+    j = json.loads(r.stdout)
     assert (j["target"], j["ptx_version"], j["judged"], j["not_judged"]) == ("sm_90", "8.4", 11, 15)
     assert j["instructions"][2]["ptx"] == "setp.ne.s32 %p2, %r3, 0;"
-    text = run("check", path).output
+    text = run("check", path).stdout
     assert "11 instructions checked" in text and "15 other instructions not judged" in text
     r = run("check", "--target", "sm_52", "--ptx-version", "7.0", path)
     assert r.exit_code == 1
@@ -292,7 +292,7 @@ HOSTILE = [
 def test_hostile_modules_get_one_line(body, fragment):
     r = run("check", "-", stdin=f".version 9.0\n.target sm_90\n{body}\n")
     assert r.exit_code == 2 and isinstance(r.exception, SystemExit)
-    assert fragment in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert fragment in r.output and len(r.stderr.strip().splitlines()) == 1, r.output
     assert re.search(r"line \d+, col \d+", r.output), r.output
 
 

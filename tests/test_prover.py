@@ -95,14 +95,14 @@ def test_unknown_is_its_own_verdict(monkeypatch):
     r = CliRunner().invoke(main, ["equiv", "--json", "setp.lt.f32 p, a, b;",
                                   "setp.gt.f32 p, b, a;"])
     assert r.exit_code == 3
-    assert json.loads(r.output)["verdict"] == "unknown"
+    assert json.loads(r.stdout)["verdict"] == "unknown"
 
 
 def test_equiv_json_contract():
     r = CliRunner().invoke(main, ["equiv", "--json", "slct.ftz.b32.f32 d, a, b, c;",
                                   "setp.ge.f32 p, c, 0f00000000; selp.b32 d, a, b, p;"])
     assert r.exit_code == 1
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["verdict"] == "different"
     cex = out["counterexample"]
     assert set(cex) == {"inputs", "lhs", "rhs"}
@@ -120,14 +120,14 @@ def test_equiv_text_has_reproduce_lines():
 def test_all_classes_names_the_culprit():
     r = CliRunner().invoke(main, ["equiv", "--all-classes", "--json",
                                   "setp.lt.f32 p, a, b; not.pred p, p;", "setp.ge.f32 p, a, b;"])
-    classes = json.loads(r.output)["classes"]
+    classes = json.loads(r.stdout)["classes"]
     assert classes["complete"] and classes["only_when"] == "a is NaN or b is NaN"
     assert sorted(classes["failing"]) == [["*", "NaN"], ["NaN", "*"]]
 
 
 def test_equivalent_exit_zero():
     r = CliRunner().invoke(main, ["equiv", "setp.lo.u32 p, a, b;", "setp.lt.u32 p, a, b;"])
-    assert r.exit_code == 0 and r.output.startswith("equivalent")
+    assert r.exit_code == 0 and r.stdout.startswith("equivalent")
 
 
 @pytest.mark.parametrize("args", [
@@ -139,13 +139,13 @@ def test_equivalent_exit_zero():
 ])
 def test_equiv_bad_input_exit_2(args):
     r = CliRunner().invoke(main, args)
-    assert r.exit_code == 2 and r.output.startswith("error: ") and r.output.count("\n") == 1
+    assert r.exit_code == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
 
 
 def test_prove_identities_json_and_filter():
     r = CliRunner().invoke(main, ["prove", "identities", "-k", "unsigned-aliases", "--json"])
     assert r.exit_code == 0
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     first = out["results"][0]
     assert set(first) >= {"name", "instance", "lhs", "rhs", "expect", "verdict",
                           "counterexample", "seconds"}

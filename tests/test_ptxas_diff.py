@@ -203,7 +203,7 @@ def test_store_elsewhere_is_refused():
 
 def test_cli_missing_ptxas_is_bad_input():
     r = CliRunner().invoke(ptxas_diff, ["--ptxas", "/nonexistent/ptxas", str(GOLDEN)])
-    assert r.exit_code == 2 and r.output.startswith("error: ptxas not found")
+    assert r.exit_code == 2 and r.stderr.startswith("error: ptxas not found")
     assert "Traceback" not in r.output
 
 
@@ -212,7 +212,7 @@ def test_cli_bad_line_is_bad_input(tmp_path):
     f.write_text('{"ptx": "setp.lt.f32 p, a, b;", "inputs": {"a": "1.0", "b": "2.0"}}\n'
                  '{"ptx": "setp.zz.f32 p, a, b;", "inputs": {}}\n')
     r = CliRunner().invoke(ptxas_diff, [str(f)])
-    assert r.exit_code == 2 and f"{f}:2:" in r.output and r.output.count("\n") == 1
+    assert r.exit_code == 2 and f"{f}:2:" in r.output and r.stderr.count("\n") == 1
 
 
 def test_a_line_carries_its_options():
@@ -271,7 +271,7 @@ def test_a_wrong_expectation_is_reported_with_a_reproducer():
     assert "setp.lt.f32 %pred_0|%pred_1" in m["kernel"]
     assert "O0" not in m and "not folded at -O0" in m["O0_note"]
     r = CliRunner().invoke(ptxas_diff, ["--json", str(GOLDEN)])
-    assert r.exit_code == 0 and json.loads(r.output)["mismatches"] == []
+    assert r.exit_code == 0 and json.loads(r.stdout)["mismatches"] == []
 
 
 @needs_tools

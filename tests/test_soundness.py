@@ -49,7 +49,7 @@ def equiv(*args):
 def test_one_differing_output_makes_the_snippets_different():
     r = equiv(*COPY_Q)
     assert r.exit_code == 1, r.output
-    lines = r.output.splitlines()
+    lines = r.stdout.splitlines()
     assert lines[0] == "different: the snippets disagree on q"
     assert "  lhs:" in lines and "  rhs:" in lines
     assert sum(line.strip().startswith(("p =", "q =")) for line in lines) == 4
@@ -58,7 +58,7 @@ def test_one_differing_output_makes_the_snippets_different():
 def test_one_differing_output_json():
     r = equiv("--json", *COPY_Q)
     assert r.exit_code == 1
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["verdict"] == "different" and out["outputs"] == ["p", "q"]
     cex = out["counterexample"]
     assert cex["lhs"]["p"] == cex["rhs"]["p"]  # p agrees ...
@@ -71,7 +71,7 @@ def test_one_differing_output_json():
 def test_outputs_option_chooses_what_is_compared(outputs, code):
     r = equiv("--outputs", outputs, "--json", *COPY_Q)
     assert r.exit_code == code, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["outputs"] == outputs.split(",")
     assert out["verdict"] == ("equivalent" if code == 0 else "different")
 
@@ -81,7 +81,7 @@ def test_the_last_of_three_outputs_differs():
     rhs = "setp.lt.f32 p, a, b; set.lt.u32.f32 d, a, b; setp.lt.u32 r, x, y;"
     r = equiv("--json", lhs, rhs)
     assert r.exit_code == 1
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["outputs"] == ["p", "d", "r"]
     cex = out["counterexample"]
     assert [o for o in out["outputs"] if cex["lhs"][o] != cex["rhs"][o]] == ["r"]
@@ -92,14 +92,14 @@ def test_several_outputs_equivalent():
     rhs = "setp.geu.f32 q, a, b; not.pred p, q; selp.u32 d, -1, 0, p;"
     r = equiv(lhs, rhs)
     assert r.exit_code == 0, r.output
-    assert r.output.startswith("equivalent: the snippets agree on p, q, d for all inputs")
+    assert r.stdout.startswith("equivalent: the snippets agree on p, q, d for all inputs")
 
 
 def test_all_classes_with_several_outputs():
     r = equiv("--all-classes", "--json", "set.lt.u32.f32 d, a, b; setp.lt.f32 p, a, b;",
               "set.lt.u32.f32 d, a, b; setp.ltu.f32 p, a, b;")
     assert r.exit_code == 1
-    classes = json.loads(r.output)["classes"]
+    classes = json.loads(r.stdout)["classes"]
     assert classes["complete"] and classes["only_when"] == "a is NaN or b is NaN"
 
 
@@ -107,7 +107,7 @@ def test_guard_false_on_one_output_only():
     r = equiv("--json", "@g setp.lt.f32 p|q, a, b;",
               "setp.lt.f32 t|u, a, b; @g mov.pred p, t; mov.pred q, u;")
     assert r.exit_code == 1
-    cex = json.loads(r.output)["counterexample"]
+    cex = json.loads(r.stdout)["counterexample"]
     assert cex["inputs"]["g"] is False and cex["lhs"]["p"] == cex["rhs"]["p"]
 
 

@@ -497,7 +497,7 @@ def test_processes_match_serial():
 def test_bad_input_is_one_line_exit_2(args, message):
     r = CliRunner().invoke(main, ["synth", *args])
     assert r.exit_code == 2
-    assert message in r.output and len(r.output.strip().splitlines()) == 1
+    assert message in r.output and len(r.stderr.strip().splitlines()) == 1
     assert "Traceback" not in r.output
 
 
