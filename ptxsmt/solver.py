@@ -9,22 +9,38 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need not
     import z3
 
 INTERRUPTED = ("interrupted", "canceled")
+_quiet_z3 = False  # set: turn z3's SIGINT handler off once z3 is loaded
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
 def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     import z3
 
+    global _quiet_z3
+    if _quiet_z3:
+        z3.set_param("ctrl_c", False)
+        _quiet_z3 = False
     result = solver.check(*assumptions)
     if result == z3.unknown and any(w in solver.reason_unknown() for w in INTERRUPTED):
         raise KeyboardInterrupt
     return result
+
+
+def leave_sigint_to_python() -> None:
+    """z3 catches no SIGINT from now on: the caller stops a search itself (the command
+    line: `cli.interrupts`), so a Ctrl-C is never lost in a search that ends anyway."""
+    global _quiet_z3
+    if "z3" in sys.modules:
+        sys.modules["z3"].set_param("ctrl_c", False)
+    else:
+        _quiet_z3 = True
 
 
 def ignore_interrupts() -> None:

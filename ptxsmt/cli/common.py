@@ -24,6 +24,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version
 from ..sem.options import VSET_MERGE_SOURCES, Options
 from ..solver import MAX_JOBS
+from . import interrupts
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -86,8 +87,16 @@ class Main(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            report.err("interrupted")
-            sys.exit(EXIT_INTERRUPTED)
+            interrupted()
+        except Exception:
+            if interrupts.seen():  # e.g. ctypes' ArgumentError around a KeyboardInterrupt
+                interrupted()
+            raise
+
+
+def interrupted() -> NoReturn:
+    report.err("interrupted")
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def run(group: click.Group) -> NoReturn:
@@ -95,9 +104,13 @@ def run(group: click.Group) -> NoReturn:
     evaluation), the process ends once its output and cache are written, without
     tearing its objects down one by one (0.15 s after a big batch, for memory the
     system frees at once)."""
+    interrupts.install()
     try:
-        group.main()
-        code: object = 0
+        try:
+            group.main()
+            code: object = 0
+        except KeyboardInterrupt:  # before or after the command itself
+            interrupted()
     except SystemExit as e:
         code = e.code
     if not _quick_exit:

@@ -1,0 +1,51 @@
+"""Ctrl-C for every command: exit 130 at once, wherever the process is.
+
+Python runs its SIGINT handler only between bytecodes, so a Ctrl-C that lands inside a
+long z3 call would wait for the call to end; z3's own handler (its `ctrl_c` option) takes
+the signal instead while it searches, and loses it when the search ends anyway. So the
+command line keeps SIGINT with Python (z3's handler off, `solver.leave_sigint_to_python`)
+and has the signal's wakeup byte (written by the C-level handler the moment it arrives)
+read by a thread that interrupts z3 at once. The KeyboardInterrupt then follows as usual;
+whatever else the interrupted call raises (a ctypes ArgumentError wrapping it, a "canceled"
+z3 error) is reported as the interruption it was (`seen`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from contextlib import suppress
+
+from .. import solver
+
+_seen = threading.Event()
+
+
+def install() -> None:
+    """Watch for SIGINT (the console command only: tests call the group in their process)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    with suppress(ValueError):
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        solver.leave_sigint_to_python()
+        threading.Thread(target=_watch, args=(read,), name="ptxsmt-sigint", daemon=True).start()
+
+
+def seen() -> bool:
+    """Whether a SIGINT has arrived."""
+    return _seen.is_set()
+
+
+def _watch(fd: int) -> None:
+    while data := os.read(fd, 64):
+        if signal.SIGINT in data:
+            _seen.set()
+            z3 = sys.modules.get("z3")
+            context = getattr(getattr(z3, "z3", None), "_main_ctx", None)
+            if context is not None:  # z3 in use: stop its search; check() then raises
+                with suppress(Exception):
+                    context.interrupt()
