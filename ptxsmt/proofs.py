@@ -27,6 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from string import Template
 
+from .isa import source
 from .isa.errors import PtxError
 from .sem.options import Options
 from .smt.classes import input_classes
@@ -85,12 +86,20 @@ def load(directory: str | Path) -> list[Instance]:
         raise PtxError(f"no identity files (*.toml) in {directory}")
     out: list[Instance] = []
     for path in files:
+        name = path.relative_to(directory)
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(source.read_text(str(path)))
         except tomllib.TOMLDecodeError as e:
-            raise PtxError(f"{path.relative_to(directory)}: {e}") from None
-        for i, entry in enumerate(data.get("identity", []), 1):
-            out += expand(entry, f"{path.relative_to(directory)}, identity {i}")
+            raise PtxError(f"{name}: {e}") from None
+        tables = data.get("identity", [])
+        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+            raise PtxError(f"{name}: 'identity' must be tables ([[identity]]), "
+                           f"not {type(tables).__name__}")
+        for i, entry in enumerate(tables, 1):
+            out += expand(entry, f"{name}, identity {i}")
+    if not out:
+        where = files[0] if len(files) == 1 else f"any of the {len(files)} *.toml in {directory}"
+        raise PtxError(f"no [[identity]] table in {where}")
     names = [x.id for x in out]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:

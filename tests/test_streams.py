@@ -4,6 +4,7 @@ interrupted stream ends a command with one line (or silently) and a non-zero exi
 from __future__ import annotations
 
 import ast
+import json
 import os
 import pty
 import select
@@ -54,8 +55,6 @@ def test_the_guard_sees_each_kind_of_misread():
 
 def test_progress_goes_to_stderr_and_leaves_stdout_parseable(monkeypatch):
     """Progress forced on from the first step: the JSON on stdout still parses."""
-    import json
-
     from click.testing import CliRunner
 
     from ptxsmt.cli import main
@@ -139,3 +138,171 @@ def test_ctrl_c_on_a_terminal_stops_the_command_with_130(command, tmp_path):
     code, shown = _ctrl_c_on_a_terminal(LONG_RUNS[command], tmp_path / "out")
     assert code == 130, shown[-2000:]
     assert shown.rstrip().endswith("interrupted") and "Traceback" not in shown, shown[-2000:]
+
+
+# ---- closed and full streams -----------------------------------------------------------
+
+SNIPPET = "setp.lt.f32 p, a, b;"
+LINE = '{"ptx": "setp.lt.f32 p, a, b;", "inputs": {"a": "1", "b": "2"}, "outputs": {"p": true}}\n'
+COMMANDS = {  # each writes a result on stdout and exits 0 when its streams are fine
+    "eval": ["eval", SNIPPET, "a=1", "b=2"],
+    "eval --json": ["eval", "--json", SNIPPET, "a=1", "b=2"],
+    "eval --batch": ["eval", "--batch", "{batch}"],
+    "check": ["check", "-"],
+    "variants": ["variants", "--family", "slct"],
+    "vectors": ["vectors", "setp.lt.f32"],
+    "equiv": ["equiv", SNIPPET, "setp.gt.f32 p, b, a;"],
+    "prove": ["prove", "identities", "-k", "unsigned-aliases"],
+    "cache": ["cache"],
+    "--help": ["--help"],
+}
+READS_STDIN = {"eval --batch -": ["eval", "--batch", "-"], "check": ["check", "-"],
+               "equiv -a -": ["equiv", "-a", "-", "-b", "{snippet}"]}
+
+
+def _run(args: list[str], tmp_path: Path, close=(), stdout=None, stderr=None):
+    import subprocess
+
+    batch, snippet = tmp_path / "b.jsonl", tmp_path / "s.ptx"
+    batch.write_text(LINE)
+    snippet.write_text(SNIPPET + "\n")
+    args = [a.format(batch=batch, snippet=snippet) for a in args]
+    with open(snippet, "rb") as stdin:
+        return subprocess.run(
+            [sys.executable, "-m", "ptxsmt", *args], stdin=stdin,
+            stdout=stdout or subprocess.PIPE, stderr=stderr or subprocess.PIPE,
+            preexec_fn=lambda: [os.close(fd) for fd in close], timeout=300)
+
+
+def _one_error(err: bytes, *fragments: str) -> None:
+    text = err.decode()
+    assert text.count("\n") == 1 and text.startswith("error: "), text[-2000:]
+    assert all(f in text for f in fragments), text
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "--help"])  # click's: silent
+def test_closed_stdout_is_one_line_and_exit_2(command, tmp_path):
+    r = _run(COMMANDS[command], tmp_path, close=[1])
+    assert r.returncode == 2, r.stderr.decode()[-2000:]
+    _one_error(r.stderr, "stdout is closed")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_full_stdout_is_one_line_and_exit_2(command, tmp_path):
+    with open("/dev/full", "wb") as full:
+        r = _run(COMMANDS[command], tmp_path, stdout=full)
+    assert r.returncode == 2, r.stderr.decode()[-2000:]
+    _one_error(r.stderr, "cannot write to stdout: No space left on device")
+
+
+@pytest.mark.parametrize("command", READS_STDIN)
+def test_reading_a_closed_stdin_is_one_line_and_exit_2(command, tmp_path):
+    r = _run(READS_STDIN[command], tmp_path, close=[0])
+    assert r.returncode == 2, r.stderr.decode()[-2000:]
+    _one_error(r.stderr, "stdin is closed")
+    assert r.stdout == b""
+
+
+@pytest.mark.parametrize("command", ["eval", "variants", "vectors"])
+def test_a_closed_stdin_that_is_not_read_changes_nothing(command, tmp_path):
+    assert _run(COMMANDS[command], tmp_path, close=[0]).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["eval --batch", "vectors", "variants"])
+def test_closed_or_full_stderr_changes_no_result(command, tmp_path):
+    expected = _run(COMMANDS[command], tmp_path)
+    assert expected.returncode == 0 and expected.stdout
+    closed = _run(COMMANDS[command], tmp_path, close=[2])
+    with open("/dev/full", "wb") as full:
+        filled = _run(COMMANDS[command], tmp_path, stderr=full)
+    assert (closed.returncode, closed.stdout) == (0, expected.stdout)
+    assert (filled.returncode, filled.stdout) == (0, expected.stdout)
+
+
+@pytest.mark.parametrize("command", ["variants", "eval --batch"])
+def test_nowhere_to_write_anything_exits_2_quietly(command, tmp_path):
+    with open("/dev/full", "wb") as full:
+        r = _run(COMMANDS[command], tmp_path, close=[2], stdout=full)
+    assert r.returncode == 2
+
+
+# ---- bounded input: --max-input --------------------------------------------------------
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from ptxsmt.cli import main
+    from ptxsmt.isa import source
+
+    try:
+        return CliRunner().invoke(main, list(args))
+    finally:
+        source.set_limit(None)  # the option sets the process's limit
+        os.environ.pop("PTXSMT_MAX_INPUT", None)
+
+
+@pytest.mark.parametrize("args", [
+    ["eval", "{big}", "--function", "f"],
+    ["eval", "--batch", "{batch}"],
+    ["equiv", "-a", "{big}", "-b", "{big}"],
+    ["equiv", "{big}", "{big}"],
+    ["vectors", "{big}"],
+    ["prove", "identities", "--library", "{lib}"],
+])
+def test_an_input_over_max_input_is_one_error_naming_it(args, tmp_path):
+    big = tmp_path / "big.ptx"
+    big.write_text("// " + "x" * 3000 + "\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "big.toml").write_text("# " + "x" * 3000 + "\n")
+    batch = tmp_path / "b.jsonl"
+    batch.write_text(json.dumps({"file": str(big), "function": "f", "inputs": {}}) + "\n" + LINE)
+    args = [a.format(big=big, batch=batch, lib=tmp_path / "lib") for a in args]
+    r = _cli(*args, "--max-input", "2K")
+    text = r.stdout if "--batch" in args else r.stderr
+    assert "larger than the input limit of 2048 bytes" in text, r.output
+    assert str(tmp_path)[:12] in text or "big." in text  # the file, named (long names cut)
+    if "--batch" in args:  # that line's error; the good line still answered
+        first, second = r.stdout.splitlines()
+        assert "error" in first and '"outputs": {"p": true}' in second
+        assert r.exit_code == 1
+    else:
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1
+
+
+def test_max_input_raises_the_limit_above_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTXSMT_MAX_INPUT", "1000")  # a default the option overrides
+    snippet = tmp_path / "s.ptx"
+    snippet.write_text("setp.lt.f32 p, a, b; // " + "x" * 2000 + "\n")
+    assert _cli("equiv", "-a", str(snippet), "-b", str(snippet)).exit_code == 2
+    r = _cli("equiv", "-a", str(snippet), "-b", str(snippet), "--max-input", "1M")
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("size,bytes_", [("2048", 2048), ("64K", 65536), ("512M", 512 << 20),
+                                         ("2G", 2 << 30), ("1.5GiB", 3 << 29), ("3kb", 3072)])
+def test_max_input_reads_sizes(size, bytes_):
+    from ptxsmt.cli.common import Size
+
+    assert Size().convert(size, None, None) == bytes_
+
+
+@pytest.mark.parametrize("size", ["0", "-1", "12Q", "", "M", "nan", "inf", "1e400"])
+def test_max_input_refuses_what_is_not_a_size(size):
+    r = _cli("variants", "--max-input", size)
+    assert r.exit_code == 2 and "--max-input" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_every_command_that_reads_files_takes_max_input():
+    from ptxsmt.cli import COMMANDS, main
+
+    ctx = main.make_context("ptxsmt", ["variants"])
+    readers = {"eval", "check", "equiv", "vectors", "ptxas-diff"}
+    for name in COMMANDS:
+        command = main.get_command(ctx, name)
+        if name == "prove":
+            command = command.get_command(ctx, "identities")
+        has = any(p.name == "max_input" for p in command.params)
+        assert has == (name in readers | {"prove"}), name
+        if has:
+            assert "--max-input" in command.get_help(ctx) and "256M" in command.get_help(ctx)

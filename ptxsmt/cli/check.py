@@ -13,7 +13,7 @@ from ..isa.errors import PtxError
 from ..isa.module import read_module
 from ..isa.targets import parse_target, parse_version
 from ..report import catalogue
-from .common import CONTEXT, check_target, check_version, fail
+from .common import CONTEXT, check_target, check_version, fail, max_input_option
 
 DEFAULT_TARGET, DEFAULT_VERSION = "sm_90", "9.0"
 # A whole file, not lines: named *.ptx, or a line that starts with `.version`.
@@ -28,6 +28,7 @@ _MODULE_HEADER = re.compile(rb"^\s*\.version\b", re.M)
               help=f"[default: the module's .version, else {DEFAULT_VERSION}]")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per line (per module for a module).")
+@max_input_option
 def check(source, target, ptx_version, as_json) -> None:
     """Check that each line (instructions, `.reg` declarations) is legal for a target and
     PTX version, or each instruction of a PTX module (a *.ptx file, or text with a

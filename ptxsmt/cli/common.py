@@ -28,6 +28,7 @@ from . import interrupts
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`ptxsmt ... | head`)
 MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
 
 
@@ -79,8 +80,20 @@ class Main(click.Group):
         except click.ClickException as e:
             hint = f" (try '{e.ctx.command_path} -h')" if getattr(e, "ctx", None) else ""
             fail(_shorten(e.format_message()) + hint, e.exit_code)
-        except click.Abort:  # end of input at a prompt; Ctrl-C is handled in invoke
+        except click.Abort as e:  # end of input at a prompt, or Ctrl-C while reading options
+            if isinstance(e.__context__, KeyboardInterrupt) or interrupts.seen():
+                interrupted()
             fail("aborted", 1)
+        except report.OutputError as e:
+            output_failed(e)
+        except OSError as e:  # commands name the files they write; this is click's own echo
+            output_failed(report.OutputError.from_os(e))
+        except RuntimeError as e:  # click finds no stream for '-': it was closed at start
+            closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None
+                      and name in str(e)]
+            if not closed:
+                raise
+            fail(f"{closed[0]} is closed (give a FILE instead of '-')")
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
@@ -104,13 +117,18 @@ def run(group: click.Group) -> NoReturn:
     evaluation), the process ends once its output and cache are written, without
     tearing its objects down one by one (0.15 s after a big batch, for memory the
     system frees at once)."""
+    _hold_closed_descriptors()
     interrupts.install()
     try:
         try:
             group.main()
-            code: object = 0
         except KeyboardInterrupt:  # before or after the command itself
             interrupted()
+        code: object = 0
+    except SystemExit as e:
+        code = e.code
+    try:
+        _flush_stdout()
     except SystemExit as e:
         code = e.code
     if not _quick_exit:
@@ -119,15 +137,72 @@ def run(group: click.Group) -> NoReturn:
         report.err(str(code))
         code = 1
     cache.flush()  # as atexit would
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said there
-            stream.flush()
+    with suppress(OSError, ValueError, AttributeError):  # closed or full: nothing more to say
+        sys.stderr.flush()
     os._exit(code or 0)
+
+
+def output_failed(e: report.OutputError) -> NoReturn:
+    """Results that cannot be written: one line (none for a reader that went away, as
+    `| head` does), exit 2; later writes go nowhere, so Python's own flush at exit is quiet."""
+    with suppress(OSError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if e.broken_pipe:
+        sys.exit(EXIT_BROKEN_PIPE)
+    fail(str(e))
+
+
+def write_failed(file, e: OSError) -> NoReturn:
+    """A command's output file (or stdout, as '-') could not take a write."""
+    name = getattr(file, "name", "-")
+    if name in ("-", "<stdout>"):
+        output_failed(report.OutputError.from_os(e))
+    fail(f"cannot write {quote(name)}: {e.strerror or e}")
+
+
+def _flush_stdout() -> None:
+    """What stdout still buffers, written now, while a failure can still be reported."""
+    if sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except OSError as e:
+            output_failed(report.OutputError.from_os(e))
+        except ValueError:  # closed by the command itself
+            pass
+
+
+def _hold_closed_descriptors() -> None:
+    """Started with stdin, stdout or stderr closed (`<&-`): Python has set that stream to
+    None, and the commands say so when they need it; the descriptor itself is held on
+    /dev/null so that no file or pipe opened later takes its number (and ptxas or a
+    worker, inheriting it, writes into that file)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with suppress(OSError):
+                held = os.open(os.devnull, os.O_RDWR)
+                if held != fd:
+                    os.dup2(held, fd)
+                    os.close(held)
 
 
 def _shorten(text: str, limit: int = 300) -> str:
     """Cut the middle out of a long message (click quotes a 5,000-digit value whole)."""
     return text if len(text) <= limit else text[:limit // 2] + "…" + text[-limit // 3:]
+
+
+class OutputFile(click.File):
+    """A file to write results to, '-' for stdout (which must be open)."""
+
+    def __init__(self):
+        super().__init__("w", lazy=False)
+
+    def convert(self, value, param, ctx):
+        if value == "-" and sys.stdout is None:
+            raise report.OutputError("stdout is closed")
+        return super().convert(value, param, ctx)
 
 
 class Finite(click.FloatRange):
@@ -204,6 +279,39 @@ def timeout_option(what: str):
                         show_default=True, help=what)
 
 
+
+
+class Size(click.ParamType):
+    """A size in bytes: 1000000, 64K, 512M, 2G, 1.5GiB (K, M, G, T are powers of 1024)."""
+
+    name = "size"
+    UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self.UNITS else (text, "")
+        try:
+            size = int(float(number) * self.UNITS[unit]) if number else 0
+        except (ValueError, OverflowError):
+            size = 0
+        if size < 1:
+            self.fail(f"{quote(value)} is not a size (e.g. 1000000, 512M, 2G)", param, ctx)
+        return size
+
+
+def _max_input(ctx, param, value: int | None) -> None:
+    if value is not None:
+        source.set_limit(value)
+        os.environ["PTXSMT_MAX_INPUT"] = str(value)  # worker processes read the same limit
+
+
+max_input_option = click.option(
+    "--max-input", type=Size(), metavar="SIZE", expose_value=False, callback=_max_input,
+    is_eager=True,
+    help=f"Refuse an input file larger than this, e.g. 512M, 2G [default: "
+         f"{source.DEFAULT_LIMIT // 2**20}M, or PTXSMT_MAX_INPUT=BYTES].")
 
 
 def check_version(ctx, param, value: str | None) -> tuple[int, int] | None:

@@ -16,6 +16,7 @@ from .common import (
     CONTEXT,
     fail,
     is_ptx_file,
+    max_input_option,
     merge_option,
     options,
     read_function_file,
@@ -46,6 +47,7 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
               help="The second file's function, if named otherwise.")
 @target_option
 @merge_option
+@max_input_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
           function, function_b, target, vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.

@@ -20,6 +20,7 @@ from .common import (
     fail,
     is_ptx_file,
     jobs_option,
+    max_input_option,
     merge_option,
     options,
     read_function_file,
@@ -41,6 +42,7 @@ from .common import (
 @cache_option
 @target_option
 @merge_option
+@max_input_option
 def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, target,
              vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.

@@ -12,7 +12,14 @@ from ..isa.errors import PtxError, quote
 from ..report import identities as rendering
 from ..report.progress import Progress
 from ..resources import library_dir
-from .common import CONTEXT, fail, jobs_option, timeout_option, writable_dir
+from .common import (
+    CONTEXT,
+    fail,
+    jobs_option,
+    max_input_option,
+    timeout_option,
+    writable_dir,
+)
 
 
 @click.group("prove", context_settings=CONTEXT)
@@ -31,6 +38,7 @@ def prove() -> None:
               callback=writable_dir, help="Also write each instance's query as SMT-LIB 2.")
 @click.option("-v", "--verbose", is_flag=True, help="List every instance, not only mismatches.")
 @click.option("--json", "as_json", is_flag=True)
+@max_input_option
 def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) -> None:
     """Run the identity library; exit 0 only if every verdict is the expected one.
 

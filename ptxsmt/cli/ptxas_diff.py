@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .. import report
+from ..isa import source
 from ..isa.errors import PtxError
 from ..isa.targets import parse_target
 from ..ptxasdiff import DiffError, ReadbackError, load_jsonl, run_diff
@@ -16,7 +17,7 @@ from ..report.progress import Progress
 from ..resources import model_files
 from ..sem.options import Options
 from ..solver import MAX_JOBS
-from .common import CONTEXT, fail
+from .common import CONTEXT, fail, max_input_option
 
 
 @click.command("ptxas-diff", context_settings=CONTEXT)
@@ -28,6 +29,7 @@ from .common import CONTEXT, fail
               help="ptxas processes at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--target", default="sm_90", show_default=True, help="ptxas -arch and .target.")
+@max_input_option
 def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
     """Differential test: ptxas -O3's constant folding against ptxsmt.
 
@@ -73,7 +75,7 @@ def _check_readable(path: Path) -> None:
     """A FILE must be a file of UTF-8 text; say which line is not."""
     if not path.is_file():
         raise DiffError(f"{path}: no such file")
-    data = path.read_bytes()
+    data = source.read_file(str(path))
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:

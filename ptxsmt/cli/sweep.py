@@ -7,18 +7,28 @@ import click
 from .. import report
 from ..eval import sweep as sweeping
 from ..isa.body import parse_one
-from ..isa.errors import PtxError, quote
+from ..isa.errors import PtxError
 from ..isa.syntax import parse_variant
 from ..report import sweep as rendering
 from ..report.progress import Progress
 from ..smt.vectors import instruction_forms
-from .common import CONTEXT, cache_option, fail, jobs_option, merge_option, options, target_option
+from .common import (
+    CONTEXT,
+    OutputFile,
+    cache_option,
+    fail,
+    jobs_option,
+    merge_option,
+    options,
+    target_option,
+    write_failed,
+)
 
 
 @click.command("sweep", context_settings=CONTEXT)
 @click.argument("what", metavar="VARIANT|PTX")
 @jobs_option(2)
-@click.option("--blocks", "blocks_file", type=click.File("w", lazy=False), default=None,
+@click.option("--blocks", "blocks_file", type=OutputFile(), default=None,
               help="Also write the 256 per-block digests as JSON (to bisect a difference).")
 @click.option("--json", "as_json", is_flag=True)
 @cache_option
@@ -50,7 +60,7 @@ def sweep(what, jobs, blocks_file, as_json, target, vset_merge) -> None:
         try:
             blocks_file.write(report.dumps(result.blocks) + "\n")
         except OSError as e:
-            fail(f"cannot write {quote(blocks_file.name)}: {e.strerror or e}")
+            write_failed(blocks_file, e)
     if as_json:
         report.out(report.dumps(rendering.sweep_json(text, result)))
     else:

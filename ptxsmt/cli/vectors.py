@@ -13,12 +13,15 @@ from ..report.progress import Progress
 from ..smt.vectors import instruction_forms, vectors_for
 from .common import (
     CONTEXT,
+    OutputFile,
     fail,
     is_ptx_file,
+    max_input_option,
     merge_option,
     options,
     read_function_file,
     target_option,
+    write_failed,
 )
 
 FAMILY_LIMIT = 20  # vectors per form with --family: half-set alone has 3,696 forms
@@ -39,10 +42,11 @@ MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering case
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--function", "function", metavar="NAME",
               help="With FILE.ptx: the function (default: the file's only one).")
-@click.option("--out", type=click.File("w", lazy=False), default="-",
+@click.option("--out", type=OutputFile(), default="-",
               help="JSONL output (default stdout).")
 @target_option
 @merge_option
+@max_input_option
 def vectors(what, family, per_case, limit, max_vectors, seed, function, out, target,
             vset_merge) -> None:
     """Operands that reach every reachable case of a variant, as batch JSONL.
@@ -94,7 +98,7 @@ def vectors(what, family, per_case, limit, max_vectors, seed, function, out, tar
     except PtxError as e:
         fail(str(e))
     except OSError as e:
-        fail(f"cannot write {quote(out.name)}: {e.strerror or e}")
+        write_failed(out, e)
     report.err(f"{n} vectors from {len(texts)} instruction forms")
 
 
@@ -110,4 +114,4 @@ def _function_vectors(path: str, name: str | None, opts, out) -> None:
     except PtxError as e:
         fail(f"{path}: {e}")
     except OSError as e:
-        fail(f"cannot write {quote(out.name)}: {e.strerror or e}")
+        write_failed(out, e)

@@ -6,6 +6,7 @@ command line hands them to `out` and `err`. Progress bars live in `progress`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -16,14 +17,34 @@ from ..isa.literals import describe
 from ..isa.types import PtxType
 
 
+class OutputError(Exception):
+    """stdout cannot take a result: closed (`>&-`), full (`/dev/full`) or a broken pipe."""
+
+    def __init__(self, reason: str, broken_pipe: bool = False):
+        super().__init__(f"cannot write to stdout: {reason}")
+        self.broken_pipe = broken_pipe
+
+    @classmethod
+    def from_os(cls, e: OSError) -> OutputError:
+        return cls(e.strerror or str(e), isinstance(e, BrokenPipeError))
+
+
 def out(text: str) -> None:
     """A result, on stdout."""
-    click.echo(text)
+    if sys.stdout is None:  # started with stdout closed: click would drop the text silently
+        raise OutputError("stdout is closed")
+    try:
+        click.echo(text)
+    except (OSError, ValueError) as e:
+        raise OutputError.from_os(e) if isinstance(e, OSError) else OutputError(str(e)) from None
 
 
 def err(text: str) -> None:
-    """An error, a warning or a run's summary, on stderr (stdout stays parseable)."""
-    click.echo(text, err=True)
+    """An error, a warning or a run's summary, on stderr (stdout stays parseable). With
+    stderr closed or full there is nowhere to say it: the exit code still does."""
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            click.echo(text, err=True)
 
 
 def dumps(obj: object, indent: int | None = None) -> str:
@@ -34,13 +55,18 @@ def dumps(obj: object, indent: int | None = None) -> str:
 
 def out_bytes(data: bytes) -> None:
     """Results already encoded (a batch's JSONL block, UTF-8), on stdout."""
-    sys.stdout.flush()
-    raw = getattr(sys.stdout, "buffer", None)
-    if raw is None:  # a text-only stream (an embedding's)
-        sys.stdout.write(data.decode())
-    else:
-        raw.write(data)
-        raw.flush()
+    if sys.stdout is None:
+        raise OutputError("stdout is closed")
+    try:
+        sys.stdout.flush()
+        raw = getattr(sys.stdout, "buffer", None)
+        if raw is None:  # a text-only stream (an embedding's)
+            sys.stdout.write(data.decode())
+        else:
+            raw.write(data)
+            raw.flush()
+    except OSError as e:
+        raise OutputError.from_os(e) from None
 
 
 def show(value: Value, t: PtxType) -> str:

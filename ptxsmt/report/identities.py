@@ -46,7 +46,8 @@ def results_text(results: list[Result], wall: float, verbose: bool) -> str:
     rows = [r for r in results if verbose or not r.ok]
     width = max((len(r.instance.name) for r in rows), default=4)
     iw = max((len(r.instance.instance) for r in rows), default=8)
-    lines = [f"{'name':<{width}}  {'instance':<{iw}}  {'verdict':<8} {'expect':<6}  seconds"]
+    lines = [f"{'name':<{width}}  {'instance':<{iw}}  {'verdict':<8} {'expect':<6}  seconds"
+             ] if rows else []  # a table only when a row is listed
     for r in rows:
         mark = "ok" if r.ok else "MISMATCH"
         lines.append(f"{r.instance.name:<{width}}  {r.instance.instance:<{iw}}  "
@@ -61,7 +62,9 @@ def results_text(results: list[Result], wall: float, verbose: bool) -> str:
             if r.witness_ok is False:
                 lines.append("    the counterexample does not have the expected witness shape")
     s = summary(results, wall)
-    lines.append(f"\n{s['ok']} of {s['instances']} instances ({s['identities']} identities) "
+    if rows:
+        lines.append("")
+    lines.append(f"{s['ok']} of {s['instances']} instances ({s['identities']} identities) "
                  f"as expected; {s['mismatched']} mismatched, {s['unknown']} unknown, "
                  f"{s['errors']} errors; {wall:.2f} s wall, {s['solver_seconds']:.2f} s in the "
                  "solver")

@@ -24,9 +24,9 @@ class Progress:
     def __init__(self, label: str, total: int | None = None, unit: str = "",
                  stream: TextIO | None = None):
         self.label, self.total, self.unit = label, total, unit
-        self.stream = stream or sys.stderr
+        self.stream = stream or sys.stderr  # None: stderr is closed, nothing is shown
         self.done = 0
-        self.tty = self.stream.isatty()
+        self.tty = self.stream is not None and self.stream.isatty()
         self.start = time.monotonic()
         self._next = self.start + DELAY
         self._shown = False
@@ -34,20 +34,19 @@ class Progress:
     def update(self, n: int = 1) -> None:
         self.done += n
         now = time.monotonic()
-        if now >= self._next:
+        if now >= self._next and self.stream is not None:
             self._next = now + (EVERY_BAR if self.tty else EVERY_LINE)
             self._write(self._status(now))
 
     def close(self, finished: bool = True) -> None:
         """End the display; a run that showed progress gets its final count."""
-        if not self._shown:
+        if not self._shown or self.stream is None:
             return
         now = time.monotonic()
         if self.tty:  # the final bar stays; an interrupted one is wiped
             self._write(self._status(now) + "\n" if finished else "")
         elif finished:
             self._write(f"{self.label}: {self._count()} done in {_clock(now - self.start)}")
-        self.stream.flush()
 
     def __enter__(self) -> Progress:
         return self
@@ -77,11 +76,14 @@ class Progress:
 
     def _write(self, text: str) -> None:
         self._shown = True
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + text)  # carriage return, clear the line
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        try:
+            if self.tty:
+                self.stream.write("\r\x1b[2K" + text)  # carriage return, clear the line
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr full or gone: the run goes on without it
+            self.stream = None
 
 
 def _clock(seconds: float) -> str:
