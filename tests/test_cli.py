@@ -368,3 +368,110 @@ def test_one_evaluation_imports_neither_numpy_nor_the_prover():
             " 'ptxsmt.ptxasdiff') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "[]", out.stdout
+
+
+# ---- options that do not apply are refused, never silently ignored ----------------------
+
+FUNC = str(Path(__file__).parent / "ptx" / "func_sm90_O3.ptx")
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["equiv", FUNC, FUNC, "--all-classes"], "--all-classes does not apply to two .ptx"),
+    (["equiv", FUNC, FUNC, "--outputs", "d"], "--outputs does not apply"),
+    (["equiv", FUNC, FUNC, "--emit-smt2", "{tmp}"], "--emit-smt2 does not apply"),
+    (["equiv", FUNC, "setp.lt.f32 p, a, b;"], "is a .ptx file and the other argument is not"),
+    (["equiv", "setp.lt.f32 p, a, b;", FUNC], "is a .ptx file and the other argument is not"),
+    (["equiv", FUNC, "nothere.ptx"], '"nothere.ptx": no such file'),
+    (["equiv", "-a", "/dev/null", "-b", "/dev/null"], "-a /dev/null: the snippet is empty"),
+    (["equiv", "-a", "/dev/null"], "give the other snippet too (-b FILE)"),
+    (["equiv", "setp.lt.f32 p, a, b;", "setp.lt.f32 p, a, b;", "--function", "f"],
+     "is not a .ptx file"),
+    (["eval", "--batch", "-", "--function", "f"], "--function does not apply to --batch"),
+    (["vectors", FUNC, "--limit", "3"], "--limit does not apply to a .ptx file's function"),
+    (["vectors", FUNC, "--seed", "1", "--per-case", "2"], "--per-case, --seed do not apply"),
+    (["vectors", "setp.lt.f32", "--function", "f"], '"setp.lt.f32" is not one'),
+    (["synth", "--scheduler", "tcp://x:1"], "--scheduler does not apply without --executor dask"),
+])
+def test_an_option_that_does_not_apply_is_refused(args, fragment, tmp_path):
+    r = run(*[a.format(tmp=tmp_path) for a in args])
+    assert r.exit_code == 2, r.output
+    assert fragment in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert r.stdout == ""
+
+
+def test_a_harmless_unused_option_is_one_warning():
+    r = run("eval", "setp.lt.f32 p, a, b;", "a=1", "b=2", "--jobs", "3")
+    assert r.exit_code == 0 and r.stderr == "warning: --jobs has no effect without --batch\n"
+    assert "out  p = true" in r.stdout
+    line = '{"ptx": "setp.lt.f32 p, a, b;", "inputs": {"a": "1", "b": "2"}}\n'
+    r = run("eval", "--batch", "-", "--json", stdin=line)
+    assert r.exit_code == 0 and "--json has no effect with --batch" in r.stderr
+    assert json.loads(r.stdout)["outputs"] == {"p": True}
+    assert run("eval", "setp.lt.f32 p, a, b;", "a=1", "b=2").stderr == ""  # defaults: silent
+
+
+# ---- messages ---------------------------------------------------------------------------
+
+TRAP = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry f(.param .u32 f_param_0)
+{
+  .reg .b32 %r<4>;
+  ld.param.u32 %r1, [f_param_0];
+  trap;
+  ret;
+}
+"""
+
+
+def test_a_function_error_names_its_file_and_trap_its_own_message(tmp_path):
+    trap = tmp_path / "trap.ptx"
+    trap.write_text(TRAP)
+    plain = tmp_path / "plain.ptx"
+    plain.write_text(TRAP.replace("  trap;\n", ""))
+    for args in (["eval", str(trap), "f_param_0=1"], ["equiv", str(trap), str(plain)],
+                 ["equiv", str(plain), str(trap)]):
+        r = run(*args)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+        assert r.stderr.startswith(f"error: {trap}: line 8, col 3: \"trap\" stops the kernel")
+    assert run("equiv", str(plain), str(plain)).exit_code == 0
+
+
+def test_vectors_of_a_function_without_setp_says_so(tmp_path):
+    plain = tmp_path / "plain.ptx"
+    plain.write_text(TRAP.replace("  trap;\n", ""))
+    r = run("vectors", str(plain))
+    assert r.exit_code == 0 and r.stdout == ""  # no vectors is an answer, said once
+    assert r.stderr == f"warning: {plain}: function f has no setp: no vectors (they drive " \
+                       "each setp's predicates both ways)\n"
+
+
+def test_a_library_without_identity_tables_says_so(tmp_path):
+    (tmp_path / "notes.toml").write_text('title = "no identities here"\n')
+    r = run("prove", "identities", "--library", str(tmp_path))
+    assert r.exit_code == 2 and "no [[identity]] table in" in r.stderr, r.stderr
+    assert "None" not in r.stderr
+    (tmp_path / "notes.toml").write_text("identity = 3\n")
+    r = run("prove", "identities", "--library", str(tmp_path))
+    assert r.exit_code == 2 and "must be tables ([[identity]])" in r.stderr, r.stderr
+
+
+def test_prove_identities_prints_no_empty_table():
+    r = run("prove", "identities", "-k", "unsigned-aliases")
+    assert r.exit_code == 0 and r.stdout.startswith("24 of 24 instances"), r.stdout
+    r = run("prove", "identities", "-k", "unsigned-aliases", "-v")
+    assert r.stdout.startswith("name ") and r.stdout.count(" ok\n") == 24
+
+
+def test_synth_progress_shows_a_total_and_time_left(monkeypatch, capsys):
+    from ptxsmt.cli.synth import _Bars
+    from ptxsmt.report import progress
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "EVERY_LINE", 0.0)
+    bars = _Bars()
+    bars.update("evaluate", 5, 20)
+    bars.close()
+    line = capsys.readouterr().err.splitlines()[0]
+    assert line.startswith("synth evaluate: 5/20 steps (25%)") and "left" in line, line

@@ -323,6 +323,28 @@ def check_version(ctx, param, value: str | None) -> tuple[int, int] | None:
         raise click.BadParameter(e.message) from None
 
 
+def given(*names: str) -> list[str]:
+    """Which of these parameters (by their Python names) the user set on the command line:
+    a default is never "given"."""
+    ctx = click.get_current_context()
+    sources = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    flags = {p.name: p.opts[0] for p in ctx.command.params}
+    return [flags[n] for n in names if ctx.get_parameter_source(n) in sources]
+
+
+def refuse(names: list[str], why: str) -> None:
+    """Options that do not apply here are refused, never silently ignored."""
+    if names:
+        fail(f"{', '.join(names)} {'does' if len(names) == 1 else 'do'} not apply {why}")
+
+
+def warn_unused(names: list[str], why: str) -> None:
+    """Options that change nothing here (a harmless habit) get one line on stderr."""
+    if names:
+        report.err(f"warning: {', '.join(names)} {'has' if len(names) == 1 else 'have'} "
+                   f"no effect {why}")
+
+
 def is_ptx_file(arg: str | None) -> bool:
     """A `.ptx` path that exists: eval and equiv read a function from it."""
     return bool(arg) and arg.endswith(".ptx") and Path(arg).is_file()

@@ -15,12 +15,14 @@ from ..smt.solve import ReplayError, build_query, decide
 from .common import (
     CONTEXT,
     fail,
+    given,
     is_ptx_file,
     max_input_option,
     merge_option,
     options,
     read_function_file,
     read_text,
+    refuse,
     target_option,
     timeout_option,
     writable_dir,
@@ -65,15 +67,30 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
     """
-    if function or function_b or (is_ptx_file(lhs) and is_ptx_file(rhs)):
+    for arg in (lhs, rhs):
+        if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
+                and not is_ptx_file(arg):
+            fail(f"{quote(arg)}: no such file")
+    files = [a for a in (lhs, rhs) if is_ptx_file(a)]
+    if function or function_b or len(files) == 2:
+        refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file"),
+               "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
                         vset_merge, as_json)
-    if (lhs_file or rhs_file) and lhs:
+    if files:
+        fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
+             "files (functions) or two snippets")
+    refuse(given("function_b"), "to snippets (only with --function and two .ptx files)")
+    if (lhs_file or rhs_file) and (lhs or rhs):
         fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
+    if bool(lhs_file) != bool(rhs_file):
+        fail(f"give the other snippet too (-{'b' if lhs_file else 'a'} FILE)")
     if lhs_file:
         lhs = read_text(lhs_file, "-a")
-    if rhs_file:
         rhs = read_text(rhs_file, "-b")
+        for option, text, file in (("-a", lhs, lhs_file), ("-b", rhs, rhs_file)):
+            if not text.strip():
+                fail(f"{option} {getattr(file, 'name', '-')}: the snippet is empty")
     if not lhs or not rhs:
         fail("give two snippets (as arguments or with -a FILE -b FILE)")
     try:
@@ -102,16 +119,31 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
 
     if not lhs or not rhs:
         fail("give two .ptx files")
+    for arg in (lhs, rhs):
+        if not is_ptx_file(arg):
+            fail(f"--function compares two .ptx files' functions; {quote(arg)} is not a .ptx file")
     a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
+    opts = options(target, vset_merge)
     try:
-        verdict = check_function_equivalence(a, b, options(target, vset_merge), timeout)
+        verdict = check_function_equivalence(a, b, opts, timeout)
     except PtxError as e:
-        fail(str(e))
+        fail(f"{_culprit(a, lhs, rhs, opts)}: {e}")
     except ReplayError as e:
         fail(f"ptxsmt bug, please report: {e}", code=4)
     report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
                else function.function_verdict_text(verdict, lhs, rhs))
     sys.exit(EXIT_VERDICT[verdict.verdict])
+
+
+def _culprit(fn, lhs: str, rhs: str, opts) -> str:
+    """Which file's function an error belongs to: the first, if it fails alone."""
+    from ..function.execute import encode_function
+
+    try:
+        encode_function(fn, opts)
+    except PtxError:
+        return lhs
+    return rhs
 
 
 def write_smt2(directory: str, name: str, text: str) -> Path:

@@ -18,13 +18,16 @@ from .common import (
     allow_quick_exit,
     cache_option,
     fail,
+    given,
     is_ptx_file,
     jobs_option,
     max_input_option,
     merge_option,
     options,
     read_function_file,
+    refuse,
     target_option,
+    warn_unused,
 )
 
 
@@ -73,7 +76,11 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
     if batch is not None:
         if ptx or assignments:
             fail("give either PTX text and operands or --batch, not both")
+        refuse(given("function"), "to --batch (a line names its function: {\"file\", "
+                                  "\"function\", \"inputs\"})")
+        warn_unused(given("as_json"), "with --batch: its answers are JSON lines already")
         sys.exit(check_batch(batch, opts) if check_outputs else run_batch(batch, opts, jobs))
+    warn_unused(given("jobs"), "without --batch")
     if not ptx:
         fail("no PTX given (try: ptxsmt eval 'setp.lt.f32 p, a, b;' a=1 b=2)")
     inputs: dict[str, str] = {}

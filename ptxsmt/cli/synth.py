@@ -20,7 +20,16 @@ from ..synth.grammar import (
     parse_types,
 )
 from ..synth.inversions import table
-from .common import CONTEXT, cache_option, fail, jobs_option, timeout_option, writable_dir
+from .common import (
+    CONTEXT,
+    cache_option,
+    fail,
+    given,
+    jobs_option,
+    refuse,
+    timeout_option,
+    writable_dir,
+)
 
 MAX_SIZE = 2  # the grammar has no step that needs a third
 
@@ -68,6 +77,8 @@ def synth(types, size, families, jobs, executor_kind, scheduler, timeout, seed, 
       ptxsmt synth --types f32 --families setp,glue --json > f32.json
       ptxsmt synth --types f32 --executor dask --scheduler tcp://10.0.0.1:8786
     """
+    if executor_kind != "dask":
+        refuse(given("scheduler"), "without --executor dask")
     try:
         config = search.Config(parse_types(types), size, parse_families(families), timeout,
                                seed, near_misses)
@@ -102,7 +113,8 @@ class _Bars:
     def update(self, stage: str, done: int, total: int) -> None:
         if stage != self.stage:
             self.close()
-            self.stage, self.bar = stage, Progress(f"synth {stage}", total=None, unit="steps")
+            self.stage, self.bar = stage, Progress(f"synth {stage}", unit="steps")
+        self.bar.total = total or None  # known per pool: the bar shows a share and a time left
         self.bar.update(done - self.bar.done)
 
     def close(self) -> None:

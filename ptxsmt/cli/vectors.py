@@ -15,11 +15,13 @@ from .common import (
     CONTEXT,
     OutputFile,
     fail,
+    given,
     is_ptx_file,
     max_input_option,
     merge_option,
     options,
     read_function_file,
+    refuse,
     target_option,
     write_failed,
 )
@@ -68,6 +70,11 @@ def vectors(what, family, per_case, limit, max_vectors, seed, function, out, tar
     if bool(what) == bool(family):
         fail("give a variant (or one instruction), a .ptx file, or --family F")
     if function or is_ptx_file(what):
+        if not is_ptx_file(what):
+            fail(f"--function drives a .ptx file's function; "
+                 f"{quote(what) + ' is not one' if what else 'give FILE.ptx'}")
+        refuse(given("family", "per_case", "limit", "max_vectors", "seed"),
+               "to a .ptx file's function (each setp is driven each way once)")
         _function_vectors(what, function, options(target, vset_merge), out)
         return
     try:
@@ -106,11 +113,19 @@ def _function_vectors(path: str, name: str | None, opts, out) -> None:
     from ..smt.function_vectors import function_vectors  # the solver
 
     fn = read_function_file(path, name)
+    checked = fn.body.checked if fn.body else []
+    if not any(c.instruction.variant.opcode == "setp" for c in checked):
+        report.err(f"warning: {path}: function {fn.name} has no setp: no vectors (they drive "
+                   "each setp's predicates both ways)")
+        return
     try:
         with Progress("vectors", unit="vectors") as bar:
             for vec in function_vectors(path, fn, opts):
                 out.write(report.dumps(vec) + "\n")
                 bar.update()
+        if not bar.done:
+            report.err(f"warning: {path}: no setp of {fn.name} is reached both ways: "
+                       "no vectors")
     except PtxError as e:
         fail(f"{path}: {e}")
     except OSError as e:

@@ -154,6 +154,9 @@ def no_effect(ex: Execution, g: Generic) -> None:
 
 
 def opaque(ex: Execution, g: Generic) -> None:
+    if g.opcode in ("trap", "brkpt"):
+        raise PtxError(f"{quote(g.text)} stops the kernel with an error (or a debugger): "
+                       "ptxsmt models no path that ends this way", g.line, g.col)
     if any("[" in o for o in g.operands) or not g.operands:
         raise PtxError(f"{quote(g.text)} is not modelled: ptxsmt reads and writes memory only "
                        "through ld and st, and models no calls", g.line, g.col)
