@@ -306,3 +306,27 @@ def test_every_command_that_reads_files_takes_max_input():
         assert has == (name in readers | {"prove"}), name
         if has:
             assert "--max-input" in command.get_help(ctx) and "256M" in command.get_help(ctx)
+
+
+def test_the_environment_limit_takes_sizes_and_refuses_what_is_not_one(tmp_path, monkeypatch):
+    snippet = tmp_path / "s.ptx"
+    snippet.write_text("setp.lt.f32 p, a, b; // " + "x" * 2000 + "\n")
+    monkeypatch.setenv("PTXSMT_MAX_INPUT", "1K")
+    r = _cli("equiv", "-a", str(snippet), "-b", str(snippet))
+    assert r.exit_code == 2 and "limit of 1024 bytes" in r.stderr
+    monkeypatch.setenv("PTXSMT_MAX_INPUT", "lots")
+    r = _cli("variants")
+    assert r.exit_code == 2 and r.stderr == \
+        'error: PTXSMT_MAX_INPUT="lots" is not a size (e.g. 1000000, 512M, 2G)\n'
+
+
+def test_an_unexpected_os_error_is_not_called_a_stdout_failure(monkeypatch):
+    """Only a write error on a stream is stdout's; a refused connection says itself."""
+    from ptxsmt.cli import variants
+
+    def refused(*args, **kwargs):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(variants.rendering, "variants_rows", refused)
+    r = _cli("variants")
+    assert (r.exit_code, r.stderr) == (2, "error: Connection refused\n")

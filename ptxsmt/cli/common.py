@@ -7,6 +7,7 @@ never a traceback; option values are checked before any work starts.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import sys
@@ -28,6 +29,7 @@ from . import interrupts
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+STREAM_ERRORS = {errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EFBIG, errno.EDQUOT}
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`ptxsmt ... | head`)
 MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
 
@@ -72,6 +74,7 @@ class Main(click.Group):
                 stream.reconfigure(errors="backslashreplace")
         if not kwargs.get("standalone_mode", True):
             return super().main(*args, **kwargs)
+        _read_max_input_env()
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.NoArgsIsHelpError as e:
@@ -86,8 +89,10 @@ class Main(click.Group):
             fail("aborted", 1)
         except report.OutputError as e:
             output_failed(e)
-        except OSError as e:  # commands name the files they write; this is click's own echo
-            output_failed(report.OutputError.from_os(e))
+        except OSError as e:  # commands name the files they write: this is click's own echo
+            if e.filename is None and e.errno in STREAM_ERRORS:  # (--help > /dev/full)
+                output_failed(report.OutputError.from_os(e))
+            fail(f"{quote(e.filename) + ': ' if e.filename else ''}{e.strerror or e}")
         except RuntimeError as e:  # click finds no stream for '-': it was closed at start
             closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None
                       and name in str(e)]
@@ -307,11 +312,22 @@ def _max_input(ctx, param, value: int | None) -> None:
         os.environ["PTXSMT_MAX_INPUT"] = str(value)  # worker processes read the same limit
 
 
+def _read_max_input_env() -> None:
+    """PTXSMT_MAX_INPUT takes what --max-input takes (512M, 2G); a value that is not a size
+    is refused, not silently replaced by the default."""
+    value = os.environ.get("PTXSMT_MAX_INPUT")
+    if value is not None:
+        try:
+            _max_input(None, None, Size().convert(value, None, None))  # bytes for workers too
+        except click.BadParameter:
+            fail(f"PTXSMT_MAX_INPUT={quote(value)} is not a size (e.g. 1000000, 512M, 2G)")
+
+
 max_input_option = click.option(
     "--max-input", type=Size(), metavar="SIZE", expose_value=False, callback=_max_input,
     is_eager=True,
     help=f"Refuse an input file larger than this, e.g. 512M, 2G [default: "
-         f"{source.DEFAULT_LIMIT // 2**20}M, or PTXSMT_MAX_INPUT=BYTES].")
+         f"{source.DEFAULT_LIMIT // 2**20}M, or PTXSMT_MAX_INPUT=SIZE].")
 
 
 def check_version(ctx, param, value: str | None) -> tuple[int, int] | None:

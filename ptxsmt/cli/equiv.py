@@ -95,7 +95,9 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         fail("give two snippets (as arguments or with -a FILE -b FILE)")
     try:
         opts = options(target, vset_merge)
-        outs = outputs.split(",") if outputs else None
+        outs = [o.strip() for o in outputs.split(",")] if outputs else None
+        if outs is not None and not all(outs):
+            fail(f"--outputs {quote(outputs)}: a register name is empty")
         query = build_query(lhs, rhs, outs, opts)
         if emit_smt2:
             write_smt2(emit_smt2, "equiv", query.smt2())

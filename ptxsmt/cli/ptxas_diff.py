@@ -74,7 +74,7 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
 def _check_readable(path: Path) -> None:
     """A FILE must be a file of UTF-8 text; say which line is not."""
     if not path.is_file():
-        raise DiffError(f"{path}: no such file")
+        raise DiffError(f"{path}: {'not a regular file' if path.exists() else 'no such file'}")
     data = source.read_file(str(path))
     try:
         data.decode("utf-8")
