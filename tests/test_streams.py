@@ -330,3 +330,24 @@ def test_an_unexpected_os_error_is_not_called_a_stdout_failure(monkeypatch):
     monkeypatch.setattr(variants.rendering, "variants_rows", refused)
     r = _cli("variants")
     assert (r.exit_code, r.stderr) == (2, "error: Connection refused\n")
+
+
+def test_any_error_raised_by_an_interrupted_call_is_the_interruption(monkeypatch):
+    """ctypes wraps a KeyboardInterrupt raised while it converts a z3 call's arguments in
+    an ArgumentError: after a SIGINT that is exit 130, not a traceback."""
+    import ctypes
+
+    from ptxsmt.cli import interrupts, variants
+
+    def interrupted_inside_ctypes(*args, **kwargs):
+        interrupts._seen.set()  # what the watcher does when the signal arrives
+        raise ctypes.ArgumentError("argument 2: KeyboardInterrupt: ")
+
+    monkeypatch.setattr(variants.rendering, "variants_rows", interrupted_inside_ctypes)
+    try:
+        r = _cli("variants")
+    finally:
+        interrupts._seen.clear()
+    assert (r.exit_code, r.stderr) == (130, "interrupted\n")
+    monkeypatch.setattr(variants.rendering, "variants_rows", lambda *a: 1 / 0)
+    assert _cli("variants").exit_code == 1  # no SIGINT: a bug stays a bug

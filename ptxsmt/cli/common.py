@@ -142,17 +142,15 @@ def run(group: click.Group) -> NoReturn:
         report.err(str(code))
         code = 1
     cache.flush()  # as atexit would
-    with suppress(OSError, ValueError, AttributeError):  # closed or full: nothing more to say
-        sys.stderr.flush()
+    with suppress(report.OutputError):  # stdout was flushed above: only stderr may hold more
+        report.flush()
     os._exit(code or 0)
 
 
 def output_failed(e: report.OutputError) -> NoReturn:
     """Results that cannot be written: one line (none for a reader that went away, as
-    `| head` does), exit 2; later writes go nowhere, so Python's own flush at exit is quiet."""
-    with suppress(OSError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    `| head` does), exit 2."""
+    report.discard_stdout()
     if e.broken_pipe:
         sys.exit(EXIT_BROKEN_PIPE)
     fail(str(e))
@@ -167,14 +165,10 @@ def write_failed(file, e: OSError) -> NoReturn:
 
 
 def _flush_stdout() -> None:
-    """What stdout still buffers, written now, while a failure can still be reported."""
-    if sys.stdout is not None:
-        try:
-            sys.stdout.flush()
-        except OSError as e:
-            output_failed(report.OutputError.from_os(e))
-        except ValueError:  # closed by the command itself
-            pass
+    try:
+        report.flush()
+    except report.OutputError as e:
+        output_failed(e)
 
 
 def _hold_closed_descriptors() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 
 import click
@@ -45,6 +46,29 @@ def err(text: str) -> None:
     if sys.stderr is not None:
         with contextlib.suppress(OSError, ValueError):
             click.echo(text, err=True)
+
+
+def flush() -> None:
+    """Write what stdout still buffers now, while a failure can be reported (OutputError);
+    stderr is flushed quietly."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.flush()
+    if sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except OSError as e:
+            raise OutputError.from_os(e) from None
+        except ValueError:  # closed by the command itself
+            pass
+
+
+def discard_stdout() -> None:
+    """After a failed write: what stdout still holds goes to /dev/null, so Python's own
+    flush at exit neither fails nor prints a second error."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def dumps(obj: object, indent: int | None = None) -> str:
