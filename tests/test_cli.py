@@ -408,6 +408,9 @@ def test_a_harmless_unused_option_is_one_warning():
     assert r.exit_code == 0 and "--json has no effect with --batch" in r.stderr
     assert json.loads(r.stdout)["outputs"] == {"p": True}
     assert run("eval", "setp.lt.f32 p, a, b;", "a=1", "b=2").stderr == ""  # defaults: silent
+    r = run("prove", "identities", "-k", "unsigned-aliases", "--json", "-v")
+    assert r.exit_code == 0 and r.stderr.startswith("warning: -v has no effect with --json")
+    assert len(json.loads(r.stdout)["results"]) == 24
 
 
 # ---- messages ---------------------------------------------------------------------------

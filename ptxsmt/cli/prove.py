@@ -15,9 +15,11 @@ from ..resources import library_dir
 from .common import (
     CONTEXT,
     fail,
+    given,
     jobs_option,
     max_input_option,
     timeout_option,
+    warn_unused,
     writable_dir,
 )
 
@@ -48,6 +50,8 @@ def identities(pattern, jobs, timeout, directory, smt2_dir, verbose, as_json) ->
       ptxsmt prove identities -k ftz --verbose
       ptxsmt prove identities --jobs 2 --json > results.json
     """
+    if as_json:
+        warn_unused(given("verbose"), "with --json: it lists every instance already")
     try:
         instances = proofs.select(proofs.load(directory or library_dir()), pattern)
         if smt2_dir:
