@@ -66,6 +66,7 @@ class Main(click.Group):
         if name in self.lazy and name not in self.commands:
             module, function = self.lazy[name].split(":")
             self.add_command(getattr(import_module(f"{__package__}.{module}"), function), name)
+            interrupts.command_loaded()
         return super().get_command(ctx, name)
 
     def main(self, *args, **kwargs):

@@ -21,18 +21,28 @@ from contextlib import suppress
 from .. import solver
 
 _seen = threading.Event()
+_installed = False
 
 
 def install() -> None:
     """Watch for SIGINT (the console command only: tests call the group in their process)."""
     if threading.current_thread() is not threading.main_thread():
         return
+    global _installed
     read, write = os.pipe()
     os.set_blocking(write, False)
     with suppress(ValueError):
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         solver.leave_sigint_to_python()
         threading.Thread(target=_watch, args=(read,), name="ptxsmt-sigint", daemon=True).start()
+        _installed = True
+
+
+def command_loaded() -> None:
+    """A command's module is imported: if it brought z3 in, z3 leaves SIGINT alone from now,
+    before its first call of any kind (not only at the first search)."""
+    if _installed and "z3" in sys.modules:
+        solver.leave_sigint_to_python()
 
 
 def seen() -> bool:
