@@ -39,26 +39,34 @@ class _Text:
     """Positions in the text: 0-based offset <-> 1-based line and column."""
 
     def __init__(self, text: str):
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def place(self, pos: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.starts, pos)
         return line, pos - self.starts[line - 1] + 1
 
 
+_NEWLINE = re.compile("\n")
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)',
+                                re.S | re.M)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def blank_comments(text: str) -> str:
     """The text with each comment's characters but newlines made spaces, so every place
     stays where it was; an unterminated `/*` or string is an error at its start."""
-    out, i, places = [], 0, _Text(text)
-    pattern = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)', re.S | re.M)
-    for m in pattern.finditer(text):
+    if "/" not in text and '"' not in text:
+        return text
+    out, i = [], 0
+    for m in _COMMENT_OR_STRING.finditer(text):
         token = m.group()
         if token.startswith("/*") and not token.endswith("*/") or token == "/*/":
-            raise PtxError("unterminated comment '/*'", *places.place(m.start()))
+            raise PtxError("unterminated comment '/*'", *_Text(text).place(m.start()))
         if token.startswith('"') and (len(token) < 2 or not token.endswith('"')):
-            raise PtxError("unterminated string", *places.place(m.start()))
+            raise PtxError("unterminated string", *_Text(text).place(m.start()))
         out.append(text[i:m.start()])
-        out.append(token if token.startswith('"') else re.sub(r"[^\n]", " ", token))
+        out.append(token if token[0] == '"' else " " * len(token) if token[1] == "/"
+                   else _NOT_NEWLINE.sub(" ", token))
         i = m.end()
     out.append(text[i:])
     return "".join(out)
@@ -69,6 +77,17 @@ LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", ".ma
                    ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
                    ".reqnctapercluster", ".explicitcluster", ".noreturn", ".blocksareclusters")
 
+# The scanner: one pass over the text, each step a compiled pattern that searches from
+# where the last stopped, so reading is linear in the text. Between its stops a
+# statement holds nothing that can end it: an instruction of a module can end only at
+# `;`, `{`, `}` (or a string or parenthesis that hides them); a directive or a
+# snippet's statement also at a newline.
+_SPACE = re.compile(r"\s*")
+_WORD = re.compile(r"\S*")
+_NEXT_WORD = re.compile(r"\s*(\S*)")
+_STOPS_IN_MODULE = re.compile(r'[;{}()"]')
+_STOPS_IN_LINE = re.compile(r'[;{}()"\n]')
+
 
 def split_statements(text: str, *, spans_lines: bool) -> list[Statement]:
     """The statements of `text` in order. With `spans_lines` (a module) an instruction
@@ -77,18 +96,16 @@ def split_statements(text: str, *, spans_lines: bool) -> list[Statement]:
     places = _Text(clean)
     out: list[Statement] = []
     i, n = 0, len(clean)
-    while i < n:
+    while (i := _SPACE.match(clean, i).end()) < n:
         ch = clean[i]
-        if ch.isspace():
-            i += 1
-        elif ch in "{}":
+        if ch in "{}":
             out.append(Statement("open" if ch == "{" else "close", ch, *places.place(i),
                                  end=places.place(i + 1)))
             i += 1
         elif ch == ";":
             raise PtxError("empty statement: ';' with no instruction before it",
                            *places.place(i))
-        elif m := LABEL.match(clean, i):
+        elif ch not in ".@" and (m := LABEL.match(clean, i)):
             out.append(Statement("label", m.group(1), *places.place(i), end=places.place(m.end())))
             i = m.end()
         else:
@@ -101,11 +118,12 @@ def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tupl
     """One instruction or directive from `start`: up to its `;` (consumed), or up to a
     `{`/`}`/newline that ends it without one (not consumed)."""
     directive = clean[start] == "."
-    head = re.match(r"\S*", clean[start:]).group()
-    line_directive = head in LINE_DIRECTIVES
+    line_directive = _WORD.match(clean, start).group() in LINE_DIRECTIVES
+    stops = _STOPS_IN_MODULE if spans_lines and not directive else _STOPS_IN_LINE
     parens = braces = 0  # `(` of a parameter list; `{` of an initialiser or `{lo, hi}`
     i = start
-    while i < len(clean):
+    while m := stops.search(clean, i):
+        i = m.start()
         ch = clean[i]
         if ch == '"':
             i = clean.index('"', i + 1) + 1  # blank_comments vouched for its end
@@ -126,13 +144,12 @@ def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tupl
                 return _make(clean, start, i, places, False), i
             braces -= 1
         i += 1
-    return _make(clean, start, i, places, line_directive), i
+    return _make(clean, start, len(clean), places, line_directive), len(clean)
 
 
 def _line_directive_at(clean: str, i: int) -> bool:
     """Whether the next word after `i` is a line directive (`.maxntid` after a header)."""
-    word = re.match(r"\s*(\S*)", clean[i:]).group(1)
-    return word in LINE_DIRECTIVES
+    return _NEXT_WORD.match(clean, i).group(1) in LINE_DIRECTIVES
 
 
 def _make(clean: str, start: int, stop: int, places: _Text, ended: bool) -> Statement:
