@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .errors import PtxError, quote
+from .errors import PtxError
 
 LABEL = re.compile(r"(%?[A-Za-z_$][A-Za-z0-9_$]*)\s*:(?!:)")
 
@@ -92,26 +93,29 @@ _STOPS_IN_LINE = re.compile(r'[;{}()"\n]')
 def split_statements(text: str, *, spans_lines: bool) -> list[Statement]:
     """The statements of `text` in order. With `spans_lines` (a module) an instruction
     runs to its `;`; without (a snippet) it also stops at the end of its line, unended."""
+    return list(iter_statements(text, spans_lines=spans_lines))
+
+
+def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
+    """`split_statements`, one statement at a time (an error is raised where it is met)."""
     clean = blank_comments(text)
     places = _Text(clean)
-    out: list[Statement] = []
     i, n = 0, len(clean)
     while (i := _SPACE.match(clean, i).end()) < n:
         ch = clean[i]
         if ch in "{}":
-            out.append(Statement("open" if ch == "{" else "close", ch, *places.place(i),
-                                 end=places.place(i + 1)))
+            yield Statement("open" if ch == "{" else "close", ch, *places.place(i),
+                            end=places.place(i + 1))
             i += 1
         elif ch == ";":
             raise PtxError("empty statement: ';' with no instruction before it",
                            *places.place(i))
         elif ch not in ".@" and (m := LABEL.match(clean, i)):
-            out.append(Statement("label", m.group(1), *places.place(i), end=places.place(m.end())))
+            yield Statement("label", m.group(1), *places.place(i), end=places.place(m.end()))
             i = m.end()
         else:
             stmt, i = _statement(clean, i, places, spans_lines)
-            out.append(stmt)
-    return out
+            yield stmt
 
 
 def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tuple[Statement, int]:
@@ -157,15 +161,3 @@ def _make(clean: str, start: int, stop: int, places: _Text, ended: bool) -> Stat
     kind = "directive" if text.startswith(".") else "instruction"
     return Statement(kind, text, *places.place(start), ended,
                      places.place(start + len(text)))
-
-
-def skip_block(statements: list[Statement], at: int) -> int:
-    """The index after the `}` that closes the `{` at `statements[at]` (a `.section`
-    block, whose contents are data, not code)."""
-    depth = 0
-    for j in range(at, len(statements)):
-        depth += {"open": 1, "close": -1}.get(statements[j].kind, 0)
-        if depth == 0:
-            return j + 1
-    s = statements[at]
-    raise PtxError(f"{quote('{')} is never closed", s.line, s.col)
