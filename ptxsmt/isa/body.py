@@ -257,12 +257,15 @@ def _generic(st: Statement) -> Generic:
     opcode, *mods = head.split(".")
     if not operands.strip():
         parts = []
-    elif "[" in operands or "{" in operands or "(" in operands:
+    elif "{" in operands or "(" in operands or _COMMA_IN_BRACKETS.search(operands):
         parts = [p.strip() for p in _split_top(operands)]
     else:
         parts = [p.strip() for p in operands.split(",")]
     _require_end(st)
     return Generic(opcode, tuple(mods), tuple(parts), guard, st.line, st.col, st.text)
+
+
+_COMMA_IN_BRACKETS = re.compile(r"\[[^\]]*,")
 
 
 def _split_top(text: str) -> list[str]:
