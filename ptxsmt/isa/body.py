@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import PtxError, quote
 from .opcodes import SYNTAX
@@ -24,8 +25,7 @@ from .types import PRED, bit_type
 from .variants import Variant, operand_types, requirement
 
 
-@dataclass(frozen=True)
-class Generic:
+class Generic(NamedTuple):
     """An instruction ptxsmt does not model, as written: `@%p1 ld.param.u32 %r1, [p];`."""
 
     opcode: str  # "ld"
@@ -37,8 +37,7 @@ class Generic:
     text: str
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):
     name: str
     line: int
     col: int
@@ -53,8 +52,7 @@ class Checked:
     registers: dict[str, Register] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Repeat:
+class Repeat(NamedTuple):
     """An instruction of ptxsmt's families read as a `Checked` one before in the same run:
     the same text but for the names of its registers, each declared with the same type
     (what the reading depends on), so it is legal or not as that one was. Only a reader
@@ -74,8 +72,7 @@ class Rejected:
     error: PtxError
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """A directive the body only records: `.pragma "nounroll"`, `.loc 1 5 3`, `.local ...`."""
 
     name: str
@@ -155,7 +152,7 @@ def check_labels(statements: list[Statement]) -> None:
             frames[-1][0][st.text] = st
         elif st.text[:1] in "@b" and (m := _BRANCH.fullmatch(st.text)):
             frames[-1][1].append((m.group(1), st))
-        elif st.head == ".branchtargets":
+        elif st.kind == "directive" and st.text.startswith(".branchtargets"):
             frames[-1][1].extend((name.strip(), st) for name in st.text[14:].split(","))
     labels, wanted = frames[0]
     missing = [(st.line, st.col, name) for name, st in wanted if name not in labels]

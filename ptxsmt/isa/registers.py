@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import PtxError, quote
 from .types import TYPES, Kind, PtxType
@@ -77,8 +78,7 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
     return operand.kind in (Kind.UNSIGNED, Kind.SIGNED) and register.name == PACKED_AS_INTEGER
 
 
-@dataclass(frozen=True)
-class Register:
+class Register(NamedTuple):
     """One declared register: `.reg .b32 %r<5>` declares %r0 ... %r4."""
 
     name: str  # as written, with its `%` if any

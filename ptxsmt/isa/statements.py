@@ -14,15 +14,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import PtxError
 
 LABEL = re.compile(r"(%?[A-Za-z_$][A-Za-z0-9_$]*)\s*:(?!:)")
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     kind: str  # "instruction", "directive", "label", "open" (`{`) or "close" (`}`)
     text: str  # without its `;`, comments blanked; the label's name for a label
     line: int
@@ -101,7 +100,23 @@ def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
     clean = blank_comments(text)
     places = _Text(clean)
     i, n = 0, len(clean)
+    line, line_start = 1, 0  # of position `i`: kept as `i` moves, for the common case
     while (i := _SPACE.match(clean, i).end()) < n:
+        if spans_lines and (m := _SIMPLE.match(clean, i)):
+            # the common case, an instruction up to its `;`: placed without a search
+            if newlines := clean.count("\n", line_start, i):
+                line += newlines
+                line_start = clean.rindex("\n", 0, i) + 1
+            body = m.group(1).rstrip()
+            kind = "directive" if body[0] == "." else "instruction"
+            stop = i + len(body)
+            if "\n" in body:
+                yield Statement(kind, body, line, i - line_start + 1, True, places.place(stop))
+            else:
+                yield Statement(kind, body, line, i - line_start + 1, True,
+                                (line, stop - line_start + 1))
+            i = m.end()
+            continue
         ch = clean[i]
         if ch in "{}":
             yield Statement("open" if ch == "{" else "close", ch, *places.place(i),
@@ -116,6 +131,15 @@ def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
         else:
             stmt, i = _statement(clean, i, places, spans_lines)
             yield stmt
+        line = places.place(i)[0]
+        line_start = places.starts[line - 1]
+
+
+# A statement of a module that `_statement` would end at its `;` with nothing on the way
+# that could end it sooner or hide its end (`{`, `}`, `(`, `)`, a string): an instruction
+# (not a label: no `name:` at its start), or a directive on one line (`.reg .b32 %r<5>;`).
+_SIMPLE = re.compile(r'(?!%?[A-Za-z_$][A-Za-z0-9_$]*\s*:(?!:))'
+                     r'(\.[^;{}()"\n]*|[^\s.;{}()"][^;{}()"]*);')
 
 
 def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tuple[Statement, int]:
