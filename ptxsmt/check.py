@@ -145,6 +145,7 @@ class Judge:
         if fn.body is None:
             return []
         out = []
+        self.unjudged += fn.body.skipped
         for item in fn.body.items:
             if isinstance(item, Checked):
                 ins = item.instruction

@@ -88,6 +88,8 @@ Item = Checked | Generic | Label | Rejected | Directive | Repeat
 class Body:
     items: list[Item] = field(default_factory=list)
     registers: list[Register] = field(default_factory=list)  # every `.reg`, in order
+    skipped: int = 0  # a judge's reading (`seen`): instructions outside ptxsmt's families,
+    # counted, not kept
 
     @property
     def checked(self) -> list[Checked]:
@@ -110,22 +112,30 @@ def read_body(statements: list[Statement], *, module: bool,
     """A body from its statements (the function's own braces not included). With `seen`
     (a dict kept across the bodies of one run) an instruction whose text differs from one
     read before only in register names of the same declared types is a `Repeat`
-    (`Generic` if that one was), not parsed again: what a judge of legality needs."""
+    (nothing if that one was `Generic`), not parsed again, and an instruction outside
+    ptxsmt's families is only counted (`Body.skipped`): what a judge of legality needs."""
     body, scope = Body(), Scope()
+    typed: dict[str, str] = {}  # a judge's: each name's part in a shape, while scope holds
     for st in statements:
         if st.kind == "open":
             scope.open()
+            typed.clear()
         elif st.kind == "close":
             if not scope.depth:
                 raise PtxError("'}' closes no '{'", st.line, st.col)
             scope.close()
+            typed.clear()
         elif st.kind == "label":
             body.items.append(Label(st.text, st.line, st.col))
         elif st.kind == "directive":
             _directive(st, body, scope)
+            typed.clear()
+        elif seen is None:
+            body.items.append(_instruction(st, scope, module))
+        elif item := _judged(st, scope, seen, typed):
+            body.items.append(item)
         else:
-            body.items.append(_instruction(st, scope, module) if seen is None
-                              else _judged(st, scope, seen))
+            body.skipped += 1
     if scope.depth:
         raise PtxError("'{' is never closed", *statements[-1].end)
     return body
@@ -189,21 +199,26 @@ _HEAD = re.compile(r"\S*")
 _OPERAND_NAME = re.compile(r"(?<![\w.$%])%?[A-Za-z_$][\w$]*")
 
 
-def _judged(st: Statement, scope: Scope, seen: dict) -> Item:
-    """`_instruction` in a module, answered from `seen` when its shape was read before."""
+def _judged(st: Statement, scope: Scope, seen: dict, typed: dict[str, str]) -> Item | None:
+    """`_instruction` in a module, answered from `seen` when its shape was read before;
+    None for an instruction outside ptxsmt's families (only counted)."""
     text = st.text
     guard = _GUARD.match(text)
     at = guard.end() if guard else 0
     head = _HEAD.match(text, at).end()
     if _OPCODE.match(text, at).group() not in SYNTAX:
-        return _generic(st)
+        _require_end(st)
+        return None
 
-    def typed(m: re.Match) -> str:
-        reg = scope.lookup(m.group().lstrip("%"))
-        return m.group() if reg is None else f"\0{reg.type.name}.v{reg.vector}\0"
+    def part(m: re.Match) -> str:
+        name = m.group()
+        if (known := typed.get(name)) is None:
+            reg = scope.lookup(name.lstrip("%"))
+            known = typed[name] = name if reg is None else f"\0{reg.type.name}.v{reg.vector}\0"
+        return known
 
-    key = (_OPERAND_NAME.sub(typed, text[:at]) + text[at:head]
-           + _OPERAND_NAME.sub(typed, text[head:]), st.ended)
+    key = (_OPERAND_NAME.sub(part, text[:at]) + text[at:head]
+           + _OPERAND_NAME.sub(part, text[head:]), st.ended)
     known = seen.get(key)
     if known is None:
         item = _instruction(st, scope, True)
@@ -213,7 +228,8 @@ def _judged(st: Statement, scope: Scope, seen: dict) -> Item:
             seen[key] = Generic
         return item  # a Rejected one is read again: its message names its own registers
     if known is Generic:
-        return _generic(st)
+        _require_end(st)
+        return None
     return Repeat(known, text, st.line, opcode_col(text, st.col))
 
 
