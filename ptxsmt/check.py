@@ -114,7 +114,8 @@ class Judge:
         self.unjudged = self.judged = 0
         self.lines = 0  # of the text read so far (the last function's first line)
         self._started = False
-        self._errors: dict[Variant, str | None] = {}
+        # by the variant's id (a shape's Repeats share its variant; hashing one costs)
+        self._errors: dict[int, tuple[Variant, str | None]] = {}
 
     def read(self, text: str) -> Iterator[Verdict]:
         """Read and judge a module's text; PtxError for what cannot be read."""
@@ -163,7 +164,9 @@ class Judge:
         return out
 
     def _error(self, variant: Variant, line: int, col: int) -> str | None:
-        if variant not in self._errors:
-            self._errors[variant] = variant_error(variant, self.target, self.version)
-        why = self._errors[variant]
+        known = self._errors.get(id(variant))
+        if known is None:  # the variant is kept with its answer, so its id stays its own
+            known = self._errors[id(variant)] = (variant, variant_error(variant, self.target,
+                                                                        self.version))
+        why = known[1]
         return None if why is None else str(PtxError(why, line, col))

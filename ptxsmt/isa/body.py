@@ -117,25 +117,27 @@ def read_body(statements: list[Statement], *, module: bool,
     body, scope = Body(), Scope()
     typed: dict[str, str] = {}  # a judge's: each name's part in a shape, while scope holds
     for st in statements:
-        if st.kind == "open":
+        kind = st.kind
+        if kind == "instruction":
+            if seen is None:
+                body.items.append(_instruction(st, scope, module))
+            elif item := _judged(st, scope, seen, typed):
+                body.items.append(item)
+            else:
+                body.skipped += 1
+        elif kind == "open":
             scope.open()
             typed.clear()
-        elif st.kind == "close":
+        elif kind == "close":
             if not scope.depth:
                 raise PtxError("'}' closes no '{'", st.line, st.col)
             scope.close()
             typed.clear()
-        elif st.kind == "label":
+        elif kind == "label":
             body.items.append(Label(st.text, st.line, st.col))
-        elif st.kind == "directive":
+        else:
             _directive(st, body, scope)
             typed.clear()
-        elif seen is None:
-            body.items.append(_instruction(st, scope, module))
-        elif item := _judged(st, scope, seen, typed):
-            body.items.append(item)
-        else:
-            body.skipped += 1
     if scope.depth:
         raise PtxError("'{' is never closed", *statements[-1].end)
     return body
@@ -176,7 +178,7 @@ def _directive(st: Statement, body: Body, scope: Scope) -> None:
     if st.head == ".reg":
         _require_end(st)
         for reg in parse_reg(st.text, st.line, st.col):
-            for r in (reg, *reg.elements):  # `%v.x` of a vector is a register too
+            for r in (reg, *reg.elements) if reg.vector > 1 else (reg,):  # `%v.x` too
                 scope.declare(r)
                 body.registers.append(r)
     elif st.head in BODY_DIRECTIVES:
@@ -193,7 +195,7 @@ def _require_end(st: Statement) -> None:
 
 _GUARD = re.compile(r"@\s*(!?)\s*(\S+)\s+")
 _OPCODE = re.compile(r"[A-Za-z0-9_]*")
-_HEAD = re.compile(r"\S*")
+_LEAD = re.compile(r"(@\s*!?\s*\S+\s+|)([A-Za-z0-9_]*)\S*")  # guard, opcode, the rest of the head
 # A name an operand may give: not after a `.` (`%r1.x`, a modifier), a `%`, a word
 # character (`0f3F800000`) or `$`.
 _OPERAND_NAME = re.compile(r"(?<![\w.$%])%?[A-Za-z_$][\w$]*")
@@ -203,10 +205,9 @@ def _judged(st: Statement, scope: Scope, seen: dict, typed: dict[str, str]) -> I
     """`_instruction` in a module, answered from `seen` when its shape was read before;
     None for an instruction outside ptxsmt's families (only counted)."""
     text = st.text
-    guard = _GUARD.match(text)
-    at = guard.end() if guard else 0
-    head = _HEAD.match(text, at).end()
-    if _OPCODE.match(text, at).group() not in SYNTAX:
+    lead = _LEAD.match(text)
+    at, head = lead.end(1), lead.end()
+    if lead.group(2) not in SYNTAX:
         _require_end(st)
         return None
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
 from .body import Body, check_labels, read_body
 from .errors import PtxError, quote
@@ -159,10 +160,16 @@ class _Lookahead:
         """The statements inside the `{ ... }` that comes next (its braces consumed)."""
         first = next(self)
         depth, inside = 1, []
-        for st in self:
-            depth += {"open": 1, "close": -1}.get(st.kind, 0)
-            if depth == 0:
-                return inside
+        pending = () if self._next is None else (self._next,)
+        for st in chain(pending, self._statements):  # the lookahead is refilled at the end
+            kind = st.kind
+            if kind == "open":
+                depth += 1
+            elif kind == "close":
+                depth -= 1
+                if depth == 0:
+                    self._next = next(self._statements, None)
+                    return inside
             inside.append(st)
         raise PtxError(f"{quote('{')} is never closed", first.line, first.col)
 

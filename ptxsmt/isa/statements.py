@@ -101,9 +101,10 @@ def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
     places = _Text(clean)
     i, n = 0, len(clean)
     line, line_start = 1, 0  # of position `i`: kept as `i` moves, for the common case
-    while (i := _SPACE.match(clean, i).end()) < n:
+    while True:
         if spans_lines and (m := _SIMPLE.match(clean, i)):
-            # the common case, an instruction up to its `;`: placed without a search
+            # the common case, a statement up to its `;`: placed without a search
+            i = m.start(1)
             if newlines := clean.count("\n", line_start, i):
                 line += newlines
                 line_start = clean.rindex("\n", 0, i) + 1
@@ -117,6 +118,8 @@ def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
                                 (line, stop - line_start + 1))
             i = m.end()
             continue
+        if (i := _SPACE.match(clean, i).end()) >= n:
+            return
         ch = clean[i]
         if ch in "{}":
             yield Statement("open" if ch == "{" else "close", ch, *places.place(i),
@@ -138,7 +141,7 @@ def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
 # A statement of a module that `_statement` would end at its `;` with nothing on the way
 # that could end it sooner or hide its end (`{`, `}`, `(`, `)`, a string): an instruction
 # (not a label: no `name:` at its start), or a directive on one line (`.reg .b32 %r<5>;`).
-_SIMPLE = re.compile(r'(?!%?[A-Za-z_$][A-Za-z0-9_$]*\s*:(?!:))'
+_SIMPLE = re.compile(r'\s*(?!%?[A-Za-z_$][A-Za-z0-9_$]*\s*:(?!:))'
                      r'(\.[^;{}()"\n]*|[^\s.;{}()"][^;{}()"]*);')
 
 
