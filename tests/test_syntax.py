@@ -131,7 +131,7 @@ def test_integer_immediates(immediate):
     ("setp.lt.bf16 _|q, a, b;", 14, "writes only p"),
     ("vset2.u32.u32.lt d, a, 1, c;", 24, "must be registers"),
     ("setp.lt.and.bf16x2 p|q, a, b, 1;", 31, "predicate register"),
-    ("setp.lt.and.f32 p, a, b, 2;", 26, "predicate register"),
+    ("setp.lt.and.f32 p, a, b, 2.0;", 26, "predicate register or an integer"),
     ("setp.lt.f32 _|_, a, b;", 13, "sink"),
     ("set.lt.u32.f32 _, a, b;", 16, "sink"),
     ("setp.lt.f32 1, a, b;", 13, "must be a register"),

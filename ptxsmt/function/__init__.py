@@ -18,7 +18,8 @@ from ..isa.module import Function, read_module
 def read_function(text: str, name: str | None = None) -> Function:
     """The function `name` of a PTX module (the only one with a body when `name` is
     None); raise `PtxError` naming what is wrong."""
-    defined = [f for f in read_module(text).functions if f.body is not None]
+    module = read_module(text, only=name)  # only that function's body (and its callees')
+    defined = [f for f in module.functions if f.defined]
     if name is None:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import PtxError, quote
 from .types import TYPES, Kind, PtxType
@@ -56,15 +57,16 @@ SLOT_FITS_WITHOUT_BOOLOP: dict[tuple[str, str, str], frozenset[str]] = {
 
 
 def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
-         boolop: bool = True, variant: str = "") -> bool:
+         boolop: bool = True, variant: object = "") -> bool:
     """Whether ptxas lets a register declared `register` stand for an `operand`-typed one
-    in `slot` of `opcode` (`boolop`: the instruction has one; `variant`: its spelling)."""
+    in `slot` of `opcode` (`boolop`: the instruction has one; `variant`: the variant or
+    its spelling, spelled only where it matters)."""
     if not boolop and (opcode, slot, operand.name) in SLOT_FITS_WITHOUT_BOOLOP:
         return register.name in SLOT_FITS_WITHOUT_BOOLOP[opcode, slot, operand.name]
     if (opcode, slot, operand.name) in SLOT_FITS:
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
-            variant not in WIDER_REFUSED:
+            str(variant) not in WIDER_REFUSED:
         if operand.kind is Kind.FLOAT:  # a float operand: a wider bit register
             return register.kind is Kind.BIT
         # a `.b128` register is its own (and the only) 128-bit type
@@ -76,8 +78,7 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
     return operand.kind in (Kind.UNSIGNED, Kind.SIGNED) and register.name == PACKED_AS_INTEGER
 
 
-@dataclass(frozen=True)
-class Register:
+class Register(NamedTuple):
     """One declared register: `.reg .b32 %r<5>` declares %r0 ... %r4."""
 
     name: str  # as written, with its `%` if any
@@ -85,6 +86,12 @@ class Register:
     line: int
     col: int
     vector: int = 1  # `.v2`/`.v4`: elements named name.x, name.y, ...
+
+    @property
+    def elements(self) -> list[Register]:
+        """A vector's elements, each a scalar register of its type: `%v.x`, `%v.y`, ..."""
+        return [Register(f"{self.name}.{c}", self.type, self.line, self.col)
+                for c in "xyzw"[:self.vector if self.vector > 1 else 0]]
 
     @property
     def key(self) -> str:
