@@ -161,8 +161,8 @@ def test_check_prints_a_module_as_before():
         text = path.read_text()
         run = CliRunner().invoke(main, ["check", str(path)])
         full = check_module(read_module(text))
-        assert run.output.count("\n") == len(full.verdicts) + 1
-        assert f"{len(full.verdicts)} instructions checked" in run.output.splitlines()[-1]
+        assert run.stdout.count("\n") == len(full.verdicts) + 1
+        assert f"{len(full.verdicts)} instructions checked" in run.stdout.splitlines()[-1]
 
 
 # ---- operand spellings ------------------------------------------------------------------
