@@ -30,6 +30,7 @@ import argparse
 import collections
 import contextlib
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -60,6 +61,16 @@ def run_pair(p: dict) -> dict:
     except subprocess.TimeoutExpired:
         return {"rc": None, "stdout": "", "stderr": "hung past 6x --timeout"}
     return {"rc": run.returncode, "stdout": run.stdout, "stderr": run.stderr}
+
+
+def pair_key(p: dict) -> str:
+    """A stored result is reused only for the same function text in the same two files."""
+    h = hashlib.sha256()
+    for part in (p["a"], p["b"], p["function"], p.get("function_b", "")):
+        h.update(part.encode() + b"\0")
+    for path in (p["a"], p["b"]):
+        h.update(function_text(path, p["function"]).encode() + b"\0")
+    return h.hexdigest()[:20]
 
 
 def outcome(raw: dict) -> tuple[str, dict | None, str]:
@@ -276,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc", type=Path, default=DOC)
     ap.add_argument("--only", help="pairs whose id contains TEXT")
     ap.add_argument("--rerun", action="store_true", help="run every pair again")
+    ap.add_argument("--known-wrong", action="store_true",
+                    help="print tests/test_function_corpus.py's KNOWN_WRONG for these results")
     args = ap.parse_args(argv)
     pairs = [json.loads(line) for line in args.manifest.read_text().splitlines() if line]
     if args.only:
@@ -284,31 +297,41 @@ def main(argv: list[str] | None = None) -> int:
     if args.results.exists() and not args.rerun:
         for line in args.results.read_text().splitlines():
             r = json.loads(line)
-            done[r["id"]] = r
+            done[r["key"]] = r
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with args.results.open("a") as log:
         for i, p in enumerate(pairs):
-            if p["id"] in done:
+            if pair_key(p) in done:
                 continue
             print(f"[{i + 1}/{len(pairs)}] {p['id']}", file=sys.stderr, flush=True)
-            done[p["id"]] = {"id": p["id"], **run_pair(p)}
-            log.write(json.dumps(done[p["id"]]) + "\n")
+            done[pair_key(p)] = {"key": pair_key(p), "id": p["id"], **run_pair(p)}
+            log.write(json.dumps(done[pair_key(p)]) + "\n")
             log.flush()
     oracle = IrOracle(SRC / "scalar.ll")
     rows = []
     for p in pairs:
-        verdict, answer, reason = outcome(done[p["id"]])
+        verdict, answer, reason = outcome(done[pair_key(p)])
         row = {"pair": p, "verdict": verdict, "reason": reason, "answer": answer}
         if verdict == "different":
             row["class"], row["evidence"] = triage_different(p, answer, oracle)
         elif verdict == "equivalent" and p["expect"] == "different":
-            row["class"], row["evidence"] = "unsound equivalent", p["why"]
+            jumps = any(str(u).startswith("brx.idx") for u in answer.get("uninterpreted") or [])
+            row["class"] = "unsound equivalent" + (": brx.idx read as data" if jumps else "")
+            row["evidence"] = p["why"]
         elif verdict == "equivalent" and any(
                 str(u).startswith("brx.idx") for u in answer.get("uninterpreted") or []):
             row["class"] = "right by chance: brx.idx read as data"
             row["evidence"] = ("both sides jump through a table ptxsmt does not follow; only "
                                "the fall-through path was compared")
         rows.append(row)
+    if args.known_wrong:
+        print("KNOWN_WRONG: dict[str, str] = {")
+        for r in rows:
+            if r in wrong_verdicts(rows):
+                why = r.get("class") or f"crash: {r['reason']}"
+                print(f'    "{r["pair"]["id"]}":\n        "{why}",')
+        print("}")
+        return 0
     args.doc.write_text(render(rows, args.manifest))
     counts = collections.Counter(r["verdict"] for r in rows)
     print(", ".join(f"{k} {v}" for k, v in counts.most_common()), file=sys.stderr)
@@ -339,8 +362,7 @@ def render(rows: list[dict], manifest: Path) -> str:
         by = collections.Counter(r["pair"]["source"] for r in rows if r["verdict"] == v)
         out.append(f"| {v} | {counts.get(v, 0)} | " + " | ".join(str(by.get(s, 0))
                                                              for s in SOURCES) + " |")
-    wrong = [r for r in rows if r.get("class", "").startswith(("false alarm", "unsound"))
-             or r["verdict"] == "crash"]
+    wrong = wrong_verdicts(rows)
     out += ["", f"Wrong verdicts: {len(wrong)} ("
             f"{sum(r['verdict'] == 'different' for r in wrong)} false \"different\", "
             f"{sum(r['verdict'] == 'equivalent' for r in wrong)} unsound \"equivalent\", "
@@ -367,6 +389,11 @@ def render(rows: list[dict], manifest: Path) -> str:
             out.append(f"| {_cell(reason)} | {len(rs)} | `{ex['pair']['id']}`: "
                        f"{_cell(ex['reason'])} |")
     return "\n".join(out) + "\n"
+
+
+def wrong_verdicts(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("class", "").startswith(("false alarm", "unsound"))
+            or r["verdict"] == "crash"]
 
 
 SOURCES = ("llvm-ir", "nvcc", "mutant", "llvm-test")

@@ -49,6 +49,14 @@ KNOWN_WRONG: dict[str, str] = {
         "false alarm: initialised .global data read as free memory",
     "scalar:switch_compute:llvm14-O2-sm80~llvm22-O2-sm80":
         "false alarm: brx.idx read as data",
+    "extra:local_array:llvm14-O0-sm80~llvm14-O2-sm80":
+        "false alarm: memory space",
+    "extra:local_array:llvm22-O0-sm80~llvm22-O2-sm80":
+        "false alarm: memory space",
+    "extra:local_scalar:llvm14-O0-sm80~llvm14-O2-sm80":
+        "false alarm: memory space",
+    "extra:local_scalar:llvm22-O0-sm80~llvm22-O2-sm80":
+        "false alarm: memory space",
     "kernels:k_fcmp:nvcc-G-sm80~nvcc-O3-sm80":
         "false alarm: opaque instruction",
     "kernels:k_fcmp:nvcc-G-sm90~nvcc-O3-sm90":
@@ -89,6 +97,18 @@ KNOWN_WRONG: dict[str, str] = {
         "crash: IndexError: tuple index out of range",
     "kernels:k_inline:nvcc-G-sm90~nvcc-O3-sm90":
         "crash: IndexError: tuple index out of range",
+    "kernels:k_divvar:nvcc-G-sm80~nvcc-O3-sm80":
+        "false alarm: opaque instruction",
+    "kernels:k_divvar:nvcc-G-sm90~nvcc-O3-sm90":
+        "false alarm: opaque instruction",
+    "kernels:k_sync_shared:nvcc-G-sm80~nvcc-O3-sm80":
+        "false alarm: memory space",
+    "kernels:k_sync_shared:nvcc-G-sm90~nvcc-O3-sm90":
+        "false alarm: memory space",
+    "kernels:k_select_f:nvcc-G-sm80~nvcc-O3-sm80":
+        "false alarm: opaque instruction",
+    "kernels:k_select_f:nvcc-G-sm90~nvcc-O3-sm90":
+        "false alarm: opaque instruction",
     "mutant:switch_dense:llvm22-O0-sm80~mutant":
         "unsound equivalent: brx.idx read as data",
 }
@@ -99,15 +119,12 @@ SUBSET = [
     "scalar:load_sext8:llvm14-O2-sm80~llvm22-O2-sm80",
     "scalar:cond_store:llvm22-O0-sm80~llvm22-O2-sm80",
     "scalar:hcmp_olt:llvm14-O2-sm80~llvm14-O2-sm53",
-    "scalar:branch_diamond:llvm14-O0-sm80~llvm14-O2-sm80",
     "scalar:rotl64_var:llvm22-O0-sm80~llvm22-O2-sm80",
     "scalar:fptosi_sat:llvm14-O0-sm80~llvm14-O2-sm80",
     "scalar:store_sum:llvm14-O2-sm80~llvm22-O2-sm80",
-    "scalar:f32_to_f16:llvm22-O0-sm80~llvm22-O2-sm80",
     "kernels:k_clamp:nvcc-G-sm80~nvcc-O3-sm80",
     "kernels:k_hlt:nvcc-G-sm80~nvcc-O3-sm80",
     "kernels:k_switch:nvcc-G-sm80~nvcc-O3-sm80",
-    "kernels:k_fminf:nvcc-G-sm90~nvcc-O3-sm90",
     "kernels:k_branch:nvcc-G-sm80~nvcc-O3-sm80",
     "scalar:rotl64_var:llvm14-O2-sm80~llvm22-O2-sm80",
     "kernels:k_fmul_add:nvcc-G-sm80~nvcc-O3-sm80",
@@ -130,6 +147,17 @@ SUBSET = [
     "scalar:switch_dense:llvm14-O2-sm80~llvm22-O2-sm80",
     "scalar:mul8:llvm14-O2-sm80~llvm22-O2-sm80",
     "kernels:k_inline:nvcc-G-sm80~nvcc-O3-sm80",
+    "extra:agg_param:llvm14-O0-sm80~llvm14-O2-sm80",
+    "extra:pair_ret:llvm14-O2-sm80~llvm22-O2-sm80",
+    "extra:h2add:llvm22-O0-sm80~llvm22-O2-sm80",
+    "extra:shared_roundtrip:llvm14-O0-sm80~llvm14-O2-sm80",
+    "extra:indirect_call:llvm14-O0-sm80~llvm14-O2-sm80",
+    "extra:local_array:llvm14-O0-sm80~llvm14-O2-sm80",
+    "kernels:k_select_f:nvcc-G-sm80~nvcc-O3-sm80",
+    "mutant:agg_param:llvm14-O2-sm80~mutant",
+    "mutant:pair_ret:llvm14-O2-sm80~mutant",
+    "mutant:local_array:llvm14-O2-sm80~mutant",
+    "mutant:shared_store:llvm22-O0-sm80~mutant",
 ]
 
 THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"

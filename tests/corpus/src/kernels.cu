@@ -150,3 +150,36 @@ extern "C" __global__ void k_half2(__half2 a, __half2 b, __half2* o) {
 extern "C" __global__ void k_u64cmp(unsigned long long a, unsigned long long b, int* o) {
   o[0] = a < b ? 1 : (a == b ? 2 : 3);
 }
+extern "C" __global__ void k_shfl(int v, int* o) {
+  o[threadIdx.x] = __shfl_sync(0xffffffffu, v, 0) + 1;
+}
+extern "C" __global__ void k_atomic(int* p, int v, int* o) {
+  o[0] = atomicAdd(p, v);
+}
+extern "C" __global__ void k_printf(int v) {
+  printf("%d\n", v);
+}
+extern "C" __global__ void k_saturate(float a, float* o) {
+  o[0] = __saturatef(a);
+}
+extern "C" __global__ void k_fastdiv(float a, float b, float* o) {
+  o[0] = __fdividef(a, b) + rsqrtf(a);
+}
+extern "C" __global__ void k_divvar(unsigned a, unsigned b, unsigned* o) {
+  o[0] = a / (b | 1u) + a % (b | 1u);
+}
+extern "C" __global__ void k_h2cmp(__half2 a, __half2 b, unsigned* o) {
+  o[0] = __hblt2(a, b) ? 1u : 0u;
+}
+extern "C" __global__ void k_sync_shared(const int* a, int* o) {
+  __shared__ int s[32];
+  s[threadIdx.x & 31] = a[threadIdx.x];
+  __syncthreads();
+  o[threadIdx.x] = s[(threadIdx.x + 1) & 31];
+}
+extern "C" __global__ void k_dmath(double a, double b, double* o) {
+  o[0] = fma(a, b, 1.0) + sqrt(a) + a / b;
+}
+extern "C" __global__ void k_select_f(float a, float b, float* o) {
+  o[0] = a > b ? a - b : b * 2.0f;
+}
