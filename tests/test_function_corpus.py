@@ -204,3 +204,21 @@ def test_manifest_is_well_formed():
             text = (ROOT / p[side]).read_text()
             assert f" {name}(" in text, (pid, side)
     assert set(KNOWN_WRONG) <= set(PAIRS) and set(SUBSET) <= set(PAIRS)
+
+
+def test_the_ir_oracle_confirms_llvm14s_rotate_miscompile():
+    """The LLVM 14 pair differs because LLVM 14 is wrong, as the IR itself says when llvmlite's
+    JIT runs it natively on ptxsmt's counterexample (the runner's triage, an oracle apart from
+    ptxsmt's terms): a rotate is modulo 64, so rotl(1, 0xffffffff) is bit 63, not 0."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import function_corpus as runner
+
+    oracle = runner.IrOracle(runner.SRC / "scalar.ll")
+    assert oracle("rotl64_var", [1, 0xFFFFFFFF]) == 1 << 63
+    assert oracle("rotl64_var", [1, 64]) == 1
+    pair = PAIRS["scalar:rotl64_var:llvm14-O2-sm80~llvm22-O2-sm80"]
+    run = equiv(pair)
+    assert run.returncode == 1, run.stderr
+    kind, evidence = runner.triage_different(pair, json.loads(run.stdout), oracle)
+    assert kind == "expected"
+    assert "scalar.llvm14-O2-sm80.ptx is wrong" in evidence, evidence
