@@ -57,6 +57,22 @@ KNOWN_WRONG: dict[str, str] = {
         "false alarm: memory space",
     "extra:local_scalar:llvm22-O0-sm80~llvm22-O2-sm80":
         "false alarm: memory space",
+    "nvvm:i2d_rz:llvm14-O0-sm80~llvm14-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:i2d_rz:llvm14-O2-sm80~llvm22-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:rotate_b64:llvm14-O2-sm80~llvm22-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:rotate_right_b64:llvm14-O2-sm80~llvm22-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:cttz64:llvm14-O0-sm80~llvm14-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:cttz64:llvm22-O0-sm80~llvm22-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:bswap16:llvm14-O2-sm80~llvm22-O2-sm80":
+        "false alarm: opaque instruction",
+    "nvvm:hmin:llvm14-O2-sm80~llvm14-O2-sm53":
+        "false alarm: opaque instruction",
     "kernels:k_fcmp:nvcc-G-sm80~nvcc-O3-sm80":
         "false alarm: opaque instruction",
     "kernels:k_fcmp:nvcc-G-sm90~nvcc-O3-sm90":
@@ -118,14 +134,11 @@ SUBSET = [
     "scalar:smax32:llvm14-O0-sm80~llvm14-O2-sm80",
     "scalar:load_sext8:llvm14-O2-sm80~llvm22-O2-sm80",
     "scalar:cond_store:llvm22-O0-sm80~llvm22-O2-sm80",
-    "scalar:hcmp_olt:llvm14-O2-sm80~llvm14-O2-sm53",
     "scalar:rotl64_var:llvm22-O0-sm80~llvm22-O2-sm80",
     "scalar:fptosi_sat:llvm14-O0-sm80~llvm14-O2-sm80",
-    "scalar:store_sum:llvm14-O2-sm80~llvm22-O2-sm80",
     "kernels:k_clamp:nvcc-G-sm80~nvcc-O3-sm80",
     "kernels:k_hlt:nvcc-G-sm80~nvcc-O3-sm80",
     "kernels:k_switch:nvcc-G-sm80~nvcc-O3-sm80",
-    "kernels:k_branch:nvcc-G-sm80~nvcc-O3-sm80",
     "scalar:rotl64_var:llvm14-O2-sm80~llvm22-O2-sm80",
     "kernels:k_fmul_add:nvcc-G-sm80~nvcc-O3-sm80",
     "mutant:switch_dense:llvm22-O0-sm80~mutant",
@@ -150,14 +163,16 @@ SUBSET = [
     "extra:agg_param:llvm14-O0-sm80~llvm14-O2-sm80",
     "extra:pair_ret:llvm14-O2-sm80~llvm22-O2-sm80",
     "extra:h2add:llvm22-O0-sm80~llvm22-O2-sm80",
-    "extra:shared_roundtrip:llvm14-O0-sm80~llvm14-O2-sm80",
     "extra:indirect_call:llvm14-O0-sm80~llvm14-O2-sm80",
     "extra:local_array:llvm14-O0-sm80~llvm14-O2-sm80",
-    "kernels:k_select_f:nvcc-G-sm80~nvcc-O3-sm80",
     "mutant:agg_param:llvm14-O2-sm80~mutant",
     "mutant:pair_ret:llvm14-O2-sm80~mutant",
     "mutant:local_array:llvm14-O2-sm80~mutant",
     "mutant:shared_store:llvm22-O0-sm80~mutant",
+    "nvvm:add_rm:llvm22-O0-sm80~llvm22-O2-sm80",
+    "nvvm:i2f_rz:llvm14-O0-sm80~llvm14-O2-sm80",
+    "nvvm:i2d_rz:llvm14-O0-sm80~llvm14-O2-sm80",
+    "nvvm:cttz64:llvm14-O0-sm80~llvm14-O2-sm80",
 ]
 
 THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
