@@ -16,7 +16,8 @@ It writes docs/function-corpus.md: verdict counts, refusals grouped by reason, a
                   result is free), memory space (shared/local reached through generic
                   addresses), brx.idx (a jump table read as data), bits beyond a narrow
                   (i8/i16) return, ...
-  unsound         an "equivalent" where the manifest says "different" (a mutant)
+  unsound         an "equivalent" where the manifest says "different" (a mutant), or an
+                  answer where it says "refused" (a module ptxas rejects)
 
 The oracle for the LLVM IR pairs is the IR itself: `llvmlite` compiles the source function for
 the host and runs it on the counterexample's inputs; the side whose output differs from the IR's
@@ -312,7 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     for p in pairs:
         verdict, answer, reason = outcome(done[pair_key(p)])
         row = {"pair": p, "verdict": verdict, "reason": reason, "answer": answer}
-        if verdict == "different":
+        if p["expect"] == "refused" and verdict != "refused":
+            row["class"] = "unsound: ptxas rejects the module, ptxsmt answers"
+            row["evidence"] = p["why"]
+        elif verdict == "different":
             row["class"], row["evidence"] = triage_different(p, answer, oracle)
         elif verdict == "equivalent" and p["expect"] == "different":
             jumps = any(str(u).startswith("brx.idx") for u in answer.get("uninterpreted") or [])

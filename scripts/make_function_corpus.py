@@ -18,15 +18,19 @@ LLVM 14 against the newer LLVM). `--llvm-tests DIR` adds every function of the .
 
 manifest.jsonl has a line per pair: {"id", "a", "b", "function", "source", "expect", "why"};
 paths are relative to the repository root. "expect" is "equivalent" unless a pair is known to
-differ ("different": a documented compiler behaviour, "why" says which) or may be refused
-("refused-ok"). Triton is not a source: it is not installed here.
-Needs llc-14, opt-14, nvcc and llvmlite; the same tools give the same files.
+differ ("different": a compiler miscompile or documented behaviour, or a mutant: one
+instruction of a build changed on purpose; "why" says which), may be refused ("refused-ok":
+equivalent or refused, never different) or must be refused ("refused": ptxas rejects the
+module; the generator checks each mutant with ptxas when it is installed).
+Triton is not a source: it is not installed here. Needs llc-14, opt-14, nvcc and llvmlite
+(ptxas optional); the same tools give the same files.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -121,6 +125,13 @@ MUTANTS = [
      "a local array's element 3 holds 8 instead of 7"),
     ("extra.llvm22-O0-sm80", "shared_store", "shl.b32", "shr.u32",
      "the value stored to shared memory shifted right instead of left"),
+    # modules ptxas rejects: the pair must be refused (exit 2), never answered
+    ("scalar.llvm14-O2-sm80", "cond_store", "@%p1 bra", "@%r1 bra",
+     "a branch guarded by a .b32 register", "refused"),
+    ("scalar.llvm14-O2-sm80", "cond_store", "bra \tLBB91_2;", "bra \tLBB91_7;",
+     "a branch to an undefined label", "refused"),
+    ("scalar.llvm14-O2-sm80", "cond_store", "\tst.u32", "LBB91_2:\n\tst.u32",
+     "a label defined twice", "refused"),
     ("kernels.nvcc-O3-sm80", "k_max", "max.s32", "min.s32", "max made min"),
     ("kernels.nvcc-O3-sm80", "k_shift", "shr.s32", "shr.u32",
      "arithmetic shift right made logical"),
@@ -137,18 +148,43 @@ def function_span(text: str, function: str) -> tuple[int, int]:
     return start.start(), end + 2
 
 
-def mutate(out: Path, build: str, function: str, old: str, new: str, why: str) -> dict:
+def mutate(out: Path, build: str, function: str, old: str, new: str, why: str,
+           expect: str = "different") -> dict:
     original = out / f"{build}.ptx"
     text = original.read_text()
     lo, hi = function_span(text, function)
     body = text[lo:hi]
     if body.count(old) != 1:
         raise ValueError(f"mutant of {function} in {build}: {old!r} occurs {body.count(old)}x")
-    mutant = out / f"{build.split('.')[0]}.mutant-{function}.ptx"
+    tag = "reject" if expect == "refused" else "mutant"
+    same = [m for m in MUTANTS if m[1] == function and (m[5:] or ("different",))[0] == expect]
+    if len(same) > 1:  # several edits of one function: numbered in MUTANTS' order
+        tag += str(next(i for i, m in enumerate(same, 1) if m[2] == old and m[3] == new))
+    mutant = out / f"{build.split('.')[0]}.{tag}-{function}.ptx"
     mutant.write_text(text[:lo] + body.replace(old, new) + text[hi:])
-    return {"id": f"mutant:{function}:{build.split('.')[1]}~mutant", "a": rel(original),
-            "b": rel(mutant), "function": function, "source": "mutant", "expect": "different",
-            "why": f"{why} ({old} -> {new})"}
+    why = f"{why} ({old.strip()} -> {new.strip()})"
+    verdict = ptxas_verdict(mutant)
+    if verdict is not None:  # ptxas, independent of ptxsmt, says whether the module is legal
+        if (verdict == "") != (expect != "refused"):
+            raise ValueError(f"{mutant.name}: ptxas says {verdict or 'legal'}, expected {expect}")
+        if verdict:
+            why += f"; ptxas: {verdict}"
+    return {"id": f"{tag}:{function}:{build.split('.')[1]}~{tag}", "a": rel(original),
+            "b": rel(mutant), "function": function, "source": "mutant", "expect": expect,
+            "why": why}
+
+
+def ptxas_verdict(ptx: Path) -> str | None:
+    """ptxas's first error for a module ("" when it accepts it), or None without ptxas."""
+    if shutil.which("ptxas") is None:
+        return None
+    target = re.search(r"^\.target\s+(sm_\w+)", ptx.read_text(), re.M).group(1)
+    run = subprocess.run(["ptxas", "-arch", target, str(ptx), "-o", os.devnull],
+                         capture_output=True, text=True)
+    if run.returncode == 0:
+        return ""
+    first = run.stderr.strip().splitlines()[0]
+    return re.sub(r"^ptxas \S+, ", "", first.replace(str(ptx), ptx.name))
 
 
 def typed_to_opaque(ir: str) -> str:

@@ -10,6 +10,7 @@ compiler behaviour that differs; a mutant always differs. So
   - "equivalent" never where it says "different" (else unsound),
   - "unknown" and a refusal (exit 2, one "error:" line) are allowed, and counted by
     scripts/function_corpus.py, which also triages every verdict (docs/function-corpus.md),
+  - a module ptxas rejects (manifest "refused") must be refused,
   - anything else (a traceback, a JSON-less exit) is a crash.
 
 The default run takes SUBSET (one pair of each kind); PTXSMT_PROFILE=thorough takes every pair.
@@ -127,6 +128,10 @@ KNOWN_WRONG: dict[str, str] = {
         "false alarm: opaque instruction",
     "mutant:switch_dense:llvm22-O0-sm80~mutant":
         "unsound equivalent: brx.idx read as data",
+    "reject1:cond_store:llvm14-O2-sm80~reject1":
+        "unsound: ptxas rejects the module, ptxsmt answers",
+    "reject3:cond_store:llvm14-O2-sm80~reject3":
+        "unsound: ptxas rejects the module, ptxsmt answers",
 }
 
 # one or a few pairs of each source and class; the mutants all (they guard against "equivalent")
@@ -173,6 +178,9 @@ SUBSET = [
     "nvvm:i2f_rz:llvm14-O0-sm80~llvm14-O2-sm80",
     "nvvm:i2d_rz:llvm14-O0-sm80~llvm14-O2-sm80",
     "nvvm:cttz64:llvm14-O0-sm80~llvm14-O2-sm80",
+    "reject1:cond_store:llvm14-O2-sm80~reject1",
+    "reject2:cond_store:llvm14-O2-sm80~reject2",
+    "reject3:cond_store:llvm14-O2-sm80~reject3",
 ]
 
 THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
@@ -197,6 +205,8 @@ def equiv(pair: dict) -> subprocess.CompletedProcess:
 def test_no_wrong_verdict(pair):
     run = equiv(pair)
     assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    if pair["expect"] == "refused":  # ptxas rejects the module: so must ptxsmt
+        assert run.returncode == 2, f"answered a module ptxas rejects: {run.stdout[:500]}"
     if run.returncode == 2:  # refused: allowed, with one clear line
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), run.stderr
@@ -213,7 +223,7 @@ def test_no_wrong_verdict(pair):
 def test_manifest_is_well_formed():
     """Every pair names two files that exist and hold its function, and says why."""
     for pid, p in PAIRS.items():
-        assert p["expect"] in ("equivalent", "different", "refused-ok"), pid
+        assert p["expect"] in ("equivalent", "different", "refused-ok", "refused"), pid
         assert p["why"] and p["source"], pid
         for side, name in (("a", p["function"]), ("b", p.get("function_b", p["function"]))):
             text = (ROOT / p[side]).read_text()
