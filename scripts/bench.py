@@ -56,7 +56,7 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
-from ptxsmt.eval.programs import compile_program  # noqa: E402
+from ptxsmt.batch.programs import compile_program  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
