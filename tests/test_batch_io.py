@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from ptxsmt.eval import jsonl, parts
 from ptxsmt.eval.jsonl import (
     answer_block,
     answer_lines,
@@ -25,6 +23,8 @@ from ptxsmt.eval.jsonl import (
     run_jsonl,
 )
 from ptxsmt.eval.plain import plain_answers
+
+from ptxsmt.eval import jsonl, parts
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
 from ptxsmt.sem.options import Options

@@ -169,9 +169,12 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
     first = 1
     while window := [x.encode() if isinstance(x, str) else x for x in islice(lines, chunk)]:
         for line, outputs, error in results(range(first, first + len(window)), window, opts):
-            line.obj = line.whole()
-            answer(line, outputs, error)  # sets them in the object
-            yield line.obj, error
+            obj = line.whole()
+            if error is None:
+                obj["outputs"] = outputs
+            else:
+                obj["error"] = f"line {line.number}: {error}"
+            yield obj, error
         first += len(window)
 
 

@@ -10,28 +10,31 @@ the backend never approximates.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..sem.options import DEFAULT, Options
 from .program import FastProgram, Unsupported, word_dtype
 from .shape import Shape, shaped
 
-__all__ = ["FastProgram", "Shape", "Unsupported", "compile_text", "compile_shape", "word_dtype"]
-
-
-def compile_shape(text: str, opts: Options = DEFAULT) -> tuple[Shape, FastProgram]:
-    """The shape of a snippet and the shape's program (PtxError on bad text, Unsupported
-    where the code generator cannot be exact). Imports Z3."""
+if TYPE_CHECKING:
     from ..program import Program
+
+__all__ = ["FastProgram", "Shape", "Unsupported", "compile_parsed", "compile_text",
+           "shaped", "word_dtype"]
+
+
+def compile_parsed(program: Program, opts: Options = DEFAULT) -> FastProgram:
+    """The program of a parsed snippet (Unsupported where the code generator cannot be
+    exact). Imports Z3."""
     from .codegen import compile_snippet
 
-    shape, parsed = shaped(Program.parse(text))
-    try:
-        return shape, compile_snippet(parsed, opts)
-    except Unsupported as e:
-        e.shape = shape  # the text parsed: a caller may keep why, by its shape
-        raise
+    return compile_snippet(program, opts)
 
 
 def compile_text(text: str, opts: Options = DEFAULT) -> FastProgram:
-    """The program of a snippet, its inputs named as the text names them."""
-    shape, program = compile_shape(text, opts)
-    return program.renamed(shape)
+    """The program of a snippet (PtxError on bad text), its inputs named as the text
+    names them."""
+    from ..program import Program
+
+    shape, parsed = shaped(Program.parse(text))
+    return compile_parsed(parsed, opts).renamed(shape)

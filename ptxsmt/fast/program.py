@@ -26,8 +26,6 @@ from .shape import Shape
 class Unsupported(Exception):
     """A Z3 operator the fast path does not compile (use the slow path)."""
 
-    shape = None  # the text's Shape, where it parsed
-
 
 def word_bits(width: int) -> int:
     """The bits of the narrowest unsigned word that holds `width` bits."""
