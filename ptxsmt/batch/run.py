@@ -110,6 +110,16 @@ def _submit(pool: ProcessPoolExecutor, first: int, window: list[bytes], opts: Op
     each share's positions, their futures)."""
     if not window:
         return None
+    shares = deal(window, jobs)
+    futures: list[Future] = [pool.submit(answer_lines, *_share(first, window, share), opts)
+                             for share in shares]
+    return first, window, shares, futures
+
+
+def deal(window: list[bytes], jobs: int) -> list[list[int]]:
+    """The window's positions in `jobs` shares (fewer for a small window): the lines of a
+    text together, but a text with more lines than a share is cut; the biggest first,
+    each to the share with the fewest lines so far."""
     by_text: dict[str, list[int]] = {}
     for k, raw in enumerate(window):
         try:
@@ -119,15 +129,12 @@ def _submit(pool: ProcessPoolExecutor, first: int, window: list[bytes], opts: Op
         by_text.setdefault(key, []).append(k)
     most = -(-len(window) // jobs)
     pieces = [group[i:i + most] for group in by_text.values() for i in range(0, len(group), most)]
-    loads = [(0, w, []) for w in range(jobs)]  # the least loaded share takes the next piece
+    loads = [(0, w, []) for w in range(jobs)]
     for piece in sorted(pieces, key=len, reverse=True):
         size, w, share = heapq.heappop(loads)
         share.extend(piece)
         heapq.heappush(loads, (size + len(piece), w, share))
-    shares = [sorted(share) for _, _, share in loads if share]
-    futures: list[Future] = [pool.submit(answer_lines, *_share(first, window, share), opts)
-                             for share in shares]
-    return first, window, shares, futures
+    return [sorted(share) for _, _, share in loads if share]
 
 
 def _share(first: int, window: list[bytes], share: list[int]) -> tuple[list[int], list[bytes]]:
