@@ -1,10 +1,9 @@
-"""A batch file answered: read a window of lines, answer it, write the answers in order.
+"""A batch answered: read a window of lines, answer it, write the answers in order.
 
 Big input is answered by a standard process pool: each window's lines are dealt by
 instruction text (all the lines of a text to one worker, which compiles and runs it
-once; a text with more than a worker's share is cut), and the answers put back in the
-input's order. A share whose worker fails is answered here: a failure costs time,
-never an answer.
+once; a text with more lines than a worker's share is cut). A share whose worker fails
+is answered here: a failure costs time, never an answer.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from itertools import islice, repeat
+from itertools import count, islice, repeat
 
 import msgspec
 
@@ -29,38 +28,57 @@ from .lines import Line, answer, read_line
 WINDOW = 1 << 17  # lines read, answered and written at a time
 MIN_POOL_LINES = 8192  # below this, starting workers costs more than it saves
 Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many, any error
+Result = tuple[Line, dict | None, str | None]  # a line as read, its outputs or its error
 
 
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
-    """The answers to a batch's lines (a binary file, or lines), a block per window, in
-    `jobs` processes where the input is big enough."""
+    """The answers to a batch (a binary file, or its lines), a block per window, in `jobs`
+    processes where the input is big enough."""
     with collector_paused():
         windows = _windows(lines)
         window = next(windows, [])
-        if jobs == 1 or len(window) < MIN_POOL_LINES:
-            first = 1
+        pool = ProcessPoolExecutor(jobs, initializer=_started, initargs=(
+            cache.store() is not None, source.limit())) \
+            if jobs > 1 and len(window) >= MIN_POOL_LINES else None
+        first = 1
+        try:
             while window:
-                yield _block(*answer_lines(range(first, first + len(window)), window, opts))
+                numbers = range(first, first + len(window))
+                answers, failed = answer_lines(numbers, window, opts) if pool is None \
+                    else _pooled(pool, numbers, window, opts, jobs)
+                yield b"\n".join([*answers, b""]), len(answers), failed
                 first += len(window)
                 window = next(windows, [])
-            return
-        with ProcessPoolExecutor(jobs, initializer=_started,
-                                 initargs=(cache.store() is not None, source.limit())) as pool:
-            running = _submit(pool, 1, window, opts, jobs)
-            while running:
-                first, window, shares, futures = running
-                running = _submit(pool, first + len(window), next(windows, []), opts, jobs)
-                answers: list[bytes] = [b""] * len(window)
-                failed = False
-                for share, future in zip(shares, futures):
-                    try:
-                        got, bad = future.result()
-                    except Exception:  # the worker failed (or died): answered here
-                        got, bad = answer_lines(*_share(first, window, share), opts)
-                    failed |= bad
-                    for k, text in zip(share, got):
-                        answers[k] = text
-                yield _block(answers, failed)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+
+
+def _pooled(pool: ProcessPoolExecutor, numbers: range, window: list[bytes], opts: Options,
+            jobs: int) -> tuple[list[bytes], bool]:
+    shares = [([numbers[k] for k in share], [window[k] for k in share], share)
+              for share in deal(window, jobs)]
+    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares]
+    answers: list[bytes] = [b""] * len(window)
+    failed = False
+    for (numbers, lines, share), future in zip(shares, futures):
+        try:
+            got, bad = future.result()
+        except Exception:  # the worker failed (or died): its share is answered here
+            got, bad = answer_lines(numbers, lines, opts)
+        failed |= bad
+        for k, text in zip(share, got):
+            answers[k] = text
+    return answers, failed
+
+
+def _submitted(pool: ProcessPoolExecutor, *args) -> Future:
+    try:
+        return pool.submit(answer_lines, *args)
+    except Exception as e:  # a broken pool: the share is answered here
+        future: Future = Future()
+        future.set_exception(e)
+        return future
 
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
@@ -79,14 +97,7 @@ def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
         if len(window) >= WINDOW:
             yield window
             window = []
-    if rest:
-        window.append(rest)
-    if window:
-        yield window
-
-
-def _block(answers: list[bytes], failed: bool) -> Block:
-    return b"\n".join([*answers, b""]), len(answers), failed
+    yield window + [rest] if rest else window
 
 
 def _started(cache_on: bool, limit: int) -> None:
@@ -104,21 +115,9 @@ class _Text(msgspec.Struct):
 _text = msgspec.json.Decoder(_Text).decode
 
 
-def _submit(pool: ProcessPoolExecutor, first: int, window: list[bytes], opts: Options,
-            jobs: int):
-    """The window (its first line's number) dealt to the workers by text: (first, window,
-    each share's positions, their futures)."""
-    if not window:
-        return None
-    shares = deal(window, jobs)
-    futures: list[Future] = [pool.submit(answer_lines, *_share(first, window, share), opts)
-                             for share in shares]
-    return first, window, shares, futures
-
-
 def deal(window: list[bytes], jobs: int) -> list[list[int]]:
     """The window's positions in `jobs` shares (fewer for a small window): the lines of a
-    text together, but a text with more lines than a share is cut; the biggest first,
+    text together, a text with more lines than a share cut; the biggest piece first,
     each to the share with the fewest lines so far."""
     by_text: dict[str, list[int]] = {}
     for k, raw in enumerate(window):
@@ -137,10 +136,6 @@ def deal(window: list[bytes], jobs: int) -> list[list[int]]:
     return [sorted(share) for _, _, share in loads if share]
 
 
-def _share(first: int, window: list[bytes], share: list[int]) -> tuple[list[int], list[bytes]]:
-    return [first + k for k in share], [window[k] for k in share]
-
-
 def answer_lines(numbers: Sequence[int], lines: list[bytes],
                  opts: Options = DEFAULT) -> tuple[list[bytes], bool]:
     """Each line's answer (without its newline), for lines numbered as in their file,
@@ -149,14 +144,12 @@ def answer_lines(numbers: Sequence[int], lines: list[bytes],
     return [answer(*r) for r in answered], any(error is not None for *_, error in answered)
 
 
-def results(numbers: Sequence[int], lines: list[bytes],
-            opts: Options = DEFAULT) -> list[tuple[Line, dict | None, str | None]]:
+def results(numbers: Sequence[int], lines: list[bytes], opts: Options = DEFAULT) -> list[Result]:
     """Each line as read, with its outputs (JSON values by register) or its error."""
     with collector_paused():
         read = list(map(read_line, numbers, lines, repeat(opts)))
-        snippets = [(line.ptx, line.inputs, line.opts)
-                    for line in read if line.error is None and line.ptx is not None]
-        got = iter(evaluate_many(snippets, opts, form="json"))
+        got = iter(evaluate_many([(line.ptx, line.inputs, line.opts) for line in read
+                                  if line.error is None and line.ptx is not None], opts, "json"))
         out = []
         for line in read:
             result = line.error
@@ -172,36 +165,29 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
               chunk: int = WINDOW) -> Iterator[tuple[dict, str | None]]:
     """Per line: its object with "outputs" (or "error") set, and the error; `chunk`
     lines evaluated at a time."""
-    lines = iter(lines)
-    first = 1
+    lines, numbers = iter(lines), count(1)
     while window := [x.encode() if isinstance(x, str) else x for x in islice(lines, chunk)]:
-        for line, outputs, error in results(range(first, first + len(window)), window, opts):
+        for line, outputs, error in results(list(islice(numbers, len(window))), window, opts):
             obj = line.whole()
-            if error is None:
-                obj["outputs"] = outputs
-            else:
-                obj["error"] = f"line {line.number}: {error}"
+            obj.update({"outputs": outputs} if error is None
+                       else {"error": f"line {line.number}: {error}"})
             yield obj, error
-        first += len(window)
 
 
 def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dict | None]:
     """Per line: None when its stored "outputs" are reproduced, else the difference
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
-    first = 1
+    numbers = count(1)
     for window in _windows(lines):
-        for line, outputs, error in results(range(first, first + len(window)), window, opts):
+        for line, outputs, error in results(list(islice(numbers, len(window))), window, opts):
             obj = line.whole()
-            stored = obj.get("outputs")
-            if error is None and outputs == stored:
+            if error is None and outputs == obj.get("outputs"):
                 yield None
                 continue
             code = {k: obj[k] for k in ("file", "function") if k in obj} or {"ptx": obj.get("ptx")}
-            diff = {"line": line.number, **code, "inputs": obj.get("inputs")}
-            if "options" in obj:  # part of the line: needed to reproduce it
-                diff["options"] = obj["options"]
-            yield {**diff, "expected": stored, "got": error or outputs}
-        first += len(window)
+            options = {"options": obj["options"]} if "options" in obj else {}  # to reproduce it
+            yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
+                   "expected": obj.get("outputs"), "got": error or outputs}
 
 
 def _function_answer(line: Line) -> dict | PtxError:
@@ -209,10 +195,9 @@ def _function_answer(line: Line) -> dict | PtxError:
     path, as `ptxsmt eval FILE.ptx` takes it; the file read within the input limit)."""
     from ..eval.function import evaluate_function, read_function_file
 
-    obj = line.obj
     try:
-        fn = read_function_file(obj["file"], obj.get("function"))
-        return evaluate_function(fn, obj.get("inputs", {}), line.opts).outputs_json()
+        fn = read_function_file(line.obj["file"], line.obj.get("function"))
+        return evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs_json()
     except PtxError as e:
         return e.with_traceback(None)
     except Exception as e:  # a bug in ptxsmt, reported on its line only
