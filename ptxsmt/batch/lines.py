@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import suppress
 
 import msgspec
 from msgspec.structs import replace
@@ -81,33 +80,22 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
         if common is not None and common.file is common.options is common.outputs is _ABSENT \
                 and "%" not in "".join(common.inputs):  # `r1` and `%r1` are one name
             return Line(number, common.ptx, common.inputs, opts, None, text[:-1])
-    obj = None
-    if len(text) < _LONG:
-        with suppress(msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            obj = _decode(text)
-    if type(obj) is not dict:
-        obj, error = _read_again(text)
-        if error is not None:
-            return Line(number, None, {}, None, error, None, obj)
-    elif text.count(b"[") + text.count(b"{") > MAX_NESTING and _nesting(obj) > MAX_NESTING:
-        return Line(number, None, {}, None, f"invalid JSON: nested more than {MAX_NESTING} "
-                                            "levels deep", None, {})
-    error = _shape_error(obj)
+    obj, error = _read(text)
+    error = error or _shape_error(obj)
     if error is not None:
         return Line(number, None, {}, None, error, None, obj)
     head = text[:-1] if "outputs" not in obj else None  # else replaced in place
     line = Line(number, obj.get("ptx"), obj.get("inputs", {}), opts, None, head, obj)
-    if "options" not in obj:
-        return line
     try:
-        return replace(line, opts=Options.from_json(obj["options"], opts))
+        return replace(line, opts=Options.from_json(obj["options"], opts)) \
+            if "options" in obj else line
     except PtxError as e:
         return replace(line, opts=None, error=str(e), head=None)
 
 
-def _read_again(text: bytes) -> tuple[dict, str | None]:
-    """The object of a line msgspec refused or that is no object, read as json.loads
-    reads it; or what is wrong, in its words."""
+def _read(text: bytes) -> tuple[dict, str | None]:
+    """Any other line's object, read as json.loads reads it; or what is wrong, in its
+    words."""
     try:
         line = text.decode("utf-8")
     except UnicodeDecodeError as e:
