@@ -36,22 +36,27 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
     processes where the input is big enough."""
     with collector_paused():
         windows = _windows(lines)
+        first = next(windows, [])
+        if jobs == 1 or len(first) < MIN_POOL_LINES:
+            yield from _blocks(first, windows, opts, None, jobs)
+            return
+        settings = (cache.store() is not None, source.limit())
+        with ProcessPoolExecutor(jobs, initializer=_started, initargs=settings) as pool:
+            yield from _blocks(first, windows, opts, pool, jobs)
+
+
+def _blocks(window: list[bytes], windows: Iterator[list[bytes]], opts: Options,
+            pool: ProcessPoolExecutor | None, jobs: int) -> Iterator[Block]:
+    first = 1
+    while window:
+        numbers = range(first, first + len(window))
+        if pool is None:
+            answers, failed = answer_lines(numbers, window, opts)
+        else:
+            answers, failed = _pooled(pool, numbers, window, opts, jobs)
+        yield b"\n".join([*answers, b""]), len(answers), failed
+        first += len(window)
         window = next(windows, [])
-        pool = ProcessPoolExecutor(jobs, initializer=_started, initargs=(
-            cache.store() is not None, source.limit())) \
-            if jobs > 1 and len(window) >= MIN_POOL_LINES else None
-        first = 1
-        try:
-            while window:
-                numbers = range(first, first + len(window))
-                answers, failed = answer_lines(numbers, window, opts) if pool is None \
-                    else _pooled(pool, numbers, window, opts, jobs)
-                yield b"\n".join([*answers, b""]), len(answers), failed
-                first += len(window)
-                window = next(windows, [])
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
 
 
 def _pooled(pool: ProcessPoolExecutor, numbers: range, window: list[bytes], opts: Options,
