@@ -25,7 +25,7 @@ from . import cache
 from .engine import evaluate_many
 from .lines import Line, answer, read_line
 
-WINDOW = 1 << 17  # lines read, answered and written at a time
+WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_LINES = 8192  # below this, starting workers costs more than it saves
 Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many, any error
 Result = tuple[Line, dict | None, str | None]  # a line as read, its outputs or its error
