@@ -350,3 +350,24 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     monkeypatch.setattr(run, "MIN_POOL_LINES", 10**6)
     monkeypatch.setattr(run, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
+
+
+def test_a_column_read_at_once_takes_only_exact_hex():
+    """Values of exact-width length that are not `0x` and width/4 hex digits are read one
+    by one, as the slow path reads them (or refused with its words): among them a column
+    whose digits, `0x` taken out, would still make whole words."""
+    from ptxsmt import evaluate
+
+    text = "setp.lt.u32 p, a, b;"
+    for column in (["0x0x123456", "1234567890"], ["0X12345678", "0x00000010"],
+                   ["0x1234 678", "0x00000010"], ["0x-1234567", "0x00000010"]):
+        lines = [json.dumps({"ptx": text, "inputs": {"a": a, "b": "0x00000011"}}).encode()
+                 for a in column]
+        answers = [json.loads(x) for x in answer_lines([1, 2], lines, OPTS)[0]]
+        for number, (a, got) in enumerate(zip(column, answers), 1):
+            try:
+                p = evaluate(text, {"a": a, "b": "0x00000011"}).outputs["p"]
+                want = {"outputs": {"p": p}}
+            except Exception as e:
+                want = {"error": f"line {number}: {e}"}
+            assert {k: got.get(k) for k in want} == want, a
