@@ -41,8 +41,13 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
             yield from _blocks(first, windows, opts, None, jobs)
             return
         settings = (cache.store() is not None, source.limit())
-        with ProcessPoolExecutor(jobs, initializer=_started, initargs=settings) as pool:
+        pool = ProcessPoolExecutor(jobs, initializer=_started, initargs=settings)
+        try:
             yield from _blocks(first, windows, opts, pool, jobs)
+        except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
 
 
 def _blocks(window: list[bytes], windows: Iterator[list[bytes]], opts: Options,
