@@ -60,7 +60,7 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
-from ptxsmt.eval.programs import compile_program  # noqa: E402
+from ptxsmt.batch.programs import compile_program  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
@@ -133,6 +133,49 @@ def plain_python(lines: list[str]) -> str:
                           for slot, o in ins.destinations.items()}
         out.write(json.dumps(obj) + "\n")
     return out.getvalue()
+
+
+# ---- issue 25: the batch engine before and after (one reader on msgspec, a process pool) ----
+
+def bench_batch_before_after(before: Path | None, n: int = 150_000, repeat: int = 3) -> None:
+    """The held-out kind of workload (n lines over ~4,900 texts, nearly all of different
+    shapes) through `ptxsmt eval --batch --jobs 2` in a fresh process, cold (empty cache)
+    and warm, by this checkout ("after") and by the checkout at `before` (the same
+    command run with its package), each against the in-process plain-Python interpreter
+    of the same lines, taken in turn with ours. A row's ratio is the best baseline time
+    over the best of ours (ratios, not times, compare across this busy machine)."""
+    lines = corpus_lines(n, 4900)
+    texts = len({json.loads(x)["ptx"] for x in lines})
+    base_times: list[float] = []
+    base = ""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batch.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        for name, root in (("before", before), ("after", ROOT)):
+            if root is None:
+                continue
+            cache = Path(tmp) / f"cache-{name}"
+            env = {**os.environ, "PTXSMT_CACHE_DIR": str(cache), "PYTHONPATH": str(root)}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from bytecode
+            for state in ("cold", "warm"):
+                times, base_times = [], []
+                for _ in range(repeat):
+                    if state == "cold":
+                        shutil.rmtree(cache, ignore_errors=True)
+                    seconds, ours = ours_cli(path, env, 2)
+                    times.append(seconds)
+                    base_seconds, base = timed(plain_python, lines)
+                    base_times.append(base_seconds)
+                same = _outputs(base) == _outputs(ours)
+                ratio = f"{min(base_times) / min(times):.2f}x" + ("" if same else " DIFF")
+                row(f"i25 {name} {texts} texts {state}", f"{n / min(times):,.0f} lines/s",
+                    f"{n / min(base_times):,.0f} lines/s (python)", ratio)
+    for name, root in (("before", before), ("after", ROOT)):
+        if root is not None:
+            packages = [root / "ptxsmt" / p for p in ("eval", "batch", "fast")]
+            count = sum(len(f.read_text().splitlines()) for d in packages if d.is_dir()
+                        for f in d.rglob("*.py"))
+            row(f"i25 {name} eval+batch+fast", f"{count:,} lines", "", "")
 
 
 def ours_cli(path: Path, env: dict, jobs: int = 2) -> tuple[float, str]:
@@ -382,6 +425,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
     ap.add_argument("--only-check", action="store_true", help="Only the `check` row.")
+    ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
+                    help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
     if args.only_check:
         print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
@@ -389,6 +434,9 @@ def main() -> None:
             bench_check(300 if args.quick else 3000, kernels)
         return
     print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
+    if args.batch_before:
+        bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
+        return
     n = 20_000 if args.quick else 150_000
     bench_batch(n, None)  # every variant of the corpus: compile cost per text dominates
     bench_batch(n, 4900)  # the issue's mixed workload: ~30 lines a text, ~4,900 shapes

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ptxsmt.eval import cache
+from ptxsmt.batch import cache
 from ptxsmt.report import synth as rendering
 from ptxsmt.synth import search
 from ptxsmt.synth.executor import executor

@@ -1,6 +1,6 @@
 """The package layout is the architecture (docs in README "Layout"): imports flow one way,
 
-    cli -> report -> proofs, check, ptxasdiff, synth -> smt -> eval
+    cli -> report -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
         -> program, solver, function -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
@@ -21,7 +21,9 @@ LAYERS = (
     ("isa",),
     ("sem",),
     ("program", "solver", "resources", "function"),
+    ("fast",),
     ("eval",),
+    ("batch",),
     ("smt",),
     ("proofs", "check", "ptxasdiff", "synth"),
     ("report",),

@@ -125,7 +125,7 @@ def test_percent_names_are_kept_in_outputs():
 
 
 def test_batch_chunks_keep_order_and_errors():
-    from ptxsmt.eval.jsonl import run_jsonl
+    from ptxsmt.batch.run import run_jsonl
     from ptxsmt.sem.options import Options
 
     lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})

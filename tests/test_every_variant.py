@@ -22,7 +22,7 @@ from reference import UNSPECIFIED
 from reference import run as reference
 
 from ptxsmt import Options, PtxError, parse_one
-from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.isa.types import PRED
 from ptxsmt.isa.variants import FAMILIES, catalogue, operand_types
 from ptxsmt.smt.vectors import instruction_forms

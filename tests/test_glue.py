@@ -22,8 +22,8 @@ from strategies import lane_bits, oracle_desc
 
 from ptxsmt import Options, evaluate, parse_one
 from ptxsmt.cli import main
-from ptxsmt.eval.codegen import compile_terms
 from ptxsmt.eval.values import UnspecifiedOutput
+from ptxsmt.fast.codegen import compile_terms
 from ptxsmt.isa.literals import canonical_nan
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.types import BF16, F16, F32, F64, ptx_type

@@ -16,8 +16,8 @@ from oracle import compare as oracle_compare
 from reference import run as reference
 
 from ptxsmt import proofs
+from ptxsmt.batch import cache
 from ptxsmt.cli import main
-from ptxsmt.eval import cache
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
 from ptxsmt.synth import search

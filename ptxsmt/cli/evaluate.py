@@ -123,12 +123,12 @@ def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Opt
 
 def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
-    from ..eval.parts import render_file  # numpy: only a batch needs it
+    from ..batch.run import render  # numpy: only a batch needs it
 
-    allow_quick_exit()  # its workers are stopped when render_file ends
+    allow_quick_exit()  # its workers are stopped when render ends
     status = 0
     with Progress("eval --batch", unit="lines") as bar:
-        for data, lines, failed in render_file(batch, opts, jobs):
+        for data, lines, failed in render(batch, opts, jobs):
             status |= failed
             report.out_bytes(data)
             bar.update(lines)
@@ -137,7 +137,7 @@ def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
 
 def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
-    from ..eval.jsonl import check_jsonl
+    from ..batch.run import check_jsonl
 
     total = bad = 0
     with Progress("eval --batch --check", unit="lines") as bar:

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from functools import cache
 from itertools import product
 
-from ..eval.fast import Unsupported
-from ..eval.programs import compile_program
+from ..batch.programs import compile_program
+from ..fast import Unsupported
 from ..isa.errors import PtxError
 from ..isa.literals import parse_value
 from ..isa.types import TYPES, Kind

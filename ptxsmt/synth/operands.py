@@ -17,7 +17,7 @@ from itertools import product
 
 import numpy as np
 
-from ..eval.fast import word_dtype
+from ..fast import word_dtype
 from ..isa.literals import fp_class
 from ..isa.types import Kind, PtxType
 from .grammar import Pool

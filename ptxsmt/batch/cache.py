@@ -67,41 +67,48 @@ class Store:
         self.failed: str | None = None
         self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
 
-    def _connect(self) -> sqlite3.Connection | None:
+    def _connect(self) -> sqlite3.Connection:
+        if self.db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self.path.exists()
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
+            db.execute("CREATE TABLE IF NOT EXISTS programs "
+                       "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
+            if fresh:
+                _remove_stale(self.path)
+            else:  # a run that only reads leaves the mtime alone (WAL): mark it used
+                with suppress(OSError):  # not ours to touch: reading it is still fine
+                    os.utime(self.path)
+            self.db = db
+        return self.db
+
+    def _run(self, sql: str, rows, many: bool = False):
+        """The statement's cursor; None where the store failed (now or before)."""
         if self.failed:
             return None
-        if self.db is None:
+        try:
+            db = self._connect()
+            if not many:
+                return db.execute(sql, rows)
+            db.execute("BEGIN IMMEDIATE")
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fresh = not self.path.exists()
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
-                db.execute("CREATE TABLE IF NOT EXISTS programs "
-                           "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
-                if fresh:
-                    _remove_stale(self.path)
-                else:  # a run that only reads leaves the mtime alone (WAL): mark it used
-                    with suppress(OSError):  # not ours to touch: reading it is still fine
-                        os.utime(self.path)
-                self.db = db
-            except (sqlite3.Error, OSError) as e:
-                self.failed = f"{type(e).__name__}: {e}"
-                return None
-        return self.db
+                db.executemany(sql, rows)
+                return db.execute("COMMIT")
+            except sqlite3.Error:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError) as e:
+            self.failed = f"{type(e).__name__}: {e}"
+            return None
 
     def get(self, key: str) -> tuple[str, bytes | None] | None:
         """(record, code) stored under `key`, or None."""
         if key in self.pending:
             return self.pending[key]
-        db = self._connect()
-        try:
-            row = db.execute("SELECT record, code FROM programs WHERE key = ?",
-                             (key,)).fetchone() if db else None
-        except sqlite3.Error as e:
-            self.failed = f"{type(e).__name__}: {e}"
-            return None
-        return row
+        cursor = self._run("SELECT record, code FROM programs WHERE key = ?", (key,))
+        return cursor.fetchone() if cursor else None
 
     def put(self, key: str, record: str, code: bytes | None = None) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
@@ -113,26 +120,13 @@ class Store:
         """Write the records put since the last flush, in one transaction."""
         rows = [(key, record, code) for key, (record, code) in self.pending.items()]
         self.pending = {}
-        db = self._connect() if rows else None
-        if db is None:
-            return
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows)
-            db.execute("COMMIT")
-        except sqlite3.Error as e:
-            self.failed = f"{type(e).__name__}: {e}"
-            with suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
+        if rows:
+            self._run("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows, many=True)
 
     def count(self) -> int:
         self.flush()
-        db = self._connect()
-        try:
-            return db.execute("SELECT count(*) FROM programs").fetchone()[0] if db else 0
-        except sqlite3.Error as e:
-            self.failed = f"{type(e).__name__}: {e}"
-            return 0
+        cursor = self._run("SELECT count(*) FROM programs", ())
+        return cursor.fetchone()[0] if cursor else 0
 
 
 def _remove_stale(current: Path) -> None:

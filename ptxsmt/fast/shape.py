@@ -9,7 +9,6 @@ compiled program, fed the immediates as inputs, computes exactly what the text d
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -24,12 +23,9 @@ class Shape:
     constants: dict[str, int | bool]  # the shape's immediate inputs -> their values
     spelling: dict[str, str]  # the text's register -> as first written ("%r1")
 
-    def to_json(self) -> str:
-        return json.dumps([self.text, self.registers, self.constants, self.spelling])
-
-    @classmethod
-    def from_json(cls, record: str) -> Shape:
-        return cls(*json.loads(record))
+    def fields(self) -> list:
+        """The shape as plain data (`Shape(*fields)` makes it again)."""
+        return [self.text, self.registers, self.constants, self.spelling]
 
 
 def shape_of(program: Program) -> Shape:

@@ -2,14 +2,13 @@
 
 `codegen.py` writes each snippet's terms as a straight-line program of Python
 source over whole arrays of operands; this module runs it with numpy, without Z3,
-so a program read back from the on-disk cache (`cache.py`) needs no solver. Bit-
+so a program kept as text (`record`) or bytecode (`compiled`) runs without the solver. Bit-
 vectors live in the narrowest unsigned word that holds them, Booleans in bool
 arrays, floating-point values as IEEE bits whose numpy float views compare IEEE-wise.
 """
 
 from __future__ import annotations
 
-import json
 import marshal
 import re
 import sys
@@ -168,17 +167,15 @@ class FastProgram:
         return tuple(line if type(line) is Line else Line(line[0], line[1], frozenset(line[2]))
                      for line in self.line_table)
 
-    def to_json(self) -> str:
-        """The program as text (the on-disk cache's record)."""
-        return json.dumps({"slots": self.slots, "outputs": self.outputs,
-                           "types": {k: t.name for k, t in self.types.items()},
-                           "lines": [[line.target, line.expr, sorted(line.deps)]
-                                     for line in self.lines],
-                           "results": self.results})
+    def record(self) -> dict:
+        """The program as plain data (JSON's kinds), to keep it apart from its code."""
+        return {"slots": self.slots, "outputs": self.outputs,
+                "types": {k: t.name for k, t in self.types.items()},
+                "lines": [[line.target, line.expr, sorted(line.deps)] for line in self.lines],
+                "results": self.results}
 
     @classmethod
-    def from_json(cls, record: str, code: bytes | None = None) -> FastProgram:
-        obj = json.loads(record)
+    def from_record(cls, obj: dict, code: bytes | None = None) -> FastProgram:
         return cls(tuple(obj["slots"]), tuple(obj["outputs"]),
                    {k: ptx_type(t) for k, t in obj["types"].items()},
                    tuple(obj["lines"]), tuple(obj["results"]), code=code)

@@ -26,7 +26,7 @@ import z3
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import Program
 from ..sem.options import Options
-from .fast import LOCAL, FastProgram, Line, Unsupported, word_bits
+from .program import LOCAL, FastProgram, Line, Unsupported, word_bits
 
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 _VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
