@@ -33,7 +33,8 @@ from ..isa.module import Function
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
-from .values import Value, to_json
+from ..solver import check
+from .values import UNSPECIFIED, Value, to_json
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
 
@@ -125,9 +126,23 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
                               z3.BitVecVal(bits, t.width))
         given.add((space, at))
 
-    def value(term: z3.ExprRef) -> Value:
+    def value(term: z3.ExprRef, what: str = "") -> Value:
+        """A concrete value; an output the ISA leaves open (a free NaN, a return byte
+        never written) is UNSPECIFIED, and anything else that is not one is an error."""
         v = concrete(term, arrays)
-        return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+        if z3.is_true(v) or z3.is_false(v):
+            return z3.is_true(v)
+        if z3.is_bv_value(v):
+            return v.as_long()
+        if what:
+            return _settled(v)
+        raise PtxError(f"{fn.name}: an address or a branch depends on a value the PTX ISA "
+                       "leaves open; ptxsmt cannot run it on these inputs")
+
+    for u in enc.undefined:
+        if value(u.when):
+            raise PtxError(f"{fn.name}: line {u.line} ({u.text}) is reached with these "
+                           f"inputs, where {u.why}")
 
     def locations(accesses: list[Access]) -> list[Location]:
         return list(dict.fromkeys(Location(a.space, value(a.address), a.type)
@@ -138,10 +153,41 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
               for loc in locations(enc.loads)}
     final = {**arrays, **enc.final}  # a space the function does not write ends as it began
     stores = {loc: value(load(final[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
-                              loc.type.width))
+                              loc.type.width), str(loc))
               for loc in [*locations(enc.stores), *watch]}
-    returns = {k: value(v) for k, v in enc.returns.items()}
+    returns = {k: value(v, k) for k, v in enc.returns.items()}
     return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores)
+
+
+def _settled(term: z3.ExprRef) -> Value:
+    """An output term over free values only (no input left): its value if every choice
+    of them gives the same one (a compare of an open NaN), else UNSPECIFIED."""
+    free = _free(term)
+    one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
+    solver = z3.Solver()
+    solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
+    if check(solver) != z3.unsat:
+        return UNSPECIFIED
+    any_choice = z3.Solver()
+    check(any_choice)
+    v = any_choice.model().eval(term, model_completion=True)
+    return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+
+
+def _free(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The free values in a term whose inputs are all substituted: the applications of
+    uninterpreted functions and constants left."""
+    seen, todo, found = set(), [term], []
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.append(t)
+        else:
+            todo.extend(t.children())
+    return found
 
 
 def _split(inputs: Mapping[str, object], enc: FunctionEncoding):

@@ -6,7 +6,10 @@ register read before any write (by its name), the initial memory of each state s
 and, in `eval`, the destination of each opaque instruction (by its register).
 
 Control flow: `@p bra L` splits the path, a label joins the paths that reach it
-(`state.merge`), `ret`/`exit` end one. A branch to a label above it is a loop and is
+(`state.merge`), `ret`/`exit` end one. `brx.idx i, T` (a switch's jump table, `T:
+.branchtargets L0, L1, ...`) is the branch to L<i>; an index past the table is undefined
+in the ISA, and `trap` ends the kernel: both are recorded (`Undefined`) where a path
+meets them, so no verdict rests on them. A branch to a label above it is a loop and is
 refused; ptxsmt unrolls nothing.
 """
 
@@ -14,12 +17,13 @@ from __future__ import annotations
 
 import z3
 
-from ..isa.body import Body, Checked, Generic, Label, Rejected
+from ..isa.body import Body, Checked, Directive, Generic, Label, Rejected
 from ..isa.errors import PtxError, quote
 from ..isa.module import Function
+from ..isa.types import TYPES
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
-from .execution import Access, Decision, Execution, FunctionEncoding
+from .execution import Access, Decision, Execution, FunctionEncoding, Undefined
 from .instructions import CONTROL, HANDLERS, opaque
 from .state import State, merge
 
@@ -33,7 +37,7 @@ def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "fu
     if fn.body is None:
         raise PtxError(f"{fn.name} is a declaration without a body", fn.line, fn.col)
     ex = Execution(fn, opts, unmodelled, rename or {})
-    _check_control(fn.body)
+    tables = _check_control(fn.body)
     seen: set[str] = set()
     waiting: dict[str, list[State]] = {}  # label -> the paths that branch to it
     exits: list[State] = []
@@ -49,7 +53,7 @@ def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "fu
         elif isinstance(item, Checked):
             _checked(ex, item)
         elif item.opcode in CONTROL:
-            _control(ex, item, seen, waiting, exits)
+            _control(ex, item, seen, waiting, exits, tables)
         else:
             HANDLERS.get(item.opcode, opaque)(ex, item)
     if ex.state is not None:
@@ -74,28 +78,63 @@ def _checked(ex: Execution, item: Checked) -> None:
 
 
 def _control(ex: Execution, g: Generic, seen: set[str], waiting: dict[str, list[State]],
-             exits: list[State]) -> None:
+             exits: list[State], tables: dict[str, tuple[str, ...]]) -> None:
     guard = ex.guard(g)
     taken = ex.state if guard is None else ex.state.when(guard)
+    text = " ".join(g.text.split())
     if g.opcode == "bra":
-        target = g.operands[-1].strip()
-        if target in seen:
-            raise PtxError(f"loop: {quote(' '.join(g.text.split()))} branches back to "
-                           f"{target}; ptxsmt follows forward branches only",
-                           g.line, g.col)
-        waiting.setdefault(target, []).append(taken)
+        _jump(g, g.operands[-1].strip(), taken, seen, waiting)
+    elif g.opcode == "brx":
+        index, targets = _index(ex, g), tables[g.operands[1].strip()]
+        for k, target in enumerate(targets):
+            _jump(g, target, taken.when(index == k), seen, waiting)
+        past = z3.And(taken.live, z3.UGE(index, len(targets)))
+        ex.enc.undefined.append(Undefined(past, g.line, text, f"its index is past the "
+                                          f"{len(targets)} targets (undefined in the ISA)"))
+    elif g.opcode == "trap":
+        ex.enc.undefined.append(Undefined(taken.live, g.line, text, "it stops the kernel"))
     else:
         exits.append(taken)
     ex.state = None if guard is None else ex.state.when(z3.Not(guard))
 
 
-def _check_control(body: Body) -> None:
+def _jump(g: Generic, target: str, path: State, seen: set[str],
+          waiting: dict[str, list[State]]) -> None:
+    if target in seen:
+        raise PtxError(f"loop: {quote(' '.join(g.text.split()))} branches back to "
+                       f"{target}; ptxsmt follows forward branches only", g.line, g.col)
+    waiting.setdefault(target, []).append(path)
+
+
+def _index(ex: Execution, g: Generic) -> z3.BitVecRef:
+    if len(g.operands) != 2 or g.modifiers not in (("idx",), ("uni", "idx"), ("idx", "uni")):
+        raise PtxError(f"{quote(' '.join(g.text.split()))}: ptxsmt follows `brx.idx index, "
+                       "table` only", g.line, g.col)
+    return ex.value(g.operands[0], TYPES["u32"], g)
+
+
+def _check_control(body: Body) -> dict[str, tuple[str, ...]]:
+    """The jump tables (`T: .branchtargets L0, L1;` -> {"T": ("L0", "L1")}), after
+    checking that every branch names a label of the function and no call is left."""
     labels = {i.name for i in body.items if isinstance(i, Label)}
+    tables: dict[str, tuple[str, ...]] = {}
+    for before, item in zip(body.items, body.items[1:]):
+        if isinstance(item, Directive) and item.name == ".branchtargets":
+            if not isinstance(before, Label):
+                raise PtxError(".branchtargets without a label", item.line, item.col)
+            tables[before.name] = item.operands
     for g in body.generic:
         if g.opcode == "call":
             raise PtxError(f"call on line {g.line}: ptxsmt does not follow calls (inline the "
                            "callee, e.g. __forceinline__, or compare the callee itself)",
                            g.line, g.col)
-        if g.opcode == "bra" and g.operands[-1].strip() not in labels:
-            raise PtxError(f"{quote(g.text)} branches to {g.operands[-1].strip()}, which is "
-                           "not a label of this function", g.line, g.col)
+        if g.opcode == "brx" and (len(g.operands) < 2 or g.operands[1].strip() not in tables):
+            raise PtxError(f"{quote(' '.join(g.text.split()))}: its table is no "
+                           ".branchtargets of this function", g.line, g.col)
+        targets = [g.operands[-1].strip()] if g.opcode == "bra" else \
+            list(tables[g.operands[1].strip()]) if g.opcode == "brx" else []
+        for target in targets:
+            if target not in labels:
+                raise PtxError(f"{quote(' '.join(g.text.split()))} branches to {target}, "
+                               "which is not a label of this function", g.line, g.col)
+    return tables

@@ -12,8 +12,8 @@ import z3
 from ..isa.body import Generic
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_immediate
-from ..isa.module import Function
-from ..isa.types import PRED, TYPES, PtxType
+from ..isa.module import Function, Param
+from ..isa.types import PRED, TYPES, Kind, PtxType
 from ..sem.options import Options
 from ..sem.sorts import register
 from . import memory
@@ -29,6 +29,47 @@ def resize(term: z3.ExprRef, width: int, signed: bool) -> z3.ExprRef:
         return z3.Extract(width - 1, 0, term)
     extend = z3.SignExt if signed else z3.ZeroExt
     return extend(width - term.size(), term)
+
+
+def param_type(p: Param) -> PtxType:
+    """A parameter as one value of its whole size: its own type if scalar, else bits
+    (`.b8 p[12]` -> a 96-bit value, byte 0 lowest)."""
+    if p.array is None:
+        return p.type
+    width = p.type.width * p.array
+    return TYPES.get(f"b{width}") or PtxType(f"b{width}", Kind.BIT, width)
+
+
+def param_spelling(p: Param) -> str:
+    return f".{p.type.name}" + (f" [{p.array}]" if p.array is not None else "")
+
+
+def _bytes(whole: z3.BitVecRef, offset: int, width: int) -> z3.BitVecRef:
+    """`width` bits of `whole` from byte `offset` up (little-endian)."""
+    if offset == 0 and width == whole.size():
+        return whole
+    return z3.Extract(8 * offset + width - 1, 8 * offset, whole)
+
+
+def _with_bytes(whole: z3.BitVecRef, offset: int, value: z3.BitVecRef) -> z3.BitVecRef:
+    """`whole` with the bytes from `offset` replaced by `value`."""
+    lo, hi = 8 * offset, 8 * offset + value.size()
+    parts = [z3.Extract(whole.size() - 1, hi, whole)] if hi < whole.size() else []
+    parts.append(value)
+    if lo:
+        parts.append(z3.Extract(lo - 1, 0, whole))
+    return parts[0] if len(parts) == 1 else z3.Concat(*parts)
+
+
+@dataclass(frozen=True)
+class Undefined:
+    """A place where the ISA leaves the behaviour open (a `brx.idx` index past its
+    targets) or the function stops (`trap`), and the condition under which it is met."""
+
+    when: z3.BoolRef
+    line: int
+    text: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -66,8 +107,10 @@ class FunctionEncoding:
     loads: list[Access] = field(default_factory=list)
     stores: list[Access] = field(default_factory=list)
     uninterpreted: dict[str, int] = field(default_factory=dict)  # instruction text -> line
-    opaque: dict[str, z3.ExprRef] = field(default_factory=dict)  # register -> its last
-    # opaque value (equiv: an uninterpreted application), to replay a counterexample
+    opaque: dict[str, z3.ExprRef] = field(default_factory=dict)  # the input name `eval`
+    # gives an opaque result (`r5`, `r5@12`) -> its term (equiv: an uninterpreted
+    # application), to replay a counterexample
+    undefined: list[Undefined] = field(default_factory=list)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
 
@@ -94,13 +137,16 @@ class Execution:
         return self.enc.inputs[name]
 
     def parameter(self, name: str, offset: int, t: PtxType, g: Generic) -> z3.ExprRef:
-        if name not in self.params:
-            raise PtxError(f"{quote(name)} in {quote(g.text)} is not a parameter of "
-                           f"{self.fn.name}", g.line, g.col)
-        key = self.rename.get(name, name) + (f"+{offset}" if offset else "")
-        if key in self.state.returns:  # a return parameter read back
-            return resize(self.state.returns[key], t.width, False)
-        return resize(self.input(key, t, f"parameter .{t.name}"), t.width, False)
+        """`ld.param.T [p+offset]`: bytes offset.. of the parameter (or of a return
+        parameter as the function has written it so far), little-endian. A parameter is
+        one input of its whole size, so a `.b32` read as two `.b16` halves, or passed as
+        `.b8 p[4]` by the other side, is the same four bytes."""
+        key = self._param_key(name, offset, t, g)
+        whole = self.state.returns.get(key) if name in self.returns else None
+        if whole is None:
+            p = self.params[name]
+            whole = self.input(key, param_type(p), f"parameter {param_spelling(p)}")
+        return _bytes(whole, offset, t.width)
 
     def width(self, operand: str, g: Generic) -> int:
         key = operand.strip().lstrip("%")
@@ -135,34 +181,52 @@ class Execution:
             self._update(registers={key: value})
         return self.state.registers[key]
 
-    def opaque_value(self, g: Generic, k: int, dest: str, args: list) -> z3.ExprRef:
-        key = dest.lstrip("%")
-        t = self.declared[key]
-        self.enc.uninterpreted.setdefault(" ".join(g.text.split()), g.line)
+    def opaque_value(self, g: Generic, key: str, dest: str, args: list) -> z3.ExprRef:
+        """The result an instruction ptxsmt does not model writes to `dest`. In `eval`, an
+        input named by the register (`r5`; `r5@12` if that name is taken, 12 the line);
+        in `equiv`, the uninterpreted function `key` (the instruction's text with its
+        registers left out: same instruction, same register values, same result on both
+        sides) of the values of its source registers."""
+        reg = dest.lstrip("%")
+        t = self.declared[reg]
+        text = " ".join(g.text.split())
+        self.enc.uninterpreted.setdefault(text, g.line)
+        name = reg if reg not in self.enc.inputs and reg not in self.enc.opaque else \
+            f"{reg}@{g.line}"
         if self.mode == "input":
-            return self.input(key, t, f"written by {quote(' '.join(g.text.split()))} (line "
-                              f"{g.line}), which ptxsmt does not model")
-        name = ".".join((g.opcode, *g.modifiers)) + (f"#{k}" if k else "")
-        sort = z3.BoolSort() if t is PRED else z3.BitVecSort(t.width)
-        value = z3.Function(name, *(a.sort() for a in args), sort)(*args) if args else \
-            z3.Const(name, sort)
-        self.enc.opaque[key] = value
+            value = self.input(name, t, f"written by {quote(text)} (line {g.line}), which "
+                               "ptxsmt does not model")
+        else:
+            sort = z3.BoolSort() if t is PRED else z3.BitVecSort(t.width)
+            value = z3.Function(key, *(a.sort() for a in args), sort)(*args) if args else \
+                z3.Const(key, sort)
+        self.enc.opaque[name] = value
         return value
 
     # ---- effects ------------------------------------------------------------------------
 
     def guard(self, g: Generic) -> z3.BoolRef | None:
+        """The guard `@p`/`@!p` as a condition (None: none); p must be a .pred register."""
         if g.guard is None:
             return None
+        if self.declared.get(g.guard.register) is not PRED:
+            raise PtxError(f"the guard {quote(g.guard.spelled or g.guard.register)} of "
+                           f"{quote(' '.join(g.text.split()))} is not a declared .pred "
+                           "register", g.line, g.col)
         p = self.register(g.guard.register)
         return z3.Not(p) if g.guard.negated else p
+
+    def guarded(self, g: Generic, new: z3.ExprRef, old: z3.ExprRef) -> z3.ExprRef:
+        """The guard rule, the one place function/ applies it: a guarded instruction's
+        effect where its guard holds, the old value elsewhere."""
+        guard = self.guard(g)
+        return new if guard is None else z3.If(guard, new, old)
 
     def write(self, dest: str, value: z3.ExprRef, g: Generic) -> None:
         key = dest.strip().lstrip("%")
         self.width(dest, g)
-        if (guard := self.guard(g)) is not None:
-            value = z3.If(guard, value, self.register(key))
-        self._update(registers={key: value})
+        old = self.register(key) if g.guard is not None else value
+        self._update(registers={key: self.guarded(g, value, old)})
 
     def load(self, space: str, base: z3.BitVecRef, offset: int, t: PtxType,
              g: Generic) -> z3.BitVecRef:
@@ -175,20 +239,34 @@ class Execution:
         at = memory.address(base) + offset
         self.enc.stores.append(Access(space, at, t, self._when(g), g.line, g.text))
         stored = memory.store(self.memory(space), at, value)
-        if (guard := self.guard(g)) is not None:
-            stored = z3.If(guard, stored, self.memory(space))
-        self._update(memory={space: stored})
+        self._update(memory={space: self.guarded(g, stored, self.memory(space))})
 
     def set_return(self, name: str, offset: int, t: PtxType, value: z3.ExprRef,
                    g: Generic) -> None:
+        """`st.param.T [r+offset], v`: bytes offset.. of the return parameter r. A byte
+        no path writes is a value of its own that neither side chooses (`r unwritten`):
+        a difference only there is no difference anyone can rely on."""
         if name not in self.returns:
             raise PtxError(f"{quote(g.text)} stores to {quote(name)}, which is not a return "
                            f"parameter of {self.fn.name}", g.line, g.col)
-        key = self.rename.get(name, name) + (f"+{offset}" if offset else "")
-        self.enc.types[key] = t
-        if (guard := self.guard(g)) is not None:
-            value = z3.If(guard, value, self.state.returns.get(key, value))
-        self._update(returns={key: value})
+        key = self._param_key(name, offset, t, g)
+        p = self.params[name]
+        self.enc.types[key] = param_type(p)
+        old = self.state.returns.get(key)
+        if old is None:
+            old = z3.BitVec(f"{key} unwritten", param_type(p).width)
+        self._update(returns={key: self.guarded(g, _with_bytes(old, offset, value), old)})
+
+    def _param_key(self, name: str, offset: int, t: PtxType, g: Generic) -> str:
+        if name not in self.params:
+            raise PtxError(f"{quote(name)} in {quote(g.text)} is not a parameter of "
+                           f"{self.fn.name}", g.line, g.col)
+        size = param_type(self.params[name]).width // 8
+        if not 0 <= offset <= size - t.width // 8:
+            raise PtxError(f"{quote(' '.join(g.text.split()))} reads or writes bytes "
+                           f"{offset}..{offset + t.width // 8 - 1} of {name}, which has "
+                           f"{size}", g.line, g.col)
+        return self.rename.get(name, name)
 
     def memory(self, space: str) -> z3.ArrayRef:
         if space not in self.enc.memory:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import z3
 
 from ..isa.errors import PtxError, quote
-from ..isa.types import PRED, TYPES, Kind, PtxType
+from ..isa.types import TYPES, Kind, PtxType
 from ..sem.arith import wide_product
 from .execution import Execution, resize
 from .memory import SPACES
@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 _ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
 NO_EFFECT = ("bar", "barrier", "membar", "fence")
-CONTROL = ("bra", "ret", "exit")  # the paths themselves: execute.py
+CONTROL = ("bra", "brx", "ret", "exit", "trap")  # the paths themselves: execute.py
+# Never data: an instruction that may move control or leave the function is followed
+# (CONTROL, calls inlined by execute.py) or refused, never uninterpreted.
+MOVES_CONTROL = (*CONTROL, "call", "brkpt", "jmp", "jmpx")
 
 
 def instruction_type(g: Generic) -> PtxType:
@@ -108,12 +111,28 @@ def cvta(ex: Execution, g: Generic) -> None:
 
 def mov(ex: Execution, g: Generic) -> None:
     """The forms ptxsmt's glue does not take: a special register (`mov.u32 %r1, %tid.x`)
-    or a variable's address (`mov.u64 %rd1, buf`) as source; a vector form is opaque."""
-    if len(g.operands) != 2 or "{" in "".join(g.operands):
+    or a variable's address (`mov.u64 %rd1, buf`) as source, and the vector forms that
+    pack and unpack (`mov.b32 %r1, {%h1, %h2}` puts %h1 in the low half; an immediate
+    element is taken at the element's width, as ptxas takes it)."""
+    if len(g.operands) != 2:
         return opaque(ex, g)
     d, a = g.operands
     t = instruction_type(g)
-    ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
+    if a.strip().startswith("{"):  # pack
+        parts = elements(a)
+        w = t.width // len(parts)
+        lanes = [resize(ex.value(e, TYPES[f"b{w}"], g), w, False) for e in parts]
+        ex.write(d, z3.Concat(*reversed(lanes)) if len(lanes) > 1 else lanes[0], g)
+    elif d.strip().startswith("{"):  # unpack
+        parts = elements(d)
+        w = t.width // len(parts)
+        whole = resize(ex.value(a, t, g), t.width, False)
+        for k, e in enumerate(parts):
+            if e != "_":
+                ex.write(e, resize(z3.Extract(w * k + w - 1, w * k, whole), ex.width(e, g),
+                                   False), g)
+    else:
+        ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
 
 
 def _product(ex: Execution, g: Generic) -> z3.BitVecRef:
@@ -154,16 +173,37 @@ def no_effect(ex: Execution, g: Generic) -> None:
 
 
 def opaque(ex: Execution, g: Generic) -> None:
+    """An instruction ptxsmt does not model: its destinations are a function of its
+    source registers' values, keyed by its text with the registers left out (immediates,
+    special registers and variables stay in the key: they are the same on both sides)."""
+    if g.opcode in MOVES_CONTROL:
+        raise PtxError(f"{quote(' '.join(g.text.split()))} moves control in a way ptxsmt "
+                       "does not model", g.line, g.col)
     if any("[" in o for o in g.operands) or not g.operands:
         raise PtxError(f"{quote(g.text)} is not modelled: ptxsmt reads and writes memory only "
                        "through ld and st, and models no calls", g.line, g.col)
-    t = next((TYPES[m] for m in g.modifiers if m in TYPES), TYPES["b32"])
     dests = [d for part in g.operands[0].split("|") for d in elements(part)]
-    args = [ex.value(o.lstrip("!"), PRED if o.startswith("!") else t, g, negated=o.startswith("!"))
-            for o in g.operands[1:]]
+    args: list[z3.ExprRef] = []
+    shape = []  # each operand with its registers as `_`
+    for operand in g.operands[1:]:
+        parts = []
+        for e in elements(operand):
+            negated = e.startswith("!")
+            key = e.lstrip("!").lstrip("%")
+            if key in ex.declared:
+                args.append(ex.register(key))
+                parts.append("!_" if negated else "_")
+            else:
+                parts.append(e)
+        shape.append("{" + ", ".join(parts) + "}" if operand.strip().startswith("{")
+                     else parts[0])
+    head = ".".join((g.opcode, *g.modifiers))
     for k, dest in enumerate(dests):
-        if dest != "_":
-            ex.write(dest, ex.opaque_value(g, k, dest, args), g)
+        if dest == "_":
+            continue
+        ex.width(dest, g)
+        key = f"{head} {', '.join(['_', *shape])}" + (f" #{k}" if len(dests) > 1 else "")
+        ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
 HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "mul": mul, "mad": mad,

@@ -70,6 +70,12 @@ class Directive:
     line: int
     col: int
 
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """`.branchtargets L0, L1` -> ("L0", "L1")."""
+        rest = self.text[len(self.name):]
+        return tuple(p.strip() for p in _split_top(rest)) if rest.strip() else ()
+
 
 Item = Checked | Generic | Label | Rejected | Directive
 

@@ -19,6 +19,7 @@ import z3
 from ..eval.function import FunctionEvaluation, Location, evaluate_function
 from ..eval.values import Value
 from ..function.execute import FunctionEncoding, encode_function
+from ..function.execution import param_spelling, param_type
 from ..function.memory import ADDRESS_BITS, OBSERVABLE, initial, load
 from ..isa.errors import PtxError
 from ..isa.module import Function
@@ -32,8 +33,6 @@ from .solve import ReplayError, nice_values
 class FunctionCounterexample:
     inputs: dict[str, Value]  # scalar inputs shared by both sides
     memory: dict[Location, Value]  # initial memory the sides read (or differ at)
-    lhs_opaque: dict[str, Value]  # values of the uninterpreted destinations, per side
-    rhs_opaque: dict[str, Value]
     lhs: FunctionEvaluation
     rhs: FunctionEvaluation
     differ: tuple[str, ...]  # outputs (return names, locations) that differ
@@ -51,47 +50,109 @@ class FunctionVerdict:
 
 
 def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
-    """rhs's parameter and return names -> lhs's, by position (same widths)."""
+    """rhs's parameter and return names -> lhs's, by position (the same size in bytes:
+    `.b32` and `.b8 p[4]` are the same four bytes)."""
     out = {}
     for what, left, right in (("parameters", lhs.params, rhs.params),
                               ("return parameters", lhs.returns, rhs.returns)):
-        if [p.type.width for p in left] != [p.type.width for p in right]:
+        sizes = [[param_type(p).width // 8 for p in side] for side in (left, right)]
+        if sizes[0] != sizes[1]:
             raise PtxError(f"{lhs.name} and {rhs.name} have different {what}: "
-                           f"{[p.type.name for p in left]} and {[p.type.name for p in right]}")
+                           f"{[param_spelling(p) for p in left]} and "
+                           f"{[param_spelling(p) for p in right]}")
         out |= {r.name: ll.name for ll, r in zip(left, right)}
     return out
 
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
                                timeout: float | None = 30.0) -> FunctionVerdict:
+    """`different` only with a counterexample that the evaluator replays on both
+    functions and that differs whatever the unmodelled instructions and the values the
+    ISA leaves open give; a difference that needs them is `unknown`, naming them."""
     start = time.perf_counter()
+    rename = _renaming(lhs, rhs)
     el = encode_function(lhs, opts)
-    er = encode_function(rhs, opts, rename=_renaming(lhs, rhs))
+    er = encode_function(rhs, opts, rename=rename)
     for name in el.inputs.keys() & er.inputs.keys():
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
                            f".{er.types[name].name} in {rhs.name}")
-    witness = {s: z3.BitVec(f"{s}.address", ADDRESS_BITS) for s in OBSERVABLE
-               if s in el.memory or s in er.memory}
-    differ = [el.returns[k] != er.returns[k] for k in el.returns.keys() & er.returns.keys()]
+    spaces = [s for s in OBSERVABLE if s in el.memory or s in er.memory]
+    witness = {s: z3.BitVec(f"{s}.address", ADDRESS_BITS) for s in spaces}
+    returns = [k for k in el.returns if k in er.returns]
+    differ = [el.returns[k] != er.returns[k] for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
-    solver = z3.Solver()
-    if timeout:
-        solver.set("timeout", max(1, int(timeout * 1000)))
+    undefined = [*el.undefined, *er.undefined]
+    defined = z3.Not(z3.Or([u.when for u in undefined])) if undefined else z3.BoolVal(True)
+    solver = _solver(timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(z3.simplify(z3.Or(differ), mul2concat=True))
+    solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
     result = check(solver)
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
-    verdict = {"unsat": "equivalent", "unknown": "unknown", "sat": "different"}[str(result)]
-    cex = None
-    if result == z3.sat:
-        prefer_nice(solver, el, er)
-        cex = _replay(lhs, rhs, el, er, solver.model(), witness, opts)
-    return FunctionVerdict(verdict, lhs.name, rhs.name, uninterpreted, cex,
-                           solver.reason_unknown() if result == z3.unknown else "",
-                           time.perf_counter() - start)
+
+    def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
+        return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
+                               time.perf_counter() - start)
+
+    if result == z3.unknown:
+        return verdict("unknown", solver.reason_unknown() or "timeout")
+    if result == z3.unsat:
+        reached = {f"line {u.line} ({u.text}) is reached where {u.why}": None
+                   for u in undefined if check(_solver(timeout), u.when) != z3.unsat}
+        if reached:
+            return verdict("unknown", "they agree wherever both are defined, but "
+                           + "; ".join(reached))
+        return verdict("equivalent")
+    prefer_nice(solver, el, er)
+    model = solver.model()
+    if not _definite(model, el, er, returns, spaces, defined, timeout):
+        free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+        return verdict("unknown", "the functions differ only through values ptxsmt leaves free (results of "
+                       "uninterpreted instructions, NaNs the PTX ISA leaves open, return bytes "
+                       "never written): " + ", ".join(free or ["(none named)"]))
+    cex = _replay(lhs, rhs, el, er, model, witness, opts, rename)
+    return verdict("different", cex=cex)
+
+
+def _solver(timeout: float | None) -> z3.Solver:
+    solver = z3.Solver()
+    if timeout:
+        solver.set("timeout", max(1, int(timeout * 1000)))
+    return solver
+
+
+def _definite(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
+              returns: list[str], spaces: list[str], defined: z3.BoolRef,
+              timeout: float | None) -> bool:
+    """Whether, on the model's inputs and initial memory, the functions differ for every
+    choice of what ptxsmt leaves free (the results of uninterpreted instructions, with
+    congruence; the NaNs the ISA leaves open; return bytes neither writes)."""
+    pins = [c == model.eval(c, model_completion=True)
+            for c in {**el.inputs, **er.inputs}.values()]
+    pins += [a == model.eval(a, model_completion=True)
+             for a in {**el.memory, **er.memory}.values()]
+    same = [el.returns[k] == er.returns[k] for k in returns]
+    same += [_final(el, s) == _final(er, s) for s in spaces]
+    return check(_solver(timeout), *pins, *same, defined) == z3.unsat
+
+
+def _free_names(term: z3.ExprRef, *encodings: FunctionEncoding) -> list[str]:
+    """The uninterpreted functions and free values a term holds, other than inputs."""
+    inputs = {c.decl().name() for enc in encodings
+              for c in (*enc.inputs.values(), *enc.memory.values())}
+    seen, todo, found = set(), [term], {}
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() not in inputs \
+                and not t.decl().name().endswith(".address"):
+            found[t.decl().name()] = None
+        todo.extend(t.children())
+    return sorted(found)
 
 
 def _final(enc: FunctionEncoding, space: str) -> z3.ArrayRef:
@@ -114,12 +175,14 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding) -> None:
 
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
-            model: z3.ModelRef, witness: dict, opts: Options) -> FunctionCounterexample:
+            model: z3.ModelRef, witness: dict, opts: Options,
+            rename: dict[str, str]) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
 
     inputs = {k: value(c) for k, c in {**el.inputs, **er.inputs}.items()}
+
     def locations(accesses) -> list[Location]:
         return [Location(a.space, value(a.address), a.type) for a in accesses if value(a.when)]
 
@@ -136,17 +199,21 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
         if not any(_covers(loc, byte) for loc in memory):
             memory[byte] = value(initial(space)[w])
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
-    opaque = [{k: value(t) for k, t in enc.opaque.items()} for enc in (el, er)]
-    sides = [evaluate_function(fn, {**{k: v for k, v in inputs.items() if k in enc.inputs},
-                                    **op, **given}, opts, watch)
-             for fn, enc, op in ((lhs, el, opaque[0]), (rhs, er, opaque[1]))]
+    # the rhs replays under its own names (`--function-b`): its reproduce line runs as shown
+    own = {ll: r for r, ll in rename.items()}
+    sides = []
+    for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
+        scalars = {names.get(k, k): v for k, v in inputs.items() if k in enc.inputs}
+        scalars |= {k: value(t) for k, t in enc.opaque.items()}
+        sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch))
+    rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
     differ = tuple(dict.fromkeys(
-        [k for k in sides[0].returns if sides[0].returns[k] != sides[1].returns.get(k)]
+        [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
         + [str(loc) for loc in _differing_locations(*sides)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
                           "give the same returns and memory")
-    return FunctionCounterexample(inputs, memory, *opaque, *sides, differ)
+    return FunctionCounterexample(inputs, memory, *sides, differ)
 
 
 def _covers(loc: Location, byte: Location) -> bool:
