@@ -109,9 +109,10 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     model = solver.model()
     if not _definite(model, el, er, returns, spaces, defined, timeout):
         free = _free_names(z3.simplify(z3.Or(differ)), el, er)
-        return verdict("unknown", "the functions differ only through values ptxsmt leaves free (results of "
-                       "uninterpreted instructions, NaNs the PTX ISA leaves open, return bytes "
-                       "never written): " + ", ".join(free or ["(none named)"]))
+        return verdict("unknown", "the functions differ only through values ptxsmt leaves "
+                       "free (results of uninterpreted instructions, NaNs the PTX ISA "
+                       "leaves open, return bytes never written): "
+                       + ", ".join(free or ["(none named)"]))
     cex = _replay(lhs, rhs, el, er, model, witness, opts, rename)
     return verdict("different", cex=cex)
 
