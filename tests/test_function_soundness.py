@@ -1,0 +1,162 @@
+"""Whole functions, sound by construction (issue 22): control is followed or refused,
+never data; a difference that exists only through what ptxsmt leaves free (unmodelled
+instructions, NaNs the ISA leaves open, return bytes never written) is `unknown`;
+parameters and return values are bytes; every printed reproduce line runs as printed.
+Expected values are computed by hand from the PTX ISA, not from the encoding."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ptxsmt.cli import main
+from ptxsmt.eval.function import evaluate_function
+from ptxsmt.function import read_function
+from ptxsmt.isa.errors import PtxError
+
+HERE = Path(__file__).parent / "ptx" / "functions"
+TABLE, OPAQUE, MEMORY = (HERE / f"{n}.ptx" for n in ("jump_table", "opaque", "memory"))
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, list(map(str, args)))
+
+
+def _fn(path: Path, name: str):
+    return read_function(path.read_text(), name)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("path", sorted(HERE.glob("*.ptx")), ids=lambda p: p.name)
+def test_the_test_files_are_legal_ptx(path, tmp_path):
+    r = subprocess.run(["ptxas", "-arch", "sm_80", str(path), "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+# ---- control ------------------------------------------------------------------------
+
+def test_a_jump_table_is_a_jump():
+    """f returns 1 for index 0 and 2 for index 1 (`brx.idx`); g returns 1."""
+    for index, expect in ((0, 1), (1, 2)):
+        ev = evaluate_function(_fn(TABLE, "f"), {"f_param_0": index})
+        assert ev.returns == {"func_retval0": expect}
+    with pytest.raises(PtxError, match="past the 2 targets"):
+        evaluate_function(_fn(TABLE, "f"), {"f_param_0": 2})
+    r = _cli("equiv", TABLE, TABLE, "--function", "f", "--function-b", "g", "--json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1 and out["verdict"] == "different"
+    assert out["counterexample"]["inputs"]["f_param_0"] == "0x00000001"
+
+
+def test_an_index_past_the_table_gives_no_verdict():
+    r = _cli("equiv", TABLE, TABLE, "--function", "f")
+    assert r.exit_code == 3 and "past the 2 targets" in r.stdout
+
+
+@pytest.mark.parametrize("instruction", ["call f, (%r1);", "jmp L;", "brkpt.foo %r1, %r1;"])
+def test_what_moves_control_is_never_data(instruction):
+    text = TABLE.read_text().replace("brx.idx \t%r1, $L_brx_0;", instruction)
+    with pytest.raises(PtxError):
+        from ptxsmt.function.execute import encode_function
+        encode_function(read_function(text, "f"))
+
+
+# ---- what ptxsmt leaves free ------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b, code, words", [
+    ("dv", "sh", 3, ["div.u32 _, _, 2"]),  # div by 2 vs shr 1: only if div is unmodelled
+    ("dv2", "dv2", 0, []),  # the same unmodelled instruction on the same value
+    ("dv2", "dv3", 1, []),  # div(x)+1 vs div(x)+2: different whatever div gives
+    ("ng", "xr", 3, ["neg.f16"]),  # neg.f16 of a NaN is open; xor 0x8000 is not
+])
+def test_a_difference_through_free_values_is_unknown(a, b, code, words):
+    r = _cli("equiv", OPAQUE, OPAQUE, "--function", a, "--function-b", b)
+    assert r.exit_code == code, r.output
+    assert "Traceback" not in r.output and all(w in r.stdout for w in words)
+
+
+def test_congruence_needs_the_same_immediates():
+    """div.u32 by 2 on one side and by 3 on the other are different functions."""
+    text = OPAQUE.read_text()
+    three = text.replace("div.u32 \t%r5, %r3, 2;\n\tadd.u32 \t%r5, %r5, 2;",
+                         "div.u32 \t%r5, %r3, 3;\n\tadd.u32 \t%r5, %r5, 1;")
+    from ptxsmt.smt.functions import check_function_equivalence
+    v = check_function_equivalence(read_function(text, "dv2"), read_function(three, "dv3"))
+    assert v.verdict == "unknown"
+
+
+def test_an_open_nan_evaluates_as_unspecified():
+    ev = evaluate_function(_fn(OPAQUE, "ng"), {"p": 0x7E01})
+    assert ev.returns["func_retval0"] is not None
+    assert "unspecified" in json.dumps(ev.outputs_json())
+    ev = evaluate_function(_fn(OPAQUE, "ng"), {"p": 0x3C00})  # 1.0 -> -1.0
+    assert ev.returns == {"func_retval0": 0xBC00}
+
+
+# ---- bytes --------------------------------------------------------------------------
+
+def test_returns_and_parameters_compare_as_bytes():
+    """xr returns {x ^ 0x8000, 0} with st.param.v2.b16 from a .b32 parameter; xr2 the
+    same with st.param.b32 from a .b8 [4] parameter read byte by byte."""
+    r = _cli("equiv", OPAQUE, OPAQUE, "--function", "xr", "--function-b", "xr2")
+    assert r.exit_code == 0, r.output
+    for name in ("xr", "xr2"):
+        ev = evaluate_function(_fn(OPAQUE, name), {"p": 0x12343C00})
+        assert ev.returns == {"func_retval0": 0x0000BC00}
+
+
+# ---- reproduce lines ------------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b", [("f", "g"), ("dv2", "dv3")])
+def test_every_printed_reproduce_line_runs_as_printed(a, b):
+    path = TABLE if a == "f" else OPAQUE
+    text = _cli("equiv", path, path, "--function", a, "--function-b", b)
+    js = json.loads(_cli("equiv", path, path, "--function", a, "--function-b", b,
+                         "--json").stdout)
+    assert text.exit_code == 1
+    lines = text.stdout.split("reproduce:\n")[1].splitlines()[:2]
+    for line, side in zip(lines, ("lhs", "rhs")):
+        words = shlex.split(line)
+        assert words[:2] == ["ptxsmt", "eval"]
+        r = _cli(*words[1:], "--json")
+        assert r.exit_code == 0, (line, r.output)
+        assert json.loads(r.stdout)["outputs"] == js["counterexample"][side]
+
+
+# ---- the mutants the issue lists ----------------------------------------------------
+
+def test_a_signed_byte_load_sign_extends():
+    ev = evaluate_function(_fn(MEMORY, "sext"), {"q": 0x1000, "global[0x1000].b8": 0x80})
+    assert ev.returns == {"r": 0xFFFFFF80}
+    ev = evaluate_function(_fn(MEMORY, "sext"), {"q": 0x1000, "global[0x1000].b8": 0x7F})
+    assert ev.returns == {"r": 0x7F}
+
+
+def test_a_parameter_offset_is_read():
+    ev = evaluate_function(_fn(MEMORY, "second"), {"s": 0x1122334455667788})
+    assert ev.returns == {"r": 0x11223344}
+
+
+def test_shared_memory_is_compared():
+    r = _cli("equiv", MEMORY, MEMORY, "--function", "keep", "--function-b", "keep_shared")
+    assert r.exit_code == 1 and "shared[" in r.stdout
+
+
+@pytest.mark.parametrize("c, expect", [(0, 5), (1, 0xABCD)])
+def test_a_guarded_load_runs_only_under_its_guard(c, expect):
+    ev = evaluate_function(_fn(MEMORY, "guarded"),
+                           {"q": 0x40, "c": c, "global[0x40].u32": 0xABCD})
+    assert ev.returns == {"r": expect}
+
+
+def test_a_guard_must_be_a_predicate():
+    text = MEMORY.read_text().replace("@%p1 ld.global", "@%r2 ld.global")
+    with pytest.raises(PtxError, match="not a declared .pred"):
+        evaluate_function(read_function(text, "guarded"), {"q": 0x40, "c": 1})
