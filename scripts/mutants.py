@@ -253,6 +253,15 @@ MUTANTS = [
       "return z3.Extract(whole.size() - 1 - 8 * offset, whole.size() - 8 * offset - width, "
       "whole)",
       "parameter bytes read big-endian"),
+    m("fn-generic-always-global", "ptxsmt/function/execution.py",
+      "windows = memory.windows_in(at)", "windows = []",
+      "a generic address from cvta.shared reaches global memory"),
+    m("fn-local-compared", "ptxsmt/function/memory.py",
+      'OBSERVABLE = ("global", "shared")', 'OBSERVABLE = ("global", "shared", "local")',
+      "local memory compared although it dies with the thread"),
+    m("fn-cvta-shared-no-base", "ptxsmt/function/instructions.py",
+      "        value = value + ex.window(space)\n", "        ex.window(space)\n",
+      "cvta.shared leaves the shared address as the generic one"),
 ]
 
 

@@ -117,17 +117,7 @@ def test_returns_and_parameters_compare_as_bytes():
 @pytest.mark.parametrize("a, b", [("f", "g"), ("dv2", "dv3")])
 def test_every_printed_reproduce_line_runs_as_printed(a, b):
     path = TABLE if a == "f" else OPAQUE
-    text = _cli("equiv", path, path, "--function", a, "--function-b", b)
-    js = json.loads(_cli("equiv", path, path, "--function", a, "--function-b", b,
-                         "--json").stdout)
-    assert text.exit_code == 1
-    lines = text.stdout.split("reproduce:\n")[1].splitlines()[:2]
-    for line, side in zip(lines, ("lhs", "rhs")):
-        words = shlex.split(line)
-        assert words[:2] == ["ptxsmt", "eval"]
-        r = _cli(*words[1:], "--json")
-        assert r.exit_code == 0, (line, r.output)
-        assert json.loads(r.stdout)["outputs"] == js["counterexample"][side]
+    _reproduce(path, path, a, b)
 
 
 # ---- the mutants the issue lists ----------------------------------------------------
@@ -160,3 +150,65 @@ def test_a_guard_must_be_a_predicate():
     text = MEMORY.read_text().replace("@%p1 ld.global", "@%r2 ld.global")
     with pytest.raises(PtxError, match="not a declared .pred"):
         evaluate_function(read_function(text, "guarded"), {"q": 0x40, "c": 1})
+
+
+# ---- memory spaces --------------------------------------------------------------------
+
+SPACES_G, SPACES_O3 = HERE / "spaces_G.ptx", HERE / "spaces_O3.ptx"
+
+
+@pytest.mark.parametrize("name", ["_Z2smPii", "_Z3locPii"])
+def test_shared_and_local_reached_through_generic_addresses(name):
+    """nvcc -G reaches __shared__ and a local array through cvta.shared/.local and
+    generic ld/st; -O3 through ld.shared/.local: the same memories."""
+    r = _cli("equiv", SPACES_G, SPACES_O3, "--function", name)
+    assert r.exit_code == 0, r.output
+
+
+def test_a_shared_index_off_by_one_word_is_found(tmp_path):
+    wrong = tmp_path / "wrong.ptx"
+    wrong.write_text(SPACES_O3.read_text().replace("add.s32 \t%r6, %r2, 4;",
+                                                   "add.s32 \t%r6, %r2, 8;"))
+    r = _cli("equiv", SPACES_G, wrong, "--function", "_Z2smPii")
+    assert r.exit_code == 1 and "global[" in r.stdout
+    _reproduce(SPACES_G, wrong, "_Z2smPii", "_Z2smPii")
+
+
+@pytest.mark.parametrize("path, windows", [(SPACES_G, True), (SPACES_O3, False)])
+def test_a_generic_address_from_cvta_shared_reaches_shared_memory(path, windows):
+    """s[5 & 63] = 5; o[tid] = s[6]: s at shared 0x100, so s[6] is shared[0x118]."""
+    inputs = {"_Z2smPii_param_0": 0x1000, "_Z2smPii_param_1": 5, "_ZZ2smPiiE1s": 0x100,
+              "tid.x": 1, "shared[0x118].u32": 0xBEEF}
+    if windows:
+        inputs |= {"window.shared": 0x10000000000, "window.local": 0x20000000000}
+    ev = evaluate_function(_fn(path, "_Z2smPii"), inputs)
+    stores = {str(loc): v for loc, v in ev.stores.items()}
+    assert stores == {"shared[0x114]": 5, "global[0x1004]": 0xBEEF}
+
+
+def test_local_memory_is_not_compared(tmp_path):
+    other = tmp_path / "other.ptx"
+    text = SPACES_O3.read_text()
+    assert text.count("st.global.u32 \t[%rd3], %r5;") == 1
+    # a local word written after the last read: dead with the thread
+    other.write_text(text.replace("st.global.u32 \t[%rd3], %r5;",
+                                  "st.global.u32 \t[%rd3], %r5;\n\tst.local.u32 [%rd5], 77;"))
+    r = _cli("equiv", SPACES_O3, other, "--function", "_Z3locPii")
+    assert r.exit_code == 0, r.output
+
+
+def _reproduce(lhs: Path, rhs: Path, a: str, b: str) -> None:
+    """Every reproduce line of the verdict's text runs as printed and gives the outputs
+    the verdict shows for that side."""
+    from ptxsmt.report.function import function_verdict_json, function_verdict_text
+    from ptxsmt.smt.functions import check_function_equivalence
+    v = check_function_equivalence(_fn(lhs, a), _fn(rhs, b))
+    assert v.verdict == "different"
+    text, js = function_verdict_text(v, str(lhs), str(rhs)), function_verdict_json(v)
+    lines = text.split("reproduce:\n")[1].splitlines()[:2]
+    for line, side in zip(lines, ("lhs", "rhs")):
+        words = shlex.split(line)
+        assert words[:2] == ["ptxsmt", "eval"]
+        r = _cli(*words[1:], "--json")
+        assert r.exit_code == 0, (line, r.output)
+        assert json.loads(r.stdout)["outputs"] == js["counterexample"][side]

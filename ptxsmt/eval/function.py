@@ -26,7 +26,9 @@ import z3
 
 from ..function import read_function
 from ..function.execute import Access, FunctionEncoding, encode_function
-from ..function.memory import ADDRESS_BITS, load, store
+from ..function.memory import at as location_term
+from ..function.memory import empty as empty_memory
+from ..function.memory import load, store
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_value
 from ..isa.module import Function
@@ -111,7 +113,7 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     scalars, located = _split(inputs, enc)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
     spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
-    empty = {s: z3.K(z3.BitVecSort(ADDRESS_BITS), z3.BitVecVal(0, 8)) for s in spaces}
+    empty = {s: empty_memory(s) for s in spaces}
 
     def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
         return z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
@@ -122,7 +124,7 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     for (space, at, t), raw in located.items():
         t = t or _load_type(enc, space, at, lambda x: concrete(x, empty))
         bits = _convert(raw, t, f"{space}[{at:#x}]")
-        arrays[space] = store(arrays[space], z3.BitVecVal(at, ADDRESS_BITS),
+        arrays[space] = store(arrays[space], location_term(space, at),
                               z3.BitVecVal(bits, t.width))
         given.add((space, at))
 
@@ -139,6 +141,10 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
         raise PtxError(f"{fn.name}: an address or a branch depends on a value the PTX ISA "
                        "leaves open; ptxsmt cannot run it on these inputs")
 
+    for a in enc.assumed:
+        if not value(a.holds):
+            raise PtxError(f"{fn.name}: these inputs break what ptxsmt assumes at line "
+                           f"{a.line} ({a.text}): {a.why}")
     for u in enc.undefined:
         if value(u.when):
             raise PtxError(f"{fn.name}: line {u.line} ({u.text}) is reached with these "
@@ -148,11 +154,11 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
         return list(dict.fromkeys(Location(a.space, value(a.address), a.type)
                                   for a in accesses if value(a.when)))
 
-    loaded = {loc: (value(load(arrays[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+    loaded = {loc: (value(load(arrays[loc.space], location_term(loc.space, loc.address),
                                 loc.type.width)), (loc.space, loc.address) in given)
               for loc in locations(enc.loads)}
     final = {**arrays, **enc.final}  # a space the function does not write ends as it began
-    stores = {loc: value(load(final[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+    stores = {loc: value(load(final[loc.space], location_term(loc.space, loc.address),
                               loc.type.width), str(loc))
               for loc in [*locations(enc.stores), *watch]}
     returns = {k: value(v, k) for k, v in enc.returns.items()}

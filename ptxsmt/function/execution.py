@@ -9,10 +9,10 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from ..isa.body import Generic
+from ..isa.body import Directive, Generic
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_immediate
-from ..isa.module import Function, Param
+from ..isa.module import Function, Param, read_variable
 from ..isa.types import PRED, TYPES, Kind, PtxType
 from ..sem.options import Options
 from ..sem.sorts import register
@@ -73,6 +73,17 @@ class Undefined:
 
 
 @dataclass(frozen=True)
+class Assumption:
+    """What the ISA leaves undefined, assumed not to happen where a path meets it
+    (`memory.py`): `holds` is true on every input the verdicts speak of."""
+
+    holds: z3.BoolRef
+    line: int
+    text: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Access:
     """One ld or st of memory, with the condition under which it runs."""
 
@@ -111,8 +122,20 @@ class FunctionEncoding:
     # gives an opaque result (`r5`, `r5@12`) -> its term (equiv: an uninterpreted
     # application), to replay a counterexample
     undefined: list[Undefined] = field(default_factory=list)
+    assumed: list[Assumption] = field(default_factory=list)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
+
+
+def _variables(fn: Function):
+    """(name, (state space, declaration)) of the variables the body declares."""
+    for d in fn.body.items:
+        if isinstance(d, Directive) and d.name in (".shared", ".local", ".global", ".const"):
+            space, v = read_variable(d.text, d.line, d.col)
+            yield v.name, (space, v)
+
+
+Reach = tuple[str, z3.BitVecRef, z3.BoolRef | None]
 
 
 class Execution:
@@ -123,6 +146,7 @@ class Execution:
     def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str]):
         self.fn, self.opts, self.mode, self.rename = fn, opts, unmodelled, rename
         self.declared = {r.key: r.type for r in fn.body.registers}
+        self.variables = dict(_variables(fn))
         self.params = {p.name: p for p in (*fn.params, *fn.returns)}
         self.returns = {p.name for p in fn.returns}
         self.enc = FunctionEncoding(fn.name)
@@ -168,12 +192,27 @@ class Execution:
             special = self.input(key, t, "special register")
             return resize(special, t.width, False)
         if text[:1].isalpha() or text[:1] in "_$":
-            return self.input(text, TYPES["u64"], "the address of a variable")
+            return self.variable(text, g)
         try:
             bits = parse_immediate(text, t)
         except LiteralError as e:
             raise PtxError(f"{quote(text)} in {quote(g.text)}: {e}", g.line, g.col) from None
         return z3.BoolVal(bits) if t is PRED else z3.BitVecVal(bits, t.width)
+
+    def variable(self, name: str, g: Generic) -> z3.ExprRef:
+        """The address of a variable (an input). One the body declares in shared or local
+        memory lies in its state space, below 2^32 (the window) and aligned as declared."""
+        new = name not in self.enc.inputs
+        address = self.input(name, TYPES["u64"], "the address of a variable")
+        if new and name in self.variables:
+            space, v = self.variables[name]
+            if space in memory.WINDOWED:
+                size = param_type(v).width // 8
+                fits = z3.ULE(address, memory.WINDOW_BYTES - size)
+                aligned = z3.URem(address, v.align or 1) == 0
+                self.enc.assumed.append(Assumption(z3.And(fits, aligned), g.line, name,
+                                                   f"a .{space} variable lies in its window"))
+        return address
 
     def register(self, key: str) -> z3.ExprRef:
         if key not in self.state.registers:  # read before written: an input
@@ -231,15 +270,63 @@ class Execution:
     def load(self, space: str, base: z3.BitVecRef, offset: int, t: PtxType,
              g: Generic) -> z3.BitVecRef:
         at = memory.address(base) + offset
-        self.enc.loads.append(Access(space, at, t, self._when(g), g.line, g.text))
-        return memory.load(self.memory(space), at, t.width)
+        value = None
+        for where, local_at, inside in reversed(self._reach(space, at, g)):
+            when = self._when(g) if inside is None else z3.And(self._when(g), inside)
+            self.enc.loads.append(Access(where, local_at, t, when, g.line, g.text))
+            loaded = memory.load(self.memory(where), local_at, t.width)
+            value = loaded if value is None else z3.If(inside, loaded, value)
+        return value
 
     def store(self, space: str, base: z3.BitVecRef, offset: int, t: PtxType,
               value: z3.BitVecRef, g: Generic) -> None:
         at = memory.address(base) + offset
-        self.enc.stores.append(Access(space, at, t, self._when(g), g.line, g.text))
-        stored = memory.store(self.memory(space), at, value)
-        self._update(memory={space: self.guarded(g, stored, self.memory(space))})
+        for where, local_at, inside in self._reach(space, at, g):
+            when = self._when(g) if inside is None else z3.And(self._when(g), inside)
+            self.enc.stores.append(Access(where, local_at, t, when, g.line, g.text))
+            old = self.memory(where)
+            stored = memory.store(old, local_at, value)
+            if inside is not None:
+                stored = z3.If(inside, stored, old)
+            self._update(memory={where: self.guarded(g, stored, old)})
+
+    def _reach(self, space: str, at: z3.BitVecRef, g: Generic) -> list[Reach]:
+        """The memories an access of `space` at `at` may reach: (space, address in it,
+        the condition that it does it, None: always), the catch-all last."""
+        if space != "generic":
+            return [(space, memory.address(at, memory.address_bits(space)), None)]
+        windows = memory.windows_in(at)
+        if not windows:
+            return [("global", at, None)]
+        if len(windows) == 1:
+            base = self.window(windows[0])
+            self.assume(memory.in_window(at, base), g, f"an address computed from the "
+                        f"{windows[0]} window stays in it")
+            return [(windows[0], z3.simplify(memory.address(at - base, 32)), None)]
+        bases = {w: self.window(w) for w in memory.WINDOWED}
+        out = [(w, memory.address(at - b, 32), memory.in_window(at, b))
+               for w, b in bases.items()]
+        outside = z3.Not(z3.Or([inside for _, _, inside in out]))
+        return [*out, ("global", at, outside)]
+
+    def window(self, space: str) -> z3.BitVecRef:
+        """The generic address of byte 0 of `space`'s window (an input)."""
+        name = f"window.{space}"
+        if name not in self.enc.inputs:
+            for w in memory.WINDOWED:
+                self.input(f"window.{w}", TYPES["u64"], f"the generic address of {w} byte 0")
+            self.enc.assumed.append(Assumption(
+                memory.windows_apart([self.enc.inputs[f"window.{w}"] for w in memory.WINDOWED]),
+                self.fn.line, self.fn.name, "the windows of the generic space do not overlap"))
+        return self.enc.inputs[name]
+
+    def outside_windows(self, at: z3.BitVecRef) -> z3.BoolRef:
+        return z3.And([z3.Not(memory.in_window(memory.address(at), self.window(w)))
+                       for w in memory.WINDOWED])
+
+    def assume(self, condition: z3.BoolRef, g: Generic, why: str) -> None:
+        self.enc.assumed.append(Assumption(z3.Implies(self._when(g), condition), g.line,
+                                           " ".join(g.text.split()), why))
 
     def set_return(self, name: str, offset: int, t: PtxType, value: z3.ExprRef,
                    g: Generic) -> None:

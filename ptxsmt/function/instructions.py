@@ -27,6 +27,7 @@ import z3
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
 from ..sem.arith import wide_product
+from . import memory
 from .execution import Execution, resize
 from .memory import SPACES
 
@@ -105,8 +106,24 @@ def st(ex: Execution, g: Generic) -> None:
 
 
 def cvta(ex: Execution, g: Generic) -> None:
+    """`cvta.SPACE d, a` (to a generic address) and `cvta.to.SPACE d, a` (from one), by
+    the windows of `memory.py`; global addresses are generic ones."""
     d, a = g.operands
-    ex.write(d, resize(ex.value(a, instruction_type(g), g), ex.width(d, g), False), g)
+    t = instruction_type(g)
+    value = memory.address(resize(ex.value(a, t, g), t.width, False))
+    space = next((m for m in g.modifiers if m in memory.WINDOWED), "global")
+    to = "to" in g.modifiers
+    if space == "global":
+        if memory.windows_in(value):
+            ex.assume(ex.outside_windows(value), g, "a global address is in no window")
+    elif to:
+        ex.assume(memory.in_window(value, ex.window(space)), g,
+                  f"the address is in the {space} window")
+        value = value - ex.window(space)
+    else:
+        ex.assume(z3.ULT(value, memory.WINDOW_BYTES), g, f"a {space} address is below 2^32")
+        value = value + ex.window(space)
+    ex.write(d, resize(value, ex.width(d, g), False), g)
 
 
 def mov(ex: Execution, g: Generic) -> None:

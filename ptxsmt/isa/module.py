@@ -162,6 +162,18 @@ _PARAM = re.compile(r"\.param((?:\s+\.[A-Za-z0-9_]+(?:\s+\d+)?)+)\s+([A-Za-z_$%]
                     r"\s*(?:\[\s*(\d*)\s*\])?", re.S)
 
 
+def read_variable(text: str, line: int, col: int) -> tuple[str, Param]:
+    """A variable's declaration, its initializer left out: `.shared .align 4 .b8 s[256]`
+    -> ("shared", Param("s", .b8, 256, 4))."""
+    space, _, rest = text.partition("=")[0].strip().partition(" ")
+    while space in (".extern", ".visible", ".weak", ".common") and rest:
+        space, _, rest = rest.strip().partition(" ")
+    found = _params(".param " + rest, Statement("directive", text, line, col))
+    if len(found) != 1:
+        raise PtxError(f"cannot read the variable {quote(text)}", line, col)
+    return space.lstrip("."), found[0]
+
+
 def _params(text: str, st: Statement) -> list[Param]:
     out = []
     for raw in filter(str.strip, text.split(",")):

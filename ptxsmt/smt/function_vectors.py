@@ -17,7 +17,8 @@ import z3
 from ..eval.function import Location, evaluate_function
 from ..eval.values import to_json
 from ..function.execute import encode_function
-from ..function.memory import ADDRESS_BITS, load
+from ..function.memory import at as memory_at
+from ..function.memory import load
 from ..isa.module import Function
 from ..sem.options import DEFAULT, Options
 from ..solver import check
@@ -54,7 +55,7 @@ def _inputs(enc, model: z3.ModelRef) -> dict[str, object]:
     for a in enc.loads:
         if value(a.when):
             loc = Location(a.space, value(a.address), a.type)
-            bits = value(load(enc.memory[a.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+            bits = value(load(enc.memory[a.space], memory_at(loc.space, loc.address),
                               a.type.width))
             out[f"{loc}.{a.type.name}"] = to_json(bits, a.type)
     return out

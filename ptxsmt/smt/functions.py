@@ -20,7 +20,8 @@ from ..eval.function import FunctionEvaluation, Location, evaluate_function
 from ..eval.values import Value
 from ..function.execute import FunctionEncoding, encode_function
 from ..function.execution import param_spelling, param_type
-from ..function.memory import ADDRESS_BITS, OBSERVABLE, initial, load
+from ..function.memory import OBSERVABLE, address_bits, initial, load
+from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES
@@ -78,12 +79,13 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
                            f".{er.types[name].name} in {rhs.name}")
     spaces = [s for s in OBSERVABLE if s in el.memory or s in er.memory]
-    witness = {s: z3.BitVec(f"{s}.address", ADDRESS_BITS) for s in spaces}
+    witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
     returns = [k for k in el.returns if k in er.returns]
     differ = [el.returns[k] != er.returns[k] for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
     undefined = [*el.undefined, *er.undefined]
-    defined = z3.Not(z3.Or([u.when for u in undefined])) if undefined else z3.BoolVal(True)
+    defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
+                     *([z3.Not(z3.Or([u.when for u in undefined]))] if undefined else []))
     solver = _solver(timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
@@ -187,7 +189,7 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     def locations(accesses) -> list[Location]:
         return [Location(a.space, value(a.address), a.type) for a in accesses if value(a.when)]
 
-    memory = {loc: value(load(initial(loc.space), z3.BitVecVal(loc.address, ADDRESS_BITS),
+    memory = {loc: value(load(initial(loc.space), memory_at(loc.space, loc.address),
                               loc.type.width))
               for loc in dict.fromkeys([*locations(el.loads), *locations(er.loads)])}
     # both sides report every location either side wrote, and the byte the solver found
@@ -229,6 +231,6 @@ def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> li
                 for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
-    bad = {key for key in a.keys() & b.keys() if a[key] != b[key]}
+    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
     return [loc for loc in dict.fromkeys([*lhs.stores, *rhs.stores])
             if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))]
