@@ -262,6 +262,15 @@ MUTANTS = [
     m("fn-cvta-shared-no-base", "ptxsmt/function/instructions.py",
       "        value = value + ex.window(space)\n", "        ex.window(space)\n",
       "cvta.shared leaves the shared address as the generic one"),
+    m("fn-call-arguments-reversed", "ptxsmt/function/execute.py",
+      "zip(arguments, callee.params)", "zip(reversed(arguments), callee.params)",
+      "a call passes its arguments in the wrong order"),
+    m("fn-call-result-dropped", "ptxsmt/function/execute.py",
+      "{**ex.state.returns, **returned}", "ex.state.returns",
+      "a call's result never reaches the caller"),
+    m("fn-recursion-allowed", "ptxsmt/function/execute.py",
+      "    if name in ex.stack:\n", "    if name in ex.stack and False:\n",
+      "recursion followed (forever) instead of refused"),
 ]
 
 

@@ -212,3 +212,39 @@ def _reproduce(lhs: Path, rhs: Path, a: str, b: str) -> None:
         r = _cli(*words[1:], "--json")
         assert r.exit_code == 0, (line, r.output)
         assert json.loads(r.stdout)["outputs"] == js["counterexample"][side]
+
+
+# ---- calls ----------------------------------------------------------------------------
+
+CALLS = HERE / "calls.ptx"  # llc-14 -O0 of max(max(x, y), 7) + 1 through a helper, ...
+
+
+@pytest.mark.parametrize("x, y, expect", [(3, -5, 8), (9, 2, 10), (-1, -2, 8), (7, 8, 9)])
+def test_a_call_is_inlined(x, y, expect):
+    ev = evaluate_function(_fn(CALLS, "f"), {"f_param_0": x, "f_param_1": y})
+    assert ev.returns == {"func_retval0": expect & 0xFFFFFFFF}
+
+
+def test_arguments_are_passed_in_order():
+    ev = evaluate_function(_fn(CALLS, "h"), {"h_param_0": 10, "h_param_1": 3})
+    assert ev.returns == {"func_retval0": 7}  # minus(10, 3)
+
+
+def test_a_call_and_its_inlined_form_are_equivalent(tmp_path):
+    assert _cli("equiv", CALLS, CALLS, "--function", "f", "--function-b", "g").exit_code == 0
+    wrong = tmp_path / "wrong.ptx"
+    text = CALLS.read_text()
+    assert text.count("max.s32") == 3  # the helper's, and g's two
+    wrong.write_text(text.replace("max.s32", "min.s32", 1))  # the helper's
+    assert _cli("equiv", CALLS, wrong, "--function", "f").exit_code == 1
+    assert _cli("equiv", CALLS, wrong, "--function", "g").exit_code == 0
+    plus2 = tmp_path / "plus2.ptx"  # another name: a run reads each file once
+    plus2.write_text(text.replace("add.s32 \t%r8, %r6, 1;", "add.s32 \t%r8, %r6, 2;"))
+    _reproduce(CALLS, plus2, "f", "f")
+
+
+@pytest.mark.parametrize("name, message", [("rec", "recursion (rec -> rec)"),
+                                           ("ind", "an indirect call")])
+def test_recursion_and_indirect_calls_are_refused(name, message):
+    r = _cli("equiv", CALLS, CALLS, "--function", name)
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output

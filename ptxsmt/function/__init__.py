@@ -19,6 +19,8 @@ def read_function(text: str, name: str | None = None) -> Function:
     """The function `name` of a PTX module (the only one with a body when `name` is
     None); raise `PtxError` naming what is wrong."""
     defined = [f for f in read_module(text).functions if f.body is not None]
+    for f in defined:
+        f.module = {g.name: g for g in defined}
     if name is None:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"

@@ -10,14 +10,15 @@ Control flow: `@p bra L` splits the path, a label joins the paths that reach it
 .branchtargets L0, L1, ...`) is the branch to L<i>; an index past the table is undefined
 in the ISA, and `trap` ends the kernel: both are recorded (`Undefined`) where a path
 meets them, so no verdict rests on them. A branch to a label above it is a loop and is
-refused; ptxsmt unrolls nothing.
+refused; ptxsmt unrolls nothing. A call of a function of the same module is inlined
+(recursion and indirect calls are refused).
 """
 
 from __future__ import annotations
 
 import z3
 
-from ..isa.body import Body, Checked, Directive, Generic, Label, Rejected
+from ..isa.body import Body, Checked, Directive, Generic, Label, Rejected, read_call
 from ..isa.errors import PtxError, quote
 from ..isa.module import Function
 from ..isa.types import TYPES
@@ -33,10 +34,21 @@ __all__ = ["Access", "FunctionEncoding", "encode_function"]
 def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "function",
                     rename: dict[str, str] | None = None) -> FunctionEncoding:
     """The function's effect as terms: raise `PtxError` naming the first thing ptxsmt
-    cannot follow (a loop, a call, an instruction ptxas refuses)."""
+    cannot follow (a loop, recursion, an instruction ptxas refuses)."""
+    ex = Execution(fn, opts, unmodelled, rename or {})
+    end = _run(ex)
+    ex.enc.final = {space: end.memory.get(space, m) for space, m in ex.enc.memory.items()}
+    ex.enc.returns = {k: v for k, v in end.returns.items()
+                      if k in {ex.rename.get(p.name, p.name) for p in fn.returns}}
+    ex.enc.reached = end.live
+    return ex.enc
+
+
+def _run(ex: Execution) -> State:
+    """The paths through `ex`'s function body, merged where they end."""
+    fn = ex.fn
     if fn.body is None:
         raise PtxError(f"{fn.name} is a declaration without a body", fn.line, fn.col)
-    ex = Execution(fn, opts, unmodelled, rename or {})
     tables = _check_control(fn.body)
     seen: set[str] = set()
     waiting: dict[str, list[State]] = {}  # label -> the paths that branch to it
@@ -52,17 +64,49 @@ def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "fu
             continue  # a directive, or code no path reaches
         elif isinstance(item, Checked):
             _checked(ex, item)
+        elif item.opcode == "call":
+            _call(ex, item)
         elif item.opcode in CONTROL:
             _control(ex, item, seen, waiting, exits, tables)
         else:
             HANDLERS.get(item.opcode, opaque)(ex, item)
     if ex.state is not None:
         exits.append(ex.state)
-    end = merge(exits) if exits else State(z3.BoolVal(False), {}, {}, {})
-    ex.enc.final = {space: end.memory.get(space, m) for space, m in ex.enc.memory.items()}
-    ex.enc.returns = end.returns
-    ex.enc.reached = end.live
-    return ex.enc
+    return merge(exits) if exits else State(z3.BoolVal(False), {}, {}, {})
+
+
+def _call(ex: Execution, g: Generic) -> None:
+    """`call (r), f, (a, b)` of a function of the same module: f's body inlined, its
+    parameters the bytes the caller stored to a and b, its return value stored to r."""
+    text = " ".join(g.text.split())
+    results, name, arguments, prototype = read_call(g)
+    callee = ex.fn.module.get(name)
+    if prototype is not None or name.lstrip("%") in ex.declared:
+        raise PtxError(f"{quote(text)}: an indirect call; ptxsmt follows calls of functions "
+                       "of the same module by name only", g.line, g.col)
+    if callee is None:
+        raise PtxError(f"{quote(text)}: {name} has no body in this module (ptxsmt follows "
+                       "calls into functions it can read)", g.line, g.col)
+    if name in ex.stack:
+        raise PtxError(f"{quote(text)}: recursion ({' -> '.join((*ex.stack, name))}); "
+                       "ptxsmt unrolls no calls", g.line, g.col)
+    if g.guard is not None:
+        raise PtxError(f"{quote(text)}: a guarded call; ptxsmt follows unguarded calls "
+                       "only", g.line, g.col)
+    if len(arguments) != len(callee.params) or len(results) != len(callee.returns):
+        raise PtxError(f"{quote(text)} passes {len(arguments)} arguments and {len(results)} "
+                       f"results to {name}, which takes {len(callee.params)} and "
+                       f"{len(callee.returns)}", g.line, g.col)
+    bound = {p.name: ex.argument(a, p, g) for a, p in zip(arguments, callee.params)}
+    inner = Execution(callee, ex.opts, ex.mode, {}, caller=ex, bound=bound, site=g.line)
+    if any(i.opcode == "exit" for i in callee.body.generic if isinstance(i, Generic)):
+        raise PtxError(f"{quote(text)}: {name} holds an exit; ptxsmt inlines callees that "
+                       "return", g.line, g.col)
+    end = _run(inner)
+    returned = {r: ex.result(r, p, end.returns.get(p.name), g)
+                for r, p in zip(results, callee.returns)}
+    ex.state = State(end.live, ex.state.registers, end.memory,
+                     {**ex.state.returns, **returned})
 
 
 def _checked(ex: Execution, item: Checked) -> None:
@@ -115,7 +159,7 @@ def _index(ex: Execution, g: Generic) -> z3.BitVecRef:
 
 def _check_control(body: Body) -> dict[str, tuple[str, ...]]:
     """The jump tables (`T: .branchtargets L0, L1;` -> {"T": ("L0", "L1")}), after
-    checking that every branch names a label of the function and no call is left."""
+    checking that every branch names a label of the function."""
     labels = {i.name for i in body.items if isinstance(i, Label)}
     tables: dict[str, tuple[str, ...]] = {}
     for before, item in zip(body.items, body.items[1:]):
@@ -124,10 +168,6 @@ def _check_control(body: Body) -> dict[str, tuple[str, ...]]:
                 raise PtxError(".branchtargets without a label", item.line, item.col)
             tables[before.name] = item.operands
     for g in body.generic:
-        if g.opcode == "call":
-            raise PtxError(f"call on line {g.line}: ptxsmt does not follow calls (inline the "
-                           "callee, e.g. __forceinline__, or compare the callee itself)",
-                           g.line, g.col)
         if g.opcode == "brx" and (len(g.operands) < 2 or g.operands[1].strip() not in tables):
             raise PtxError(f"{quote(' '.join(g.text.split()))}: its table is no "
                            ".branchtargets of this function", g.line, g.col)

@@ -130,7 +130,8 @@ class FunctionEncoding:
 def _variables(fn: Function):
     """(name, (state space, declaration)) of the variables the body declares."""
     for d in fn.body.items:
-        if isinstance(d, Directive) and d.name in (".shared", ".local", ".global", ".const"):
+        if isinstance(d, Directive) and d.name in (".shared", ".local", ".global", ".const",
+                                                   ".param"):
             space, v = read_variable(d.text, d.line, d.col)
             yield v.name, (space, v)
 
@@ -143,14 +144,24 @@ class Execution:
     an instruction ptxsmt does not model gives (see `instructions.py`); `rename` names
     parameters and return parameters after another function's (equiv of two names)."""
 
-    def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str]):
+    def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str],
+                 caller: Execution | None = None, bound: dict[str, z3.BitVecRef] | None = None,
+                 site: int = 0):
         self.fn, self.opts, self.mode, self.rename = fn, opts, unmodelled, rename
         self.declared = {r.key: r.type for r in fn.body.registers}
         self.variables = dict(_variables(fn))
-        self.params = {p.name: p for p in (*fn.params, *fn.returns)}
-        self.returns = {p.name for p in fn.returns}
-        self.enc = FunctionEncoding(fn.name)
-        self.state: State | None = State(z3.BoolVal(True), {}, {}, {})
+        arguments = [v for space, v in self.variables.values() if space == "param"]
+        self.params = {p.name: p for p in (*fn.params, *fn.returns, *arguments)}
+        # written with st.param: return parameters, and a call's arguments and results
+        self.returns = {p.name for p in (*fn.returns, *arguments)}
+        # an inlined callee (`execute.py`) shares its caller's inputs and memory, names
+        # its registers' inputs after itself, and reads its parameters from `bound`
+        self.enc = caller.enc if caller else FunctionEncoding(fn.name)
+        self.stack: tuple[str, ...] = (*caller.stack, fn.name) if caller else (fn.name,)
+        self.prefix = f"{caller.prefix}{fn.name}@{site}/" if caller else ""
+        self.bound = bound or {}
+        self.state: State | None = State(caller.state.live, {}, caller.state.memory, {}) \
+            if caller else State(z3.BoolVal(True), {}, {}, {})
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -166,11 +177,41 @@ class Execution:
         one input of its whole size, so a `.b32` read as two `.b16` halves, or passed as
         `.b8 p[4]` by the other side, is the same four bytes."""
         key = self._param_key(name, offset, t, g)
-        whole = self.state.returns.get(key) if name in self.returns else None
-        if whole is None:
-            p = self.params[name]
+        p = self.params[name]
+        if name in self.returns:
+            whole = self.state.returns.get(key)
+            if whole is None:
+                whole = z3.BitVec(f"{self.prefix}{key} unwritten", param_type(p).width)
+        elif name in self.bound:
+            whole = self.bound[name]
+        else:
             whole = self.input(key, param_type(p), f"parameter {param_spelling(p)}")
         return _bytes(whole, offset, t.width)
+
+    def argument(self, name: str, p: Param, g: Generic) -> z3.BitVecRef:
+        """The bytes the caller stored to its argument `name`, for the callee's parameter
+        `p` (of the same size)."""
+        if name not in self.params or name not in self.returns:
+            raise PtxError(f"{quote(name)} in {quote(' '.join(g.text.split()))} is not a "
+                           ".param the caller declares", g.line, g.col)
+        mine = param_type(self.params[name]).width
+        if mine != param_type(p).width:
+            raise PtxError(f"{quote(' '.join(g.text.split()))}: {name} has {mine // 8} bytes, "
+                           f"{p.name} {param_type(p).width // 8}", g.line, g.col)
+        whole = self.state.returns.get(name)
+        return whole if whole is not None else \
+            z3.BitVec(f"{self.prefix}{name} unwritten", mine)
+
+    def result(self, name: str, p: Param, value: z3.BitVecRef | None,
+               g: Generic) -> z3.BitVecRef:
+        """A callee's return value `value` (of its return parameter p) as the bytes of
+        the caller's `.param` `name`."""
+        if name not in self.params or name not in self.returns or \
+                param_type(self.params[name]).width != param_type(p).width:
+            raise PtxError(f"{quote(' '.join(g.text.split()))}: {name} is no .param of "
+                           f"{p.name}'s size the caller declares", g.line, g.col)
+        return value if value is not None else \
+            z3.BitVec(f"{self.prefix}{name} unwritten", param_type(p).width)
 
     def width(self, operand: str, g: Generic) -> int:
         key = operand.strip().lstrip("%")
@@ -216,7 +257,8 @@ class Execution:
 
     def register(self, key: str) -> z3.ExprRef:
         if key not in self.state.registers:  # read before written: an input
-            value = self.input(key, self.declared[key], "register read before it is written")
+            value = self.input(self.prefix + key, self.declared[key],
+                               "register read before it is written")
             self._update(registers={key: value})
         return self.state.registers[key]
 
@@ -230,8 +272,9 @@ class Execution:
         t = self.declared[reg]
         text = " ".join(g.text.split())
         self.enc.uninterpreted.setdefault(text, g.line)
-        name = reg if reg not in self.enc.inputs and reg not in self.enc.opaque else \
-            f"{reg}@{g.line}"
+        name = self.prefix + reg
+        if name in self.enc.inputs or name in self.enc.opaque:
+            name = f"{name}@{g.line}"
         if self.mode == "input":
             value = self.input(name, t, f"written by {quote(text)} (line {g.line}), which "
                                "ptxsmt does not model")
@@ -341,7 +384,7 @@ class Execution:
         self.enc.types[key] = param_type(p)
         old = self.state.returns.get(key)
         if old is None:
-            old = z3.BitVec(f"{key} unwritten", param_type(p).width)
+            old = z3.BitVec(f"{self.prefix}{key} unwritten", param_type(p).width)
         self._update(returns={key: self.guarded(g, _with_bytes(old, offset, value), old)})
 
     def _param_key(self, name: str, offset: int, t: PtxType, g: Generic) -> str:

@@ -183,6 +183,23 @@ def _generic(st: Statement) -> Generic:
     return Generic(opcode, tuple(mods), tuple(parts), guard, st.line, st.col, st.text)
 
 
+def read_call(g: Generic) -> tuple[tuple[str, ...], str, tuple[str, ...], str | None]:
+    """`call.uni (r), f, (a, b);` -> (("r",), "f", ("a", "b"), None); a last operand
+    names the prototype of an indirect call (`call (r), %rd1, (a), proto;`)."""
+    ops = list(g.operands)
+
+    def inner(text: str) -> tuple[str, ...]:
+        body = text.strip()[1:-1]
+        return tuple(p.strip() for p in _split_top(body)) if body.strip() else ()
+
+    results = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    if not ops:
+        raise PtxError(f"{quote(g.text)} names no function", g.line, g.col)
+    callee = ops.pop(0).strip()
+    arguments = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    return results, callee, arguments, (ops[0].strip() if ops else None)
+
+
 def _split_top(text: str) -> list[str]:
     """Operands split at commas outside `[...]`, `{...}` and `(...)`."""
     parts, depth, start = [], 0, 0

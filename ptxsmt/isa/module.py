@@ -48,6 +48,8 @@ class Function:
     line: int
     col: int
     performance: list[str] = field(default_factory=list)  # `.maxntid 128, 1, 1` ...
+    # the module's functions with a body, by name (calls are followed into them)
+    module: dict[str, Function] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
