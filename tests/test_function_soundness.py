@@ -248,3 +248,17 @@ def test_a_call_and_its_inlined_form_are_equivalent(tmp_path):
 def test_recursion_and_indirect_calls_are_refused(name, message):
     r = _cli("equiv", CALLS, CALLS, "--function", name)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+# ---- operand spellings ------------------------------------------------------------------
+
+LITERALS = HERE / "literals.ptx"
+
+
+def test_an_integer_predicate_immediate_is_true_when_nonzero():
+    assert evaluate_function(_fn(LITERALS, "pred"), {}).returns == {"r": 1 + 8 + 16}
+
+
+def test_immediates_inside_vector_operands():
+    """{%h1, 3} packs 3 in the high half; unpacked, %h3 = 3; stored as {3, 7}."""
+    assert evaluate_function(_fn(LITERALS, "vec"), {"c": 0x1234}).returns == {"r": 0x00070003}
