@@ -271,6 +271,15 @@ MUTANTS = [
     m("fn-recursion-allowed", "ptxsmt/function/execute.py",
       "    if name in ex.stack:\n", "    if name in ex.stack and False:\n",
       "recursion followed (forever) instead of refused"),
+    m("fn-unroll-past-limit-dropped", "ptxsmt/function/execute.py",
+      "        ex.enc.bounded.append(Undefined(", "        0 and ex.enc.bounded.append(Undefined(",
+      "paths that run a loop more than K times vanish instead of being excluded"),
+    m("fn-bounded-reported-equivalent", "ptxsmt/smt/functions.py",
+      "        if beyond:\n", "        if False:\n",
+      "equivalence up to K iterations reported as plain equivalence"),
+    m("fn-unroll-continue-not-back", "ptxsmt/function/unroll.py",
+      "            elif t == head:  # a branch back", "            elif t == head and item is last:",
+      "a branch back to a loop's head other than the last one stays in its copy"),
 ]
 
 

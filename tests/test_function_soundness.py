@@ -197,12 +197,12 @@ def test_local_memory_is_not_compared(tmp_path):
     assert r.exit_code == 0, r.output
 
 
-def _reproduce(lhs: Path, rhs: Path, a: str, b: str) -> None:
+def _reproduce(lhs: Path, rhs: Path, a: str, b: str, unroll: int = 0) -> None:
     """Every reproduce line of the verdict's text runs as printed and gives the outputs
     the verdict shows for that side."""
     from ptxsmt.report.function import function_verdict_json, function_verdict_text
     from ptxsmt.smt.functions import check_function_equivalence
-    v = check_function_equivalence(_fn(lhs, a), _fn(rhs, b))
+    v = check_function_equivalence(_fn(lhs, a), _fn(rhs, b), unroll=unroll)
     assert v.verdict == "different"
     text, js = function_verdict_text(v, str(lhs), str(rhs)), function_verdict_json(v)
     lines = text.split("reproduce:\n")[1].splitlines()[:2]
@@ -262,3 +262,56 @@ def test_an_integer_predicate_immediate_is_true_when_nonzero():
 def test_immediates_inside_vector_operands():
     """{%h1, 3} packs 3 in the high half; unpacked, %h3 = 3; stored as {3, 7}."""
     assert evaluate_function(_fn(LITERALS, "vec"), {"c": 0x1234}).returns == {"r": 0x00070003}
+
+
+# ---- loops ------------------------------------------------------------------------------
+
+LOOPS_O0, LOOPS_O2 = HERE / "loops_O0.ptx", HERE / "loops_O2.ptx"  # llc-14 of sum, nest
+
+
+@pytest.mark.parametrize("path", [LOOPS_O0, LOOPS_O2], ids=["O0", "O2"])
+def test_a_loop_runs_up_to_k_times(path):
+    for n in range(1, 5):  # do { acc += i } while (++i < n)
+        ev = evaluate_function(_fn(path, "sum"), {"sum_param_0": n}, unroll=4)
+        assert ev.returns == {"func_retval0": sum(range(n))}
+    with pytest.raises(PtxError, match="more than 4 times"):
+        evaluate_function(_fn(path, "sum"), {"sum_param_0": 5}, unroll=4)
+    # -O2 enters the outer loop in its middle (the latch is laid out above the header):
+    # its first partial trip takes one of the K copies
+    for n in range(3):
+        for m in range(4):
+            ev = evaluate_function(_fn(path, "nest"), {"nest_param_0": n, "nest_param_1": m},
+                                   unroll=3)
+            assert ev.returns == {"func_retval0": sum(i + j for i in range(n)
+                                                      for j in range(m))}, (n, m)
+
+
+def test_a_continue_is_a_branch_back():
+    """odd(n): the sum of the odd i in 1..n; the head runs n + 1 times."""
+    fn = _fn(HERE / "continue.ptx", "odd")
+    for n in range(5):
+        ev = evaluate_function(fn, {"n": n}, unroll=5)
+        assert ev.returns == {"r": sum(i for i in range(1, n + 1) if i % 2)}, n
+    with pytest.raises(PtxError, match="more than 5 times"):
+        evaluate_function(fn, {"n": 5}, unroll=5)
+
+
+@pytest.mark.parametrize("name", ["sum", "nest"])
+def test_loops_are_equivalent_only_up_to_k_iterations(name):
+    r = _cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name)
+    assert r.exit_code == 2 and "--unroll" in r.output
+    r = _cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name, "--unroll", "3")
+    assert r.exit_code == 0 and r.stdout.startswith("equivalent up to 3 iterations")
+    out = json.loads(_cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name, "--unroll", "3",
+                          "--json").stdout)
+    assert out["verdict"] == "bounded" and out["unroll"] == 3
+
+
+def test_a_wrong_loop_bound_is_found_within_k_iterations(tmp_path):
+    wrong = tmp_path / "le.ptx"
+    text = LOOPS_O2.read_text()
+    assert text.count("setp.lt.u32 \t%p1, %r7, %r5;") == 1
+    wrong.write_text(text.replace("setp.lt.u32 \t%p1, %r7, %r5;", "setp.le.u32 \t%p1, %r7, %r5;"))
+    r = _cli("equiv", LOOPS_O0, wrong, "--function", "sum", "--unroll", "3")
+    assert r.exit_code == 1, r.output
+    _reproduce(LOOPS_O0, wrong, "sum", "sum", unroll=3)

@@ -25,7 +25,7 @@ from .common import (
     writable_dir,
 )
 
-EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
+EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 
 
 @click.command("equiv", context_settings=CONTEXT)
@@ -42,30 +42,37 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--function", "function", metavar="NAME",
               help="With two .ptx files: the function to compare (default: the only one).")
+@click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
+              help="With two .ptx files: unroll each loop K times; a verdict is then "
+                   "'equivalent up to K iterations'.")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
 @target_option
 @merge_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          function, function_b, target, vset_merge) -> None:
+          function, unroll, function_b, target, vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
     Inputs are the registers read before written; outputs compared are the
     registers both snippets write. Two .ptx files: one function of each, equal
     when their return values and global and shared memory agree for all
-    parameters, special registers and initial memory. Exit 0 equivalent, 1 different (with a
-    counterexample), 2 bad input, 3 unknown (timeout; never reported as equal).
+    parameters, special registers and initial memory (a loop only with --unroll K:
+    then "equivalent up to K iterations"). Exit 0 equivalent (or up to K
+    iterations), 1 different (with a counterexample), 2 bad input, 3 unknown
+    (timeout, or a difference only through what ptxsmt does not model; never
+    reported as equal).
     \b
     Examples:
       ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
+      ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
     """
     if function or function_b or (is_ptx_file(lhs) and is_ptx_file(rhs)):
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json)
+                        vset_merge, as_json, unroll)
     if (lhs_file or rhs_file) and lhs:
         fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
     if lhs_file:
@@ -95,14 +102,15 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
-                    target: str, vset_merge: str, as_json: bool) -> None:
+                    target: str, vset_merge: str, as_json: bool, unroll: int = 0) -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
         fail("give two .ptx files")
     a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
     try:
-        verdict = check_function_equivalence(a, b, options(target, vset_merge), timeout)
+        verdict = check_function_equivalence(a, b, options(target, vset_merge), timeout,
+                                             unroll)
     except PtxError as e:
         fail(str(e))
     except ReplayError as e:

@@ -106,10 +106,11 @@ def read_function_file(path: str, name: str | None) -> Function:
 
 
 def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options = DEFAULT,
-                      watch: Iterable[Location] = ()) -> FunctionEvaluation:
+                      watch: Iterable[Location] = (), unroll: int = 0) -> FunctionEvaluation:
     """Run `fn` on `inputs` (NAME -> value text or bits, see the module docstring).
-    `watch` names locations whose final value is wanted even if no `st` writes them."""
-    enc = encode_function(fn, opts, unmodelled="input")
+    `watch` names locations whose final value is wanted even if no `st` writes them;
+    `unroll` K runs each loop up to K times (inputs that need more are an error)."""
+    enc = encode_function(fn, opts, unmodelled="input", unroll=unroll)
     scalars, located = _split(inputs, enc)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
     spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
@@ -145,7 +146,7 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
         if not value(a.holds):
             raise PtxError(f"{fn.name}: these inputs break what ptxsmt assumes at line "
                            f"{a.line} ({a.text}): {a.why}")
-    for u in enc.undefined:
+    for u in (*enc.undefined, *enc.bounded):
         if value(u.when):
             raise PtxError(f"{fn.name}: line {u.line} ({u.text}) is reached with these "
                            f"inputs, where {u.why}")

@@ -9,8 +9,8 @@ Control flow: `@p bra L` splits the path, a label joins the paths that reach it
 (`state.merge`), `ret`/`exit` end one. `brx.idx i, T` (a switch's jump table, `T:
 .branchtargets L0, L1, ...`) is the branch to L<i>; an index past the table is undefined
 in the ISA, and `trap` ends the kernel: both are recorded (`Undefined`) where a path
-meets them, so no verdict rests on them. A branch to a label above it is a loop and is
-refused; ptxsmt unrolls nothing. A call of a function of the same module is inlined
+meets them, so no verdict rests on them. A branch to a label above it is a loop:
+refused, or unrolled K times (`unroll.py`). A call of a function of the same module is inlined
 (recursion and indirect calls are refused).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import z3
 
-from ..isa.body import Body, Checked, Directive, Generic, Label, Rejected, read_call
+from ..isa.body import Checked, Directive, Generic, Item, Label, Rejected, read_call
 from ..isa.errors import PtxError, quote
 from ..isa.module import Function
 from ..isa.types import TYPES
@@ -27,15 +27,17 @@ from ..sem.options import DEFAULT, Options
 from .execution import Access, Decision, Execution, FunctionEncoding, Undefined
 from .instructions import CONTROL, HANDLERS, opaque
 from .state import State, merge
+from .unroll import LIMIT, unroll
 
 __all__ = ["Access", "FunctionEncoding", "encode_function"]
 
 
 def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "function",
-                    rename: dict[str, str] | None = None) -> FunctionEncoding:
-    """The function's effect as terms: raise `PtxError` naming the first thing ptxsmt
-    cannot follow (a loop, recursion, an instruction ptxas refuses)."""
-    ex = Execution(fn, opts, unmodelled, rename or {})
+                    rename: dict[str, str] | None = None, unroll: int = 0) -> FunctionEncoding:
+    """The function's effect as terms, each loop unrolled `unroll` times (`unroll.py`):
+    raise `PtxError` naming the first thing ptxsmt cannot follow (a loop without
+    `unroll`, recursion, an instruction ptxas refuses)."""
+    ex = Execution(fn, opts, unmodelled, rename or {}, unroll=unroll)
     end = _run(ex)
     ex.enc.final = {space: end.memory.get(space, m) for space, m in ex.enc.memory.items()}
     ex.enc.returns = {k: v for k, v in end.returns.items()
@@ -49,11 +51,12 @@ def _run(ex: Execution) -> State:
     fn = ex.fn
     if fn.body is None:
         raise PtxError(f"{fn.name} is a declaration without a body", fn.line, fn.col)
-    tables = _check_control(fn.body)
+    items = unroll(fn.body.items, ex.unroll)
+    tables = _check_control(items)
     seen: set[str] = set()
     waiting: dict[str, list[State]] = {}  # label -> the paths that branch to it
     exits: list[State] = []
-    for item in fn.body.items:
+    for item in items:
         if isinstance(item, Label):
             seen.add(item.name)
             paths = ([ex.state] if ex.state is not None else []) + waiting.pop(item.name, [])
@@ -98,7 +101,8 @@ def _call(ex: Execution, g: Generic) -> None:
                        f"results to {name}, which takes {len(callee.params)} and "
                        f"{len(callee.returns)}", g.line, g.col)
     bound = {p.name: ex.argument(a, p, g) for a, p in zip(arguments, callee.params)}
-    inner = Execution(callee, ex.opts, ex.mode, {}, caller=ex, bound=bound, site=g.line)
+    inner = Execution(callee, ex.opts, ex.mode, {}, caller=ex, bound=bound, site=g.line,
+                      unroll=ex.unroll)
     if any(i.opcode == "exit" for i in callee.body.generic if isinstance(i, Generic)):
         raise PtxError(f"{quote(text)}: {name} holds an exit; ptxsmt inlines callees that "
                        "return", g.line, g.col)
@@ -126,7 +130,10 @@ def _control(ex: Execution, g: Generic, seen: set[str], waiting: dict[str, list[
     guard = ex.guard(g)
     taken = ex.state if guard is None else ex.state.when(guard)
     text = " ".join(g.text.split())
-    if g.opcode == "bra":
+    if g.opcode == "bra" and g.operands[-1].strip() == LIMIT:
+        ex.enc.bounded.append(Undefined(taken.live, g.line, text, f"its loop runs more than "
+                                        f"{ex.unroll} times (--unroll {ex.unroll})"))
+    elif g.opcode == "bra":
         _jump(g, g.operands[-1].strip(), taken, seen, waiting)
     elif g.opcode == "brx":
         index, targets = _index(ex, g), tables[g.operands[1].strip()]
@@ -157,17 +164,17 @@ def _index(ex: Execution, g: Generic) -> z3.BitVecRef:
     return ex.value(g.operands[0], TYPES["u32"], g)
 
 
-def _check_control(body: Body) -> dict[str, tuple[str, ...]]:
+def _check_control(items: list[Item]) -> dict[str, tuple[str, ...]]:
     """The jump tables (`T: .branchtargets L0, L1;` -> {"T": ("L0", "L1")}), after
     checking that every branch names a label of the function."""
-    labels = {i.name for i in body.items if isinstance(i, Label)}
+    labels = {i.name for i in items if isinstance(i, Label)} | {LIMIT}
     tables: dict[str, tuple[str, ...]] = {}
-    for before, item in zip(body.items, body.items[1:]):
+    for before, item in zip(items, items[1:]):
         if isinstance(item, Directive) and item.name == ".branchtargets":
             if not isinstance(before, Label):
                 raise PtxError(".branchtargets without a label", item.line, item.col)
             tables[before.name] = item.operands
-    for g in body.generic:
+    for g in (i for i in items if isinstance(i, Generic)):
         if g.opcode == "brx" and (len(g.operands) < 2 or g.operands[1].strip() not in tables):
             raise PtxError(f"{quote(' '.join(g.text.split()))}: its table is no "
                            ".branchtargets of this function", g.line, g.col)

@@ -123,6 +123,7 @@ class FunctionEncoding:
     # application), to replay a counterexample
     undefined: list[Undefined] = field(default_factory=list)
     assumed: list[Assumption] = field(default_factory=list)
+    bounded: list[Undefined] = field(default_factory=list)  # paths past --unroll K
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
 
@@ -146,8 +147,9 @@ class Execution:
 
     def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str],
                  caller: Execution | None = None, bound: dict[str, z3.BitVecRef] | None = None,
-                 site: int = 0):
+                 site: int = 0, unroll: int = 0):
         self.fn, self.opts, self.mode, self.rename = fn, opts, unmodelled, rename
+        self.unroll = unroll  # each loop's body runs at most this many times
         self.declared = {r.key: r.type for r in fn.body.registers}
         self.variables = dict(_variables(fn))
         arguments = [v for space, v in self.variables.values() if space == "param"]

@@ -47,7 +47,8 @@ def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation) -> str:
 
 
 def function_verdict_json(v: FunctionVerdict) -> dict:
-    out = {"verdict": v.verdict, "lhs": v.lhs, "rhs": v.rhs,
+    out = {"verdict": v.verdict, **({"unroll": v.unroll} if v.unroll else {}),
+           "lhs": v.lhs, "rhs": v.rhs,
            "uninterpreted": list(v.uninterpreted), "seconds": round(v.seconds, 4)}
     if v.counterexample:
         cex = v.counterexample
@@ -67,6 +68,11 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
     if v.verdict == "equivalent":
         return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
                           f"global and shared memory for all inputs ({v.seconds:.3f} s)", *opaque])
+    if v.verdict == "bounded":
+        return "\n".join([f"equivalent up to {v.unroll} iterations: {v.lhs} and {v.rhs} agree "
+                          "on their return values and global and shared memory for all "
+                          f"inputs on which each loop runs at most {v.unroll} times; "
+                          f"{v.reason} ({v.seconds:.3f} s)", *opaque])
     if v.verdict == "unknown":
         return "\n".join([f"unknown: {v.reason or 'the solver gave no answer (timeout)'}",
                           *opaque])
@@ -84,6 +90,7 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in ev.outputs().items()]
     lines += ["  reproduce:"]
     for path, ev in ((lhs_file, cex.lhs), (rhs_file, cex.rhs)):
-        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} "
+        unroll = f"--unroll {v.unroll} " if v.unroll else ""
+        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} {unroll}"
                      f"{_arguments(cex, ev)}")
     return "\n".join(lines + opaque)

@@ -41,13 +41,15 @@ class FunctionCounterexample:
 
 @dataclass(frozen=True)
 class FunctionVerdict:
-    verdict: str  # "equivalent" | "different" | "unknown"
+    verdict: str  # "equivalent" | "bounded" (equivalent up to `unroll` iterations) |
+    # "different" | "unknown"
     lhs: str
     rhs: str
     uninterpreted: dict[str, int]  # instruction text -> line, both sides
     counterexample: FunctionCounterexample | None = None
     reason: str = ""
     seconds: float = 0.0
+    unroll: int = 0  # --unroll K: each loop ran at most K times
 
 
 def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
@@ -66,14 +68,15 @@ def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
 
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
-                               timeout: float | None = 30.0) -> FunctionVerdict:
+                               timeout: float | None = 30.0,
+                               unroll: int = 0) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them."""
     start = time.perf_counter()
     rename = _renaming(lhs, rhs)
-    el = encode_function(lhs, opts)
-    er = encode_function(rhs, opts, rename=rename)
+    el = encode_function(lhs, opts, unroll=unroll)
+    er = encode_function(rhs, opts, rename=rename, unroll=unroll)
     for name in el.inputs.keys() & er.inputs.keys():
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
@@ -84,8 +87,9 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     differ = [el.returns[k] != er.returns[k] for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
     undefined = [*el.undefined, *er.undefined]
+    bounded = [*el.bounded, *er.bounded]
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
-                     *([z3.Not(z3.Or([u.when for u in undefined]))] if undefined else []))
+                     *[z3.Not(u.when) for u in (*undefined, *bounded)])
     solver = _solver(timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
@@ -96,7 +100,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
-                               time.perf_counter() - start)
+                               time.perf_counter() - start, unroll)
 
     if result == z3.unknown:
         return verdict("unknown", solver.reason_unknown() or "timeout")
@@ -106,6 +110,11 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if reached:
             return verdict("unknown", "they agree wherever both are defined, but "
                            + "; ".join(reached))
+        beyond = {f"line {u.line} ({u.text})": None
+                  for u in bounded if check(_solver(timeout), u.when) != z3.unsat}
+        if beyond:
+            return verdict("bounded", f"loops that run more than {unroll} times "
+                           f"(at {', '.join(beyond)}) are not compared")
         return verdict("equivalent")
     prefer_nice(solver, el, er)
     model = solver.model()
@@ -115,7 +124,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                        "free (results of uninterpreted instructions, NaNs the PTX ISA "
                        "leaves open, return bytes never written): "
                        + ", ".join(free or ["(none named)"]))
-    cex = _replay(lhs, rhs, el, er, model, witness, opts, rename)
+    cex = _replay(lhs, rhs, el, er, model, witness, opts, rename, unroll)
     return verdict("different", cex=cex)
 
 
@@ -179,7 +188,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding) -> None:
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
             model: z3.ModelRef, witness: dict, opts: Options,
-            rename: dict[str, str]) -> FunctionCounterexample:
+            rename: dict[str, str], unroll: int) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
@@ -208,7 +217,7 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
         scalars = {names.get(k, k): v for k, v in inputs.items() if k in enc.inputs}
         scalars |= {k: value(t) for k, t in enc.opaque.items()}
-        sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch))
+        sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch, unroll))
     rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
     differ = tuple(dict.fromkeys(
         [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
