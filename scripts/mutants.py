@@ -278,7 +278,8 @@ MUTANTS = [
       "        if beyond:\n", "        if False:\n",
       "equivalence up to K iterations reported as plain equivalence"),
     m("fn-unroll-continue-not-back", "ptxsmt/function/unroll.py",
-      "            elif t == head:  # a branch back", "            elif t == head and item is last:",
+      "            elif t == head:  # a branch back",
+      "            elif t == head and item is last:",
       "a branch back to a loop's head other than the last one stays in its copy"),
 ]
 
