@@ -315,3 +315,28 @@ def test_a_wrong_loop_bound_is_found_within_k_iterations(tmp_path):
     r = _cli("equiv", LOOPS_O0, wrong, "--function", "sum", "--unroll", "3")
     assert r.exit_code == 1, r.output
     _reproduce(LOOPS_O0, wrong, "sum", "sum", unroll=3)
+
+
+# ---- counterexamples a person can use ---------------------------------------------------
+
+def test_pointers_are_distinct_aligned_buffers_and_memory_small():
+    from ptxsmt.smt.functions import check_function_equivalence
+    ptx = Path(__file__).parent / "ptx"
+    name = "_Z4pickPKiS0_Piii"
+    v = check_function_equivalence(_fn(ptx / "func_sm90_O3.ptx", name),
+                                   _fn(ptx / "func_sm90_O3_wrong.ptx", name))
+    cex = v.counterexample
+    pointers = [cex.inputs[f"{name}_param_{k}"] for k in range(3)]
+    assert len(set(pointers)) == 3 and all(p % 0x1000 == 0 and p for p in pointers)
+    assert all(value <= 1 for value in cex.memory.values())
+
+
+def test_half_values_read_and_print_as_floats():
+    """min(-x, h0) with x = -0.0 from memory and h0 = 1.5: 0.0 stored at q + 2."""
+    ev = evaluate_function(_fn(LITERALS, "half"),
+                           {"q": 0x100, "global[0x100]": "-0.0", "h0": "1.5"})
+    assert {str(k): v for k, v in ev.stores.items()} == {"global[0x102]": 0x0000}
+    r = _cli("eval", LITERALS, "--function", "half", "q=0x100", "global[0x100]=-2.0", "h0=nan")
+    assert r.exit_code == 0, r.output
+    assert "0x7e00 (qNaN)" in r.stdout and "0xc000 (-2.0)" in r.stdout
+    assert "global[0x102] = 0x4000 (2.0)" in r.stdout

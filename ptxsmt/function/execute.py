@@ -16,12 +16,15 @@ refused, or unrolled K times (`unroll.py`). A call of a function of the same mod
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import z3
 
 from ..isa.body import Checked, Directive, Generic, Item, Label, Rejected, read_call
 from ..isa.errors import PtxError, quote
 from ..isa.module import Function
-from ..isa.types import TYPES
+from ..isa.types import TYPES, PtxType
+from ..isa.variants import operand_types
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
 from .execution import Access, Decision, Execution, FunctionEncoding, Undefined
@@ -43,7 +46,27 @@ def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "fu
     ex.enc.returns = {k: v for k, v in end.returns.items()
                       if k in {ex.rename.get(p.name, p.name) for p in fn.returns}}
     ex.enc.reached = end.live
+    _type_halves(ex.enc)
     return ex.enc
+
+
+def _type_halves(enc: FunctionEncoding) -> None:
+    """Inputs, loaded and stored locations and return values that hold half values
+    (a register some instruction uses as .f16, .bf16, .f16x2 ...) take that type, so
+    that they read and print as floats (`0x3c00 (1.0)`; `-0.0` as an input)."""
+    def half(register: str, width: int) -> PtxType | None:
+        t = enc.halves.get(register.split("@")[0])
+        return t if t is not None and t.width == width else None
+
+    for name in enc.inputs:
+        if (t := half(name, enc.types[name].width)) is not None:
+            enc.types[name] = t
+    for accesses in (enc.loads, enc.stores):
+        accesses[:] = [replace(a, type=t) if (t := half(a.register, a.type.width)) else a
+                       for a in accesses]
+    for key, register in enc.return_registers.items():
+        if (t := half(register, enc.types[key].width)) is not None:
+            enc.types[key] = t
 
 
 def _run(ex: Execution) -> State:
@@ -118,6 +141,11 @@ def _checked(ex: Execution, item: Checked) -> None:
     registers keep their declared types (Program refuses a width it does not model)."""
     ins = item.instruction
     Program([ins], {k: r.type for k, r in item.registers.items()})
+    types = operand_types(ins.variant)
+    for slot, o in ins.operands.items():
+        if types[slot].is_half:
+            ex.enc.halves.update(dict.fromkeys((ex.prefix + r for r in o.registers),
+                                               types[slot]))
     written = execute(ins, ex.register, ex.opts)
     ex._update(registers=written)
     if ins.variant.opcode == "setp":

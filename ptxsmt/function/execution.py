@@ -93,6 +93,7 @@ class Access:
     when: z3.BoolRef
     line: int
     text: str
+    register: str = ""  # the register loaded to or stored from (its values' type: `halves`)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,11 @@ class FunctionEncoding:
     undefined: list[Undefined] = field(default_factory=list)
     assumed: list[Assumption] = field(default_factory=list)
     bounded: list[Undefined] = field(default_factory=list)  # paths past --unroll K
+    # registers an instruction reads or writes as half values (f16, bf16, f16x2 ...), and
+    # the register each return parameter was last stored from: `execute.py` types the
+    # inputs, locations and returns they hold as halves, so that they show as floats
+    halves: dict[str, PtxType] = field(default_factory=dict)
+    return_registers: dict[str, str] = field(default_factory=dict)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
 
@@ -313,22 +319,24 @@ class Execution:
         self._update(registers={key: self.guarded(g, value, old)})
 
     def load(self, space: str, base: z3.BitVecRef, offset: int, t: PtxType,
-             g: Generic) -> z3.BitVecRef:
+             g: Generic, register: str = "") -> z3.BitVecRef:
         at = memory.address(base) + offset
         value = None
         for where, local_at, inside in reversed(self._reach(space, at, g)):
             when = self._when(g) if inside is None else z3.And(self._when(g), inside)
-            self.enc.loads.append(Access(where, local_at, t, when, g.line, g.text))
+            self.enc.loads.append(Access(where, local_at, t, when, g.line, g.text,
+                                         self.prefix + register.lstrip("%")))
             loaded = memory.load(self.memory(where), local_at, t.width)
             value = loaded if value is None else z3.If(inside, loaded, value)
         return value
 
     def store(self, space: str, base: z3.BitVecRef, offset: int, t: PtxType,
-              value: z3.BitVecRef, g: Generic) -> None:
+              value: z3.BitVecRef, g: Generic, register: str = "") -> None:
         at = memory.address(base) + offset
         for where, local_at, inside in self._reach(space, at, g):
             when = self._when(g) if inside is None else z3.And(self._when(g), inside)
-            self.enc.stores.append(Access(where, local_at, t, when, g.line, g.text))
+            self.enc.stores.append(Access(where, local_at, t, when, g.line, g.text,
+                                          self.prefix + register.lstrip("%")))
             old = self.memory(where)
             stored = memory.store(old, local_at, value)
             if inside is not None:
@@ -374,7 +382,7 @@ class Execution:
                                            " ".join(g.text.split()), why))
 
     def set_return(self, name: str, offset: int, t: PtxType, value: z3.ExprRef,
-                   g: Generic) -> None:
+                   g: Generic, register: str = "") -> None:
         """`st.param.T [r+offset], v`: bytes offset.. of the return parameter r. A byte
         no path writes is a value of its own that neither side chooses (`r unwritten`):
         a difference only there is no difference anyone can rely on."""
@@ -384,6 +392,8 @@ class Execution:
         key = self._param_key(name, offset, t, g)
         p = self.params[name]
         self.enc.types[key] = param_type(p)
+        if not self.stack[1:]:
+            self.enc.return_registers[key] = register.lstrip("%")
         old = self.state.returns.get(key)
         if old is None:
             old = z3.BitVec(f"{self.prefix}{key} unwritten", param_type(p).width)

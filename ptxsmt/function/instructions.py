@@ -89,7 +89,7 @@ def ld(ex: Execution, g: Generic) -> None:
         if space == "param":
             value = ex.parameter(base, at, t, g)
         else:
-            value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g)
+            value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g, dest)
         ex.write(dest, resize(value, ex.width(dest, g), t.kind is Kind.SIGNED), g)
 
 
@@ -100,9 +100,9 @@ def st(ex: Execution, g: Generic) -> None:
         at = offset + k * t.width // 8
         value = resize(ex.value(src, t, g), t.width, False)
         if space == "param":
-            ex.set_return(base, at, t, value, g)
+            ex.set_return(base, at, t, value, g, src)
         else:
-            ex.store(space, ex.value(base, TYPES["u64"], g), at, t, value, g)
+            ex.store(space, ex.value(base, TYPES["u64"], g), at, t, value, g, src)
 
 
 def cvta(ex: Execution, g: Generic) -> None:
@@ -215,6 +215,10 @@ def opaque(ex: Execution, g: Generic) -> None:
         shape.append("{" + ", ".join(parts) + "}" if operand.strip().startswith("{")
                      else parts[0])
     head = ".".join((g.opcode, *g.modifiers))
+    for t in (TYPES[m] for m in g.modifiers if m in TYPES and TYPES[m].is_half):
+        ex.enc.halves.update({ex.prefix + key: t for o in g.operands for e in elements(o)
+                              if (key := e.lstrip("!%")) in ex.declared
+                              and ex.declared[key].width == t.width})
     for k, dest in enumerate(dests):
         if dest == "_":
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from itertools import count
 
 import z3
 
@@ -116,7 +117,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             return verdict("bounded", f"loops that run more than {unroll} times "
                            f"(at {', '.join(beyond)}) are not compared")
         return verdict("equivalent")
-    prefer_nice(solver, el, er)
+    prefer_nice(solver, el, er, zero=tuple(initial(s)[w] for s, w in witness.items()))
     model = solver.model()
     if not _definite(model, el, er, returns, spaces, defined, timeout):
         free = _free_names(z3.simplify(z3.Or(differ)), el, er)
@@ -124,7 +125,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                        "free (results of uninterpreted instructions, NaNs the PTX ISA "
                        "leaves open, return bytes never written): "
                        + ", ".join(free or ["(none named)"]))
-    cex = _replay(lhs, rhs, el, er, model, witness, opts, rename, unroll)
+    cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
     return verdict("different", cex=cex)
 
 
@@ -171,23 +172,53 @@ def _final(enc: FunctionEncoding, space: str) -> z3.ArrayRef:
     return enc.final.get(space, initial(space))
 
 
-def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding) -> None:
-    """Fix each scalar input, in order, to the nicest value that keeps the solver's
-    constraints (0, 1, -1, ...; pointers then stay free): models are for people."""
+BUFFER = 0x10000  # where prefer_nice puts the k-th pointer: k * BUFFER
+WINDOW = 1 << 40  # and the k-th window of the generic space
+
+
+def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
+                zero: tuple[z3.BitVecRef, ...] = ()) -> None:
+    """Fix each input, in order, to the nicest value that keeps the solver's
+    constraints: models are for people. A 64-bit parameter or a variable's address is
+    first tried as a buffer of its own (0x10000, 0x20000, ...: aligned for every type,
+    none aliasing another), other scalars as 0, 1, -1, ...; then each word of initial
+    memory a load reads as 0, else 1, and each term of `zero` as 0."""
     fixed: list[z3.BoolRef] = []
+
+    def keep(eq: z3.BoolRef) -> bool:
+        if check(solver, *fixed, eq) == z3.sat:
+            fixed.append(eq)
+            return True
+        return False
+
     types = {k: t for enc in encodings for k, t in enc.types.items()}
+    origins = {k: o for enc in encodings for k, o in enc.origins.items()}
+    buffers, windows = count(BUFFER, BUFFER), count(WINDOW, WINDOW)
     for name, const in {k: c for enc in encodings for k, c in enc.inputs.items()}.items():
-        for value in nice_values(types[name])[:4]:
-            eq = const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
-                           else z3.BitVecVal(value, const.size()))
-            if check(solver, *fixed, eq) == z3.sat:
-                fixed.append(eq)
+        wide = not z3.is_bool(const) and const.size() == 64
+        pointer = wide and origins[name].startswith(("parameter", "the address of a variable"))
+        window = wide and name.startswith("window.")
+        values = ([next(buffers)] if pointer else [next(windows)] if window else []) + \
+            nice_values(types[name])[:4]
+        for value in values:
+            if keep(const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
+                              else z3.BitVecVal(value, const.size()))):
                 break
+    if check(solver, *fixed) == z3.sat:
+        model = solver.model()
+        for enc in encodings:
+            for a in enc.loads:
+                if z3.is_true(model.eval(a.when, model_completion=True)):
+                    word = load(enc.memory[a.space], model.eval(a.address, model_completion=True),
+                                a.type.width)
+                    _ = keep(word == 0) or keep(word == 1)
+    for term in zero:
+        keep(term == 0)
     check(solver, *fixed)
 
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
-            model: z3.ModelRef, witness: dict, opts: Options,
+            model: z3.ModelRef, opts: Options,
             rename: dict[str, str], unroll: int) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
@@ -201,15 +232,14 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     memory = {loc: value(load(initial(loc.space), memory_at(loc.space, loc.address),
                               loc.type.width))
               for loc in dict.fromkeys([*locations(el.loads), *locations(er.loads)])}
-    # both sides report every location either side wrote, and the byte the solver found
-    # differing unless one of those holds it
+    # both sides report every location either side wrote (a byte that ends differently
+    # is one of them), and start from the model's bytes there
     watch = list(dict.fromkeys([*locations(el.stores), *locations(er.stores)]))
-    for space, w in witness.items():
-        byte = Location(space, value(w), TYPES["b8"])
-        if not any(_covers(loc, byte) for loc in watch):
-            watch.append(byte)
-        if not any(_covers(loc, byte) for loc in memory):
-            memory[byte] = value(initial(space)[w])
+    for loc in watch:
+        if not all(any(_covers(m, Location(loc.space, loc.address + k, TYPES["b8"]))
+                       for m in memory) for k in range(loc.type.width // 8)):
+            memory[loc] = value(load(initial(loc.space), memory_at(loc.space, loc.address),
+                                     loc.type.width))
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
     # the rhs replays under its own names (`--function-b`): its reproduce line runs as shown
     own = {ll: r for r, ll in rename.items()}
