@@ -64,7 +64,7 @@ def test_an_index_past_the_table_gives_no_verdict():
 def test_what_moves_control_is_never_data(instruction):
     text = TABLE.read_text().replace("brx.idx \t%r1, $L_brx_0;", instruction)
     with pytest.raises(PtxError):
-        from ptxsmt.function.execute import encode_function
+        from ptxsmt.function.encode import encode_function
         encode_function(read_function(text, "f"))
 
 

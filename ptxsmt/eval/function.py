@@ -25,7 +25,7 @@ from pathlib import Path
 import z3
 
 from ..function import read_function
-from ..function.execute import Access, FunctionEncoding, encode_function
+from ..function.encode import Access, FunctionEncoding, encode_function
 from ..function.memory import at as location_term
 from ..function.memory import empty as empty_memory
 from ..function.memory import load, store

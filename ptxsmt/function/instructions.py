@@ -19,26 +19,26 @@ its register operands can stand for it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import z3
 
+from ..isa.body import read_address
+from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
 from ..sem.arith import wide_product
 from . import memory
-from .execution import Execution, resize
+from .effects import Execution, resize
 from .memory import SPACES
 
 if TYPE_CHECKING:
     from ..isa.body import Generic
 
-_ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
 NO_EFFECT = ("bar", "barrier", "membar", "fence")
-CONTROL = ("bra", "brx", "ret", "exit", "trap")  # the paths themselves: execute.py
+CONTROL = ("bra", "brx", "ret", "exit", "trap")  # the paths themselves: encode.py
 # Never data: an instruction that may move control or leave the function is followed
-# (CONTROL, calls inlined by execute.py) or refused, never uninterpreted.
+# (CONTROL, calls inlined by encode.py) or refused, never uninterpreted.
 MOVES_CONTROL = (*CONTROL, "call", "brkpt", "jmp", "jmpx")
 
 
@@ -52,22 +52,11 @@ def instruction_type(g: Generic) -> PtxType:
 
 def address(g: Generic, operand: str) -> tuple[str, int]:
     """`[%rd1+8]` -> ("%rd1", 8)."""
-    m = _ADDRESS.fullmatch(operand.strip())
-    if not m:
+    found = read_address(operand)
+    if found is None:
         raise PtxError(f"cannot read the address {quote(operand)} of {quote(g.text)}",
                        g.line, g.col)
-    try:
-        return m.group(1), int((m.group(2) or "0").replace(" ", ""), 0)
-    except ValueError:
-        raise PtxError(f"cannot read the offset in {quote(operand)}", g.line, g.col) from None
-
-
-def elements(operand: str) -> list[str]:
-    """`{%r1, %r2}` -> its registers; a plain operand -> itself."""
-    text = operand.strip()
-    if text.startswith("{") and text.endswith("}"):
-        return [e.strip() for e in text[1:-1].split(",")]
-    return [text]
+    return found
 
 
 def _space(g: Generic) -> str:
@@ -75,10 +64,6 @@ def _space(g: Generic) -> str:
         return "param"
     found = [m for m in g.modifiers if m in SPACES]
     return SPACES[found[0] if found else ""]
-
-
-def _vector(g: Generic) -> int:
-    return next((int(m[1:]) for m in g.modifiers if m in ("v2", "v4", "v8")), 1)
 
 
 def ld(ex: Execution, g: Generic) -> None:

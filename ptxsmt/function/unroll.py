@@ -1,6 +1,6 @@
 """Loops by bounded unrolling (`--unroll K`): the body of each loop copied K times, the
 branch back to its head in copy k going to the head of copy k+1, and in copy K to
-`LIMIT`, where `execute.py` records the paths that would run a K+1st time
+`LIMIT`, where `encode.py` records the paths that would run a K+1st time
 (`FunctionEncoding.bounded`): no verdict speaks of them ("equivalent up to K
 iterations"), and `eval` refuses inputs that reach them.
 

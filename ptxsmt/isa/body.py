@@ -183,6 +183,29 @@ def _generic(st: Statement) -> Generic:
     return Generic(opcode, tuple(mods), tuple(parts), guard, st.line, st.col, st.text)
 
 
+_ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
+
+
+def read_address(operand: str) -> tuple[str, int] | None:
+    """A memory operand: `[%rd1+8]` -> ("%rd1", 8), `[p]` -> ("p", 0); None if it is
+    not one."""
+    m = _ADDRESS.fullmatch(operand.strip())
+    if not m:
+        return None
+    try:
+        return m.group(1), int((m.group(2) or "0").replace(" ", ""), 0)
+    except ValueError:
+        return None
+
+
+def vector_elements(operand: str) -> list[str]:
+    """`{%r1, %r2}` -> its elements; a plain operand -> itself."""
+    text = operand.strip()
+    if text.startswith("{") and text.endswith("}"):
+        return [e.strip() for e in _split_top(text[1:-1])]
+    return [text]
+
+
 def read_call(g: Generic) -> tuple[tuple[str, ...], str, tuple[str, ...], str | None]:
     """`call.uni (r), f, (a, b);` -> (("r",), "f", ("a", "b"), None); a last operand
     names the prototype of an indirect call (`call (r), %rd1, (a), proto;`)."""

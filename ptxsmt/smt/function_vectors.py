@@ -16,7 +16,7 @@ import z3
 
 from ..eval.function import Location, evaluate_function
 from ..eval.values import to_json
-from ..function.execute import encode_function
+from ..function.encode import encode_function
 from ..function.memory import at as memory_at
 from ..function.memory import load
 from ..isa.module import Function

@@ -27,7 +27,7 @@ from ..isa.types import TYPES, PtxType
 from ..isa.variants import operand_types
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
-from .execution import Access, Decision, Execution, FunctionEncoding, Undefined
+from .effects import Access, Decision, Execution, FunctionEncoding, Undefined
 from .instructions import CONTROL, HANDLERS, opaque
 from .state import State, merge
 from .unroll import LIMIT, unroll

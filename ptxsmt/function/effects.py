@@ -1,4 +1,4 @@
-"""The state of one pass over a function body (`execute.py` drives it): the inputs it
+"""The state of one pass over a function body (`encode.py` drives it): the inputs it
 has met, the path it is on, and what reading and writing registers, parameters and
 memory do to that path. The instructions (`instructions.py`) act through it.
 """
@@ -126,7 +126,7 @@ class FunctionEncoding:
     assumed: list[Assumption] = field(default_factory=list)
     bounded: list[Undefined] = field(default_factory=list)  # paths past --unroll K
     # registers an instruction reads or writes as half values (f16, bf16, f16x2 ...), and
-    # the register each return parameter was last stored from: `execute.py` types the
+    # the register each return parameter was last stored from: `encode.py` types the
     # inputs, locations and returns they hold as halves, so that they show as floats
     halves: dict[str, PtxType] = field(default_factory=dict)
     return_registers: dict[str, str] = field(default_factory=dict)
@@ -162,7 +162,7 @@ class Execution:
         self.params = {p.name: p for p in (*fn.params, *fn.returns, *arguments)}
         # written with st.param: return parameters, and a call's arguments and results
         self.returns = {p.name for p in (*fn.returns, *arguments)}
-        # an inlined callee (`execute.py`) shares its caller's inputs and memory, names
+        # an inlined callee (`encode.py`) shares its caller's inputs and memory, names
         # its registers' inputs after itself, and reads its parameters from `bound`
         self.enc = caller.enc if caller else FunctionEncoding(fn.name)
         self.stack: tuple[str, ...] = (*caller.stack, fn.name) if caller else (fn.name,)
