@@ -281,6 +281,10 @@ MUTANTS = [
       "            elif t == head:  # a branch back",
       "            elif t == head and item is last:",
       "a branch back to a loop's head other than the last one stays in its copy"),
+    m("fn-merge-keeps-written-return", "ptxsmt/function/state.py",
+      "                         lambda k: z3.BitVec(f\"{k} unwritten\", widths[k])))",
+      "                         ))",
+      "a return value one path leaves unwritten takes the other paths' value"),
 ]
 
 

@@ -340,3 +340,12 @@ def test_half_values_read_and_print_as_floats():
     assert r.exit_code == 0, r.output
     assert "0x7e00 (qNaN)" in r.stdout and "0xc000 (-2.0)" in r.stdout
     assert "global[0x102] = 0x4000 (2.0)" in r.stdout
+
+
+def test_a_return_value_one_path_leaves_unwritten_is_no_difference():
+    partial = HERE / "partial.ptx"
+    r = _cli("equiv", partial, partial, "--function", "one", "--function-b", "both")
+    assert r.exit_code == 3 and "r unwritten" in r.stdout
+    assert evaluate_function(_fn(partial, "one"), {"c": 5}).returns == {"r": 1}
+    assert "unspecified" in json.dumps(evaluate_function(_fn(partial, "one"),
+                                                         {"c": 0}).outputs_json())
