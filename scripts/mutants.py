@@ -285,6 +285,16 @@ MUTANTS = [
       "                         lambda k: z3.BitVec(f\"{k} unwritten\", widths[k])))",
       "                         ))",
       "a return value one path leaves unwritten takes the other paths' value"),
+    m("fn-read-only-not-assumed", "ptxsmt/function/encode.py",
+      "    _read_only(ex.enc)\n", "",
+      "ld.global.nc taken to read memory the function also writes"),
+    m("fn-misaligned-allowed", "ptxsmt/function/effects.py",
+      "        if t.width > 8:\n            size = t.width // 8",
+      "        if False:\n            size = 0",
+      "misaligned (and wrapping) accesses allowed"),
+    m("fn-special-ranges-dropped", "ptxsmt/function/effects.py",
+      "            if new and key in SPECIAL_RANGES:", "            if False:",
+      "special registers take any value (tid.x = 0x7fffffff)"),
 ]
 
 

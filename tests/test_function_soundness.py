@@ -349,3 +349,22 @@ def test_a_return_value_one_path_leaves_unwritten_is_no_difference():
     assert evaluate_function(_fn(partial, "one"), {"c": 5}).returns == {"r": 1}
     assert "unspecified" in json.dumps(evaluate_function(_fn(partial, "one"),
                                                          {"c": 0}).outputs_json())
+
+
+# ---- what the ISA leaves undefined is assumed not to happen ----------------------------
+
+def test_the_isa_rules_on_addresses_and_special_registers_are_assumed():
+    """sm_80 reads a and b with ld.global.nc (read-only for the kernel), sm_90 with
+    ld.global; the output aliasing an input, misaligned or wrapping around memory would
+    tell them apart, and the ISA leaves each undefined."""
+    ptx = Path(__file__).parent / "ptx"
+    name = "_Z2bfPK14__nv_bfloat162S1_PS_Pj"
+    r = _cli("equiv", ptx / "halfcmp_sm80_O3.ptx", ptx / "halfcmp_sm90_O3.ptx",
+             "--function", name)
+    assert r.exit_code == 0, r.output
+    with pytest.raises(PtxError, match=r"%tid.x is in 0..1023"):
+        evaluate_function(_fn(SPACES_O3, "_Z2smPii"), {
+            "_Z2smPii_param_0": 0x1000, "_Z2smPii_param_1": 5, "_ZZ2smPiiE1s": 0x100,
+            "tid.x": 1024})
+    with pytest.raises(PtxError, match="a multiple of 4"):
+        evaluate_function(_fn(MEMORY, "guarded"), {"q": 0x41, "c": 1})

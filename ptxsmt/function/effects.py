@@ -31,6 +31,18 @@ def resize(term: z3.ExprRef, width: int, signed: bool) -> z3.ExprRef:
     return extend(width - term.size(), term)
 
 
+# Special registers' values (PTX ISA, Special Registers): %tid in 0..%ntid-1, %ntid.x/y
+# at most 1024 and %ntid.z 64, %laneid below the warp size, %ctaid below %nctaid, whose
+# x is at most 2^31-1 and y/z 65535.
+SPECIAL_RANGES = {
+    **{f"tid.{d}": (0, 1023) for d in "xy"}, "tid.z": (0, 63),
+    **{f"ntid.{d}": (1, 1024) for d in "xy"}, "ntid.z": (1, 64),
+    "laneid": (0, 31),
+    "ctaid.x": (0, 2**31 - 2), **{f"ctaid.{d}": (0, 65534) for d in "yz"},
+    "nctaid.x": (1, 2**31 - 1), **{f"nctaid.{d}": (1, 65535) for d in "yz"},
+}
+
+
 def param_type(p: Param) -> PtxType:
     """A parameter as one value of its whole size: its own type if scalar, else bits
     (`.b8 p[12]` -> a 96-bit value, byte 0 lowest)."""
@@ -129,6 +141,7 @@ class FunctionEncoding:
     # the register each return parameter was last stored from: `encode.py` types the
     # inputs, locations and returns they hold as halves, so that they show as floats
     halves: dict[str, PtxType] = field(default_factory=dict)
+    read_only: list[Access] = field(default_factory=list)  # ld.global.nc: see encode.py
     return_registers: dict[str, str] = field(default_factory=dict)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
@@ -137,8 +150,7 @@ class FunctionEncoding:
 def _variables(fn: Function):
     """(name, (state space, declaration)) of the variables the body declares."""
     for d in fn.body.items:
-        if isinstance(d, Directive) and d.name in (".shared", ".local", ".global", ".const",
-                                                   ".param"):
+        if isinstance(d, Directive) and d.name in (".shared", ".local", ".global", ".const"):
             space, v = read_variable(d.text, d.line, d.col)
             yield v.name, (space, v)
 
@@ -158,10 +170,10 @@ class Execution:
         self.unroll = unroll  # each loop's body runs at most this many times
         self.declared = {r.key: r.type for r in fn.body.registers}
         self.variables = dict(_variables(fn))
-        arguments = [v for space, v in self.variables.values() if space == "param"]
-        self.params = {p.name: p for p in (*fn.params, *fn.returns, *arguments)}
+        self.params = {p.name: p for p in (*fn.params, *fn.returns)}
         # written with st.param: return parameters, and a call's arguments and results
-        self.returns = {p.name for p in (*fn.returns, *arguments)}
+        # (`.param` in the body, declared anew by each call sequence: `declare`)
+        self.returns = {p.name for p in fn.returns}
         # an inlined callee (`encode.py`) shares its caller's inputs and memory, names
         # its registers' inputs after itself, and reads its parameters from `bound`
         self.enc = caller.enc if caller else FunctionEncoding(fn.name)
@@ -195,6 +207,16 @@ class Execution:
         else:
             whole = self.input(key, param_type(p), f"parameter {param_spelling(p)}")
         return _bytes(whole, offset, t.width)
+
+    def declare(self, d: Directive) -> None:
+        """A `.param` the body declares (a call's argument or result): fresh bytes."""
+        if d.name == ".param":
+            _, p = read_variable(d.text, d.line, d.col)
+            self.params[p.name] = p
+            self.returns.add(p.name)
+            if self.state is not None and p.name in self.state.returns:
+                self.state = replace(self.state, returns={
+                    k: v for k, v in self.state.returns.items() if k != p.name})
 
     def argument(self, name: str, p: Param, g: Generic) -> z3.BitVecRef:
         """The bytes the caller stored to its argument `name`, for the callee's parameter
@@ -238,7 +260,13 @@ class Execution:
             return z3.Not(v) if negated else v if z3.is_bool(v) else \
                 resize(v, t.width, False)
         if text.startswith("%"):
+            new = key not in self.enc.inputs
             special = self.input(key, t, "special register")
+            if new and key in SPECIAL_RANGES:
+                low, high = SPECIAL_RANGES[key]
+                self.enc.assumed.append(Assumption(
+                    z3.And(z3.UGE(special, low), z3.ULE(special, high)), g.line, f"%{key}",
+                    f"%{key} is in {low}..{high} (the ISA's special registers)"))
             return resize(special, t.width, False)
         if text[:1].isalpha() or text[:1] in "_$":
             return self.variable(text, g)
@@ -324,8 +352,11 @@ class Execution:
         value = None
         for where, local_at, inside in reversed(self._reach(space, at, g)):
             when = self._when(g) if inside is None else z3.And(self._when(g), inside)
+            self._aligned(local_at, t, when, g)
             self.enc.loads.append(Access(where, local_at, t, when, g.line, g.text,
                                          self.prefix + register.lstrip("%")))
+            if "nc" in g.modifiers:
+                self.enc.read_only.append(self.enc.loads[-1])
             loaded = memory.load(self.memory(where), local_at, t.width)
             value = loaded if value is None else z3.If(inside, loaded, value)
         return value
@@ -335,6 +366,7 @@ class Execution:
         at = memory.address(base) + offset
         for where, local_at, inside in self._reach(space, at, g):
             when = self._when(g) if inside is None else z3.And(self._when(g), inside)
+            self._aligned(local_at, t, when, g)
             self.enc.stores.append(Access(where, local_at, t, when, g.line, g.text,
                                           self.prefix + register.lstrip("%")))
             old = self.memory(where)
@@ -342,6 +374,16 @@ class Execution:
             if inside is not None:
                 stored = z3.If(inside, stored, old)
             self._update(memory={where: self.guarded(g, stored, old)})
+
+    def _aligned(self, at: z3.BitVecRef, t: PtxType, when: z3.BoolRef, g: Generic) -> None:
+        """"All addresses must be naturally aligned to a multiple of the access size. If an
+        address is not properly aligned, the resulting behavior is undefined" (PTX ISA,
+        Addresses as Operands): assumed, so no access wraps around memory either."""
+        if t.width > 8:
+            size = t.width // 8
+            self.enc.assumed.append(Assumption(
+                z3.Implies(when, z3.URem(at, size) == 0), g.line, " ".join(g.text.split()),
+                f"the address is a multiple of {size}"))
 
     def _reach(self, space: str, at: z3.BitVecRef, g: Generic) -> list[Reach]:
         """The memories an access of `space` at `at` may reach: (space, address in it,

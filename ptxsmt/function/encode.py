@@ -27,7 +27,7 @@ from ..isa.types import TYPES, PtxType
 from ..isa.variants import operand_types
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
-from .effects import Access, Decision, Execution, FunctionEncoding, Undefined
+from .effects import Access, Assumption, Decision, Execution, FunctionEncoding, Undefined
 from .instructions import CONTROL, HANDLERS, opaque
 from .state import State, merge
 from .unroll import LIMIT, unroll
@@ -47,7 +47,22 @@ def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "fu
                       if k in {ex.rename.get(p.name, p.name) for p in fn.returns}}
     ex.enc.reached = end.live
     _type_halves(ex.enc)
+    _read_only(ex.enc)
     return ex.enc
+
+
+def _read_only(enc: FunctionEncoding) -> None:
+    """`ld.global.nc` reads memory that is read-only for the kernel's lifetime (PTX ISA,
+    ld.global.nc): assumed, no store of the function writes a byte such a load reads."""
+    for a in enc.read_only:
+        for s in (s for s in enc.stores if s.space == a.space):
+            la, sa = (z3.ZeroExt(1, x.address) for x in (a, s))  # no wrap at the top
+            overlap = z3.And(z3.ULT(la, sa + s.type.width // 8),
+                             z3.ULT(sa, la + a.type.width // 8))
+            enc.assumed.append(Assumption(z3.Not(z3.And(a.when, s.when, overlap)), a.line,
+                                          " ".join(a.text.split()),
+                                          f"no store (line {s.line}) writes what an "
+                                          ".nc load reads"))
 
 
 def _type_halves(enc: FunctionEncoding) -> None:
@@ -86,6 +101,8 @@ def _run(ex: Execution) -> State:
             ex.state = merge(paths) if paths else None
         elif isinstance(item, Rejected):
             raise PtxError(f"ptxas refuses {quote(item.text)}: {item.error}")
+        elif isinstance(item, Directive):
+            ex.declare(item)
         elif ex.state is None or not isinstance(item, (Checked, Generic)):
             continue  # a directive, or code no path reaches
         elif isinstance(item, Checked):
