@@ -65,7 +65,7 @@ def runs(draw, name: str):
     fn = read_function(TEXT[O3], name)
     params = {p.name: draw(POINTERS) if p.type.width == 64 else draw(WORD) for p in fn.params}
     specials = {"tid.x": draw(st.integers(0, 3)), "ctaid.x": draw(st.integers(0, 2)),
-                "ntid.x": draw(st.integers(0, 4))}
+                "ntid.x": draw(st.integers(1, 4))}  # ntid is at least 1 (ISA)
     memory = {0x1000 + k: draw(st.integers(0, 255)) for k in range(0, 0x2020, 1)
               if k % 0x1000 < 0x20}
     return params, specials, memory

@@ -33,7 +33,9 @@ def function_vectors(path: str, fn: Function, opts: Options = DEFAULT) -> Iterat
         for name, predicate in decision.predicates.items():
             for outcome in (True, False):
                 solver = z3.Solver()
-                solver.add(decision.when, predicate == outcome)
+                solver.add(decision.when, predicate == outcome,
+                           *[a.holds for a in enc.assumed],
+                           *[z3.Not(u.when) for u in (*enc.undefined, *enc.bounded)])
                 if check(solver) != z3.sat:
                     continue  # no path reaches this outcome
                 prefer_nice(solver, enc)
