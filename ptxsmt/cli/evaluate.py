@@ -41,12 +41,14 @@ from .common import (
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--function", "function", metavar="NAME",
               help="With a .ptx file: the function to run (default: the file's only one).")
+@click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
+              help="With FILE.ptx: run each loop up to K times (more is an error).")
 @jobs_option(2)
 @cache_option
 @target_option
 @merge_option
 @max_input_option
-def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, target,
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, jobs, target,
              vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
@@ -93,7 +95,7 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
             fail(f"input {quote(key)} is given twice")
         inputs[key] = value.strip()
     if function or is_ptx_file(ptx):
-        eval_function(ptx, function, inputs, opts, as_json)
+        eval_function(ptx, function, inputs, opts, as_json, unroll)
         return
     try:
         from ..eval.evaluate import evaluate  # the solver: not for a batch
@@ -108,13 +110,13 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
 
 
 def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
-                  as_json: bool) -> None:
+                  as_json: bool, unroll: int = 0) -> None:
     from ..eval.function import evaluate_function  # the solver: not for a batch
     from ..report import function
 
     fn = read_function_file(path, name)
     try:
-        ev = evaluate_function(fn, inputs, opts)
+        ev = evaluate_function(fn, inputs, opts, unroll=unroll)
     except PtxError as e:
         fail(f"{path}: {e}")
     report.out(report.dumps(function.function_json(ev)) if as_json

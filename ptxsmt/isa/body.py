@@ -80,6 +80,12 @@ class Directive(NamedTuple):
     line: int
     col: int
 
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """`.branchtargets L0, L1` -> ("L0", "L1")."""
+        rest = self.text[len(self.name):]
+        return tuple(p.strip() for p in _split_top(rest)) if rest.strip() else ()
+
 
 Item = Checked | Generic | Label | Rejected | Directive | Repeat
 
@@ -280,6 +286,44 @@ def _generic(st: Statement) -> Generic:
 
 
 _COMMA_IN_BRACKETS = re.compile(r"\[[^\]]*,")
+_ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
+
+
+def read_address(operand: str) -> tuple[str, int] | None:
+    """A memory operand: `[%rd1+8]` -> ("%rd1", 8), `[p]` -> ("p", 0); None if it is
+    not one."""
+    m = _ADDRESS.fullmatch(operand.strip())
+    if not m:
+        return None
+    try:
+        return m.group(1), int((m.group(2) or "0").replace(" ", ""), 0)
+    except ValueError:
+        return None
+
+
+def vector_elements(operand: str) -> list[str]:
+    """`{%r1, %r2}` -> its elements; a plain operand -> itself."""
+    text = operand.strip()
+    if text.startswith("{") and text.endswith("}"):
+        return [e.strip() for e in _split_top(text[1:-1])]
+    return [text]
+
+
+def read_call(g: Generic) -> tuple[tuple[str, ...], str, tuple[str, ...], str | None]:
+    """`call.uni (r), f, (a, b);` -> (("r",), "f", ("a", "b"), None); a last operand
+    names the prototype of an indirect call (`call (r), %rd1, (a), proto;`)."""
+    ops = list(g.operands)
+
+    def inner(text: str) -> tuple[str, ...]:
+        body = text.strip()[1:-1]
+        return tuple(p.strip() for p in _split_top(body)) if body.strip() else ()
+
+    results = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    if not ops:
+        raise PtxError(f"{quote(g.text)} names no function", g.line, g.col)
+    callee = ops.pop(0).strip()
+    arguments = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    return results, callee, arguments, (ops[0].strip() if ops else None)
 
 
 def _split_top(text: str) -> list[str]:

@@ -52,6 +52,8 @@ class Function:
     performance: list[str] = field(default_factory=list)  # `.maxntid 128, 1, 1` ...
     # the body's statements while it is not read (`read_module(..., only=...)`)
     source: list[Statement] | None = field(default=None, repr=False, compare=False)
+    # the module's functions with a body, by name (calls are followed into them)
+    module: dict[str, Function] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def defined(self) -> bool:
@@ -251,6 +253,18 @@ _CALLEE = re.compile(r"[A-Za-z_$][\w$]*")
 
 _PARAM = re.compile(r"\.param((?:\s+\.[A-Za-z0-9_]+(?:\s+\d+)?)+)\s+([A-Za-z_$%][\w$]*)"
                     r"\s*(?:\[\s*(\d*)\s*\])?", re.S)
+
+
+def read_variable(text: str, line: int, col: int) -> tuple[str, Param]:
+    """A variable's declaration, its initializer left out: `.shared .align 4 .b8 s[256]`
+    -> ("shared", Param("s", .b8, 256, 4))."""
+    space, _, rest = text.partition("=")[0].strip().partition(" ")
+    while space in (".extern", ".visible", ".weak", ".common") and rest:
+        space, _, rest = rest.strip().partition(" ")
+    found = _params(".param " + rest, Statement("directive", text, line, col))
+    if len(found) != 1:
+        raise PtxError(f"cannot read the variable {quote(text)}", line, col)
+    return space.lstrip("."), found[0]
 
 
 def _params(text: str, st: Statement) -> list[Param]:
