@@ -129,13 +129,12 @@ def shuffle_mask(text: str) -> list[int | None]:
     """The mask of `shufflevector <2 x half> %a, <2 x half> %b, <2 x i32> <i32 1, i32 0>`;
     None marks a poison lane."""
     words = _tokens(text)
-    last = len(words) - 1 - words[::-1].index(",")
-    mask = words[last + 1:]
-    count = int(mask[1])
-    rest = mask[mask.index(">") + 1:]
-    if rest and rest[0] in ("zeroinitializer",):
+    at = max(i for i in range(len(words) - 5)
+             if words[i:i + 2] == [",", "<"] and words[i + 3:i + 6] == ["x", "i32", ">"])
+    count, rest = int(words[at + 2]), words[at + 6:]
+    if rest[:1] == ["zeroinitializer"]:
         return [0] * count
-    if rest and rest[0] in ("poison", "undef"):
+    if rest[:1] in (["poison"], ["undef"]):
         return [None] * count
     lanes = [rest[k + 1] for k in range(1, len(rest), 3) if rest[k] == "i32"]
     return [None if v in ("poison", "undef") else int(v) for v in lanes]
