@@ -63,11 +63,6 @@ def concat(value: Value) -> z3.BitVecRef:
     return z3.Concat(*[x.bits for x in reversed(value)]) if len(value) > 1 else value[0].bits
 
 
-def _addrspace(t_text: str) -> int:
-    words = reader._tokens(t_text)
-    return int(words[2]) if words[:2] == ["ptr", "addrspace"] else 0
-
-
 def encode_function(fn: IrFunction) -> Encoding:
     return _Encoder(fn).run()
 
@@ -115,7 +110,7 @@ class _Encoder:
 
     def run(self) -> Encoding:
         blocks = self._order()
-        spaces = sorted({_addrspace(str(o.type)) for b in blocks for ins in b.instructions
+        spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
                          if str(o.type).startswith("ptr")})
         initial = {s: Memory.initial(s) for s in spaces}
@@ -409,7 +404,7 @@ class _Encoder:
                               f"{ins.opcode}")
         if t.width % 8:
             raise Unsupported("memory", f"{ins.opcode} of {t.text}")
-        space = _addrspace(str(ptr.type))
+        space = reader.address_space(str(ptr.type))
         (lane,) = self.operand(ptr)
         align = reader.alignment(str(ins)) or 1
         bad = [lane.poison]

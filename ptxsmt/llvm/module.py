@@ -80,6 +80,7 @@ class IrFunction:
     params: list[tuple[str, IrType]]
     returns: IrType
     return_attributes: frozenset[str]
+    param_attributes: list[frozenset[str]]
     value: Any
     module: Any
 
@@ -105,5 +106,5 @@ def read_ir(text: str) -> dict[str, IrFunction]:
         define = next(line for line in str(fn).splitlines() if line.startswith("define"))
         ret = ir_type(fn.global_value_type.get_function_return())
         out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
-                                  fn, module)
+                                  reader.param_attributes(define), fn, module)
     return out

@@ -105,7 +105,7 @@ def _type_size(words: list[str], i: int) -> tuple[int, int]:
     if w in _SCALAR_BYTES:
         j = i + 1
         if w == "ptr" and j < len(words) and words[j] == "addrspace":
-            j += 3
+            j += 4  # addrspace ( N )
         return _SCALAR_BYTES[w], j
     raise Unsupported("type", w)
 
@@ -118,6 +118,12 @@ def gep_element_size(text: str) -> int:
     while words[i] in INT_FLAGS or words[i] == "inrange":
         i += 1
     return _type_size(words, i)[0]
+
+
+def address_space(type_text: str) -> int:
+    """N of `ptr addrspace(N)`; 0 for a plain `ptr`."""
+    words = _tokens(type_text)
+    return int(words[3]) if words[:3] == ["ptr", "addrspace", "("] else 0
 
 
 def type_size(text: str) -> int:
@@ -201,6 +207,27 @@ def return_attributes(define_line: str) -> frozenset[str]:
     """The attributes before the return type of `define [linkage] [attrs] T @name(...)`."""
     words = _tokens(define_line.split("@", 1)[0])
     return frozenset(w for w in words if w in PARAM_ATTRS)
+
+
+def param_attributes(define_line: str) -> list[frozenset[str]]:
+    """The attributes of each parameter of `define ... @name(T1 attrs %a, T2 %b) ...`."""
+    words = _tokens(define_line.split("@", 1)[1])
+    params, depth, current = [], 0, []
+    for w in words[words.index("(") + 1:]:
+        if w in ("(", "<", "[", "{"):
+            depth += 1
+        elif w in (")", ">", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif w == "," and depth == 0:
+            params.append(current)
+            current = []
+            continue
+        current.append(w)
+    if current:
+        params.append(current)
+    return [frozenset(w for w in p if w in PARAM_ATTRS) for p in params]
 
 
 def intrinsic_base(callee: str) -> str:
