@@ -108,3 +108,19 @@ def read_ir(text: str) -> dict[str, IrFunction]:
         out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
                                   reader.param_attributes(define), fn, module)
     return out
+
+
+def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2) -> str:
+    """PTX for IR `text` from the NVPTX backend of the LLVM inside llvmlite (no GPU and
+    no other tool needed)."""
+    llvm = binding()
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    try:
+        module = llvm.parse_assembly(text)
+        module.triple = "nvptx64-nvidia-cuda"
+        module.verify()
+        target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+        return target.create_target_machine(cpu=cpu, opt=opt).emit_assembly(module)
+    except RuntimeError as e:
+        raise LlvmError(f"NVPTX backend: {str(e).strip().splitlines()[0]}") from None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import z3
 
 from ..function.execute import encode_function as encode_ptx
+from ..isa.errors import PtxError
 from ..isa.module import Function
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
@@ -142,7 +143,10 @@ def _memory(ir: Encoding, ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
 
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) -> Refinement:
     ir = encode_function(ir_fn)
-    ptx = encode_ptx(ptx_fn)
+    try:
+        ptx = encode_ptx(ptx_fn)
+    except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
+        return Refinement("unknown", f"PTX: {e}")
     links = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
     body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch))
