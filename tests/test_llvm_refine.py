@@ -170,3 +170,40 @@ def test_parameters_read_at_an_offset(opt):
     r = ir_refines(read_ir(ir)["hi"], read_function(wrong, "hi"))
     assert r.verdict == "different"
     assert r.inputs["v"] >> 16 != r.inputs["v"] & 0xFFFF
+
+
+MEMORY = """define void @inc(ptr addrspace(1) %p, i32 %x, i64 %i) {
+  %q = getelementptr i32, ptr addrspace(1) %p, i64 %i
+  %v = load i32, ptr addrspace(1) %q, align 4
+  %s = add i32 %v, %x
+  store i32 %s, ptr addrspace(1) %p, align 4
+  ret void
+}
+define void @gen(ptr %p, i16 %x) {
+  %q = getelementptr i8, ptr %p, i64 2
+  store i16 %x, ptr %q, align 2
+  ret void
+}
+define i32 @k(ptr %p, i1 %c) {
+entry:
+  br i1 %c, label %a, label %b
+a:
+  store i32 1, ptr %p, align 4
+  br label %b
+b:
+  %v = load i32, ptr %p, align 4
+  ret i32 %v
+}
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_memory_through_pointer_parameters(opt):
+    """Global and generic pointers (PTX's global memory) compared byte by byte at the end;
+    a store one byte short leaves bytes the IR wrote."""
+    ptx = compile_to_ptx(MEMORY, opt=opt)
+    fns = read_ir(MEMORY)
+    assert {n: ir_refines(f, read_function(ptx, n)).verdict for n, f in fns.items()} == \
+        dict.fromkeys(fns, "refines")
+    short = ptx.replace("st.global.b32", "st.global.b16")
+    assert ir_refines(fns["inc"], read_function(short, "inc")).verdict == "different"
