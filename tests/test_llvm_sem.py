@@ -305,12 +305,68 @@ def test_sregs_are_inputs_shared_by_name():
     ("entry:\nbr label %l\nl:\n%i = phi i8 [ 0, %entry ], [ %j, %l ]\n%j = add i8 %i, 1\n"
      "%c = icmp ult i8 %j, %a\nbr i1 %c, label %l, label %e\ne:\nret i8 %j", "loop"),
     ("%r = call i8 @g(i8 %a)\nret i8 %r", "call"),
-    ("%x = fadd contract float 1.0, 2.0\nret i8 %a", "fast-math"),
+    ("%x = fdiv arcp float 1.0, 2.0\nret i8 %a", "fast-math"),
+    ("%m = fmul contract float 1.0, 2.0\n%e = fpext float %m to double\n"
+     "%x = fadd contract double %e, 1.0\nret i8 %a", "fast-math"),
+    ("%x = fadd float 1.0, 2.0\nret i8 %a\n}\nattributes #0 = { \"denormal-fp-math-f32\"="
+     "\"preserve-sign,preserve-sign\" }\ndefine void @unused() #0 {\nret void", None),
     ("%x = fadd fast float 1.0, 2.0\nret i8 %a", "fast-math"),
     ("%x = load volatile i8, ptr null, align 1\nret i8 %x", "memory"),
 ])
 def test_what_the_encoding_refuses(body, reason):
     decl = "declare i8 @g(i8)" if "@g" in body else ""
+    if reason is None:  # an attribute group on another function changes nothing here
+        encode(body, "i8 %a", "i8", decl)
+        return
     with pytest.raises(Unsupported) as e:
         encode(body, "i8 %a", "i8", decl)
     assert e.value.reason == reason
+
+
+def test_a_flushing_fp_environment_is_refused():
+    ir = "define float @f(float %a) #0 {\n%r = fadd float %a, 1.0\nret float %r\n}\n" \
+         "attributes #0 = { \"denormal-fp-math-f32\"=\"preserve-sign,preserve-sign\" }"
+    with pytest.raises(Unsupported) as e:
+        encode_function(read_ir(ir)["f"])
+    assert e.value.reason == "fp environment"
+
+
+def _fma_pair() -> tuple[int, int, int]:
+    """a, b, c (float bits) where a*b+c rounded once differs from rounding twice."""
+    a = 1.0 + 2.0 ** -12
+    return _f32(a), _f32(a), _f32(-(1.0 + 2.0 ** -11))
+
+
+@pytest.mark.parametrize("mul,add,fusible", [("contract", "contract", True),
+                                             ("", "contract", False), ("contract", "", False)])
+def test_contract_lets_a_multiply_and_add_fuse(mul, add, fusible):
+    """contract on both: "fusing a multiply followed by an addition into a fused
+    multiply-and-add"; either result is allowed, and only then."""
+    enc = encode("%x = bitcast i32 %a to float\n%y = bitcast i32 %b to float\n"
+                 f"%z = bitcast i32 %c to float\n%m = fmul {mul} float %x, %y\n"
+                 f"%s = fadd {add} float %m, %z\n%r = bitcast float %s to i32\nret i32 %r",
+                 "i32 %a, i32 %b, i32 %c", "i32")
+    a, b, c = _fma_pair()
+    x = 1.0 + 2.0 ** -12
+    exact = x * x - (1.0 + 2.0 ** -11)  # 2^-24, exact in a double
+    twice = struct.unpack("<f", struct.pack("<f", x * x))[0] - (1.0 + 2.0 ** -11)
+    assert exact != twice
+    want = {_f32(twice), _f32(exact)} if fusible else {_f32(twice)}
+    assert possible(outcome(enc, a=a, b=b, c=c)[2]) == want
+
+
+@pytest.mark.parametrize("line,sign", [("%s = fsub contract float %m, %z", 1),
+                                       ("%s = fsub contract float %z, %m", -1),
+                                       ("%n = fneg contract float %m\n"
+                                        "%s = fadd contract float %z, %n", -1)])
+def test_contract_fuses_subtractions_with_their_signs(line, sign):
+    enc = encode("%x = bitcast i32 %a to float\n%y = bitcast i32 %b to float\n"
+                 "%z = bitcast i32 %c to float\n%m = fmul contract float %x, %y\n"
+                 f"{line}\n%r = bitcast float %s to i32\nret i32 %r",
+                 "i32 %a, i32 %b, i32 %c", "i32")
+    x, c = 1.0 + 2.0 ** -12, 1.0 + 2.0 ** -11
+    exact = sign * (x * x - c)  # 2^-24 rounded once: exact in a float
+    product = struct.unpack("<f", struct.pack("<f", x * x))[0]  # rounds to c (a tie)
+    twice = product - c if sign == 1 else c - product  # +0.0 either way, never -0.0
+    got = possible(outcome(enc, a=_f32(x), b=_f32(x), c=_f32(c))[2])
+    assert got == {_f32(exact), _f32(twice)}

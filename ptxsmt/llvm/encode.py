@@ -72,11 +72,12 @@ class _Encoder:
         self.fn = fn
         self.choices = Choices()
         self.values: dict[int, Value] = {}
+        self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = {}
         self.params = {}
         for (name, t), arg in zip(fn.params, fn.value.arguments, strict=True):
-            bits = z3.BitVec(name, t.width * t.lanes)
+            bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
             self.params[name] = bits
             self.values[address(arg)] = lanes_of(bits, t)
 
@@ -109,6 +110,7 @@ class _Encoder:
         return [blocks[k] for k in reversed(order)]
 
     def run(self) -> Encoding:
+        _check_fp_environment(self.fn)
         blocks = self._order()
         spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
@@ -130,7 +132,11 @@ class _Encoder:
                     returns.append((self.path, out, self.memory))
                 elif out is not None:
                     self.values[address(ins)] = out
+                    self.defs[address(ins)] = ins
             self.mem_out[key] = self.memory
+        if not returns:  # every path ends in `unreachable` (already UB) or UB
+            return Encoding(self.fn, self.params, None, z3.BoolVal(True), initial, initial,
+                            self.sregs, self.choices.made)
         result = None
         if self.fn.returns.kind != "void":
             result = returns[-1][1]
@@ -211,29 +217,69 @@ class _Encoder:
             return Lane(it.BINARY[op](x.bits, y.bits), z3.Or(*poison))
         return self._lanewise(lane, a, b)
 
-    def _fast_math(self, p: reader.Printed) -> frozenset[str]:
-        refused = p.flags & fl.FAST_MATH_REFUSED
+    def _fast_math(self, p: reader.Printed, compare: bool = False) -> frozenset[str]:
+        """The flags; those that license rewrites are refused, except on a compare or a
+        select, whose value they cannot change."""
+        refused = p.flags & fl.FAST_MATH_REFUSED if not compare else frozenset()
         if refused:
             raise Unsupported("fast-math", f"{' '.join(sorted(refused))} on {p.opcode}")
         return p.flags
+
+    def _contractions(self, ins, p: reader.Printed) -> list[tuple[int, list[Value], bool]]:
+        """The operands of a `contract` fadd/fsub that a `contract` fmul (or its fneg)
+        computes: (operand index, the fmul's operands, whether the product is negated)."""
+        if ins.opcode not in ("fadd", "fsub") or "contract" not in p.flags:
+            return []
+        out = []
+        for k, o in enumerate(ins.operands):
+            src, negated = self.defs.get(address(o)), False
+            if src is not None and src.opcode == "fneg":
+                src, negated = self.defs.get(address(next(iter(src.operands)))), True
+            if src is not None and src.opcode == "fpext":
+                inner = self.defs.get(address(next(iter(src.operands))))
+                if inner is not None and inner.opcode == "fmul" and \
+                        "contract" in reader.instruction(str(inner)).flags:
+                    raise Unsupported("fast-math", "contract through fpext")
+            if src is not None and src.opcode == "fmul" and \
+                    "contract" in reader.instruction(str(src)).flags:
+                out.append((k, [self.operand(x) for x in src.operands], negated))
+        return out
 
     def _float_arith(self, ins, p: reader.Printed) -> Value:
         t = ir_type(ins.type)
         fmt, flags = t.fmt, self._fast_math(p)
         args = [self.operand(o) for o in ins.operands]
+        contractions = self._contractions(ins, p)
 
-        def lane(*xs: Lane) -> Lane:
+        def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
+            """The fused results of lane i, one per contractible product."""
+            out = []
+            for k, (x, y), negated in contractions:
+                u, v = (fl.view((x[i] if len(x) > 1 else x[0]).bits, fmt),
+                        fl.view((y[i] if len(y) > 1 else y[0]).bits, fmt))
+                if negated != (ins.opcode == "fsub" and k == 1):
+                    u = z3.fpNeg(u)
+                other = views[1 - k]
+                if ins.opcode == "fsub" and k == 0:
+                    other = z3.fpNeg(other)
+                out.append(fl.fused(u, v, other))
+            return out
+
+        def lane(i: int, *xs: Lane) -> Lane:
             views = [fl.view(x.bits, fmt) for x in xs]
             if ins.opcode == "fneg":
                 bits = fl.fneg(xs[0].bits)
                 r = fl.view(bits, fmt)
             else:
                 r = fl.BINARY[ins.opcode](*views)
+                for alternative in fusions(i, views):
+                    r = z3.If(self.choices.flag("contract"), alternative, r)
                 bits = fl.result_bits(r, fmt, self.choices)
             if "nsz" in flags:
                 bits = fl.nsz(bits, self.choices)
             return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r])))
-        return self._lanewise(lane, *args)
+        n = max(len(a) for a in args)
+        return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
 
     def _icmp(self, ins, p: reader.Printed) -> Value:
         a, b = (self.operand(o) for o in ins.operands)
@@ -247,7 +293,7 @@ class _Encoder:
 
     def _fcmp(self, ins, p: reader.Printed) -> Value:
         fmt = ir_type(next(iter(ins.operands)).type).fmt
-        flags = self._fast_math(p)
+        flags = self._fast_math(p, compare=True)
         a, b = (self.operand(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
@@ -262,7 +308,7 @@ class _Encoder:
         only from the condition and the chosen arm."""
         c, a, b = (self.operand(o) for o in ins.operands)
         t = ir_type(ins.type)
-        flags = self._fast_math(p) if t.kind == "float" else frozenset()
+        flags = self._fast_math(p, compare=True) if t.kind == "float" else frozenset()
 
         def lane(k: Lane, x: Lane, y: Lane) -> Lane:
             take = k.bits == 1
@@ -283,7 +329,7 @@ class _Encoder:
     def _phi(self, ins, p: reader.Printed) -> Value:
         """"the value specified by the pair corresponding to the predecessor basic block
         that executed just prior to the current block" """
-        pairs = [(self.edges[address(blk), self.block], self.operand(o))
+        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.operand(o))
                  for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True)]
         out = pairs[-1][1]
         for cond, v in reversed(pairs[:-1]):
@@ -491,6 +537,23 @@ class _Encoder:
                 return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views)))
             return self._lanewise(float_lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
+
+
+# Function attributes that change what float instructions compute (flush denormals,
+# license unsafe rewrites): the encoding models the default environment only.
+FP_ENVIRONMENT = {"denormal-fp-math": "ieee,ieee", "denormal-fp-math-f32": "ieee,ieee",
+                  "unsafe-fp-math": "false", "no-nans-fp-math": "false",
+                  "no-infs-fp-math": "false", "no-signed-zeros-fp-math": "false",
+                  "approx-func-fp-math": "false", "nvptx-f32ftz": "false"}
+
+
+def _check_fp_environment(fn: IrFunction) -> None:
+    attrs = {}
+    for text in fn.value.attributes:
+        attrs |= reader.string_attributes(text.decode() if isinstance(text, bytes) else text)
+    for key, default in FP_ENVIRONMENT.items():
+        if key in attrs and attrs[key] not in (default, "ieee"):
+            raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
 
 
 def _resize(x: z3.BitVecRef, width: int, signed: bool = False) -> z3.BitVecRef:

@@ -67,10 +67,18 @@ FAST_MATH_POISON: dict[str, Callable[[z3.FPRef], z3.BoolRef]] = {
     "nnan": z3.fpIsNaN,
     "ninf": z3.fpIsInf,
 }
-# Flags that license rewrites across instructions (reassociation, contraction,
-# approximate functions and reciprocals): a single instruction's value cannot say what
-# they allow, so they are refused.
-FAST_MATH_REFUSED = frozenset({"reassoc", "contract", "afn", "arcp"})
+# Flags that license rewrites across instructions (reassociation, approximate functions
+# and reciprocals): a single instruction's value cannot say what they allow, so they are
+# refused where they can change a value (not on fcmp or select). `contract` is modelled:
+# see `fused`.
+FAST_MATH_REFUSED = frozenset({"reassoc", "afn", "arcp"})
+
+
+def fused(x: z3.FPRef, y: z3.FPRef, z: z3.FPRef) -> z3.FPRef:
+    """contract: "Allow floating-point contraction (e.g. fusing a multiply followed by an
+    addition into a fused multiply-and-add). This does not enable reassociation": an
+    fadd/fsub of a `contract` fmul may be x*y+z rounded once."""
+    return z3.fpFMA(RNE, x, y, z)
 
 
 def fast_math_poison(flags: frozenset[str], values: list[z3.FPRef]) -> z3.BoolRef:

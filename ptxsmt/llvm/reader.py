@@ -230,6 +230,22 @@ def param_attributes(define_line: str) -> list[frozenset[str]]:
     return [frozenset(w for w in p if w in PARAM_ATTRS) for p in params]
 
 
+def string_attributes(text: str) -> dict[str, str]:
+    """The `"key"="value"` attributes of a printed attribute list (llvmlite's
+    `function.attributes`): `nounwind "denormal-fp-math"="ieee,ieee"` ->
+    {"denormal-fp-math": "ieee,ieee"}; a `"key"` without a value maps to ""."""
+    out, i = {}, 0
+    while (start := text.find('"', i)) >= 0:
+        end = text.index('"', start + 1)
+        key, i = text[start + 1:end], end + 1
+        value = ""
+        if text[i:i + 2] == '="':
+            close = text.index('"', i + 2)
+            value, i = text[i + 2:close], close + 1
+        out[key] = value
+    return out
+
+
 def intrinsic_base(callee: str) -> str:
     """`llvm.sadd.sat.v2i16` -> `sadd.sat`; `llvm.minnum.f32` -> `minnum`; nvvm names
     keep every part: `llvm.nvvm.read.ptx.sreg.tid.x` -> `nvvm.read.ptx.sreg.tid.x`."""

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import z3
 
-from ..function.execute import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from .encode import Encoding, concat, encode_function
@@ -141,15 +140,36 @@ def _memory(ir: Encoding, ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return links, z3.Or(z3.BoolVal(False), *out)
 
 
+def _encode_ptx(fn: Function):
+    """ptxsmt.function's encoding of a PTX function (function/encode.py; execute.py
+    before the module was renamed)."""
+    try:
+        from ..function.encode import encode_function as encode
+    except ImportError:
+        from ..function.execute import encode_function as encode
+    return encode(fn)
+
+
+def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+    """What the PTX encoding assumes of its inputs, and when the PTX itself is undefined
+    (a `trap`, a jump-table index out of range): that refines no defined IR behaviour."""
+    assumed = [a.holds for a in getattr(ptx, "assumed", [])]
+    undefined = [u.when for u in getattr(ptx, "undefined", [])]
+    return assumed, z3.Or(z3.BoolVal(False), *undefined)
+
+
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) -> Refinement:
     ir = encode_function(ir_fn)
     try:
-        ptx = encode_ptx(ptx_fn)
+        ptx = _encode_ptx(ptx_fn)
     except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
         return Refinement("unknown", f"PTX: {e}")
     links = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
-    body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch))
+    assumed, ptx_undefined = _ptx_undefined(ptx)
+    links += assumed
+    body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
+                                       ptx_undefined))
     # a counterexample must hold for every choice the IR leaves open
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
     s = z3.Solver()
