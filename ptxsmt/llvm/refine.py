@@ -174,19 +174,20 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.add(*links, *mem_links, bad)
+    links += mem_links
+    s.add(*links, bad)
     answer = s.check()
     if answer == z3.unsat:
         return Refinement("refines")
     if answer == z3.unknown:
         return Refinement("unknown", f"solver: {s.reason_unknown()}")
     model = s.model()
-    if not _replayed(model, [*links, *mem_links], body, ir.choices, timeout_ms):
-        return Refinement("unknown", "a counterexample did not replay")
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
-    if ptx.uninterpreted:
+    if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
                           + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs)
+    if not _replayed(model, links, body, ir.choices, timeout_ms):
+        return Refinement("unknown", "a counterexample did not replay", inputs)
 
     def value(term):
         v = model.eval(term, model_completion=True)
