@@ -210,3 +210,38 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
             s.add(d() == model[d])
     s.add(*links, z3.Not(body))
     return s.check() == z3.unsat
+
+
+@dataclass
+class Validated:
+    """One IR function of a module and its verdict: a Refinement, or why it was refused."""
+
+    name: str
+    refinement: Refinement | None
+    refused: Unsupported | None = None
+
+    @property
+    def verdict(self) -> str:
+        return self.refinement.verdict if self.refinement else "refused"
+
+
+def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
+                    timeout_ms: int = 30_000, only: str | None = None) -> list[Validated]:
+    """Compile IR `text` with llvmlite's NVPTX backend and check every function it
+    defines (or `only` that one) against the PTX it became."""
+    from ..function import read_function
+    from .module import compile_to_ptx, read_ir
+    functions = read_ir(text)
+    if only is not None and only not in functions:
+        raise LlvmError(f"no function @{only} in the IR (it defines "
+                        f"{', '.join('@' + n for n in functions) or 'none'})")
+    ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
+    out = []
+    for name, fn in functions.items():
+        if only is not None and name != only:
+            continue
+        try:
+            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms)))
+        except Unsupported as e:
+            out.append(Validated(name, None, e))
+    return out
