@@ -114,7 +114,7 @@ class _Encoder:
         blocks = self._order()
         spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
-                         if str(o.type).startswith("ptr")})
+                         if o.type.is_pointer})
         initial = {s: Memory.initial(s) for s in spaces}
         self.edges: dict[tuple[int, int], z3.BoolRef] = {}
         self.mem_out: dict[int, dict[int, Memory]] = {}

@@ -37,14 +37,11 @@ class IrType:
     lanes: int = 1
     fmt: FloatFormat | None = None
     text: str = ""
+    element_text: str = ""  # a vector's element type, as LLVM prints it
 
     @property
     def scalar(self) -> IrType:
-        return IrType(self.kind, self.width, 1, self.fmt, _element_text(self))
-
-
-def _element_text(t: IrType) -> str:
-    return t.text.split(" x ", 1)[1].rstrip(">").strip() if t.lanes > 1 else t.text
+        return IrType(self.kind, self.width, 1, self.fmt, self.element_text or self.text)
 
 
 def ir_type(tref) -> IrType:
@@ -53,7 +50,8 @@ def ir_type(tref) -> IrType:
     text = str(tref)
     if tref.is_vector:
         element = ir_type(next(iter(tref.elements)))
-        return IrType(element.kind, element.width, tref.element_count, element.fmt, text)
+        return IrType(element.kind, element.width, tref.element_count, element.fmt, text,
+                      element.text)
     if text == "void":
         return IrType("void", text=text)
     if text in FLOAT_FORMATS:
@@ -61,8 +59,8 @@ def ir_type(tref) -> IrType:
         return IrType("float", fmt.width, 1, fmt, text)
     if tref.is_pointer:
         return IrType("ptr", 64, 1, None, text)
-    if text.startswith("i") and text[1:].isdigit():
-        return IrType("int", int(text[1:]), 1, None, text)
+    if tref.type_kind.name == "integer":
+        return IrType("int", tref.type_width, 1, None, text)
     raise Unsupported("type", text)
 
 
@@ -103,7 +101,7 @@ def read_ir(text: str) -> dict[str, IrFunction]:
         if fn.is_declaration:
             continue
         params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
-        define = next(line for line in str(fn).splitlines() if line.startswith("define"))
+        define = reader.define_line(str(fn))
         ret = ir_type(fn.global_value_type.get_function_return())
         out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
                                   reader.param_attributes(define), fn, module)

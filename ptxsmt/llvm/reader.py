@@ -203,6 +203,11 @@ PARAM_ATTRS = frozenset({"zeroext", "signext", "noundef", "inreg", "nonnull", "n
                          "nocapture", "readonly", "writeonly", "byval", "align"})
 
 
+def define_line(function_text: str) -> str:
+    """The `define ...` line of a printed function."""
+    return next(line for line in function_text.splitlines() if line.startswith("define"))
+
+
 def return_attributes(define_line: str) -> frozenset[str]:
     """The attributes before the return type of `define [linkage] [attrs] T @name(...)`."""
     words = _tokens(define_line.split("@", 1)[0])
