@@ -1,7 +1,7 @@
 """The package layout is the architecture (docs in README "Layout"): imports flow one way,
 
     cli -> report -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
-        -> program, solver, function -> sem -> isa
+        -> program, solver, function, llvm -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
 Function-level (lazy) imports count: a circle hidden in a function is still one.
@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ptxsmt"
 LAYERS = (
     ("isa",),
     ("sem",),
-    ("program", "solver", "resources", "function"),
+    ("program", "solver", "resources", "function", "llvm"),
     ("fast",),
     ("eval",),
     ("batch",),
