@@ -43,14 +43,14 @@ def _tv(tmp_path, *args, text=IR):
 def test_every_function_gets_a_verdict(tmp_path):
     r = _tv(tmp_path)
     assert r.exit_code == 3, r.output  # the loop is refused
-    assert "@smin: refines" in r.output and "@une: refines" in r.output
-    assert "@loop: refused (unsupported loop" in r.output
+    assert "@smin: refines" in r.stdout and "@une: refines" in r.stdout
+    assert "@loop: refused (unsupported loop" in r.stdout
 
 
 def test_one_function_as_json(tmp_path):
     r = _tv(tmp_path, "--function", "une", "--json", "-O", "0")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == {"results": [{"function": "une", "verdict": "refines"}]}
+    assert json.loads(r.stdout) == {"results": [{"function": "une", "verdict": "refines"}]}
 
 
 @pytest.mark.parametrize("args,text,message", [
@@ -59,5 +59,5 @@ def test_one_function_as_json(tmp_path):
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, text, message):
     r = _tv(tmp_path, *args, text=text)
-    assert r.exit_code == 2
-    assert r.output.strip().startswith(message) and len(r.output.strip().splitlines()) == 1
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(message) and len(r.stderr.splitlines()) == 1
