@@ -6,17 +6,19 @@ The reference never touches the Z3 terms."""
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import random
 from pathlib import Path
 
 import pytest
+import z3
 from click.testing import CliRunner
 from oracle import compare as oracle_compare
 from reference import run as reference
 
-from ptxsmt import proofs
+from ptxsmt import Program, proofs
 from ptxsmt.cli import main
 from ptxsmt.eval import cache
 from ptxsmt.isa.errors import PtxError
@@ -421,6 +423,35 @@ def test_each_compare_is_a_set_of_outcomes_and_linked_outcomes_meet_as_joint(t):
         else:
             signed, unsigned = (_outcome(a, b, f"{k}{width}") for k in "su")
             assert (signed, unsigned) in JOINT["integer"], (a, b)
+
+
+# The outcomes of comparing a with b as the plain compares that hold on each
+OUTCOME_COMPARES = {"<": "lt", "=": "eq", ">": "gt", "?": "nan"}
+# JOINT's groups: (kind, the compares of one a, b read together: (type, .ftz))
+JOINT_GROUPS = {"f16": ("float", (("f16", False), ("f16", True))),
+                "f32": ("float", (("f32", False), ("f32", True))),
+                "i16": ("integer", (("s16", False), ("u16", False))),
+                "i32": ("integer", (("s32", False), ("u32", False))),
+                "i64": ("integer", (("s64", False), ("u64", False)))}
+
+
+@pytest.mark.parametrize("group", JOINT_GROUPS)
+def test_joint_is_derived_by_the_solver_from_the_semantics(group):
+    """JOINT lists exactly the tuples of outcomes some a, b has: each tuple is asked of
+    the solver over the compares' terms (every a and b, not a sample). A tuple missing
+    from JOINT would let the minimiser call two different snippets equal."""
+    kind, readings = JOINT_GROUPS[group]
+    names = list(OUTCOME_COMPARES if kind == "float" else "<=>")
+    text = " ".join(f"setp.{OUTCOME_COMPARES[o]}{'.ftz' * ftz}.{t} r{k}_{n}, a, b;"
+                    for k, (t, ftz) in enumerate(readings) for n, o in enumerate(names))
+    holds = Program.parse(text).encode().outputs
+    possible = set()
+    for row in itertools.product(names, repeat=len(readings)):
+        solver = z3.Solver()
+        solver.add(*(holds[f"r{k}_{names.index(o)}"] for k, o in enumerate(row)))
+        if solver.check() == z3.sat:
+            possible.add(row)
+    assert possible == set(JOINT[kind])
 
 
 # ---- the inversion table, against IEEE comparisons in the oracle -------------------------

@@ -18,7 +18,8 @@ same outcome table, and one snippet of a single compare with that table. Only on
 single compare's own facts (an operand swap, an inversion) are still proved, not read
 off the outcome table, so the library keeps them. Variables of one group (with and
 without `.ftz`; signed and unsigned) take their values together, only as JOINT
-allows; the tests hold JOINT and every outcome set to the oracle.
+allows. tests/test_synth.py derives JOINT with the solver from the compares' terms
+(every a and b) and holds every outcome set to the oracle.
 """
 
 from __future__ import annotations
