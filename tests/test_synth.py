@@ -23,6 +23,7 @@ from ptxsmt.cli import main
 from ptxsmt.eval import cache
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
+from ptxsmt.smt import classes as smt_classes
 from ptxsmt.synth import search
 from ptxsmt.synth.boolean import JOINT, closure, implies, outcomes
 from ptxsmt.synth.executor import Serial, executor
@@ -423,6 +424,22 @@ def test_each_compare_is_a_set_of_outcomes_and_linked_outcomes_meet_as_joint(t):
         else:
             signed, unsigned = (_outcome(a, b, f"{k}{width}") for k in "su")
             assert (signed, unsigned) in JOINT["integer"], (a, b)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64", "s8", "u16", "s32", "u32", "b32",
+                               "s64", "u64", "pred"])
+def test_a_value_is_in_exactly_the_class_the_solver_terms_say(t):
+    """Synth classes concrete operands with `value_class`, the prover with `class_of`'s
+    terms: on every special and random value, the one class `class_of` holds for is the
+    one `value_class` names."""
+    ty, rng = TYPES[t], random.Random(t)
+    values = [False, True] if t == "pred" else \
+        register_specials(ty) + [rng.getrandbits(ty.width) for _ in range(100)]
+    for v in values:
+        const = z3.BoolVal(v) if t == "pred" else z3.BitVecVal(v, ty.width)
+        holds = [c for c in smt_classes.classes(ty)
+                 if z3.is_true(z3.simplify(smt_classes.class_of(c, const, ty)))]
+        assert holds == [smt_classes.value_class(v, ty)], (t, hex(v), holds)
 
 
 # The outcomes of comparing a with b as the plain compares that hold on each
