@@ -32,8 +32,10 @@ from ..eval.fast import Unsupported
 from ..eval.programs import compile_program
 from ..isa.errors import PtxError
 from ..isa.literals import parse_value
-from ..isa.types import TYPES, Kind
-from .minimise import RENAMINGS, Classes, Compare, congruent, imply, rename
+from ..isa.syntax import Operand
+from ..isa.types import PRED, TYPES, Kind
+from .minimise import RENAMINGS, Classes, Compare, congruent, imply
+from .text import instructions, rename
 
 GLUE = {"and": lambda x, y: x and y, "or": lambda x, y: x or y, "xor": lambda x, y: x != y}
 SWAPPED_CHOICES = {("y", "x"): ("x", "y"), ("b", "a"): ("a", "b")}
@@ -45,9 +47,10 @@ def _literal(name: str, negated: bool) -> Formula:
     return ("not", ("atom", name)) if negated else ("atom", name)
 
 
-def _source(source: str, p: Formula | None) -> Formula:
-    term = ("atom", "c") if source.lstrip("!") == "c" else p
-    return ("not", term) if source.startswith("!") else term
+def _source(source: Operand, p: Formula | None) -> Formula:
+    """A BoolOp's or glue op's predicate operand: c, or the compare's result p."""
+    term = ("atom", "c") if source.text == "c" else p
+    return ("not", term) if source.negated else term
 
 
 def read(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
@@ -55,25 +58,25 @@ def read(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
     None for a form it does not read (slct, whose compare is against zero)."""
     p: Formula | None = None
     out: tuple | None = None
-    for line in (s.strip() for s in text.split(";") if s.strip()):
-        words = line.split()
-        compare = Compare.read(line + ";")
+    for ins in instructions(text):
+        v, ops = ins.variant, ins.operands
+        compare = Compare.of(ins)
+        glue = v.opcode in (*GLUE, "not") and v.type is PRED
         if compare is not None:
             f = _literal(*atom(compare.core))
             if compare.boolop:
                 f = (compare.boolop, f, _source(compare.source, p))
-            if compare.opcode == "set":
-                out = ("set", compare.types[0], f)
+            if v.opcode == "set":
+                out = ("set", v.dtype.name, f)
             p = f
-        elif words[0] == "not.pred":
-            if words[1].startswith("p"):  # a packed type's q line is the same step
-                p = ("not", p)
-        elif words[0].removesuffix(".pred") in GLUE and words[0].endswith(".pred"):
-            if words[1].startswith("p"):
-                p = (words[0].removesuffix(".pred"), p, _source(words[3], p))
-        elif words[0].startswith("selp."):
-            x, y = words[2].rstrip(","), words[3].rstrip(",")
-            out = ("selp", words[0], x, y, p)
+        elif glue and ops["d"].text != "p":
+            continue  # a packed type's q line is the same step
+        elif glue and v.opcode == "not":
+            p = ("not", p)
+        elif glue:
+            p = (v.opcode, p, _source(ops["b"], p))
+        elif v.opcode == "selp":
+            out = ("selp", str(v), ops["a"].text, ops["b"].text, p)
         else:
             return None
     return out or ("pred", p)
@@ -99,12 +102,12 @@ def outcomes(atom: str) -> tuple[str, str] | None:
     compare = Compare.read(atom)
     if compare is None or sorted(compare.order) != ["a", "b"]:
         return None
-    t = TYPES[compare.types[-1]]
+    t = compare.type
     # b-types compare bits for equality only: the `=` of the unsigned order
     variable = t.name if t.lane.is_float else \
         f"{'s' if t.kind is Kind.SIGNED else 'u'}{t.width}"
     try:
-        true = _true_outcomes(compare.core.replace(", b, a;", ", a, b;"))
+        true = _true_outcomes(compare.core_on(("a", "b")))
     except (PtxError, Unsupported):  # not a compare the evaluator runs: an atom alone
         return None
     return variable + ".ftz" * compare.ftz, \

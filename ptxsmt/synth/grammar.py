@@ -144,10 +144,6 @@ class Snippet:
     text: str
     pool: Pool
 
-    @property
-    def lines(self) -> list[str]:
-        return [s.strip() + ";" for s in self.text.split(";") if s.strip()]
-
 
 def _domains() -> dict[str, Domain]:
     """Every type with a setp, and iN where sN, uN and bN all have one."""
