@@ -21,15 +21,17 @@ from reference import run as reference
 from ptxsmt import Program, proofs
 from ptxsmt.cli import main
 from ptxsmt.eval import cache
+from ptxsmt.isa.body import parse
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
 from ptxsmt.smt import classes as smt_classes
 from ptxsmt.synth import search
 from ptxsmt.synth.boolean import JOINT, closure, implies, outcomes
 from ptxsmt.synth.executor import Serial, executor
-from ptxsmt.synth.grammar import DEFAULT_FAMILIES, compares, parse_types, pools
+from ptxsmt.synth.grammar import DEFAULT_FAMILIES, compares, enumerate_snippets, parse_types, pools
 from ptxsmt.synth.inversions import table
 from ptxsmt.synth.operands import register_specials
+from ptxsmt.synth.text import text_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -440,6 +442,16 @@ def test_a_value_is_in_exactly_the_class_the_solver_terms_say(t):
         holds = [c for c in smt_classes.classes(ty)
                  if z3.is_true(z3.simplify(smt_classes.class_of(c, const, ty)))]
         assert holds == [smt_classes.value_class(v, ty)], (t, hex(v), holds)
+
+
+@pytest.mark.parametrize(("types", "size"), [("f16x2", 2), ("s32", 2), ("i32", 1)])
+def test_snippet_texts_are_what_isa_prints(types, size):
+    """Synth keys everything by text and reads a text only through isa's parser (and
+    remembers the instructions of the texts it prints): every snippet the grammar prints
+    is isa's own printing of what isa parses from it."""
+    for d in parse_types(types):
+        for snippet in enumerate_snippets(d, size, DEFAULT_FAMILIES):
+            assert text_of(parse(snippet.text)) == snippet.text
 
 
 # The outcomes of comparing a with b as the plain compares that hold on each

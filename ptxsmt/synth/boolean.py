@@ -34,8 +34,8 @@ from ..isa.errors import PtxError
 from ..isa.literals import parse_value
 from ..isa.syntax import Operand
 from ..isa.types import PRED, TYPES, Kind
-from .minimise import RENAMINGS, Classes, Compare, congruent, imply
-from .text import instructions, rename
+from .minimise import RENAMINGS, Classes, Compare, compares, congruent, imply
+from .text import rename
 
 GLUE = {"and": lambda x, y: x and y, "or": lambda x, y: x or y, "xor": lambda x, y: x != y}
 SWAPPED_CHOICES = {("y", "x"): ("x", "y"), ("b", "a"): ("a", "b")}
@@ -58,9 +58,8 @@ def read(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
     None for a form it does not read (slct, whose compare is against zero)."""
     p: Formula | None = None
     out: tuple | None = None
-    for ins in instructions(text):
+    for ins, compare in compares(text):
         v, ops = ins.variant, ins.operands
-        compare = Compare.of(ins)
         glue = v.opcode in (*GLUE, "not") and v.type is PRED
         if compare is not None:
             f = _literal(*atom(compare.core))
@@ -94,6 +93,7 @@ INTEGER_OUTCOMES = {"<": ("1", "2"), "=": ("2", "2"), ">": ("2", "1")}
 _SWAPPED = str.maketrans("<>", "><")  # `b CMP a` as outcomes of comparing a with b
 
 
+@cache
 def outcomes(atom: str) -> tuple[str, str] | None:
     """A compare of a and b as (its outcome variable, the outcomes where it is true):
     `setp.gt.ftz.f32 p, b, a;` is ("f32.ftz", "<"). The outcomes come from the

@@ -17,12 +17,13 @@ Pairs are taken smallest first, so the rules kept are the simplest ones.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
-from ..isa.syntax import Instruction, Operand, format_instruction
+from ..isa.modifiers import BoolOp, CmpOp
+from ..isa.syntax import Instruction, Operand
 from ..isa.types import PtxType
 from ..isa.variants import Variant
-from .text import instructions, register, rename
+from .text import instructions, printed, register, rename, text_of
 
 RENAMINGS = ({"a": "b", "b": "a"}, {"x": "y", "y": "x"}, {"a": "b", "b": "a", "x": "y", "y": "x"})
 
@@ -108,7 +109,7 @@ class Compare:
     def opcode(self) -> str:
         return self.variant.opcode
 
-    @property
+    @cached_property
     def type(self) -> PtxType:
         """The type compared (setp's type, set's stype)."""
         return self.variant.compared_type
@@ -131,15 +132,10 @@ class Compare:
         return self.ins.operands.get("c")
 
     def _setp(self, order: tuple[str, str], boolop: bool, source: Operand | None) -> str:
-        t = self.type
-        v = Variant.of("setp", {"type": t}, cmp=self.variant.cmp, ftz=self.ftz,
-                       boolop=self.variant.boolop if boolop else None)
-        dests = ("p", "q") if t.is_packed else ("p",)
-        ops = {**{k: register(k) for k in dests}, "a": register(order[0]),
-               "b": register(order[1]), **({"c": source} if source else {})}
-        return format_instruction(Instruction(v, ops))
+        return _setp(self.type, self.variant.cmp, self.ftz,
+                     self.variant.boolop if boolop else None, order, source)
 
-    @property
+    @cached_property
     def core(self) -> str:
         """The plain compare inside: CmpOp, .ftz and operand order."""
         return self._setp(self.order, False, None)
@@ -148,7 +144,7 @@ class Compare:
         """The core on other operands (`a, b` for one on `b, a`)."""
         return self._setp(order, False, None)
 
-    @property
+    @cached_property
     def predicate(self) -> str:
         """The setp computing the same predicate (a BoolOp source reading p read as c)."""
         source = self.source and register("c", self.source.negated)
@@ -162,11 +158,34 @@ class Compare:
             boolop = like.variant.boolop
             source = like.source and register(self.source.text if self.source else "c",
                                               like.source.negated)
-        v = replace(self.variant, cmp=like.variant.cmp, ftz=like.ftz, boolop=boolop)
-        ops = {k: o for k, o in self.ins.operands.items() if k not in ("a", "b", "c")}
-        ops |= {"a": register(like.order[0]), "b": register(like.order[1]),
-                **({"c": source} if source else {})}
-        return format_instruction(Instruction(v, ops))
+        dests = tuple((k, o) for k, o in self.ins.operands.items() if k not in ("a", "b", "c"))
+        return _rebuilt(self.variant, dests, like.variant.cmp, like.ftz, boolop, like.order,
+                        source)
+
+
+@lru_cache(maxsize=1 << 16)
+def _rebuilt(v: Variant, dests: tuple[tuple[str, Operand], ...], cmp: CmpOp, ftz: bool,
+             boolop: BoolOp | None, order: tuple[str, str], source: Operand | None) -> str:
+    ops = dict(dests) | {"a": register(order[0]), "b": register(order[1]),
+                         **({"c": source} if source else {})}
+    return printed(replace(v, cmp=cmp, ftz=ftz, boolop=boolop), **ops)
+
+
+@lru_cache(maxsize=1 << 16)
+def _setp(t: PtxType, cmp: CmpOp, ftz: bool, boolop: BoolOp | None, order: tuple[str, str],
+          source: Operand | None) -> str:
+    v = Variant.of("setp", {"type": t}, cmp=cmp, ftz=ftz, boolop=boolop)
+    dests = ("p", "q") if t.is_packed else ("p",)
+    ops = {**{k: register(k) for k in dests}, "a": register(order[0]),
+           "b": register(order[1]), **({"c": source} if source else {})}
+    return printed(v, **ops)
+
+
+@lru_cache(maxsize=1 << 16)
+def compares(text: str) -> tuple[tuple[Instruction, Compare | None], ...]:
+    """Each instruction of the snippet, with its reading as a compare (None if it is not
+    one)."""
+    return tuple((ins, Compare.of(ins)) for ins in instructions(text))
 
 
 def congruent(text: str, classes: Classes) -> str:
@@ -176,17 +195,16 @@ def congruent(text: str, classes: Classes) -> str:
     BoolOp(core, c) and set writes that predicate's value in its destination type, so
     equal parts make equal instructions whatever the BoolOp, source and destination."""
     out = []
-    for ins in instructions(text):
-        compare = Compare.of(ins)
+    for ins, compare in compares(text):
         if compare is not None:
             like = Compare.read(classes.find(compare.core)) or compare
             compare = Compare.read(compare.rebuilt(like, "core"))
             root = Compare.read(classes.find(compare.predicate))
             out.append(compare.rebuilt(root or compare, "all" if root else "core"))
         elif ins.variant.opcode in ("vset2", "vset4"):
-            out.append(format_instruction(_masked(ins, classes)))
+            out.append(text_of([_masked(ins, classes)]))
         else:
-            out.append(format_instruction(ins))
+            out.append(text_of([ins]))
     return " ".join(out)
 
 
@@ -198,7 +216,7 @@ def _masked(ins: Instruction, classes: Classes) -> Instruction:
     if dest.lane_spec is None:
         return ins
     plain = replace(ins, operands={**ins.operands, "d": replace(dest, lane_spec=None)})
-    root = instructions(classes.find(format_instruction(plain)))
+    root = instructions(classes.find(text_of([plain])))
     if len(root) != 1 or root[0].operands["d"].lane_spec is not None or \
             root[0].variant.opcode != ins.variant.opcode:
         return ins

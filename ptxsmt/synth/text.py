@@ -12,17 +12,49 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from ..isa.body import parse
-from ..isa.syntax import Instruction, Operand, format_instruction, rename_registers
+from ..isa.syntax import Guard, Instruction, Operand, format_instruction, rename_registers
+from ..isa.variants import Variant
+
+# Texts read, and texts printed here with the instructions they print (a text printed by
+# `format_instruction` parses back to the same instructions: tests/test_synth.py).
+_READ: dict[str, tuple[Instruction, ...]] = {}
+_READ_LIMIT = 1 << 18
 
 
-@lru_cache(maxsize=1 << 17)  # a search reads each text many times over
 def instructions(text: str) -> tuple[Instruction, ...]:
-    return tuple(parse(text))
+    """The snippet's instructions (a search reads each text many times over)."""
+    found = _READ.get(text)
+    if found is None:
+        found = tuple(parse(text))
+        _remember(text, found)
+    return found
+
+
+def _remember(text: str, instrs: tuple[Instruction, ...]) -> None:
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ.setdefault(text, instrs)
 
 
 def text_of(instrs: Iterable[Instruction]) -> str:
     """Instructions as one snippet text, one space between them."""
-    return " ".join(format_instruction(i) for i in instrs)
+    instrs = tuple(instrs)
+    text = " ".join(printed(i.variant, i.guard, **i.operands) for i in instrs)
+    _remember(text, instrs)
+    return text
+
+
+def printed(v: Variant, guard: Guard | None = None, **operands: Operand) -> str:
+    """One instruction's text, as `format_instruction` prints it."""
+    return _printed(v, guard, tuple(operands.items()))
+
+
+@lru_cache(maxsize=1 << 16)  # a search prints the same compares over and over
+def _printed(v: Variant, guard: Guard | None, operands: tuple[tuple[str, Operand], ...]) -> str:
+    ins = Instruction(v, dict(operands), guard)
+    text = format_instruction(ins)
+    _remember(text, (ins,))
+    return text
 
 
 def register(name: str, negated: bool = False, lane_spec=None) -> Operand:
