@@ -1,4 +1,4 @@
-"""The package layout is the architecture (docs in README "Layout"): imports flow one way,
+"""The package layout is the architecture (docs/layout.md): imports flow one way,
 
     cli -> report -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
         -> program, solver, function, llvm -> sem -> isa

@@ -330,7 +330,7 @@ def predicate_immediate(v: Variant, slot: str, text: str, negated: bool) -> bool
 # wrapping at the operand's width (it compiles `setp.lt.s32 p, %r1+-1, %r2` to
 # `VIADD R5, R0, 0xffffffff; ISETP`). It refuses one on a destination ("Result register
 # required"), and crashes (SIGSEGV) on one in a vset or float operand, a guard or after
-# `!`; ptxsmt takes it on integer and bit operands a and b (README "Reading PTX files").
+# `!`; ptxsmt takes it on integer and bit operands a and b (docs/ptx-files.md).
 OFFSET_SLOTS = ("a", "b")
 
 
