@@ -349,6 +349,8 @@ ARITH_FORMS: tuple[Form, ...] = (
       for op, sec in (("min", "9.7.4.7"), ("max", "9.7.4.8"))),
 )
 
+_NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
+
 # 9.7.3 floating-point and 9.7.4 half-precision arithmetic with rounding (the "float-arith"
 # family). Without a rounding modifier add/sub/mul/... round to nearest even ("the
 # default"); ptxas may then contract mul+add into fma, which PTX leaves to ptxas.
@@ -363,28 +365,31 @@ FLOAT_FORMS: tuple[Form, ...] = (
              section=sec),
         Form(op, dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=("rm", "rp"),
              section=sec),
-        Form(op, dict(type=_F64_), _req("1.0", 13), rnds=(None, *_ALL_RND), section=sec),
+        Form(op, dict(type=_F64_), _req("1.0", 10), rnds=(None, "rn", "rz"), section=sec,
+             note=_NO_SM_13),
+        Form(op, dict(type=_F64_), _req("1.0", 13), rnds=("rm", "rp"), section=sec),
         Form(op, dict(type=_HALF), _req("4.2", 53), ftz=True, sat=True, rnds=_RN, section=hsec),
         Form(op, dict(type=_BHALF), _req("7.8", 90), rnds=_RN, section=hsec))),
     Form("fma", dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=_ALL_RND,
          section="9.7.3.6"),
-    Form("fma", dict(type=_F64_), _req("1.4", 13), rnds=_ALL_RND, section="9.7.3.6"),
+    *(Form(op, dict(type=_F64_), _req(ptx, 10), rnds=("rn", "rz"), section=sec, note=_NO_SM_13)
+      for op, sec, ptx in (("fma", "9.7.3.6", "1.4"), ("mad", "9.7.3.7", "1.0"))),
+    *(Form(op, dict(type=_F64_), _req(ptx, 13), rnds=("rm", "rp"), section=sec)
+      for op, sec, ptx in (("fma", "9.7.3.6", "1.4"), ("mad", "9.7.3.7", "1.0"))),
     Form("fma", dict(type=_HALF), _req("4.2", 53), ftz=True, sat=True, rnds=("rn",),
          section="9.7.4.4"),
-    Form("fma", dict(type=_BHALF), _req("7.0", 80), rnds=("rn",), section="9.7.4.4"),
-    Form("fma", dict(type=_BHALF), _req("7.8", 90), rnds=("rz", "rm", "rp"),
-         section="9.7.4.4"),
+    Form("fma", dict(type=_BHALF), _req("7.0", 80), rnds=_ALL_RND, section="9.7.4.4"),
     # "mad.rnd.f32 ... is identical to fma.rnd.f32" (sm_20 and later)
     Form("mad", dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=_ALL_RND,
          section="9.7.3.7"),
-    Form("mad", dict(type=_F64_), _req("1.4", 13), rnds=_ALL_RND, section="9.7.3.7"),
     # the IEEE forms only: .approx and .full are not modelled (opaque in a function)
-    *(f for op, sec in (("div", "9.7.3.8"), ("sqrt", "9.7.3.16"), ("rcp", "9.7.3.13"))
+    *(f for op, sec, rn64 in (("div", "9.7.3.8", "1.0"), ("sqrt", "9.7.3.16", "1.0"),
+                              ("rcp", "9.7.3.13", "1.4"))
       for f in (
         Form(op, dict(type=_F32), _req("2.0", 20), ftz=True, rnds=_ALL_RND, section=sec),
-        Form(op, dict(type=_F64_), _req("1.4", 13), rnds=("rn",), section=sec),
+        Form(op, dict(type=_F64_), _req(rn64, 10), rnds=("rn",), section=sec, note=_NO_SM_13),
         Form(op, dict(type=_F64_), _req("2.0", 20), rnds=("rz", "rm", "rp"), section=sec))),
-    Form("copysign", dict(type=_types("f32", "f64")), _req("4.2", 20), section="9.7.3.5"),
+    Form("copysign", dict(type=_types("f32", "f64")), _req("2.0", 20), section="9.7.3.5"),
     Form("testp", dict(type=_types("f32", "f64")), _req("2.0", 20),
          modes=SYNTAX["testp"].modes, section="9.7.3.4"),
 )
@@ -437,16 +442,32 @@ def _cvt_requirement(d: PtxType, a: PtxType) -> Requirement:
     return _req("1.0", 10)
 
 
+def _cvt_ftz_requirement(d: PtxType, a: PtxType) -> Requirement:
+    """ptxas: "Modifier '.ftz' does not apply to this type of convert operation" below
+    PTX 1.5 from an f32 to a 64-bit type; "'cvt with .f32.bf16.ftz' requires sm_90"."""
+    base = _cvt_requirement(d, a)
+    if (d.name, a.name) == ("f32", "bf16"):
+        return _both(base, _req("7.8", 90))
+    if a.name == "f32" and d.width == 64:
+        return _both(base, _req("1.5", 10))
+    return base
+
+
+def _both(x: Requirement, y: Requirement) -> Requirement:
+    return Requirement(max(x.ptx, y.ptx), max(x.sm, y.sm))
+
+
+_CVT_PAIRS = [(d, a) for d in (*_CVT_INTS, *_CVT_FLOATS) for a in (*_CVT_INTS, *_CVT_FLOATS)
+              if d.is_float or a.is_float]
 CONVERT_FORMS: tuple[Form, ...] = tuple(
-    Form("cvt", dict(dtype=(d,), atype=(a,)), _cvt_requirement(d, a),
-         ftz="f32" in (d.name, a.name), sat="bf16" not in (d.name, a.name),
-         rnds=_cvt_rounding(d, a), section="9.7.9.21")
-    for d in (*_CVT_INTS, *_CVT_FLOATS) for a in (*_CVT_INTS, *_CVT_FLOATS)
-    if d.is_float or a.is_float)
+    Form("cvt", dict(dtype=(d,), atype=(a,)), req(d, a), ftz=ftz,
+         sat="bf16" not in (d.name, a.name), rnds=_cvt_rounding(d, a), section="9.7.9.21")
+    for d, a in _CVT_PAIRS
+    for ftz, req in ((False, _cvt_requirement), (True, _cvt_ftz_requirement))
+    if not ftz or "f32" in (d.name, a.name))
 
 # Where ptxas 13.0 is the judge over the text (docs/ptxas-legality.md). Rows here only add:
 # `build` keeps the weakest requirement of all rows that give a variant.
-_NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
 PTXAS_FORMS: tuple[Form, ...] = (
     Form("set", dict(dtype=_BF16, stype=_BF16), _req("7.8", 90), section="9.7.7.1",
          note="set.bf16.bf16 assembles, though the text never lists it"),

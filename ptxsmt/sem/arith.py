@@ -135,8 +135,8 @@ def _amount(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.Extract(n - 1, 0, clamped) if n <= 32 else z3.ZeroExt(n - 32, clamped)
 
 
-_INT = {"add": add, "sub": sub, "mul": mul, "div": div, "rem": rem, "neg": neg, "abs": abs_, "min": min_, "max": max_,
-        "shl": shl, "shr": shr}
+_INT = {"add": add, "sub": sub, "mul": mul, "div": div, "rem": rem, "neg": neg, "abs": abs_,
+        "min": min_, "max": max_, "shl": shl, "shr": shr}
 
 
 # ---- 9.7.3 / 9.7.4 floating point (one lane) -----------------------------------------------

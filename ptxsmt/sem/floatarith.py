@@ -23,6 +23,7 @@ from .options import Options
 from .prims import lanes, pack
 from .sorts import as_float, fields, free_nan, rounding, to_bits
 
+
 def float_arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     t = v.type
     if v.opcode == "testp":
