@@ -212,7 +212,8 @@ OPAQUE = """.version 9.0
 \t.reg .pred %p<2>;
 \tld.param.u32 %r1, [f_x];
 \tld.param.u32 %r2, [f_y];
-\tcvt.rn.f32.s32 %f1, %r{src};
+\tbfind.u32 %r0, %r{src};
+\tmov.b32 %f1, %r0;
 \tsetp.lt.f32 %p1, %f1, 0f00000000;
 \tselp.b32 %r3, 1, 2, %p1;
 \tst.param.b32 [r], %r3;
@@ -225,11 +226,11 @@ def test_an_unmodelled_instruction_is_uninterpreted_in_equiv_and_an_input_in_eva
     one, two = (read_function(OPAQUE.format(src=k)) for k in (1, 2))
     same = check_function_equivalence(one, read_function(OPAQUE.format(src=1)))
     assert same.verdict == "equivalent"
-    assert list(same.uninterpreted) == ["cvt.rn.f32.s32 %f1, %r1"]
+    assert list(same.uninterpreted) == ["bfind.u32 %r0, %r1"]
     assert check_function_equivalence(one, two).verdict == "different"
-    with pytest.raises(PtxError, match=r"f1 \(written by .cvt.rn.f32.s32 %f1, %r1. \(line 11\)"):
+    with pytest.raises(PtxError, match=r"r0 \(written by .bfind.u32 %r0, %r1. \(line 11\)"):
         evaluate_function(one, {"f_x": 1, "f_y": 2})
-    ev = evaluate_function(one, {"f_x": 1, "f_y": 2, "%f1": "-1.0"})
+    ev = evaluate_function(one, {"f_x": 1, "f_y": 2, "%r0": "0xbf800000"})
     assert ev.returns == {"r": 1}
 
 

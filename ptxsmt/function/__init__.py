@@ -6,7 +6,8 @@
 
 Reading a function needs no solver; `execute` (symbolic execution), `state` (paths and
 their merge), `memory` (state spaces as arrays of bytes) and `instructions` (ld, st,
-cvta, mul.wide, ... and the opaque rest) do.
+cvta, ... and the opaque rest) do; mul.wide, mad and the other
+arithmetic are the catalogue's, from sem/ (`program.execute`).
 """
 
 from __future__ import annotations

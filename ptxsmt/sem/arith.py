@@ -90,7 +90,7 @@ def rem(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
 
 def wide_product(a, b, signed: bool) -> z3.BitVecRef:
     """t = a * b, all 2n bits: what mul.hi keeps the upper half of, mul.wide writes whole
-    and mad adds c to (the function reader's mul.wide and mad use it too)."""
+    and mad adds c to."""
     ext = z3.SignExt if signed else z3.ZeroExt
     return ext(a.size(), a) * ext(b.size(), b)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import z3
 
 from ..isa.opcodes import INT_ROUNDINGS
-from ..isa.syntax import format_variant
 from ..isa.types import Kind, PtxType
 from ..isa.variants import Variant
 from .arith import flush_bits
@@ -38,10 +37,22 @@ def convert(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     else:
         x = as_float(a, src.fmt)
         x = z3.fpRoundToIntegral(rm, x) if v.rnd in INT_ROUNDINGS else z3.fpToFP(rm, x, sort)
-        out = to_bits(x, free_nan(format_variant(v), a, dst.fmt))
+        out = to_bits(x, free_nan(_nan_name(v), a, dst.fmt))
     if _flushes(v, dst, opts):
         out = flush_bits(out, dst.fmt)
     return {"d": saturate(out, dst.fmt) if v.sat else out}
+
+
+def _nan_name(v: Variant) -> str:
+    """One free NaN per conversion and rounding, whatever .ftz/.sat say (.sat maps NaN to
+    0 anyway): an exact widening shares glue's name, cvt.f64.f32."""
+    rnd = f"{v.rnd or 'rn'}." if v.rnd or v.family == "convert" and not _widens(v) else ""
+    return f"cvt.{rnd}{v.dtype}.{v.atype}"
+
+
+def _widens(v: Variant) -> bool:
+    a, d = v.atype.fmt, v.dtype.fmt
+    return d.ebits >= a.ebits and d.sbits >= a.sbits
 
 
 def _flushes(v: Variant, t: PtxType, opts: Options) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import z3
 
-from ..isa.syntax import format_variant
 from ..isa.types import FloatFormat
 from ..isa.variants import Variant
 from .arith import flush_bits
@@ -39,10 +38,18 @@ def rounded(v: Variant, fmt: FloatFormat, flush: bool, op, *inputs) -> z3.BitVec
     sign-preserving zero";  ".sat clamps the result to [0.0, 1.0]. NaN results are
     flushed to +0.0f" (saturate)."""
     xs = [flush_bits(x, fmt) if flush else x for x in inputs]
-    nan = free_nan(format_variant(v), z3.Concat(*xs) if len(xs) > 1 else xs[0], fmt)
+    nan = free_nan(nan_name(v), z3.Concat(*xs) if len(xs) > 1 else xs[0], fmt)
     out = to_bits(op(rounding(v.rnd), *(as_float(x, fmt) for x in xs)), nan)
     out = flush_bits(out, fmt) if flush else out
     return saturate(out, fmt) if v.sat else out
+
+
+def nan_name(v: Variant) -> str:
+    """The free NaN's name: one per operation, rounding and lane type, so that spellings of
+    one instruction share it (add.f32 is add.rn.f32, mad.rn.f32 is fma.rn.f32, a lane of
+    add.f16x2 is an add.rn.f16); its arguments are the inputs after .ftz."""
+    op = "fma" if v.opcode == "mad" else v.opcode
+    return f"{op}.{v.rnd or 'rn'}.{v.type.lane} NaN"
 
 
 def saturate(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
