@@ -93,7 +93,7 @@ SYNTAX: dict[str, Syntax] = {
                   glue=True),
     # 9.7.1 integer and 9.7.3/9.7.4 floating-point arithmetic that compilers put next to
     # compares: one family, "arith". shl/shr's b is "a .u32 value" whatever the type.
-    # add/sub/mul on floats (9.7.3.1-9.7.3.3, 9.7.4.1-9.7.4.3) are "float-arith".
+    # add/sub/mul on floats (9.7.3.3-9.7.3.5, 9.7.4.1-9.7.4.3) are "float-arith".
     **{op: Syntax(("rnd", "ftz", "sat", "type"), _BINARY, compared="type", family="arith",
                   float_family="float-arith") for op in ("add", "sub")},
     "mul": Syntax(("mode", "rnd", "ftz", "sat", "type"), {"d": WIDE, **_SOURCES},
@@ -112,7 +112,7 @@ SYNTAX: dict[str, Syntax] = {
     "testp": Syntax(("mode", "type"), {"p": PRED, "a": "type"}, family="float-arith",
                     modes=("finite", "infinite", "number", "notanumber", "normal",
                            "subnormal")),
-    # 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.7: bit manipulation, the "bits" family
+    # 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: bit manipulation, the "bits" family
     **{op: Syntax(("type",), {"d": _U32, "a": "type"}, family="bits") for op in ("popc", "clz")},
     "brev": Syntax(("type",), {"d": "type", "a": "type"}, family="bits"),
     "bfe": Syntax(("type",), {"d": "type", "a": "type", "b": _U32, "c": _U32}, family="bits"),

@@ -358,8 +358,8 @@ _RN = (None, "rn")
 _ALL_RND = ("rn", "rz", "rm", "rp")
 _F32, _F64_ = _types("f32"), _types("f64")
 FLOAT_FORMS: tuple[Form, ...] = (
-    *(f for op, sec, hsec in (("add", "9.7.3.1", "9.7.4.1"), ("sub", "9.7.3.2", "9.7.4.2"),
-                              ("mul", "9.7.3.3", "9.7.4.3")) for f in (
+    *(f for op, sec, hsec in (("add", "9.7.3.3", "9.7.4.1"), ("sub", "9.7.3.4", "9.7.4.2"),
+                              ("mul", "9.7.3.5", "9.7.4.3")) for f in (
         # ".rn, .rz available for all targets; .rm, .rp for add.f32 require sm_20"
         Form(op, dict(type=_F32), _req("1.0", 10), ftz=True, sat=True, rnds=(None, "rn", "rz"),
              section=sec),
@@ -383,27 +383,27 @@ FLOAT_FORMS: tuple[Form, ...] = (
     Form("mad", dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=_ALL_RND,
          section="9.7.3.7"),
     # the IEEE forms only: .approx and .full are not modelled (opaque in a function)
-    *(f for op, sec, rn64 in (("div", "9.7.3.8", "1.0"), ("sqrt", "9.7.3.16", "1.0"),
+    *(f for op, sec, rn64 in (("div", "9.7.3.8", "1.0"), ("sqrt", "9.7.3.15", "1.0"),
                               ("rcp", "9.7.3.13", "1.4"))
       for f in (
         Form(op, dict(type=_F32), _req("2.0", 20), ftz=True, rnds=_ALL_RND, section=sec),
         Form(op, dict(type=_F64_), _req(rn64, 10), rnds=("rn",), section=sec, note=_NO_SM_13),
         Form(op, dict(type=_F64_), _req("2.0", 20), rnds=("rz", "rm", "rp"), section=sec))),
-    Form("copysign", dict(type=_types("f32", "f64")), _req("2.0", 20), section="9.7.3.5"),
+    Form("copysign", dict(type=_types("f32", "f64")), _req("2.0", 20), section="9.7.3.2"),
     Form("testp", dict(type=_types("f32", "f64")), _req("2.0", 20),
-         modes=SYNTAX["testp"].modes, section="9.7.3.4"),
+         modes=SYNTAX["testp"].modes, section="9.7.3.1"),
 )
 
-# 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.7: the "bits" family
+# 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: the "bits" family
 _B3264 = _types("b32", "b64")
 BITS_FORMS: tuple[Form, ...] = (
-    Form("popc", dict(type=_B3264), _req("2.0", 20), section="9.7.1.15"),
-    Form("clz", dict(type=_B3264), _req("2.0", 20), section="9.7.1.16"),
+    Form("popc", dict(type=_B3264), _req("2.0", 20), section="9.7.1.14"),
+    Form("clz", dict(type=_B3264), _req("2.0", 20), section="9.7.1.15"),
     Form("brev", dict(type=_B3264), _req("2.0", 20), section="9.7.1.18"),
     Form("bfe", dict(type=_types("u32", "u64", "s32", "s64")), _req("2.0", 20),
          section="9.7.1.19"),
     Form("prmt", dict(type=_types("b32")), _req("2.0", 20),
-         modes=(None, *SYNTAX["prmt"].modes), section="9.7.9.7"),
+         modes=(None, *SYNTAX["prmt"].modes), section="9.7.9.5"),
     Form("shf", dict(type=_types("b32")), _req("3.1", 32), modes=SYNTAX["shf"].modes,
          dirs=("l", "r"), section="9.7.8.7"),
 )

@@ -1,6 +1,6 @@
-"""Bit manipulation: 9.7.1.15 popc, 9.7.1.16 clz, 9.7.1.18 brev, 9.7.1.19 bfe, 9.7.9.7 prmt
+"""Bit manipulation: 9.7.1.14 popc, 9.7.1.15 clz, 9.7.1.18 brev, 9.7.1.19 bfe, 9.7.9.5 prmt
 and 9.7.8.7 shf. The docstrings quote the ISA pseudocode. (bfi, with four sources, is not
-modelled: an opaque instruction in a function.)"""
+modelled: an opaque instruction in a function; docs/arith-families.md.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """9.7.3 Floating-Point and 9.7.4 Half Precision Floating-Point Instructions that round:
-add, sub, mul, fma, mad, div, sqrt, rcp (their IEEE forms), and copysign, testp.
+add, sub, mul, fma, mad, div, sqrt, rcp (9.7.3.3-9.7.3.8, 9.7.3.13, 9.7.3.15, 9.7.4.1-9.7.4.4;
+their IEEE forms), and 9.7.3.1 testp, 9.7.3.2 copysign.
 
 One lane is IEEE-754 arithmetic in the rounding direction `.rnd` (9.7.3: "the default
 is .rn"), on inputs flushed by `.ftz` (f32 and f16 only; f32 always on sm_1x), its
