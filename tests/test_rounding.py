@@ -336,7 +336,8 @@ KERNEL = """.version 7.0
 }}
 """
 O0 = "  div.u32 %r2, %r1, 2;\n  shf.l.wrap.b32 %r3, %r1, %r1, 5;"
-O3 = "  shr.u32 %r2, %r1, 1;\n  shl.b32 %r5, %r1, 5;\n  shr.b32 %r6, %r1, 27;\n  or.b32 %r3, %r5, %r6;"
+O3 = ("  shr.u32 %r2, %r1, 1;\n  shl.b32 %r5, %r1, 5;\n  shr.b32 %r6, %r1, 27;\n"
+      "  or.b32 %r3, %r5, %r6;")
 
 
 CVT = "  mov.b32 %f1, %r1;\n  cvt.rn.f16.f32 %rs1, %f1;\n  st.global.u16 [%rd3+8], %rs1;\n"
