@@ -403,7 +403,7 @@ def evaluate(desc: dict, inputs: dict, free=unspecified) -> dict:
     if op in ("div", "rem", "mad") or (op == "mul" and desc.get("mode") == "wide"):
         return rounding.int_arith(desc, inputs, free)
     if op in ("popc", "clz", "brev", "bfe", "prmt", "shf"):
-        return rounding.bits(desc, inputs)
+        return rounding.bits(desc, inputs, free)
     if op in ARITH:
         return _arith(desc, inputs, free)
     if op in ("mov", "not", "and", "or", "xor", "cvt"):

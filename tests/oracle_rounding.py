@@ -18,9 +18,9 @@ ONE = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000, "f64": 0x3FF00000000000
 
 
 def saturate(bits: int, fmt: str) -> int:
-    """[0.0, 1.0]; NaN -> +0.0; -0.0 is in range."""
+    """[+0.0, 1.0]; NaN -> +0.0; -0.0 -> +0.0 (ptxas folds add.sat of -0.0 so)."""
     x = ef.decode(bits, fmt)
-    if x.kind == "nan" or (x.q < 0 if x.kind == "fin" else x.sign):
+    if x.kind == "nan" or (x.q <= 0 if x.kind == "fin" else x.sign):
         return 0
     if x.kind == "inf" or x.q > 1:
         return ONE[fmt]
@@ -48,9 +48,11 @@ def float_lane(desc: dict, fmt: str, xs: list[int], free) -> int:
     return saturate(r, fmt) if desc.get("sat") else r
 
 
-def testp(desc: dict, bits: int, fmt: str) -> bool:
+def testp(desc: dict, bits: int, fmt: str, free) -> bool:
     x = ef.decode(bits, fmt)
     sub = ef.is_subnormal(bits, fmt)
+    if desc["mode"] == "normal" and x.is_zero:  # the text says no, ptxas folds yes: open
+        return bool(free(("testp.normal of zero", fmt, bits), "int1"))
     return {"finite": x.kind == "fin", "infinite": x.kind == "inf", "number": x.kind != "nan",
             "notanumber": x.kind == "nan", "normal": x.kind == "fin" and not x.is_zero and not sub,
             "subnormal": sub}[desc["mode"]]
@@ -61,7 +63,7 @@ def float_arith(desc: dict, inputs: dict, free) -> dict:
     kind, w = TYPES[typ]
     fmt = PACKED_LANE.get(typ, typ)
     if desc["opcode"] == "testp":
-        return {"p": testp(desc, _reg(inputs, "a", w), fmt)}
+        return {"p": testp(desc, _reg(inputs, "a", w), fmt, free)}
     n = 2 if kind == "x" else 1
     srcs = [_lanes(_reg(inputs, s, w), n, w // n) for s in "abc" if s in inputs]
     return {"d": _pack([float_lane(desc, fmt, list(xs), free) for xs in zip(*srcs)], w // n)}
@@ -136,7 +138,7 @@ PRMT_TABLE = {
 }
 
 
-def bits(desc: dict, inputs: dict) -> dict:
+def bits(desc: dict, inputs: dict, free) -> dict:
     op, typ = desc["opcode"], desc["type"]
     kind, w = TYPES[typ]
     a = _reg(inputs, "a", w)
@@ -148,7 +150,10 @@ def bits(desc: dict, inputs: dict) -> dict:
         return {"d": int(format(a, f"0{w}b")[::-1], 2)}
     if op == "bfe":
         msb = w - 1
-        pos, length = _reg(inputs, "b", 32) & 0xFF, _reg(inputs, "c", 32) & 0xFF
+        b, c = _reg(inputs, "b", 32), _reg(inputs, "c", 32)
+        if w == 64 and (b > 255 or c > 255):  # ptxas folds these unmasked: open
+            return {"d": free(("bfe", typ, a, b, c), "int64")}
+        pos, length = b & 0xFF, c & 0xFF
         sbit = 0 if kind == "u" or length == 0 else (a >> min(pos + length - 1, msb)) & 1
         return {"d": sum((((a >> (pos + i)) & 1) if i < length and pos + i <= msb else sbit) << i
                          for i in range(w))}

@@ -10,6 +10,7 @@ from ..isa.types import Kind
 from ..isa.variants import Variant
 from .options import Options
 from .prims import lanes, pack
+from .sorts import free_value
 
 
 def bits(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -39,7 +40,19 @@ def brev(v: Variant, a, b, c) -> z3.BitVecRef:
 def bfe(v: Variant, a, b, c) -> z3.BitVecRef:
     """msb = 31 or 63;  pos = b & 0xff;  len = c & 0xff;
     sbit = (.u32 || .u64 || len==0) ? 0 : a[min(pos+len-1, msb)];
-    d[i] = (i<len && pos+i<=msb) ? a[pos+i] : sbit;   (i = 0..msb)"""
+    d[i] = (i<len && pos+i<=msb) ? a[pos+i] : sbit;   (i = 0..msb)
+    ptxas 13.0 folds .u64/.s64 without the masks (bfe.u64 of all ones, pos 0, len 256 is
+    all ones to it, 0 to the text): there a b or c of 256 or more gives an open value,
+    sound under both readings (docs/arith-families.md)."""
+    value = _bfe(v, a, b, c)
+    if a.size() == 64:
+        disputed = z3.Or(z3.UGE(b, 256), z3.UGE(c, 256))
+        value = z3.If(disputed, free_value(f"{v} with pos or len >= 256", z3.Concat(a, b, c),
+                                           64), value)
+    return value
+
+
+def _bfe(v: Variant, a, b, c) -> z3.BitVecRef:
     n, msb = a.size(), a.size() - 1
     pos, length = b & 0xFF, c & 0xFF  # 32-bit: pos + len fits
     taken = z3.If(z3.ULE(pos, msb), _min(length, msb + 1 - pos), z3.BitVecVal(0, 32))

@@ -21,7 +21,7 @@ from .arith import flush_bits
 from .comparison import ftz
 from .options import Options
 from .prims import lanes, pack
-from .sorts import as_float, fields, free_nan, rounding, to_bits
+from .sorts import as_float, fields, free_nan, free_value, rounding, to_bits
 
 
 def float_arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -54,10 +54,10 @@ def nan_name(v: Variant) -> str:
 
 
 def saturate(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
-    """.sat: clamp to [0.0, 1.0]; NaN -> +0.0. -0.0 lies in the range and is kept (the
-    text's clamp; docs/arith-families.md)."""
+    """.sat: clamp to [0.0, 1.0]; NaN -> +0.0; -0.0 -> +0.0 (as ptxas 13.0 folds
+    add.sat.f32 of -0.0: the clamp is max(+0.0, x); docs/arith-families.md)."""
     x, one = as_float(bits, fmt), _one(fmt)
-    low = z3.Or(z3.fpIsNaN(x), z3.fpLT(x, z3.fpPlusZero(x.sort())))
+    low = z3.Or(z3.fpIsNaN(x), z3.fpLEQ(x, z3.fpPlusZero(x.sort())))
     return z3.If(low, z3.BitVecVal(0, fmt.width), z3.If(z3.fpGT(x, as_float(one, fmt)), one, bits))
 
 
@@ -112,11 +112,16 @@ def copysign(v, fmt, flush, a, b, c):
 
 def testp(v: Variant, a, fmt: FloatFormat) -> z3.BoolRef:
     """p = a is .finite / .infinite / .number (not NaN) / .notanumber / .normal /
-    .subnormal  (zero is finite, neither normal nor subnormal)."""
+    .subnormal  (zero is finite and not subnormal). Whether zero is .normal is open: not
+    "a normal number" to the text, but ptxas 13.0 folds testp.normal of ±0.0 to true
+    (docs/arith-families.md)."""
     x = as_float(a, fmt)
+    if v.mode == "normal":
+        zero = free_value(f"{v} of zero", a, 1) == 1
+        return z3.If(z3.fpIsZero(x), zero, z3.fpIsNormal(x))
     return {"finite": z3.Not(z3.Or(z3.fpIsInf(x), z3.fpIsNaN(x))), "infinite": z3.fpIsInf(x),
             "number": z3.Not(z3.fpIsNaN(x)), "notanumber": z3.fpIsNaN(x),
-            "normal": z3.fpIsNormal(x), "subnormal": z3.fpIsSubnormal(x)}[v.mode]
+            "subnormal": z3.fpIsSubnormal(x)}[v.mode]
 
 
 _LANE = {"add": add, "sub": sub, "mul": mul, "fma": fma, "mad": fma, "div": div,
