@@ -9,10 +9,12 @@ Both evaluation paths: substitution + simplify (ptxsmt.evaluate) and the batch.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import exact_float as ef
 import ml_dtypes
@@ -368,3 +370,34 @@ def test_functions_with_div_shf_mul_wide_and_cvt_compare(body, cvt, verdict):
     rhs = read_function(KERNEL.format(body=body, cvt=cvt))
     got = check_function_equivalence(lhs, rhs)
     assert got.verdict == verdict and not got.uninterpreted
+
+
+# ---- ptxas 13.0's constant folder, recorded (scripts/ptxas_folds.py) ---------------------
+
+FOLDS = [json.loads(line) for line in
+         (Path(__file__).parent / "ptxas_folds.jsonl").read_text().splitlines()]
+
+
+def _folded(value):
+    return value if isinstance(value, bool) else int(value, 16)
+
+
+def test_ptxsmt_agrees_with_what_ptxas_folds():
+    """1,137 cases of the new families that ptxas -O3 folds to constants (cvt in every
+    kind, add/sub/mul/mad, testp, bfe, shf, prmt, popc, clz, brev): ptxsmt's values."""
+    assert len(FOLDS) > 1000
+    got = evaluate_many([(f["ptx"], f["inputs"]) for f in FOLDS], Options())
+    bad = [(f["ptx"], f["inputs"], r.outputs, f["ptxas"]) for f, r in zip(FOLDS, got)
+           if any(r.outputs[k] != _folded(v) for k, v in f["ptxas"].items())]
+    assert not bad, bad[:5]
+
+
+def test_the_oracle_agrees_with_what_ptxas_folds():
+    """The same cases through tests/oracle_rounding.py: the oracle is ptxas's reading too."""
+    bad = []
+    for f in FOLDS:
+        inputs = {k: int(v, 16) for k, v in f["inputs"].items()}
+        want = reference(f["ptx"], inputs)
+        if any(want[k] != _folded(v) for k, v in f["ptxas"].items()):
+            bad.append((f["ptx"], f["inputs"], f["ptxas"]))
+    assert not bad, bad[:5]
