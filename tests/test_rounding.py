@@ -383,7 +383,7 @@ def _folded(value):
 
 
 def test_ptxsmt_agrees_with_what_ptxas_folds():
-    """1,137 cases of the new families that ptxas -O3 folds to constants (cvt in every
+    """1,181 cases of the new families that ptxas -O3 folds to constants (cvt in every
     kind, add/sub/mul/mad, testp, bfe, shf, prmt, popc, clz, brev): ptxsmt's values."""
     assert len(FOLDS) > 1000
     got = evaluate_many([(f["ptx"], f["inputs"]) for f in FOLDS], Options())
