@@ -293,9 +293,12 @@ def convert(bits: int, dtype: str, stype: str, sm: int = 90, free=unspecified) -
         return free((f"cvt.{dtype}.{stype}", bits), dtype)
     if stype == "f32" and sm < 20:
         bits = flush(bits, stype)
-    if (dtype, stype) not in WIDENING:
+    if (dtype, stype) not in WIDENING:  # f64.f16, f32.f32, ...: exact, or not glue
         import exact_float
 
+        (de, dm), (se, sm_) = FLOAT_FORMATS[dtype], FLOAT_FORMATS[stype]
+        if de < se or dm < sm_:
+            raise ValueError(f"unsupported cvt: {(dtype, stype)!r} rounds")
         return exact_float.to_format(exact_float.decode(bits, stype), dtype, "rn")
     raw = struct.pack(WIDENING[dtype, stype], decode_float(bits, stype))
     return int.from_bytes(raw, "little")
