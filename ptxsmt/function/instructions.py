@@ -4,9 +4,8 @@ the path's registers, memory and return values.
     ld.param.T  d, [p+off]   the parameter p (an offset into it is an input of its own, p+8)
     ld.SPACE.T  d, [a+off]   memory (`memory.py`); .nc/.ca/.volatile... change nothing here
     st.SPACE.T  [a+off], v   memory; st.param to a return parameter is a return value
-    cvta[.to].SPACE.T d, a   the identity on the address (generic addresses are global ones)
+    cvta[.to].SPACE.T d, a   into or out of the generic space (`memory.py`: its windows)
     mov.T d, %tid.x          special registers (%tid.x, %ctaid.x, %laneid...) are inputs
-    mul.wide, mad.lo/.hi/.wide on integers: exact
     bar, membar, fence       no effect on one thread's registers and memory
 
 Every other instruction is opaque: in `equiv` its destination is an uninterpreted
@@ -27,7 +26,6 @@ from ..isa.body import read_address
 from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
-from ..sem.arith import wide_product
 from . import memory
 from .effects import Execution, resize
 from .memory import SPACES
@@ -137,39 +135,6 @@ def mov(ex: Execution, g: Generic) -> None:
         ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
 
 
-def _product(ex: Execution, g: Generic) -> z3.BitVecRef:
-    """The exact 2w-bit product of the w-bit sources a and b (`.wide` and `.hi`)."""
-    t = instruction_type(g)
-    a, b = (ex.value(o, t, g) for o in g.operands[1:3])
-    return wide_product(a, b, t.kind is Kind.SIGNED)
-
-
-def _integer(g: Generic) -> bool:
-    t = instruction_type(g)
-    return t.kind in (Kind.SIGNED, Kind.UNSIGNED) and "sat" not in g.modifiers
-
-
-def mul(ex: Execution, g: Generic) -> None:
-    """mul.wide.{s,u}{16,32}: the destination is twice as wide (mul.lo/.hi are arith's)."""
-    if "wide" not in g.modifiers or not _integer(g):
-        return opaque(ex, g)
-    ex.write(g.operands[0], _product(ex, g), g)
-
-
-def mad(ex: Execution, g: Generic) -> None:
-    """mad.lo/.hi/.wide on integers: the lo/hi half of a*b, or the whole wide product,
-    plus c (of the destination's width), wrapping."""
-    mode = next((m for m in ("lo", "hi", "wide") if m in g.modifiers), None)
-    if mode is None or not _integer(g):
-        return opaque(ex, g)
-    w = instruction_type(g).width
-    full = _product(ex, g)
-    part = {"lo": lambda: z3.Extract(w - 1, 0, full), "hi": lambda: z3.Extract(2 * w - 1, w, full),
-            "wide": lambda: full}[mode]()
-    c = ex.value(g.operands[3], TYPES[f"b{part.size()}"], g)
-    ex.write(g.operands[0], part + c, g)
-
-
 def no_effect(ex: Execution, g: Generic) -> None:
     """A barrier or fence: one thread's registers and memory are as they were."""
 
@@ -215,5 +180,5 @@ def opaque(ex: Execution, g: Generic) -> None:
         ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
-HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "mul": mul, "mad": mad,
+HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov,
             **dict.fromkeys(NO_EFFECT, no_effect)}

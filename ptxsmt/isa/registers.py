@@ -32,9 +32,10 @@ PACKED_AS_INTEGER = "f16x2"  # ptxas takes an .f16x2 register for a 32-bit integ
 # "ld, st, and cvt instructions permit source and destination data operands to be wider
 # than the instruction-type size" (PTX ISA 6.4.4.1, Operand Size Exceeding Instruction-Type
 # Size); ptxas 13.0 takes them for cvt's operands (a float one: a wider bit register), but
-# not for cvt.f32.bf16 (measured as above, every cvt against every register).
+# not for a cvt with a .bf16 type, either operand ("Arguments mismatch"; measured as above,
+# every cvt against every register).
 WIDER_ALLOWED = frozenset({"cvt"})
-WIDER_REFUSED = frozenset({"cvt.f32.bf16"})
+WIDER_REFUSED_TYPE = "bf16"
 
 # Slots where ptxas 13.0 takes other registers than the rule says (measured the same way):
 # (opcode, slot, operand type) -> the register types it takes there.
@@ -66,7 +67,7 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
     if (opcode, slot, operand.name) in SLOT_FITS:
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
-            str(variant) not in WIDER_REFUSED:
+            WIDER_REFUSED_TYPE not in str(variant).split("."):
         if operand.kind is Kind.FLOAT:  # a float operand: a wider bit register
             return register.kind is Kind.BIT
         # a `.b128` register is its own (and the only) 128-bit type

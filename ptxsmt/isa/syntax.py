@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
-from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX
+from .opcodes import FLAG_MODIFIERS, ROUNDINGS, SHIFT_DIRECTIONS, SYNTAX
 from .types import PRED, TYPES, Kind, PtxType
 from .variants import Variant, operand_slots, operand_types, requirement
 
@@ -194,12 +194,17 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
 
 
 _KIND_NAMES = {"cmp": "comparison", "boolop": "boolean operator", "mode": "mode",
+               "rnd": "rounding modifier", "dir": "direction",
                "type": "type", **dict.fromkeys(FLAG_MODIFIERS.values(), "modifier")}
 
 
 def _classify(mod: str, syntax) -> tuple[str | None, object]:
-    if "mode" in syntax.modifiers and mod in MUL_MODES:  # mul.lo: a mode, not the CmpOp
+    if "mode" in syntax.modifiers and mod in syntax.modes:  # mul.lo: a mode, not the CmpOp
         return "mode", mod
+    if mod in ROUNDINGS:
+        return "rnd", mod
+    if mod in SHIFT_DIRECTIONS:
+        return "dir", mod
     if mod in TYPES:
         return "type", TYPES[mod]
     if mod in CmpOp._value2member_map_:
