@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ptxsmt.eval.batch import evaluate_many
 from reference import UNSPECIFIED
 from reference import run as reference
 from strategies import lane_bits
 from test_arith import SCRIPTS, _below, _line, _ver
 
 from ptxsmt import Options, PtxError, evaluate
+from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.check import check_line
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import TARGET_MIN_PTX, parse_target
