@@ -71,9 +71,10 @@ def test_what_moves_control_is_never_data(instruction):
 # ---- what ptxsmt leaves free ------------------------------------------------------------
 
 @pytest.mark.parametrize("a, b, code, words", [
-    ("dv", "sh", 3, ["div.u32 _, _, 2"]),  # div by 2 vs shr 1: only if div is unmodelled
+    ("dv", "sh", 0, []),  # div by 2 is shr 1 (div is modelled: sem/arith)
+    ("m24", "sl", 3, ["mul24.lo.u32 _, _, 2"]),  # mul24 by 2 vs shl 1: mul24 is unmodelled
     ("dv2", "dv2", 0, []),  # the same unmodelled instruction on the same value
-    ("dv2", "dv3", 1, []),  # div(x)+1 vs div(x)+2: different whatever div gives
+    ("dv2", "dv3", 1, []),  # m(x)+1 vs m(x)+2: different whatever mul24 gives
     ("ng", "xr", 3, ["neg.f16"]),  # neg.f16 of a NaN is open; xor 0x8000 is not
 ])
 def test_a_difference_through_free_values_is_unknown(a, b, code, words):
@@ -83,10 +84,11 @@ def test_a_difference_through_free_values_is_unknown(a, b, code, words):
 
 
 def test_congruence_needs_the_same_immediates():
-    """div.u32 by 2 on one side and by 3 on the other are different functions."""
+    """mul24 by 2 on one side and by 3 on the other are different functions."""
     text = OPAQUE.read_text()
-    three = text.replace("div.u32 \t%r5, %r3, 2;\n\tadd.u32 \t%r5, %r5, 2;",
-                         "div.u32 \t%r5, %r3, 3;\n\tadd.u32 \t%r5, %r5, 1;")
+    three = text.replace("mul24.lo.u32 \t%r5, %r3, 2;\n\tadd.u32 \t%r5, %r5, 2;",
+                         "mul24.lo.u32 \t%r5, %r3, 3;\n\tadd.u32 \t%r5, %r5, 1;")
+    assert three != text
     from ptxsmt.smt.functions import check_function_equivalence
     v = check_function_equivalence(read_function(text, "dv2"), read_function(three, "dv3"))
     assert v.verdict == "unknown"
