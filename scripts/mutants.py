@@ -75,7 +75,7 @@ MUTANTS = [
       "BoolOp .and and .or swapped"),
     m("boolop-xor-is-or", "ptxsmt/sem/prims.py",
       "BoolOp.XOR: z3.Xor}", "BoolOp.XOR: z3.Or}", "BoolOp .xor computed as or"),
-    m("negated-c-ignored", "ptxsmt/sem/__init__.py",
+    m("negated-c-ignored", "ptxsmt/sem/families.py",
       "c = z3.Not(c)", "c = c", "!c read as c"),
     m("unordered-is-ordered", "ptxsmt/sem/prims.py",
       "return z3.Or(either_nan, rel) if cmp.unordered",
