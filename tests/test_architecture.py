@@ -1,6 +1,6 @@
 """The package layout is the architecture (docs in README "Layout"): imports flow one way,
 
-    cli -> report -> proofs, check, ptxasdiff, synth -> smt -> eval
+    cli -> report, pairs -> proofs, check, ptxasdiff, synth -> smt -> eval
         -> program, solver, function -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
@@ -24,7 +24,7 @@ LAYERS = (
     ("eval",),
     ("smt",),
     ("proofs", "check", "ptxasdiff", "synth"),
-    ("report",),
+    ("report", "pairs"),
     ("cli", "__main__"),
 )
 PRINTING_CALLS = {"print", "echo", "secho"}
