@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.util import find_spec
+from importlib import import_module
 
 import z3
 
@@ -43,8 +43,15 @@ class Answer:
 
 
 def unavailable() -> list[str]:
-    """The portfolio's solvers whose Python bindings are not installed."""
-    return [s for s in SOLVERS[1:] if find_spec(s) is None]
+    """The portfolio's solvers whose Python bindings cannot be imported (asked only when
+    the portfolio is used: importing them is what the extra is for)."""
+    missing = []
+    for name in SOLVERS[1:]:
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
 
 
 def smt2(assertions: Sequence[z3.BoolRef]) -> str:
