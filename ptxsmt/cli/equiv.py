@@ -29,6 +29,7 @@ from .common import (
     refuse,
     target_option,
     timeout_option,
+    warn_unused,
     writable_dir,
 )
 
@@ -82,7 +83,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
-      ptxsmt equiv 'mul.lo.u32 d, a, 3;' 'mad.lo.u32 d, a, 2, a;' --solver portfolio
+      ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
     if solver == "portfolio" and (missing := unavailable()):
@@ -92,8 +93,10 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         from .equiv_batch import run_batch
 
         refuse(given("lhs", "rhs", "lhs_file", "rhs_file", "outputs", "all_classes", "emit_smt2",
-                     "function", "function_b", "as_json"),
-               "with --batch (each line names its pair; the output is JSON lines)")
+                     "function", "function_b"), "with --batch (each line names its pair)")
+        warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
+        if scheduler and executor != "dask":
+            refuse(["--scheduler"], "without --executor dask")
         run_batch(batch, jobs, executor, scheduler, timeout, solver, target, vset_merge)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     for arg in (lhs, rhs):

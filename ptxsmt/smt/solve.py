@@ -182,8 +182,8 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None
     `SolverDisagreement`; z3 not finishing under them is unknown."""
     if how not in SOLVER_CHOICES:
         raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
-    if how == "z3":
-        return check(solver)
+    if how == "z3" or len(portfolio.unavailable()) == len(portfolio.SOLVERS) - 1:
+        return check(solver)  # z3 alone: no need to write the query out
     assertions = [_no_unary(a) for a in solver.assertions()]
     answer = portfolio.solve(assertions, timeout)
     if answer.result != "sat":
