@@ -151,6 +151,8 @@ def _decide(pair: Pair) -> dict:
         return {"verdict": "error", "error": str(e)}
     except (ReplayError, SolverDisagreement) as e:
         return {"verdict": "error", "error": f"ptxsmt bug, please report: {e}", "bug": True}
+    finally:  # the child leaves without atexit: keep the programs its replay compiled
+        cache.flush()
 
 
 def _decide_functions(pair: Pair, opts: Options):
@@ -213,7 +215,7 @@ def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
 
 
 def _line(number: int, result: dict) -> dict:
-    return {"line": number, "seconds": 0.0, **result}
+    return {"line": number, "verdict": result["verdict"], "seconds": 0.0, **result}
 
 
 def exit_code(results: Iterable[dict]) -> int:
