@@ -138,3 +138,47 @@ def test_cli_portfolio_verdicts():
     r = CliRunner().invoke(main, ["equiv", "setp.lo.u32 p, a, b;", "setp.lt.u32 p, a, b;",
                                   "--solver", "portfolio"])
     assert r.exit_code == 0 and r.stdout.startswith("equivalent") and not r.stderr
+
+
+def _nap():
+    time.sleep(600)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
+def test_a_child_dies_with_its_parent():
+    """A pool worker terminated mid-race (Ctrl-C on a batch) leaves no solver running."""
+    from ptxsmt.smt.child import race
+
+    read, write = os.pipe()
+    parent = os.fork()
+    if parent == 0:
+        os.close(read)
+        race({"nap": (_nap_and_tell, (write,))}, 600)
+        os._exit(0)
+    os.close(write)
+    child = int(os.read(read, 32))  # the grandchild's pid, once it runs
+    os.close(read)
+    os.kill(parent, 9)
+    os.waitpid(parent, 0)
+    try:
+        for _ in range(200):  # the kernel kills it at once; allow a busy machine 20 s
+            if _state(child) in ("Z", "gone"):
+                break
+            time.sleep(0.1)
+        assert _state(child) in ("Z", "gone")
+    finally:
+        if _state(child) not in ("Z", "gone"):  # the test failed: leave nothing running
+            os.kill(child, 9)
+
+
+def _nap_and_tell(write):
+    os.write(write, str(os.getpid()).encode())
+    _nap()
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

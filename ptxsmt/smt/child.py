@@ -10,6 +10,7 @@ zombie outlives `race`; nothing is written to disk.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import selectors
@@ -18,6 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,11 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
     try:
         for name, (fn, args) in calls.items():
             read, write = os.pipe()
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:  # the child: never returns into the caller's code
                 os.close(read)
+                _die_with(parent)
                 _child(fn, args, write)
             os.close(write)
             children[read] = (name, pid)
@@ -72,6 +77,18 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
             if answers[name].status == "crashed":
                 answers[name] = Outcome("crashed", f"the process died (exit status {status})")
     return answers
+
+
+def _die_with(parent: int) -> None:
+    """A child outlives no parent (a pool worker terminated, a parent killed): Linux kills
+    it when the parent goes; elsewhere the deadline and `finally` above must do."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it went before the request was made
+        os._exit(1)
 
 
 def _child(fn: Callable, args: tuple, write: int) -> None:
