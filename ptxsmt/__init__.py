@@ -1,7 +1,7 @@
 """ptxsmt: a symbolic verifier for PTX comparison and selection instructions.
 
 The Z3 encoding in `ptxsmt.sem` is the single source of truth: evaluation
-(`ptxsmt.eval`: one snippet, or a JSONL batch with `ptxsmt.eval.jsonl.run_jsonl`),
+(`ptxsmt.eval`: one snippet, or a JSONL batch with `ptxsmt.batch.run.run_jsonl`),
 equivalence proofs and test vectors (`ptxsmt.smt`) are derived from it; legality
 comes from the syntax tables in `ptxsmt.isa`. Layers, lowest first: isa, sem,
 program, eval, smt, proofs, report, cli (tests/test_architecture.py holds them).

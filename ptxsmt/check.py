@@ -7,13 +7,14 @@ version each target needs) and answers per line, or per instruction of a module.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .isa.body import Checked, Rejected, parse
-from .isa.module import Module
+from .isa.body import Checked, Generic, Rejected, Repeat, parse
+from .isa.module import Function, Module, read_functions
 from .isa.syntax import Instruction, PtxError, format_variant
 from .isa.targets import PTX_VERSIONS, TARGET_MIN_PTX, Target
-from .isa.variants import Requirement, requirement
+from .isa.variants import Requirement, Variant, requirement
 
 
 def header_error(target: Target, version: tuple[int, int]) -> str | None:
@@ -54,13 +55,18 @@ def instruction_error(ins: Instruction, target: Target, version: tuple[int, int]
                       line: int | None = None) -> str | None:
     """Why ptxas refuses a parsed instruction for the target and version, or None;
     `line` (if given) replaces its own line number."""
-    req = requirement(ins.variant)
-    name = format_variant(ins.variant)
-    place = (line or ins.line, ins.col)
+    why = variant_error(ins.variant, target, version)
+    return None if why is None else str(PtxError(why, line or ins.line, ins.col))
+
+
+def variant_error(variant: Variant, target: Target, version: tuple[int, int]) -> str | None:
+    """Why ptxas refuses every instruction of `variant` for the target and version (no
+    place), or None."""
+    req = requirement(variant)
     if req is None:
-        return str(PtxError(f"'{name}' is not a legal variant", *place))
+        return f"'{format_variant(variant)}' is not a legal variant"
     if err := requirement_error(req, target, version):
-        return str(PtxError(f"'{name}' {err}", *place))
+        return f"'{format_variant(variant)}' {err}"
     return None
 
 
@@ -92,24 +98,75 @@ def check_module(module: Module, target: Target | None = None,
     """Each instruction of ptxsmt's families, against the module's `.target`/`.version`
     unless `target`/`version` say otherwise; the header must name both or they must be
     given. A header ptxas refuses raises PtxError."""
-    target = target or module.target
-    version = version or module.version
-    if target is None or version is None:
-        raise PtxError("the module has no .target or .version; give --target and "
-                       "--ptx-version")
-    if err := header_error(target, version):
-        raise PtxError(err)
-    verdicts, unjudged = [], 0
-    for fn in module.functions:
+    judge = Judge(target, version)
+    judge.start(module)
+    verdicts = [v for fn in module.functions for v in judge.function(fn)]
+    return ModuleCheck(judge.target, judge.version, verdicts, judge.unjudged)
+
+
+class Judge:
+    """The legality of a module's instructions, function by function as it is read:
+    `for verdict in Judge().read(text)`; then `.target`, `.version`, `.unjudged`. Each
+    variant is judged once a run, and each instruction shape is parsed once (`Repeat`)."""
+
+    def __init__(self, target: Target | None = None, version: tuple[int, int] | None = None):
+        self.target, self.version = target, version
+        self.unjudged = self.judged = 0
+        self.lines = 0  # of the text read so far (the last function's first line)
+        self._started = False
+        # by the variant's id (a shape's Repeats share its variant; hashing one costs)
+        self._errors: dict[int, tuple[Variant, str | None]] = {}
+
+    def read(self, text: str) -> Iterator[Verdict]:
+        """Read and judge a module's text; PtxError for what cannot be read."""
+        module, seen = Module(), {}
+        for fn in read_functions(text, module, seen=seen):
+            self.lines = fn.line
+            if fn.body is None:
+                continue
+            self.start(module)
+            yield from self.function(fn)
+            fn.body = None  # judged: nothing keeps it
+        self.start(module)
+
+    def start(self, module: Module) -> None:
+        """Fix the target and version from the header (given ones win), once."""
+        if self._started:
+            return
+        self.target = self.target or module.target
+        self.version = self.version or module.version
+        if self.target is None or self.version is None:
+            raise PtxError("the module has no .target or .version; give --target and "
+                           "--ptx-version")
+        if err := header_error(self.target, self.version):
+            raise PtxError(err)
+        self._started = True
+
+    def function(self, fn: Function) -> list[Verdict]:
         if fn.body is None:
-            continue
-        unjudged += len(fn.body.generic)
+            return []
+        out = []
+        self.unjudged += fn.body.skipped
         for item in fn.body.items:
             if isinstance(item, Checked):
                 ins = item.instruction
-                verdicts.append(Verdict(fn.name, ins.line, ins.col, ins.text,
-                                        instruction_error(ins, target, version)))
+                out.append(Verdict(fn.name, ins.line, ins.col, ins.text,
+                                   self._error(ins.variant, ins.line, ins.col)))
+            elif isinstance(item, Repeat):
+                out.append(Verdict(fn.name, item.line, item.col, item.text,
+                                   self._error(item.variant, item.line, item.col)))
             elif isinstance(item, Rejected):
                 e = item.error
-                verdicts.append(Verdict(fn.name, e.line or 0, e.col, item.text, str(e)))
-    return ModuleCheck(target, version, verdicts, unjudged)
+                out.append(Verdict(fn.name, e.line or 0, e.col, item.text, str(e)))
+            elif isinstance(item, Generic):
+                self.unjudged += 1
+        self.judged += len(out)
+        return out
+
+    def _error(self, variant: Variant, line: int, col: int) -> str | None:
+        known = self._errors.get(id(variant))
+        if known is None:  # the variant is kept with its answer, so its id stays its own
+            known = self._errors[id(variant)] = (variant, variant_error(variant, self.target,
+                                                                        self.version))
+        why = known[1]
+        return None if why is None else str(PtxError(why, line, col))

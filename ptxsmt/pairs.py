@@ -24,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .eval import cache
+from .batch import cache
 from .isa.errors import PtxError
 from .isa.targets import parse_target
 from .report.equivalence import verdict_json

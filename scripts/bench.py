@@ -26,10 +26,14 @@ Rows:
   prove          `prove identities` with 2 jobs vs 1 job; share of time in the solver
   equiv chain N  N-instruction equivalence query; ratio = time per instruction
                  relative to the 10-instruction chain (1.0 = linear growth)
+  check N lines  `ptxsmt check` on a ~100k-line module llc-14 writes (3,000 functions of
+                 compares, selects, arithmetic, loads, stores, branches) vs `ptxas -arch
+                 sm_80` on the same file, each a fresh process; as plain functions (which
+                 ptxas only reads) and as kernels (which it compiles) (--only-check: these)
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
-< 10 s, linear; one eval < 0.15 s.
+< 10 s, linear; one eval < 0.15 s. Issue 21: check within 5x of ptxas.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from oracle import evaluate as oracle_evaluate  # noqa: E402
 from strategies import oracle_desc  # noqa: E402
 
 from ptxsmt import parse_one, proofs  # noqa: E402
-from ptxsmt.eval.programs import compile_program  # noqa: E402
+from ptxsmt.batch.programs import compile_program  # noqa: E402
 from ptxsmt.eval.sweep import sweep  # noqa: E402
 from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
@@ -129,6 +133,49 @@ def plain_python(lines: list[str]) -> str:
                           for slot, o in ins.destinations.items()}
         out.write(json.dumps(obj) + "\n")
     return out.getvalue()
+
+
+# ---- issue 25: the batch engine before and after (one reader on msgspec, a process pool) ----
+
+def bench_batch_before_after(before: Path | None, n: int = 150_000, repeat: int = 3) -> None:
+    """The held-out kind of workload (n lines over ~4,900 texts, nearly all of different
+    shapes) through `ptxsmt eval --batch --jobs 2` in a fresh process, cold (empty cache)
+    and warm, by this checkout ("after") and by the checkout at `before` (the same
+    command run with its package), each against the in-process plain-Python interpreter
+    of the same lines, taken in turn with ours. A row's ratio is the best baseline time
+    over the best of ours (ratios, not times, compare across this busy machine)."""
+    lines = corpus_lines(n, 4900)
+    texts = len({json.loads(x)["ptx"] for x in lines})
+    base_times: list[float] = []
+    base = ""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batch.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        for name, root in (("before", before), ("after", ROOT)):
+            if root is None:
+                continue
+            cache = Path(tmp) / f"cache-{name}"
+            env = {**os.environ, "PTXSMT_CACHE_DIR": str(cache), "PYTHONPATH": str(root)}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from bytecode
+            for state in ("cold", "warm"):
+                times, base_times = [], []
+                for _ in range(repeat):
+                    if state == "cold":
+                        shutil.rmtree(cache, ignore_errors=True)
+                    seconds, ours = ours_cli(path, env, 2)
+                    times.append(seconds)
+                    base_seconds, base = timed(plain_python, lines)
+                    base_times.append(base_seconds)
+                same = _outputs(base) == _outputs(ours)
+                ratio = f"{min(base_times) / min(times):.2f}x" + ("" if same else " DIFF")
+                row(f"i25 {name} {texts} texts {state}", f"{n / min(times):,.0f} lines/s",
+                    f"{n / min(base_times):,.0f} lines/s (python)", ratio)
+    for name, root in (("before", before), ("after", ROOT)):
+        if root is not None:
+            packages = [root / "ptxsmt" / p for p in ("eval", "batch", "fast")]
+            count = sum(len(f.read_text().splitlines()) for d in packages if d.is_dir()
+                        for f in d.rglob("*.py"))
+            row(f"i25 {name} eval+batch+fast", f"{count:,} lines", "", "")
 
 
 def ours_cli(path: Path, env: dict, jobs: int = 2) -> tuple[float, str]:
@@ -297,11 +344,99 @@ def bench_synth() -> None:
             f"{warm:,.1f} s re-run", f"{rerun['cache_hit_rate']:.0%} hits")
 
 
+# ---- check: a compiler-written module against ptxas ------------------------------------
+
+
+def llc_module_ir(functions: int, kernels: bool, seed: int = 0) -> str:
+    """LLVM IR of `functions` functions (`kernels`: entry points), each a run of
+    arithmetic, compares, selects and loads on one type (i16/i32/i64/half/float/double)
+    and a branch to one of two stores: what `llc` turns into the setp/selp/mov/cvt lines
+    `check` judges and the ld/st/bra lines it counts (about 33 PTX lines a function)."""
+    rng = random.Random(seed)
+    families = [("i32", "icmp", ["slt", "ult", "eq", "ne", "sgt", "uge"],
+                 ["add", "sub", "mul", "and", "or", "xor", "shl", "lshr"]),
+                ("i64", "icmp", ["slt", "ult", "eq", "ne", "sle", "ugt"],
+                 ["add", "sub", "mul", "and", "xor", "ashr"]),
+                ("i16", "icmp", ["slt", "ult", "eq", "ne"], ["add", "sub", "and", "or"]),
+                ("float", "fcmp", ["olt", "ogt", "oeq", "une", "ult", "uge", "ord", "uno"],
+                 ["fadd", "fsub", "fmul"]),
+                ("double", "fcmp", ["olt", "ole", "one", "ueq", "ugt"], ["fadd", "fmul"]),
+                ("half", "fcmp", ["olt", "ogt", "une"], ["fadd", "fmul"])]
+    out, entries = [], []
+    for f in range(functions):
+        t, compare, predicates, ops = rng.choice(families)
+        values = ["%a", "%b"]
+        body = [f"define void @f{f}({t}* %p, {t} %a, {t} %b, i32 %n) {{", "entry:"]
+        for i in range(rng.randint(4, 9)):
+            body.append(f"  %x{i} = {rng.choice(ops)} {t} {rng.choice(values)}, "
+                        f"{rng.choice(values)}")
+            body.append(f"  %c{i} = {compare} {rng.choice(predicates)} {t} "
+                        f"{rng.choice(values)}, {rng.choice(values)}")
+            body.append(f"  %s{i} = select i1 %c{i}, {t} {rng.choice(values)}, "
+                        f"{t} {rng.choice(values)}")
+            values += [f"%x{i}", f"%s{i}"]
+            if rng.random() < 0.4:
+                body.append(f"  %g{i} = getelementptr {t}, {t}* %p, i32 {i}")
+                body.append(f"  %l{i} = load {t}, {t}* %g{i}")
+                values.append(f"%l{i}")
+        body += [f"  %cc = icmp slt i32 %n, {rng.randint(1, 100)}",
+                 "  br i1 %cc, label %then, label %else", "then:",
+                 f"  store {t} {rng.choice(values)}, {t}* %p", "  br label %done", "else:",
+                 f"  %q = getelementptr {t}, {t}* %p, i32 1",
+                 f"  store {t} {rng.choice(values)}, {t}* %q", "  br label %done", "done:",
+                 "  ret void", "}"]
+        out.append("\n".join(body))
+        entries.append(f"!{f} = !{{void ({t}*, {t}, {t}, i32)* @f{f}, !\"kernel\", i32 1}}")
+    listed = ", ".join(f"!{f}" for f in range(functions))
+    annotations = f"!nvvm.annotations = !{{{listed}}}\n" + "\n".join(entries) + "\n"
+    return "\n\n".join(out) + "\n" + (annotations if kernels else "")
+
+
+def bench_check(functions: int, kernels: bool) -> None:
+    """`ptxsmt check FILE.ptx` vs `ptxas -arch sm_80 FILE.ptx` on the module llc-14 writes
+    for `llc_module_ir(functions, kernels)`, each in a fresh process, the best of REPEAT
+    runs taken in turn (issue 21: within 5x of ptxas on a 100k-line module). ptxas
+    compiles each kernel, but drops functions nothing calls: that module is read and
+    checked by ptxas alone, the hard case."""
+    llc, ptxas = shutil.which("llc-14"), shutil.which("ptxas")
+    if not llc or not ptxas:
+        row("check module", "skipped", "needs llc-14 and ptxas", "")
+        return
+    with tempfile.TemporaryDirectory() as place:
+        ir, ptx = Path(place) / "m.ll", Path(place) / "m.ptx"
+        ir.write_text(llc_module_ir(functions, kernels))
+        subprocess.run([llc, "-march=nvptx64", "-mcpu=sm_80", str(ir), "-o", str(ptx)],
+                       check=True)
+        lines = ptx.read_text().count("\n")
+        ours, theirs = [], []
+        for _ in range(REPEAT):
+            ours.append(timed(subprocess.run, [sys.executable, "-m", "ptxsmt", "check",
+                                               str(ptx)], capture_output=True, check=False)[0])
+            theirs.append(timed(subprocess.run, [ptxas, "-arch", "sm_80", str(ptx), "-o",
+                                                 str(Path(place) / "m.cubin")],
+                                capture_output=True, check=True)[0])
+    what = "kernels" if kernels else "functions"
+    row(f"check {lines // 1000}k lines ({what})", f"{min(ours):.2f} s "
+        f"({lines / min(ours):,.0f} lines/s)", f"{min(theirs):.2f} s ptxas",
+        f"{min(ours) / min(theirs):.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
+    ap.add_argument("--only-check", action="store_true", help="Only the `check` row.")
+    ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
+                    help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
+    if args.only_check:
+        print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
+        for kernels in (False, True):
+            bench_check(300 if args.quick else 3000, kernels)
+        return
     print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
+    if args.batch_before:
+        bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
+        return
     n = 20_000 if args.quick else 150_000
     bench_batch(n, None)  # every variant of the corpus: compile cost per text dominates
     bench_batch(n, 4900)  # the issue's mixed workload: ~30 lines a text, ~4,900 shapes
@@ -315,6 +450,8 @@ def main() -> None:
     bench_prove()
     bench_chains((10, 100) if args.quick else (10, 100, 1000, 10_000))
     bench_synth()
+    for kernels in (False, True):
+        bench_check(300 if args.quick else 3000, kernels)
 
 
 if __name__ == "__main__":

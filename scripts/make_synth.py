@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ptxsmt.eval import cache
+from ptxsmt.batch import cache
 from ptxsmt.report import synth as rendering
 from ptxsmt.synth import search
 from ptxsmt.synth.executor import executor
@@ -28,6 +28,7 @@ from ptxsmt.synth.inversions import table
 ROOT = Path(__file__).resolve().parent.parent
 TYPES = ",".join(DEFAULT_TYPES)
 SIZE = 2
+GENERATED = "_Written by `python scripts/make_synth.py`; regenerate, do not edit by hand._"
 
 
 def main() -> None:
@@ -52,8 +53,15 @@ def main() -> None:
                   f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     finally:
         runner.close()
-    (ROOT / "docs" / "synth-near-misses.md").write_text(rendering.near_misses_md(misses) + "\n")
-    (ROOT / "docs" / "synth-inversions.md").write_text(rendering.inversions_md(inversions) + "\n")
+    docs = ROOT / "docs"
+    (docs / "synth-near-misses.md").write_text(_generated(rendering.near_misses_md(misses)))
+    (docs / "synth-inversions.md").write_text(_generated(rendering.inversions_md(inversions)))
+
+
+def _generated(markdown: str) -> str:
+    """The page with a line under its title naming this script (a reader edits it here)."""
+    title, _, rest = markdown.partition("\n")
+    return f"{title}\n\n{GENERATED}\n{rest}\n"
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ NANS = {
     "bf16": (0x7FC0, 0xFFFF, 0x7F81),
     "f32": (0x7FC00000, 0xFFFFFFFF, 0x7F800001),
     "f64": (0x7FF8000000000000, 0xFFFFFFFFFFFFFFFF, 0x7FF0000000000001),
+    # an integer the ISA leaves open (div/rem by zero): any bits
+    **{f"int{w}": (0, 1, (1 << w) - 1) for w in (16, 32, 64)},
+    "int1": (0, 1),
 }
 
 

@@ -88,6 +88,9 @@ def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> di
         "sat": v.sat,
         "nan": v.nan,
         "mode": v.mode,
+        "rnd": v.rnd,
+        "dir": v.dir,
+        "family": v.family,
         "sm": target,
         "vset_merge": vset_merge,
     }

@@ -1,7 +1,7 @@
-"""The package layout is the architecture (docs in README "Layout"): imports flow one way,
+"""The package layout is the architecture (docs/layout.md): imports flow one way,
 
-    cli -> report, pairs -> proofs, check, ptxasdiff, synth -> smt -> eval
-        -> program, solver, function -> sem -> isa
+    cli -> report, pairs -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
+        -> program, solver, function, llvm -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
 Function-level (lazy) imports count: a circle hidden in a function is still one.
@@ -20,8 +20,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ptxsmt"
 LAYERS = (
     ("isa",),
     ("sem",),
-    ("program", "solver", "resources", "function"),
+    ("program", "solver", "resources", "function", "llvm"),
+    ("fast",),
     ("eval",),
+    ("batch",),
     ("smt",),
     ("proofs", "check", "ptxasdiff", "synth"),
     ("report", "pairs"),

@@ -24,9 +24,9 @@ from reference import run as reference
 from strategies import bits, lane_bits
 
 from ptxsmt import Options, PtxError, evaluate
+from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.check import check_line
-from ptxsmt.eval.batch import evaluate_many
-from ptxsmt.eval.codegen import compile_terms
+from ptxsmt.fast.codegen import compile_terms
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import TARGET_MIN_PTX, parse_target
 from ptxsmt.isa.types import ptx_type

@@ -1,5 +1,6 @@
-"""The CLI's batch as bytes: answers that extend their own lines, columns read at once,
-and a file answered in parts by forked processes, byte for byte as one.
+"""The CLI's batch as bytes: answers that extend their own lines, the common line read
+as the general reader reads it, every line answered in its place, and a file answered
+by a process pool byte for byte as by one process.
 
 The outputs are held to the corpus's stored outputs (SMT models), not to the code that
 made them; the text answers to the object answers of `run_jsonl`.
@@ -16,15 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptxsmt.eval import jsonl, parts
-from ptxsmt.eval.jsonl import (
-    answer_block,
-    answer_lines,
-    json_answers,
-    render_jsonl,
-    run_jsonl,
-)
-from ptxsmt.eval.plain import plain_answers
+from ptxsmt.batch import lines as reader
+from ptxsmt.batch import run
+from ptxsmt.batch.run import answer_lines, render, run_jsonl
+from ptxsmt.isa import source
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
 from ptxsmt.sem.options import Options
@@ -60,7 +56,7 @@ def corpus() -> list[dict]:
 
 
 def _text_answers(lines: list[str]) -> tuple[list[str], bool]:
-    blocks = list(render_jsonl([x.encode() for x in lines], OPTS, chunk=1000))
+    blocks = list(render([x.encode() for x in lines], OPTS))
     text = b"".join(data for data, _, _ in blocks).decode()
     assert sum(n for _, n, _ in blocks) == len(text.splitlines())
     return text.splitlines(), any(bad for _, _, bad in blocks)
@@ -106,10 +102,10 @@ def test_upper_case_and_short_hex_read_like_exact_hex():
         [want for *_, want in rows for _ in range(40)]
 
 
-# ---- the plain lane --------------------------------------------------------------------
-# Lines spelled as json.dumps spells them, and the near misses a reader by pattern could
-# take wrongly: escapes, a key given twice, inputs of the wrong kind or width, `%` names,
-# other separators, keys out of order, trailing blanks, bytes that are not UTF-8.
+# ---- the common line and the general reader ----------------------------------------------
+# Lines spelled as json.dumps spells them, and the near misses a reader of the common line
+# could take wrongly: escapes, a key given twice, inputs of the wrong kind or width, `%`
+# names, other separators, keys out of order, trailing blanks, bytes that are not UTF-8.
 
 _TEXTS = ["setp.lt.u32 p, a, b;", "setp.lt.u32 p, a, 7;", "selp.b32 d, a, b, p;",
           "setp.lt.f32 p|q, a, b;", "@p setp.eq.s16 q, a, b;", "bogus x;", "",
@@ -173,55 +169,95 @@ def _blocks(draw) -> list[bytes]:
     return encoded
 
 
+def _general(lines: list[bytes], monkeypatch) -> tuple[list[bytes], bool]:
+    """The answers with every line read the general way (no common-line reader)."""
+    with monkeypatch.context() as m:
+        m.setattr(reader, "_common", _refuse)
+        return answer_lines(range(1, len(lines) + 1), lines, OPTS)
+
+
+def _refuse(text):
+    raise reader.msgspec.DecodeError("read the general way")
+
+
 @given(_blocks())
-def test_the_plain_lane_answers_as_the_json_reader(lines):
-    numbered = list(enumerate(lines, 1))
-    by_number, failed = json_answers(numbered, OPTS)
-    want = [by_number.get(number) for number, _ in numbered], failed
-    assert answer_lines(numbered, OPTS) == want
-    assert answer_block(b"".join(line + b"\n" for line in lines), list(range(1, len(lines) + 1)),
-                        OPTS) == want  # a worker's share, as one block
+def test_the_common_line_is_answered_as_the_general_reader_answers_it(lines):
+    import _pytest.monkeypatch
+
+    with _pytest.monkeypatch.MonkeyPatch.context() as monkeypatch:
+        want = _general(lines, monkeypatch)
+    assert answer_lines(range(1, len(lines) + 1), lines, OPTS) == want
+    assert len(want[0]) == len(lines)  # one answer a line, blank ones too
+    for number, (line, got) in enumerate(zip(lines, want[0]), 1):
+        obj = json.loads(got)
+        if "error" in obj:
+            assert obj["error"].startswith(f"line {number}: ")
+        else:  # the line itself, with its outputs
+            assert {k: v for k, v in obj.items() if k != "outputs"} == \
+                {k: v for k, v in json.loads(line).items() if k != "outputs"}
 
 
-def test_the_plain_lane_takes_the_common_lines_and_leaves_the_rest(monkeypatch):
+def test_the_common_line_and_its_near_misses(monkeypatch):
     common = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x00000001",
                                                                   "b": "0x00000002"}})
     lines = [common, common.replace("0x00000002", "0x2"), common[:-1] + ', "case": "c"}',
              common.replace('"b"', '"%b"'), common.replace(", ", ","), common + " ",
-             common[:-1] + ', "ptx": "setp.gt.u32 p, a, b;"}']
-    answers = plain_answers("\n".join(lines), len(lines), OPTS)
-    assert answers[:4] == [line[:-1] + ', "outputs": {"p": true}}' for line in lines[:3]] + \
-        [None]
-    assert answers[4:] == [None] * 3  # not as json.dumps spells it, or a key read twice
-    assert answer_lines(list(enumerate(lines, 1)), OPTS)[0][4:6] == \
-        [lines[4][:-1] + ', "outputs": {"p": true}}', lines[5][:-2] + ', "outputs": {"p": true}}']
+             common[:-1] + ', "ptx": "setp.gt.u32 p, a, b;"}', common + "\r"]
+    answers, failed = answer_lines(range(1, 9), [x.encode() for x in lines], OPTS)
+    assert not failed
+    assert [a.decode() for a in answers[:6]] == \
+        [line.rstrip()[:-1] + ', "outputs": {"p": true}}' for line in lines[:6]]
+    assert answers[6].endswith(b'"outputs": {"p": false}}')  # the last "ptx" is read
+    assert answers[7] == answers[0]
+    stored = [common[:-1] + ', "outputs": {"p": false}, "case": "c"}',
+              common[:-1] + ', "n": -0, "outputs": {"p": false}}']  # JSON writes -0 back as 0
+    assert [json.loads(a) for a in answer_lines([1, 2], [x.encode() for x in stored], OPTS)[0]] \
+        == [json.loads(x.replace("false", "true")) for x in stored]
     swapped = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"b": "0x00000001",
                                                                    "a": "0x00000002"}})
     selp = [json.dumps({"ptx": "selp.b32 d, a, b, p;", "inputs": {
         "a": "0x00000001", "b": "0x00000002", "p": p}}) for p in (True, "0x0", False, "0x1")]
     for block in ([common, swapped], selp):  # a text's inputs in two orders; of two kinds
-        numbered = list(enumerate((x.encode() for x in block), 1))
-        by_number, _ = json_answers(numbered, OPTS)
-        assert answer_lines(numbered, OPTS)[0] == [by_number[n] for n, _ in numbered]
-    folded = [common.replace(', "inputs"', ',\n"inputs"'), common]  # text lines, one folded
-    assert answer_lines(list(enumerate(folded, 1)), OPTS)[0] == \
-        [line[:-1] + ', "outputs": {"p": true}}' for line in folded]
-
-    stored = [common[:-1] + ', "outputs": {"p": false}, "case": "c"}',
-              common[:-1] + ', "n": -0, "outputs": {"p": false}}']  # JSON writes -0 back as 0
-    assert answer_lines(list(enumerate(stored, 1)), OPTS)[0] == \
-        [stored[0].replace("false", "true"), stored[1].replace("false", "true").replace("-0", "0")]
-    assert plain_answers("\n".join(stored), 2, OPTS)[1] is None
-
-    def unread(*args):
-        raise AssertionError("a plain line went to the JSON reader")
-
-    monkeypatch.setattr(jsonl, "json_answers", unread)  # lines of a Windows file are plain
-    assert answer_block(f"{common}\r\n{common} \n".encode(), [1, 2], OPTS)[0] == \
-        [common[:-1] + ', "outputs": {"p": true}}'] * 2
+        encoded = [x.encode() for x in block]
+        assert answer_lines(range(1, len(block) + 1), encoded, OPTS) == \
+            _general(encoded, monkeypatch)
 
 
-# ---- parts ------------------------------------------------------------------------------
+def test_every_line_is_answered_in_its_place_blank_ones_too():
+    """Answer k is the answer to line k (a blank line dropped would shift every later
+    answer): a blank line is an error on its own line."""
+    good = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    lines = ["\ufeff", good, "", "   ", "\t\r", good]  # the first: a byte-order mark alone
+    answers = answer_lines(range(1, 7), [x.encode() for x in lines], OPTS)[0]
+    out = [json.loads(a) for a in answers]
+    assert out[1]["outputs"] == out[5]["outputs"] == {"p": True}
+    for k in (0, 2, 3, 4):
+        assert out[k] == {"error": f"line {k + 1}: an empty line: " + reader._LINE_SHAPE}
+    objects = list(run_jsonl(lines, OPTS))
+    assert [error is None for _, error in objects] == [False, True, False, False, False, True]
+
+
+def test_a_file_line_past_the_input_limit_is_its_own_error(tmp_path):
+    """`{"file": "/dev/zero"}` is read within the input limit: its line's error, and every
+    other line answered."""
+    good = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    big = tmp_path / "big.ptx"
+    big.write_text("// " + "x" * 5000)
+    lines = [good, json.dumps({"file": "/dev/zero", "function": "f"}),
+             json.dumps({"file": str(big)}), good]
+    source.set_limit(4096)
+    try:
+        answers, failed = answer_lines(range(1, 5), [x.encode() for x in lines], OPTS)
+    finally:
+        source.set_limit(None)
+    out = [json.loads(a) for a in answers]
+    assert failed and out[0]["outputs"] == out[3]["outputs"] == {"p": True}
+    for k in (1, 2):
+        assert out[k]["error"].startswith(f"line {k + 1}: ")
+        assert "larger than the input limit of 4096 bytes" in out[k]["error"], out[k]
+
+
+# ---- the process pool ---------------------------------------------------------------------
 
 
 def _batch_file(tmp_path: Path) -> Path:
@@ -246,107 +282,60 @@ def _batch_file(tmp_path: Path) -> Path:
 
 def _render(path: Path, jobs: int) -> tuple[bytes, int, bool]:
     with open(path, "rb") as f:
-        blocks = list(parts.render_file(f, OPTS, jobs))
+        blocks = list(render(f, OPTS, jobs))
     return (b"".join(d for d, _, _ in blocks), sum(n for _, n, _ in blocks),
             any(bad for _, _, bad in blocks))
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_file_in_parts_answers_byte_for_byte_as_one(tmp_path, monkeypatch):
+@pytest.fixture
+def small_windows(monkeypatch):
+    monkeypatch.setattr(run, "MIN_POOL_LINES", 10)
+    monkeypatch.setattr(run, "WINDOW", 64)  # windows, and a short last one
+
+
+def test_a_file_answered_by_a_pool_is_byte_for_byte_as_by_one_process(tmp_path,
+                                                                     small_windows):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
-    monkeypatch.setattr(parts, "WINDOW", 64)  # windows, and a short last one joined on
     assert _render(path, 4) == whole
     assert _render(path, 2) == whole
     assert whole[2] and b'"error": "line 5: invalid JSON' in whole[0]
-    assert whole[1] == len(whole[0].splitlines())
+    assert whole[1] == len(whole[0].splitlines()) == len(path.read_bytes().splitlines())
+    assert whole[0].startswith(b'{"ptx": "setp.lt.u32')  # the BOM is not part of the line
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_big_file_forks_before_it_is_read_and_a_stream_after(tmp_path, monkeypatch):
-    """A line read before the fork would be copied when first touched after it."""
-    path = _batch_file(tmp_path)
-    whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
-    monkeypatch.setattr(parts, "MIN_FORK_BYTES", 100)
-    events, windows, worker = [], parts._windows, parts._Worker.__init__
-
-    def read(lines):
-        events.append("read")
-        yield from windows(lines)
-
-    def forked(self, *args):
-        events.append("fork")
-        worker(self, *args)
-
-    monkeypatch.setattr(parts, "_windows", read)
-    monkeypatch.setattr(parts._Worker, "__init__", forked)
-    assert _render(path, 2) == whole and events == ["fork", "read"]
-    events.clear()
-    with open(path, "rb") as f:  # the same lines as a stream: read, then forked
-        blocks = list(parts._render(iter(f), None, OPTS, 2))
-    assert b"".join(d for d, _, _ in blocks) == whole[0] and events == ["read", "fork"]
-
-
-def test_lines_are_dealt_by_text_and_a_big_text_in_ranges():
-    texts = [f'{{"ptx": "setp.lt.u32 p, a, b{k};", "inputs": {{}}}}\n'.encode() for k in range(400)]
-    window = texts * 5
-    owners = parts.deal(window, 3)
+def test_lines_are_dealt_by_text_and_a_big_text_is_cut():
+    texts = [f'{{"ptx": "setp.lt.u32 p, a, b{k};", "inputs": {{}}}}'.encode() for k in range(400)]
+    shares = run.deal(texts * 5, 3)
+    owner = {k: s for s, share in enumerate(shares) for k in share}
     for k in range(400):  # every line of a text goes to one process
-        assert len({owners[k + 400 * r] for r in range(5)}) == 1
-    assert set(owners) == {0, 1, 2}
-    one = [texts[0]] * 300  # one instruction, replayed: every process takes a range
-    owners = parts.deal(one, 3)
-    assert list(owners) == sorted(owners) and 80 <= owners.count(1) < owners.count(0) <= 120
+        assert len({owner[k + 400 * r] for r in range(5)}) == 1
+    assert len(shares) == 3 and sorted(k for share in shares for k in share) == \
+        list(range(2000))
+    shares = run.deal([texts[0]] * 300, 3)  # one instruction, replayed: every process works
+    assert sorted(map(len, shares)) == [100, 100, 100]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_share_whose_process_fails_is_answered_here(tmp_path, monkeypatch):
+def _dies_in_a_worker(numbers, lines, opts):
+    if os.getpid() != _PARENT:
+        os._exit(3)  # the worker dies: its pool is broken
+    return _REAL_ANSWER(numbers, lines, opts)
+
+
+_PARENT, _REAL_ANSWER = os.getpid(), answer_lines
+
+
+def test_a_share_whose_worker_dies_is_answered_here(tmp_path, small_windows, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
-    monkeypatch.setattr(parts, "WINDOW", 64)
-    me, real = os.getpid(), parts.answer_block
-
-    def broken_in_children(*args, **kwargs):
-        if os.getpid() != me:
-            raise MemoryError("a child dies")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(parts, "answer_block", broken_in_children)
+    monkeypatch.setattr(run, "answer_lines", _dies_in_a_worker)
     assert _render(path, 3) == whole
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_workers_answer_their_shares_sent_as_blocks(tmp_path, monkeypatch):
+def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_windows,
+                                                                monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
-    monkeypatch.setattr(parts, "WINDOW", 64)
-    answer, here = parts.answer_block, []
-
-    def answered_here(block, numbers, opts):
-        here.append(len(numbers))
-        return answer(block, numbers, opts)
-
-    monkeypatch.setattr(parts, "answer_block", answered_here)
-    assert _render(path, 2) == whole
-    assert 50 < sum(here) < whole[1] - 50  # this process answered its own share only
-    window = [b"a\n", b"b\r\n", b"c\n", b"d"]  # the input's last line without a newline
-    assert parts.share(window, bytes([0, 1, 0, 1]), 1) == b"b\r\nd\n"
-    assert parts.share(window, bytes([0, 1, 0, 1]), 0) == b"a\nc\n"
-    assert parts.numbers(bytes([0, 1, 0, 1]), 1, 7) == [8, 10]
-
-
-def test_stdin_is_dealt_and_small_input_is_answered_here(tmp_path, monkeypatch):
-    path = _batch_file(tmp_path)
-    whole = _render(path, 1)
-    forks = []
-    monkeypatch.setattr(parts, "_Worker", lambda *a: forks.append(a))
-    assert _render(path, 2) == whole and not forks  # too small to repay a fork
-    monkeypatch.undo()
-    monkeypatch.setattr(parts, "MIN_FORK_LINES", 10)
     r, w = os.pipe()
     if os.fork() == 0:  # a writer feeding the pipe, as a shell would
         os.close(r)
@@ -355,6 +344,30 @@ def test_stdin_is_dealt_and_small_input_is_answered_here(tmp_path, monkeypatch):
         os._exit(0)
     os.close(w)
     with os.fdopen(r, "rb") as pipe_r:
-        blocks = list(parts.render_file(pipe_r, OPTS, 2))
+        blocks = list(render(pipe_r, OPTS, 2))
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
+    monkeypatch.setattr(run, "MIN_POOL_LINES", 10**6)
+    monkeypatch.setattr(run, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("a pool"))
+    assert _render(path, 2) == whole  # too small to repay starting workers
+
+
+def test_a_column_read_at_once_takes_only_exact_hex():
+    """Values of exact-width length that are not `0x` and width/4 hex digits are read one
+    by one, as the slow path reads them (or refused with its words): among them a column
+    whose digits, `0x` taken out, would still make whole words."""
+    from ptxsmt import evaluate
+
+    text = "setp.lt.u32 p, a, b;"
+    for column in (["0x0x123456", "1234567890"], ["0X12345678", "0x00000010"],
+                   ["0x1234 678", "0x00000010"], ["0x-1234567", "0x00000010"]):
+        lines = [json.dumps({"ptx": text, "inputs": {"a": a, "b": "0x00000011"}}).encode()
+                 for a in column]
+        answers = [json.loads(x) for x in answer_lines([1, 2], lines, OPTS)[0]]
+        for number, (a, got) in enumerate(zip(column, answers), 1):
+            try:
+                p = evaluate(text, {"a": a, "b": "0x00000011"}).outputs["p"]
+                want = {"outputs": {"p": p}}
+            except Exception as e:
+                want = {"error": f"line {number}: {e}"}
+            assert {k: got.get(k) for k in want} == want, a

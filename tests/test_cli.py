@@ -125,7 +125,7 @@ def test_percent_names_are_kept_in_outputs():
 
 
 def test_batch_chunks_keep_order_and_errors():
-    from ptxsmt.eval.jsonl import run_jsonl
+    from ptxsmt.batch.run import run_jsonl
     from ptxsmt.sem.options import Options
 
     lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})
@@ -433,12 +433,18 @@ def test_a_function_error_names_its_file_and_trap_its_own_message(tmp_path):
     trap.write_text(TRAP)
     plain = tmp_path / "plain.ptx"
     plain.write_text(TRAP.replace("  trap;\n", ""))
-    for args in (["eval", str(trap), "f_param_0=1"], ["equiv", str(trap), str(plain)],
-                 ["equiv", str(plain), str(trap)]):
-        r = run(*args)
-        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
-        assert r.stderr.startswith(f"error: {trap}: line 8, col 3: \"trap\" stops the kernel")
+    r = run("eval", str(trap), "f_param_0=1")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+    assert r.stderr.startswith(f"error: {trap}: f: line 8 (trap) is reached with these inputs, "
+                               "where it stops the kernel")
+    for args in (["equiv", str(trap), str(plain)], ["equiv", str(plain), str(trap)]):
+        r = run(*args)  # a trap reached is no verdict either way: unknown, naming it
+        assert r.exit_code == 3 and "line 8 (trap) is reached" in r.stdout, r.output
     assert run("equiv", str(plain), str(plain)).exit_code == 0
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(TRAP.replace("  trap;\n", "  bra NOWHERE;\n"))
+    r = run("equiv", str(plain), str(bad))
+    assert r.exit_code == 2 and r.stderr.startswith(f"error: {bad}: "), r.stderr
 
 
 def test_vectors_of_a_function_without_setp_says_so(tmp_path):

@@ -22,9 +22,9 @@ from reference import UNSPECIFIED
 from reference import run as reference
 
 from ptxsmt import Options, PtxError, parse_one
-from ptxsmt.eval.batch import evaluate_many
+from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.isa.types import PRED
-from ptxsmt.isa.variants import FAMILIES, catalogue, operand_types
+from ptxsmt.isa.variants import FAMILIES, catalogue, operand_slots, operand_types
 from ptxsmt.smt.vectors import instruction_forms
 
 CHUNK = 200  # forms per case: small enough to name, large enough to batch
@@ -75,6 +75,8 @@ def rows(text: str) -> list[dict]:
         cs = [0xFFFFFFFF] + [rng.getrandbits(32) | 0x02020202 for _ in range(3)]  # .add wraps
         return [{"a": a, "b": b, "c": cs[i % 4]}
                 for i, (a, b) in enumerate(pairs(tuple(int_specials(width)), lanes, width))]
+    if v.family in ROUNDING_FAMILIES or v.opcode in ("mad", "div", "rem"):
+        return _rounding_rows(v, types, rng)
     if types.get("c", PRED) is not PRED:  # slct: every selector special, a and b distinct
         a, b = specials(types["a"])[5:7]
         return [{"a": a, "b": b, "c": c} for c in specials(types["c"])]
@@ -90,6 +92,35 @@ def rows(text: str) -> list[dict]:
     if "c" not in slots:
         return [{"a": a, "b": b} for a, b in grid]
     return [{"a": a, "b": b, "c": rng.random() < 0.5} for a, b in grid]  # both ways, unbiased
+
+
+ROUNDING_FAMILIES = ("float-arith", "convert", "bits")
+AMOUNTS = (0, 1, 7, 8, 31, 32, 33, 63, 64, 255, 256)  # bfe's pos/len, shf's shift
+PER_FLOAT_VARIANT = 16  # rows of a rounding variant: sampled from its grid (fallback path)
+
+
+def _rounding_rows(v, types, rng) -> list[dict]:
+    """Every pair of a and b's specials (per lane), c cycling through its own; an amount
+    operand (bfe, shf) around the widths. The float families, which the batch answers
+    line by line, keep a seeded sample of the grid."""
+    def values(slot):
+        t = types[slot]
+        return AMOUNTS if v.family == "bits" and slot != "a" and t.name == "u32" and \
+            v.opcode != "prmt" else specials(t)
+    sources = [s for s in ("a", "b", "c") if s in types and s in operand_slots(v)]
+    t = types["a"]
+    if len(sources) == 1:
+        return [{"a": a} for a in values("a")]
+    if values("b") is AMOUNTS:
+        grid = [(a, b) for a in values("a") for b in AMOUNTS]
+    else:
+        grid = pairs(values("a"), t.lanes if t.is_packed else 1, t.lane_width)
+    cs = values("c") if "c" in sources else ()
+    out = [{"a": a, "b": b, **({"c": cs[i % len(cs)]} if cs else {})}
+           for i, (a, b) in enumerate(grid)]
+    if v.family in ("float-arith", "convert") and len(out) > PER_FLOAT_VARIANT:
+        out = rng.sample(out, PER_FLOAT_VARIANT)
+    return out
 
 
 def _hex(value, width: int):
@@ -133,7 +164,7 @@ def _chunks(families, opts: Options, label: str, keep=lambda v: True):
 
 
 def _all_forms():
-    yield from _chunks((*FAMILIES, "glue", "arith"), Options(), "")
+    yield from _chunks((*FAMILIES, "glue", "arith", *ROUNDING_FAMILIES), Options(), "")
     yield from _chunks(("set", "setp", "slct", "arith"), Options(target=13), "sm_13-",
                        lambda v: v.compared_type and v.compared_type.is_float)  # sm_1x
     # changes f32 compares and f32 abs/neg/min/max only

@@ -65,7 +65,7 @@ def runs(draw, name: str):
     fn = read_function(TEXT[O3], name)
     params = {p.name: draw(POINTERS) if p.type.width == 64 else draw(WORD) for p in fn.params}
     specials = {"tid.x": draw(st.integers(0, 3)), "ctaid.x": draw(st.integers(0, 2)),
-                "ntid.x": draw(st.integers(0, 4))}
+                "ntid.x": draw(st.integers(1, 4))}  # ntid is at least 1 (ISA)
     memory = {0x1000 + k: draw(st.integers(0, 255)) for k in range(0, 0x2020, 1)
               if k % 0x1000 < 0x20}
     return params, specials, memory
@@ -212,7 +212,8 @@ OPAQUE = """.version 9.0
 \t.reg .pred %p<2>;
 \tld.param.u32 %r1, [f_x];
 \tld.param.u32 %r2, [f_y];
-\tcvt.rn.f32.s32 %f1, %r{src};
+\tmov.b32 %f0, %r{src};
+\tsin.approx.f32 %f1, %f0;
 \tsetp.lt.f32 %p1, %f1, 0f00000000;
 \tselp.b32 %r3, 1, 2, %p1;
 \tst.param.b32 [r], %r3;
@@ -225,9 +226,11 @@ def test_an_unmodelled_instruction_is_uninterpreted_in_equiv_and_an_input_in_eva
     one, two = (read_function(OPAQUE.format(src=k)) for k in (1, 2))
     same = check_function_equivalence(one, read_function(OPAQUE.format(src=1)))
     assert same.verdict == "equivalent"
-    assert list(same.uninterpreted) == ["cvt.rn.f32.s32 %f1, %r1"]
-    assert check_function_equivalence(one, two).verdict == "different"
-    with pytest.raises(PtxError, match=r"f1 \(written by .cvt.rn.f32.s32 %f1, %r1. \(line 11\)"):
+    assert list(same.uninterpreted) == ["sin.approx.f32 %f1, %f0"]
+    # sin of x vs sin of y: they differ only if sin does, which ptxsmt does not know
+    other = check_function_equivalence(one, two)
+    assert other.verdict == "unknown" and "sin.approx.f32 _, _" in other.reason
+    with pytest.raises(PtxError, match=r"f1 \(written by .sin.approx.f32 %f1, %f0. \(line 12\)"):
         evaluate_function(one, {"f_x": 1, "f_y": 2})
     ev = evaluate_function(one, {"f_x": 1, "f_y": 2, "%f1": "-1.0"})
     assert ev.returns == {"r": 1}
@@ -256,7 +259,6 @@ def test_cli_eval_on_a_file():
 @pytest.mark.parametrize("args, message", [
     (("equiv", G, O3, "--function", "_Z3sumPKiPii"), "loop:"),
     (("eval", O3, "--function", "_Z3sumPKiPii"), "branches back to"),
-    (("equiv", G, O3, "--function", "_Z4callPj"), "does not follow calls"),
     (("equiv", G, O3), "name one with --function"),
     (("eval", O3, "--function", "nope"), "no function"),
 ])

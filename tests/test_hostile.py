@@ -311,10 +311,12 @@ def test_batch_answers_every_line_in_place(lines):
     r = invoke(["eval", "--batch", "-"], b"\n".join(raw for raw, _ in lines))
     assert_clean(r, (0, 1))
     out = [json.loads(x) for x in r.stdout.splitlines()]
-    expected = [(n, want) for n, (_, want) in enumerate(lines, 1) if want != ""]
-    assert len(out) == len(expected)
+    expected = list(enumerate((want for _, want in lines), 1))
+    if lines and lines[-1][0] == b"":  # the input ends in a newline (or is empty): no line
+        expected.pop()
+    assert len(out) == len(expected)  # a blank line too: answer k is line k's
     for obj, (number, want) in zip(out, expected):
-        if want is None:
+        if want is None or want == "":
             assert obj["error"].startswith(f"line {number}: "), obj
         else:
             assert obj == {**want["line"], "outputs": want["outputs"]}, obj
@@ -323,7 +325,7 @@ def test_batch_answers_every_line_in_place(lines):
 def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
     """A fast-path failure falls back to the slow path for its group; an exception there
     is an internal error on its own line, never a traceback."""
-    from ptxsmt.eval import batch
+    from ptxsmt.batch import engine as batch
     from ptxsmt.eval import evaluate as evaluating  # the slow path, imported where used
 
     real_evaluate = evaluating.evaluate

@@ -7,10 +7,10 @@ import pytest
 from reference import run as reference
 
 from ptxsmt import PtxError
-from ptxsmt.eval import fast, programs
-from ptxsmt.eval.batch import evaluate_many
-from ptxsmt.eval.core import core_of
-from ptxsmt.eval.shape import shape_of
+from ptxsmt.batch import engine, programs
+from ptxsmt.batch.engine import evaluate_many
+from ptxsmt.fast import FastProgram
+from ptxsmt.fast.shape import shape_of
 from ptxsmt.program import Program
 
 # (text, inputs): the same shape spelled differently, immediates at each operand kind
@@ -39,8 +39,8 @@ def _fresh_caches():
 def test_one_compilation_per_shape_and_each_text_its_own_answer(group, monkeypatch):
     _fresh_caches()
     made = []
-    real = programs._compose_or_generate
-    monkeypatch.setattr(programs, "_compose_or_generate", lambda *a: made.append(1) or real(*a))
+    real = programs._generate
+    monkeypatch.setattr(programs, "_generate", lambda *a: made.append(1) or real(*a))
     for text, inputs in group:
         program = programs.compile_program(text)
         assert set(program.inputs) == set(inputs), text  # immediates are not asked for
@@ -60,7 +60,7 @@ def test_the_shape_renames_in_order_and_lifts_immediates():
 def test_outputs_keep_the_texts_spelling_in_a_batch():
     items = [("setp.lt.u32 %p1, %r1, 5;", {"%r1": "0x4"}), ("setp.lt.u32 q, x, 3;", {"x": "0x4"})]
     first, second = evaluate_many(items, form="json")
-    assert first.outputs == {"%p1": True} and second.outputs == {"q": False}
+    assert first == {"%p1": True} and second == {"q": False}
 
 
 def test_a_texts_errors_name_its_own_registers_and_places():
@@ -73,8 +73,8 @@ def test_a_texts_errors_name_its_own_registers_and_places():
 def test_a_batch_runs_texts_of_one_shape_together_each_with_its_own_answer(monkeypatch):
     """One array program per shape: each text's rows, its immediates and its names."""
     runs = []
-    real = fast.FastProgram.run_slots
-    monkeypatch.setattr(fast.FastProgram, "run_slots",
+    real = FastProgram.run_slots
+    monkeypatch.setattr(FastProgram, "run_slots",
                         lambda self, *a: runs.append(1) or real(self, *a))
     items = [(text, inputs) for group in SAME_SHAPE for text, inputs in group for _ in range(3)]
     answers = evaluate_many(items)
@@ -88,26 +88,10 @@ def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
     """Both simplify to a program of no lines (d is one input): one answers c, the other
     a. Grouping texts by their compiled lines ran them as one shape (a regression), and
     only the slow path's fallback hid it."""
-    from ptxsmt.eval import batch
-
-    monkeypatch.setattr(batch, "_slow", lambda *a: pytest.fail("took the slow path"))
+    monkeypatch.setattr(engine, "_slow", lambda *a: pytest.fail("took the slow path"))
     items = [("vset2.u32.u32.gt.add d, a.h32, b, c;", {"a": 1, "b": 0, "c": 0xFFFFFFFF}),
              ("mov.b32 d, a;", {"a": 5})]
     assert [programs.compile_program(text).lines for text, _ in items] == [(), ()]
     for (text, inputs), answer in zip(items, evaluate_many(items)):
         expected = reference(text, dict(inputs))
         assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
-
-
-@pytest.mark.parametrize(("text", "core"), [
-    ("@!g setp.lt.and.f32 p|_, a, a, !p;", "setp.lt.and.f32 r0|r1, r2, r3, r4;"),
-    ("@g vset2.u32.s32.ge d.h1, a.h10, b, c;", "vset2.u32.s32.ge r0.h1, r1.h10, r2, r3;"),
-    ("selp.b32 d, 7, d, !c;", "selp.b32 r0, r1, r2, r3;"),
-    ("@g mov.b32 d, {lo, hi};", None),  # a vector: compiled whole
-    ("setp.lt.u32 p, a, b; selp.b32 d, a, b, p;", None),  # two instructions
-])
-def test_a_core_is_the_instruction_undecorated_each_slot_its_own_register(text, core):
-    shape = Program.parse(shape_of(Program.parse(text)).text)
-    assert core_of(shape) == core
-    if core:  # a shape itself: its registers in order of appearance
-        assert shape_of(Program.parse(core)).text == core

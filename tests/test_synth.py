@@ -5,27 +5,33 @@ The reference never touches the Z3 terms."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import operator
 import random
 from pathlib import Path
 
 import pytest
+import z3
 from click.testing import CliRunner
 from oracle import compare as oracle_compare
 from reference import run as reference
 
-from ptxsmt import proofs
+from ptxsmt import Program, proofs
+from ptxsmt.batch import cache
 from ptxsmt.cli import main
-from ptxsmt.eval import cache
+from ptxsmt.isa.body import parse
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
+from ptxsmt.smt import classes as smt_classes
 from ptxsmt.synth import search
 from ptxsmt.synth.boolean import JOINT, closure, implies, outcomes
 from ptxsmt.synth.executor import Serial, executor
-from ptxsmt.synth.grammar import DEFAULT_FAMILIES, compares, parse_types, pools
+from ptxsmt.synth.grammar import DEFAULT_FAMILIES, compares, enumerate_snippets, parse_types, pools
 from ptxsmt.synth.inversions import table
 from ptxsmt.synth.operands import register_specials
+from ptxsmt.synth.text import text_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,13 +40,18 @@ def _synth(types: str, size: int, families=DEFAULT_FAMILIES) -> search.Synthesis
     return search.synthesize(search.Config(parse_types(types), size, families), Serial())
 
 
-S32 = _synth("s32", 2)
-F32 = _synth("f32", 2, ("setp", "glue"))
-F32_SELECT = _synth("f32", 1, ("setp", "selp", "slct"))
-F16X2 = _synth("f16x2", 1, ("setp",))
-# the 32-bit integers read every way: s32, u32 and b32 compares on one a, b; vset
-I32 = _synth("i32", 2, ("setp", "glue", "selp", "slct", "vset"))
-RUNS = {"s32": S32, "f32": F32, "f32 select": F32_SELECT, "f16x2": F16X2, "i32": I32}
+# Each run is synthesised on first use (not at import: collecting the suite stays cheap).
+RUNS = {"s32": ("s32", 2, DEFAULT_FAMILIES),
+        "f32": ("f32", 2, ("setp", "glue")),
+        "f32 select": ("f32", 1, ("setp", "selp", "slct")),
+        "f16x2": ("f16x2", 1, ("setp",)),
+        # the 32-bit integers read every way: s32, u32 and b32 compares on one a, b; vset
+        "i32": ("i32", 2, ("setp", "glue", "selp", "slct", "vset"))}
+
+
+@functools.cache
+def _run(name: str) -> search.Synthesis:
+    return _synth(*RUNS[name])
 
 
 def _inputs(pool, rng: random.Random) -> dict:
@@ -84,7 +95,7 @@ def _agree(lhs: str, rhs: str, pool, inputs: dict) -> bool:
 
 @pytest.mark.parametrize("run", RUNS, ids=str)
 def test_every_rule_holds_in_the_reference(run):
-    rules = RUNS[run].rules
+    rules = _run(run).rules
     assert rules
     for rule in rules:
         rng = random.Random(rule.lhs + rule.rhs)
@@ -98,7 +109,7 @@ def test_what_the_rules_imply_holds_in_the_reference(run):
     """Members of a group are equal by the kept rules, congruence, renaming and Boolean
     algebra, most of them never sent to the solver: each is checked here."""
     rng = random.Random(run)
-    for pool, groups in RUNS[run].groups.items():
+    for pool, groups in _run(run).groups.items():
         for group in groups:
             for member in rng.sample(group[1:], min(3, len(group) - 1)):
                 for _ in range(12):
@@ -108,7 +119,7 @@ def test_what_the_rules_imply_holds_in_the_reference(run):
 
 @pytest.mark.parametrize("run", RUNS, ids=str)
 def test_every_near_miss_counterexample_differs_in_the_reference(run):
-    for miss in RUNS[run].near_misses:
+    for miss in _run(run).near_misses:
         inputs = {k: v for k, v in miss.counterexample["inputs"].items()}
         full = {name: inputs.get(name, 0) for name in miss.pool.inputs}
         assert not _agree(miss.lhs, miss.rhs, miss.pool, full), miss
@@ -124,8 +135,9 @@ def _near_miss(run: search.Synthesis, lhs: str, rhs: str):
     ("setp.lt.f32 p, a, b; not.pred p, p;", "setp.ge.f32 p, a, b;", "a is NaN or b is NaN"),
 ])
 def test_held_out_near_misses_with_their_classes(lhs, rhs, breaking):
-    found = _near_miss(F32, lhs, rhs) or _near_miss(F32, *_canonical(F32, lhs, rhs))
-    assert found is not None, [(m.lhs, m.rhs) for m in F32.near_misses]
+    run = _run("f32")
+    found = _near_miss(run, lhs, rhs) or _near_miss(run, *_canonical(run, lhs, rhs))
+    assert found is not None, [(m.lhs, m.rhs) for m in run.near_misses]
     assert found.classes["breaking"] == breaking
 
 
@@ -136,7 +148,7 @@ def _canonical(run, lhs, rhs):
 
 
 def test_ftz_near_miss_is_about_subnormals():
-    misses = [m for m in F32.near_misses if ".ftz" in m.lhs + m.rhs and
+    misses = [m for m in _run("f32").near_misses if ".ftz" in m.lhs + m.rhs and
               m.lhs.replace(".ftz", "") == m.rhs.replace(".ftz", "")]
     assert misses
     for m in misses:
@@ -204,13 +216,13 @@ def _closure(run: search.Synthesis):
     ]),
 ])
 def test_held_out_identities_follow_from_the_kept_rules(run, lhs, rhs):
-    assert implies(_closure(RUNS[run]), lhs, rhs)
+    assert implies(_closure(_run(run)), lhs, rhs)
 
 
 @pytest.mark.parametrize(("run", "lhs", "rhs"), ORDER + MASKED)
 def test_held_out_order_and_mask_identities_hold_in_the_reference(run, lhs, rhs):
     kind = lhs.split(".")[0] if lhs.startswith("vset") else "pred"
-    pool = next(p for p in RUNS[run].groups if p.kind == kind)
+    pool = next(p for p in _run(run).groups if p.kind == kind)
     rng = random.Random(lhs + rhs)
     for _ in range(300):
         inputs = _inputs(pool, rng)
@@ -232,7 +244,7 @@ def test_held_out_order_and_mask_identities_hold_in_the_reference(run, lhs, rhs)
     ("i32", "vset2.u32.u32.lt d.h0, a, b, c;", "vset2.u32.u32.lt d.h1, a, b, c;"),
 ])
 def test_a_wrong_identity_does_not_follow(run, lhs, rhs):
-    assert not implies(_closure(RUNS[run]), lhs, rhs)
+    assert not implies(_closure(_run(run)), lhs, rhs)
 
 
 # ---- across signedness: the iN domains ------------------------------------------------------
@@ -251,8 +263,9 @@ def test_a_wrong_identity_does_not_follow(run, lhs, rhs):
 def test_signedness_near_misses_break_on_the_sign(lhs, rhs, breaking):
     """The NVPTX setp.hi/ls bug class: a signed compare where an unsigned one was meant
     (or back) holds unless the operands' sign bits differ."""
-    found = _near_miss(I32, lhs, rhs) or _near_miss(I32, *_canonical(I32, lhs, rhs))
-    assert found is not None, [(m.lhs, m.rhs) for m in I32.near_misses]
+    run = _run("i32")
+    found = _near_miss(run, lhs, rhs) or _near_miss(run, *_canonical(run, lhs, rhs))
+    assert found is not None, [(m.lhs, m.rhs) for m in run.near_misses]
     assert found.classes["breaking"] == breaking
     cex = found.counterexample["inputs"]
     lanes = found.pool.lanes
@@ -281,7 +294,7 @@ def _away_from(breaking: str, pool, inputs: dict) -> dict:
 def test_sign_near_misses_hold_outside_their_breaking_classes():
     """What "differs only when ..." claims, checked in the reference: with the named
     operands' sign bits cleared (or made equal), the two sides agree."""
-    misses = [m for m in I32.near_misses if "negative" in m.classes["breaking"]]
+    misses = [m for m in _run("i32").near_misses if "negative" in m.classes["breaking"]]
     assert {m.pool.kind for m in misses} >= {"pred", "vset2", "vset4"}
     for m in misses:
         rng = random.Random(m.lhs + m.rhs)
@@ -293,7 +306,7 @@ def test_sign_near_misses_hold_outside_their_breaking_classes():
 def test_sign_is_ordinary_within_one_signedness():
     """Where only one reading is compared the sign breaks nothing on its own: no s32
     near miss names it."""
-    assert not any("negative" in m.classes["breaking"] for m in S32.near_misses)
+    assert not any("negative" in m.classes["breaking"] for m in _run("s32").near_misses)
 
 
 # ---- vset, against the spec's pseudocode (9.7.18.2) --------------------------------------
@@ -345,7 +358,7 @@ def _vset_rows(pool, rng: random.Random, count: int) -> list[dict]:
 
 
 def test_every_vset_rule_holds_by_the_spec():
-    rules = [r for r in I32.rules + S32.rules if r.pool.kind.startswith("vset")]
+    rules = [r for r in _run("i32").rules + _run("s32").rules if r.pool.kind.startswith("vset")]
     assert {r.pool.kind for r in rules} == {"vset2", "vset4"}
     for rule in rules:
         rng = random.Random(rule.lhs + rule.rhs)
@@ -354,7 +367,7 @@ def test_every_vset_rule_holds_by_the_spec():
 
 
 def test_every_vset_group_is_equal_by_the_spec():
-    for pool, groups in I32.groups.items():
+    for pool, groups in _run("i32").groups.items():
         if pool.kind.startswith("vset"):
             rng = random.Random(pool.name)
             for group in groups:
@@ -364,7 +377,7 @@ def test_every_vset_group_is_equal_by_the_spec():
 
 
 def test_every_vset_near_miss_differs_by_the_spec():
-    misses = [m for m in I32.near_misses if m.pool.kind.startswith("vset")]
+    misses = [m for m in _run("i32").near_misses if m.pool.kind.startswith("vset")]
     assert misses
     for m in misses:
         regs = {r: m.counterexample["inputs"].get(r, 0) for r in "abc"}
@@ -373,10 +386,10 @@ def test_every_vset_near_miss_differs_by_the_spec():
 
 
 def test_minimisation_drops_implied_rules():
-    for run in RUNS.values():
+    for run in map(_run, RUNS):
         s = run.stats
         assert s.proved == len(run.rules) + s.derived
-    assert S32.stats.derived > 0 and F32.stats.derived > 0
+    assert _run("s32").stats.derived > 0 and _run("f32").stats.derived > 0
 
 
 # ---- the order between compares (boolean.outcome_table), against the oracle ---------------
@@ -415,6 +428,61 @@ def test_each_compare_is_a_set_of_outcomes_and_linked_outcomes_meet_as_joint(t):
             assert (signed, unsigned) in JOINT["integer"], (a, b)
 
 
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64", "s8", "u16", "s32", "u32", "b32",
+                               "s64", "u64", "pred"])
+def test_a_value_is_in_exactly_the_class_the_solver_terms_say(t):
+    """Synth classes concrete operands with `value_class`, the prover with `class_of`'s
+    terms: on every special and random value, the one class `class_of` holds for is the
+    one `value_class` names."""
+    ty, rng = TYPES[t], random.Random(t)
+    values = [False, True] if t == "pred" else \
+        register_specials(ty) + [rng.getrandbits(ty.width) for _ in range(100)]
+    for v in values:
+        const = z3.BoolVal(v) if t == "pred" else z3.BitVecVal(v, ty.width)
+        holds = [c for c in smt_classes.classes(ty)
+                 if z3.is_true(z3.simplify(smt_classes.class_of(c, const, ty)))]
+        assert holds == [smt_classes.value_class(v, ty)], (t, hex(v), holds)
+
+
+@pytest.mark.parametrize(("types", "size"), [("f16x2", 2), ("s32", 2), ("i32", 1)])
+def test_snippet_texts_are_what_isa_prints(types, size):
+    """Synth keys everything by text and reads a text only through isa's parser (and
+    remembers the instructions of the texts it prints): every snippet the grammar prints
+    is isa's own printing of what isa parses from it."""
+    for d in parse_types(types):
+        for snippet in enumerate_snippets(d, size, DEFAULT_FAMILIES):
+            assert text_of(parse(snippet.text)) == snippet.text
+
+
+# The outcomes of comparing a with b as the plain compares that hold on each
+OUTCOME_COMPARES = {"<": "lt", "=": "eq", ">": "gt", "?": "nan"}
+# JOINT's groups: (kind, the compares of one a, b read together: (type, .ftz))
+JOINT_GROUPS = {"f16": ("float", (("f16", False), ("f16", True))),
+                "f32": ("float", (("f32", False), ("f32", True))),
+                "i16": ("integer", (("s16", False), ("u16", False))),
+                "i32": ("integer", (("s32", False), ("u32", False))),
+                "i64": ("integer", (("s64", False), ("u64", False)))}
+
+
+@pytest.mark.parametrize("group", JOINT_GROUPS)
+def test_joint_is_derived_by_the_solver_from_the_semantics(group):
+    """JOINT lists exactly the tuples of outcomes some a, b has: each tuple is asked of
+    the solver over the compares' terms (every a and b, not a sample). A tuple missing
+    from JOINT would let the minimiser call two different snippets equal."""
+    kind, readings = JOINT_GROUPS[group]
+    names = list(OUTCOME_COMPARES if kind == "float" else "<=>")
+    text = " ".join(f"setp.{OUTCOME_COMPARES[o]}{'.ftz' * ftz}.{t} r{k}_{n}, a, b;"
+                    for k, (t, ftz) in enumerate(readings) for n, o in enumerate(names))
+    holds = Program.parse(text).encode().outputs
+    possible = set()
+    for row in itertools.product(names, repeat=len(readings)):
+        solver = z3.Solver()
+        solver.add(*(holds[f"r{k}_{names.index(o)}"] for k, o in enumerate(row)))
+        if solver.check() == z3.sat:
+            possible.add(row)
+    assert possible == set(JOINT[kind])
+
+
 # ---- the inversion table, against IEEE comparisons in the oracle -------------------------
 
 SAMPLE = {"f32": register_specials(TYPES["f32"]), "s32": register_specials(TYPES["s32"])}
@@ -424,15 +492,29 @@ HAND_INVERSIONS = {  # what a backend needs: !(a X b) is a Y b
             "num": "nan", "nan": "num"},
     "s32": {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt"},
 }
-INVERSIONS = table(parse_types("f32,s32"), search.Prover(Serial(), search.Stats(), 30.0))
+INVERSION_KEYS = [(t.name, ftz, str(v.cmp)) for d in parse_types("f32,s32") for t in d.members
+                  for ftz in (False, True) for v in compares(t) if v.ftz == ftz]
+
+
+@functools.cache
+def _inversions() -> dict:
+    """The table, proved once on first use (not at import)."""
+    rows = table(parse_types("f32,s32"), search.Prover(Serial(), search.Stats(), 30.0))
+    return {(r.type, r.ftz, r.cmp): r for r in rows}
+
+
+def test_inversion_table_has_a_row_per_compare():
+    assert sorted(_inversions()) == sorted(dict.fromkeys(INVERSION_KEYS))
 
 
 def _oracle_holds(t: str, ftz: bool, fn) -> bool:
     return all(fn(a, b) for a in SAMPLE[t] for b in SAMPLE[t])
 
 
-@pytest.mark.parametrize("row", INVERSIONS, ids=lambda r: f"{r.type}{'.ftz' * r.ftz}.{r.cmp}")
-def test_inversion_table_is_ieee(row):
+@pytest.mark.parametrize("key", dict.fromkeys(INVERSION_KEYS),
+                         ids=lambda k: f"{k[0]}{'.ftz' * k[1]}.{k[2]}")
+def test_inversion_table_is_ieee(key):
+    row = _inversions()[key]
     t, x = row.type, row.cmp
     assert row.invert == HAND_INVERSIONS[t][x]
     assert _oracle_holds(t, row.ftz, lambda a, b: oracle_compare(x, a, b, t, row.ftz)
@@ -485,7 +567,7 @@ def test_processes_match_serial():
                                    runner)
     finally:
         runner.close()
-    assert [(r.lhs, r.rhs) for r in result.rules] == [(r.lhs, r.rhs) for r in S32.rules]
+    assert [(r.lhs, r.rhs) for r in result.rules] == [(r.lhs, r.rhs) for r in _run("s32").rules]
 
 
 @pytest.mark.parametrize(("args", "message"), [

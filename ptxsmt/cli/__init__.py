@@ -21,7 +21,7 @@ COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
     "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
     "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff", "cache": "cache:cache_cmd",
-    "synth": "synth:synth",
+    "synth": "synth:synth", "tv": "tv:tv",
 }
 
 
@@ -43,6 +43,7 @@ def main() -> None:
       ptxsmt ptxas-diff models/golden.jsonl
       ptxsmt cache
       ptxsmt synth --types f32,s32 --size 2 --jobs 2 --out synth-out
+      ptxsmt tv kernels.ll --mcpu sm_80
     """
 
 

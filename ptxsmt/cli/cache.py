@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import report
-from ..eval import cache
+from ..batch import cache
 from ..report.cache import cache_text
 from .common import CONTEXT
 

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 import click
 
 from .. import report
-from ..check import check_line, check_module, header_error
+from ..check import Judge, ModuleCheck, check_line, header_error
+from ..isa import source
 from ..isa.errors import PtxError
-from ..isa.module import read_module
 from ..isa.targets import parse_target, parse_version
 from ..report import catalogue
+from ..report.progress import Progress
 from .common import CONTEXT, check_target, check_version, fail, max_input_option
 
 DEFAULT_TARGET, DEFAULT_VERSION = "sm_90", "9.0"
-# A whole file, not lines: named *.ptx, or a line that starts with `.version`.
-_MODULE_HEADER = re.compile(rb"^\s*\.version\b", re.M)
 
 
 @click.command("check", context_settings=CONTEXT)
-@click.argument("source", type=click.File("rb"), default="-")
+@click.argument("source_file", metavar="SOURCE", type=click.File("rb"), default="-")
 @click.option("--target", callback=check_target,
               help=f"[default: the module's .target, else {DEFAULT_TARGET}]")
 @click.option("--ptx-version", callback=check_version,
@@ -29,7 +27,7 @@ _MODULE_HEADER = re.compile(rb"^\s*\.version\b", re.M)
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per line (per module for a module).")
 @max_input_option
-def check(source, target, ptx_version, as_json) -> None:
+def check(source_file, target, ptx_version, as_json) -> None:
     """Check that each line (instructions, `.reg` declarations) is legal for a target and
     PTX version, or each instruction of a PTX module (a *.ptx file, or text with a
     `.version` line) with its declared register types.
@@ -40,37 +38,66 @@ def check(source, target, ptx_version, as_json) -> None:
     and column in SOURCE (and the function, in a module). A module is checked
     against its own .target and .version unless --target/--ptx-version say
     otherwise; instructions outside ptxsmt's families (ld, st, bra, add, ...)
-    are counted, not judged. Exit 1 if anything is illegal, 2 if the input
-    cannot be read.
+    are counted, not judged, but a module ptxas refuses as a whole (a label or
+    function defined twice, a branch to no label) is an error. A module's
+    lines are printed as each function is judged, with progress on stderr on
+    long runs. Exit 1 if anything is illegal, 2 if the input cannot be read.
     \b
     Examples:
       echo 'setp.lt.ftz.f32 p, a, b;' | ptxsmt check
       ptxsmt check --target sm_80 --ptx-version 7.0 --json kernels.txt
       nvcc -ptx -arch=sm_90 k.cu -o k.ptx && ptxsmt check k.ptx
     """
-    data = source.read()
-    if str(getattr(source, "name", "")).endswith(".ptx") or _MODULE_HEADER.search(data):
-        _check_module(data, target, ptx_version, as_json)
+    name = str(getattr(source_file, "name", "-"))
+    try:
+        data = source.read_stream(source_file, name)
+    except PtxError as e:
+        fail(str(e))
+    if source.is_module(name, data):
+        _check_module(data, name, target, ptx_version, as_json)
     else:
         _check_lines(data, target or DEFAULT_TARGET,
                      ptx_version or parse_version(DEFAULT_VERSION), as_json)
 
 
-def _check_module(data: bytes, target, version, as_json) -> None:
+def _check_module(data: bytes, name: str, target, version, as_json) -> None:
     try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        fail(f"line {line}: not UTF-8 text (byte 0x{data[e.start]:02x})")
+        text = source.decode(data, name).removeprefix("\ufeff")
+    except PtxError as e:
+        fail(str(e).removeprefix(f"{name}: "))
+    judge = Judge(target and parse_target(target), version)
+    verdicts, illegal = [], 0
     try:
-        result = check_module(read_module(text), target and parse_target(target), version)
+        with Progress("check", total=text.count("\n") + 1, unit="lines") as bar:
+            for fn_verdicts in _by_function(judge, text, bar):
+                illegal += sum(v.error is not None for v in fn_verdicts)
+                if as_json:
+                    verdicts += fn_verdicts
+                elif fn_verdicts:
+                    report.out(catalogue.verdicts_text(fn_verdicts))
     except PtxError as e:
         fail(str(e))
+    result = ModuleCheck(judge.target, judge.version, verdicts, judge.unjudged)
     if as_json:
         report.out(report.dumps(catalogue.module_check_json(result)))
     else:
-        report.out(catalogue.module_check_text(result))
-    sys.exit(0 if result.legal else 1)
+        report.out(catalogue.module_summary_text(result, judged=judge.judged, illegal=illegal))
+    sys.exit(1 if illegal else 0)
+
+
+def _by_function(judge: Judge, text: str, bar: Progress):
+    """The verdicts of each function in turn, the progress bar advanced by its lines."""
+    verdicts, function = [], None
+    for v in judge.read(text):
+        if v.function != function and verdicts:
+            yield verdicts
+            verdicts = []
+        function = v.function
+        verdicts.append(v)
+        bar.update(max(0, judge.lines - bar.done))
+    if verdicts:
+        yield verdicts
+    bar.update(max(0, bar.total - bar.done))
 
 
 def _check_lines(data: bytes, target, ptx_version, as_json) -> None:
@@ -78,12 +105,14 @@ def _check_lines(data: bytes, target, ptx_version, as_json) -> None:
     if err := header_error(tgt, ptx_version):
         fail(err)
     status = 0
-    for number, raw in enumerate(data.splitlines(keepends=True), 1):
+    # a line ends at LF (or CRLF); a CR alone is whitespace, as ptxas reads it
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        raw = raw.removesuffix(b"\r")
         try:
-            line = raw.decode("utf-8").rstrip("\r\n")
+            line = raw.decode("utf-8")
             error = None
         except UnicodeDecodeError as e:
-            line = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+            line = raw.decode("utf-8", "backslashreplace")
             error = f"line {number}: not UTF-8 text (byte 0x{raw[e.start]:02x})"
         if number == 1:
             line = line.removeprefix("\ufeff")

@@ -19,7 +19,7 @@ from typing import NoReturn
 import click
 
 from .. import report
-from ..eval import cache
+from ..batch import cache
 from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version

@@ -33,7 +33,7 @@ from .common import (
     writable_dir,
 )
 
-EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
+EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 
 
 @click.command("equiv", context_settings=CONTEXT)
@@ -50,6 +50,9 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--function", "function", metavar="NAME",
               help="With two .ptx files: the function to compare (default: the only one).")
+@click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
+              help="With two .ptx files: unroll each loop K times; a verdict is then "
+                   "'equivalent up to K iterations'.")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
 @click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="z3", show_default=True,
@@ -67,7 +70,7 @@ EXIT_VERDICT = {"equivalent": 0, "different": 1, "unknown": 3}
 @merge_option
 @max_input_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          function, function_b, solver, batch, jobs, executor, scheduler, target,
+          function, unroll, function_b, solver, batch, jobs, executor, scheduler, target,
           vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
@@ -75,14 +78,18 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     Inputs are the registers read before written; outputs compared are the
     registers both snippets write. Two .ptx files: one function of each, equal
     when their return values and global and shared memory agree for all
-    parameters, special registers and initial memory. Exit 0 equivalent, 1 different (with a
-    counterexample), 2 bad input, 3 unknown (timeout; never reported as equal).
+    parameters, special registers and initial memory (a loop only with --unroll K:
+    then "equivalent up to K iterations"). Exit 0 equivalent (or up to K
+    iterations), 1 different (with a counterexample), 2 bad input, 3 unknown
+    (timeout, or a difference only through what ptxsmt does not model; never
+    reported as equal).
     \b
     Examples:
       ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
       ptxsmt equiv 'setp.lt.f32 p, a, b; not.pred p, p;' 'setp.ge.f32 p, a, b;' --all-classes
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
+      ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
       ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
@@ -97,7 +104,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
         if scheduler and executor != "dask":
             refuse(["--scheduler"], "without --executor dask")
-        run_batch(batch, jobs, executor, scheduler, timeout, solver, target, vset_merge)
+        run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
@@ -108,7 +115,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, solver)
+                        vset_merge, as_json, unroll, solver)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
@@ -148,7 +155,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
-                    target: str, vset_merge: str, as_json: bool, solver: str = "z3") -> None:
+                    target: str, vset_merge: str, as_json: bool, unroll: int = 0,
+                    solver: str = "z3") -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -161,9 +169,9 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     if solver != "z3":  # smt.functions asks smt.solve.check_with once it takes `solver`
         fail("--solver portfolio does not yet apply to two .ptx files' functions")
     try:
-        verdict = check_function_equivalence(a, b, opts, timeout)
+        verdict = check_function_equivalence(a, b, opts, timeout, unroll)
     except PtxError as e:
-        fail(f"{_culprit(a, lhs, rhs, opts)}: {e}")
+        fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
         fail(f"ptxsmt bug, please report: {e}", code=4)
     report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
@@ -171,12 +179,12 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     sys.exit(EXIT_VERDICT[verdict.verdict])
 
 
-def _culprit(fn, lhs: str, rhs: str, opts) -> str:
+def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     """Which file's function an error belongs to: the first, if it fails alone."""
-    from ..function.execute import encode_function
+    from ..function.encode import encode_function
 
     try:
-        encode_function(fn, opts)
+        encode_function(fn, opts, unroll=unroll)
     except PtxError:
         return lhs
     return rhs

@@ -11,12 +11,12 @@ from .common import fail, read_text
 
 
 def run_batch(file, jobs: int, executor: str, scheduler: str | None, timeout: float,
-              solver: str, target: str, vset_merge: str) -> None:
+              solver: str, unroll: int, target: str, vset_merge: str) -> None:
     text = read_text(file, "--batch")
     name = getattr(file, "name", "-")
     base = Path(name).parent if name not in ("-", "<stdin>") else Path()
     defaults = {"timeout": timeout, "target": target, "vset_merge": vset_merge,
-                "solver": solver}
+                "solver": solver, "unroll": unroll}
     results = []
     try:
         for result in pairs.run(text.splitlines(), defaults, base, jobs, executor, scheduler):

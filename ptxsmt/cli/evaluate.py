@@ -41,12 +41,14 @@ from .common import (
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--function", "function", metavar="NAME",
               help="With a .ptx file: the function to run (default: the file's only one).")
+@click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
+              help="With FILE.ptx: run each loop up to K times (more is an error).")
 @jobs_option(2)
 @cache_option
 @target_option
 @merge_option
 @max_input_option
-def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, target,
+def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, jobs, target,
              vset_merge) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
@@ -93,7 +95,7 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
             fail(f"input {quote(key)} is given twice")
         inputs[key] = value.strip()
     if function or is_ptx_file(ptx):
-        eval_function(ptx, function, inputs, opts, as_json)
+        eval_function(ptx, function, inputs, opts, as_json, unroll)
         return
     try:
         from ..eval.evaluate import evaluate  # the solver: not for a batch
@@ -108,13 +110,13 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, jobs, ta
 
 
 def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
-                  as_json: bool) -> None:
+                  as_json: bool, unroll: int = 0) -> None:
     from ..eval.function import evaluate_function  # the solver: not for a batch
     from ..report import function
 
     fn = read_function_file(path, name)
     try:
-        ev = evaluate_function(fn, inputs, opts)
+        ev = evaluate_function(fn, inputs, opts, unroll=unroll)
     except PtxError as e:
         fail(f"{path}: {e}")
     report.out(report.dumps(function.function_json(ev)) if as_json
@@ -123,12 +125,12 @@ def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Opt
 
 def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
     """Answer every line, in order; a bad line gets "error" in place. Exit 1 if any did."""
-    from ..eval.parts import render_file  # numpy: only a batch needs it
+    from ..batch.run import render  # numpy: only a batch needs it
 
-    allow_quick_exit()  # its workers are stopped when render_file ends
+    allow_quick_exit()  # its workers are stopped when render ends
     status = 0
     with Progress("eval --batch", unit="lines") as bar:
-        for data, lines, failed in render_file(batch, opts, jobs):
+        for data, lines, failed in render(batch, opts, jobs):
             status |= failed
             report.out_bytes(data)
             bar.update(lines)
@@ -137,7 +139,7 @@ def run_batch(batch: BinaryIO, opts: Options, jobs: int = 1) -> int:
 
 def check_batch(lines: Iterable[bytes | str], opts: Options) -> int:
     """Recompute every line's outputs; report lines whose stored outputs differ."""
-    from ..eval.jsonl import check_jsonl
+    from ..batch.run import check_jsonl
 
     total = bad = 0
     with Progress("eval --batch --check", unit="lines") as bar:

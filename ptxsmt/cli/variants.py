@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from .. import report
-from ..isa.variants import FAMILIES, catalogue, spec_catalogue
+from ..isa.variants import FAMILIES, MODELLED_FAMILIES, catalogue, spec_catalogue
 from ..report import catalogue as rendering
 from .common import CONTEXT
 
 
 @click.command("variants", context_settings=CONTEXT)
-@click.option("--family", type=click.Choice((*FAMILIES, "glue", "arith")), help="Only this family.")
+@click.option("--family", type=click.Choice((*FAMILIES, *MODELLED_FAMILIES)),
+              help="Only this family.")
 @click.option("--spec", is_flag=True, help="The ISA text's catalogue, before ptxas corrections.")
 @click.option("--json", "as_json", is_flag=True)
 def variants(family, spec, as_json) -> None:

@@ -24,8 +24,10 @@ from functools import lru_cache
 import z3
 
 from ..function import read_function
-from ..function.execute import Access, FunctionEncoding, encode_function
-from ..function.memory import ADDRESS_BITS, load, store
+from ..function.encode import Access, FunctionEncoding, encode_function
+from ..function.memory import at as location_term
+from ..function.memory import empty as empty_memory
+from ..function.memory import load, store
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_value
 from ..isa.module import Function
@@ -33,7 +35,8 @@ from ..isa.source import read_text
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
-from .values import Value, to_json
+from ..solver import check
+from .values import UNSPECIFIED, Value, to_json
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
 
@@ -94,14 +97,15 @@ def read_function_file(path: str, name: str | None) -> Function:
 
 
 def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options = DEFAULT,
-                      watch: Iterable[Location] = ()) -> FunctionEvaluation:
+                      watch: Iterable[Location] = (), unroll: int = 0) -> FunctionEvaluation:
     """Run `fn` on `inputs` (NAME -> value text or bits, see the module docstring).
-    `watch` names locations whose final value is wanted even if no `st` writes them."""
-    enc = encode_function(fn, opts, unmodelled="input")
+    `watch` names locations whose final value is wanted even if no `st` writes them;
+    `unroll` K runs each loop up to K times (inputs that need more are an error)."""
+    enc = encode_function(fn, opts, unmodelled="input", unroll=unroll)
     scalars, located = _split(inputs, enc)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
     spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
-    empty = {s: z3.K(z3.BitVecSort(ADDRESS_BITS), z3.BitVecVal(0, 8)) for s in spaces}
+    empty = {s: empty_memory(s) for s in spaces}
 
     def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
         return z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
@@ -112,27 +116,76 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     for (space, at, t), raw in located.items():
         t = t or _load_type(enc, space, at, lambda x: concrete(x, empty))
         bits = _convert(raw, t, f"{space}[{at:#x}]")
-        arrays[space] = store(arrays[space], z3.BitVecVal(at, ADDRESS_BITS),
+        arrays[space] = store(arrays[space], location_term(space, at),
                               z3.BitVecVal(bits, t.width))
         given.add((space, at))
 
-    def value(term: z3.ExprRef) -> Value:
+    def value(term: z3.ExprRef, what: str = "") -> Value:
+        """A concrete value; an output the ISA leaves open (a free NaN, a return byte
+        never written) is UNSPECIFIED, and anything else that is not one is an error."""
         v = concrete(term, arrays)
-        return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+        if z3.is_true(v) or z3.is_false(v):
+            return z3.is_true(v)
+        if z3.is_bv_value(v):
+            return v.as_long()
+        if what:
+            return _settled(v)
+        raise PtxError(f"{fn.name}: an address or a branch depends on a value the PTX ISA "
+                       "leaves open; ptxsmt cannot run it on these inputs")
+
+    for a in enc.assumed:
+        if not value(a.holds):
+            raise PtxError(f"{fn.name}: these inputs break what ptxsmt assumes at line "
+                           f"{a.line} ({a.text}): {a.why}")
+    for u in (*enc.undefined, *enc.bounded):
+        if value(u.when):
+            raise PtxError(f"{fn.name}: line {u.line} ({u.text}) is reached with these "
+                           f"inputs, where {u.why}")
 
     def locations(accesses: list[Access]) -> list[Location]:
         return list(dict.fromkeys(Location(a.space, value(a.address), a.type)
                                   for a in accesses if value(a.when)))
 
-    loaded = {loc: (value(load(arrays[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+    loaded = {loc: (value(load(arrays[loc.space], location_term(loc.space, loc.address),
                                 loc.type.width)), (loc.space, loc.address) in given)
               for loc in locations(enc.loads)}
     final = {**arrays, **enc.final}  # a space the function does not write ends as it began
-    stores = {loc: value(load(final[loc.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
-                              loc.type.width))
+    stores = {loc: value(load(final[loc.space], location_term(loc.space, loc.address),
+                              loc.type.width), str(loc))
               for loc in [*locations(enc.stores), *watch]}
-    returns = {k: value(v) for k, v in enc.returns.items()}
+    returns = {k: value(v, k) for k, v in enc.returns.items()}
     return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores)
+
+
+def _settled(term: z3.ExprRef) -> Value:
+    """An output term over free values only (no input left): its value if every choice
+    of them gives the same one (a compare of an open NaN), else UNSPECIFIED."""
+    free = _free(term)
+    one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
+    solver = z3.Solver()
+    solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
+    if check(solver) != z3.unsat:
+        return UNSPECIFIED
+    any_choice = z3.Solver()
+    check(any_choice)
+    v = any_choice.model().eval(term, model_completion=True)
+    return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+
+
+def _free(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The free values in a term whose inputs are all substituted: the applications of
+    uninterpreted functions and constants left."""
+    seen, todo, found = set(), [term], []
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.append(t)
+        else:
+            todo.extend(t.children())
+    return found
 
 
 def _split(inputs: Mapping[str, object], enc: FunctionEncoding):

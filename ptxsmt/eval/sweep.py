@@ -11,17 +11,22 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from multiprocessing import get_context
 
 import numpy as np
 
+from ..fast import FastProgram, compile_text, word_dtype
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
-from .fast import word_dtype
-from .programs import compile_program
 
 BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
+
+
+@lru_cache(maxsize=16)
+def _program(text: str, opts: Options) -> FastProgram:
+    return compile_text(text, opts)  # once per process, not once per block
 
 
 @dataclass
@@ -36,7 +41,7 @@ class SweepResult:
 
 def sweep_inputs(text: str, opts: Options = DEFAULT) -> tuple[str, str, list[str]]:
     """The two 16-bit inputs swept, and any predicate inputs (each swept as false/true)."""
-    fast = compile_program(text, opts)
+    fast = _program(text, opts)
     wide = [n for n in fast.inputs if fast.types[n].width == 16]
     preds = [n for n in fast.inputs if fast.types[n].width == 1]
     if len(wide) != 2 or len(wide) + len(preds) != len(fast.inputs):
@@ -47,7 +52,7 @@ def sweep_inputs(text: str, opts: Options = DEFAULT) -> tuple[str, str, list[str
 
 def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
     text, opts, index = args
-    fast = compile_program(text, opts)
+    fast = _program(text, opts)
     a_name, b_name, preds = sweep_inputs(text, opts)
     span = 65536 // BLOCKS
     b = np.arange(65536, dtype=np.uint16)
@@ -71,7 +76,7 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
 def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
           progress: Callable[[int], None] | None = None) -> SweepResult:
     start = time.perf_counter()
-    fast = compile_program(text, opts)
+    fast = _program(text, opts)
     _, _, preds = sweep_inputs(text, opts)
     work = [(text, opts, i) for i in range(BLOCKS)]
     results: dict[int, tuple[dict[str, bytes], dict[str, int]]] = {}

@@ -2,11 +2,14 @@
 `ptxsmt equiv A.ptx B.ptx --function F`.
 
     fn = read_function(Path("k.ptx").read_text(), "_Z4pickPKiS0_Piii")
-    enc = encode_function(fn)        # ptxsmt.function.execute; imports Z3
+    enc = encode_function(fn)        # ptxsmt.function.encode; imports Z3
 
-Reading a function needs no solver; `execute` (symbolic execution), `state` (paths and
-their merge), `memory` (state spaces as arrays of bytes) and `instructions` (ld, st,
-cvta, mul.wide, ... and the opaque rest) do.
+Reading a function needs no solver; encoding it does: `encode` (the walk over the body:
+branches, jump tables, calls inlined), `unroll` (loops, --unroll K), `effects` (what
+reading and writing registers, parameters and memory does to a path), `state` (paths
+and their merge), `memory` (state spaces as arrays of bytes, the generic windows) and
+`instructions` (ld, st, cvta, mov, ... and the uninterpreted rest); mul.wide, mad and
+the other arithmetic are the catalogue's, from sem/ (`program.execute`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from ..isa.module import Function, read_module
 def read_function(text: str, name: str | None = None) -> Function:
     """The function `name` of a PTX module (the only one with a body when `name` is
     None); raise `PtxError` naming what is wrong."""
-    defined = [f for f in read_module(text).functions if f.body is not None]
+    module = read_module(text, only=name)  # only that function's body (and its callees')
+    defined = [f for f in module.functions if f.defined]
+    for f in defined:
+        f.module = {g.name: g for g in defined}
     if name is None:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"

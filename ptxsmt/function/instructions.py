@@ -4,9 +4,8 @@ the path's registers, memory and return values.
     ld.param.T  d, [p+off]   the parameter p (an offset into it is an input of its own, p+8)
     ld.SPACE.T  d, [a+off]   memory (`memory.py`); .nc/.ca/.volatile... change nothing here
     st.SPACE.T  [a+off], v   memory; st.param to a return parameter is a return value
-    cvta[.to].SPACE.T d, a   the identity on the address (generic addresses are global ones)
+    cvta[.to].SPACE.T d, a   into or out of the generic space (`memory.py`: its windows)
     mov.T d, %tid.x          special registers (%tid.x, %ctaid.x, %laneid...) are inputs
-    mul.wide, mad.lo/.hi/.wide on integers: exact
     bar, membar, fence       no effect on one thread's registers and memory
 
 Every other instruction is opaque: in `equiv` its destination is an uninterpreted
@@ -19,23 +18,26 @@ its register operands can stand for it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import z3
 
+from ..isa.body import read_address
+from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
-from ..isa.types import PRED, TYPES, Kind, PtxType
-from ..sem.arith import wide_product
-from .execution import Execution, resize
+from ..isa.types import TYPES, Kind, PtxType
+from . import memory
+from .effects import Execution, resize
 from .memory import SPACES
 
 if TYPE_CHECKING:
     from ..isa.body import Generic
 
-_ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
 NO_EFFECT = ("bar", "barrier", "membar", "fence")
-CONTROL = ("bra", "ret", "exit")  # the paths themselves: execute.py
+CONTROL = ("bra", "brx", "ret", "exit", "trap")  # the paths themselves: encode.py
+# Never data: an instruction that may move control or leave the function is followed
+# (CONTROL, calls inlined by encode.py) or refused, never uninterpreted.
+MOVES_CONTROL = (*CONTROL, "call", "brkpt", "jmp", "jmpx")
 
 
 def instruction_type(g: Generic) -> PtxType:
@@ -48,22 +50,11 @@ def instruction_type(g: Generic) -> PtxType:
 
 def address(g: Generic, operand: str) -> tuple[str, int]:
     """`[%rd1+8]` -> ("%rd1", 8)."""
-    m = _ADDRESS.fullmatch(operand.strip())
-    if not m:
+    found = read_address(operand)
+    if found is None:
         raise PtxError(f"cannot read the address {quote(operand)} of {quote(g.text)}",
                        g.line, g.col)
-    try:
-        return m.group(1), int((m.group(2) or "0").replace(" ", ""), 0)
-    except ValueError:
-        raise PtxError(f"cannot read the offset in {quote(operand)}", g.line, g.col) from None
-
-
-def elements(operand: str) -> list[str]:
-    """`{%r1, %r2}` -> its registers; a plain operand -> itself."""
-    text = operand.strip()
-    if text.startswith("{") and text.endswith("}"):
-        return [e.strip() for e in text[1:-1].split(",")]
-    return [text]
+    return found
 
 
 def _space(g: Generic) -> str:
@@ -71,10 +62,6 @@ def _space(g: Generic) -> str:
         return "param"
     found = [m for m in g.modifiers if m in SPACES]
     return SPACES[found[0] if found else ""]
-
-
-def _vector(g: Generic) -> int:
-    return next((int(m[1:]) for m in g.modifiers if m in ("v2", "v4", "v8")), 1)
 
 
 def ld(ex: Execution, g: Generic) -> None:
@@ -85,7 +72,7 @@ def ld(ex: Execution, g: Generic) -> None:
         if space == "param":
             value = ex.parameter(base, at, t, g)
         else:
-            value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g)
+            value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g, dest)
         ex.write(dest, resize(value, ex.width(dest, g), t.kind is Kind.SIGNED), g)
 
 
@@ -96,57 +83,56 @@ def st(ex: Execution, g: Generic) -> None:
         at = offset + k * t.width // 8
         value = resize(ex.value(src, t, g), t.width, False)
         if space == "param":
-            ex.set_return(base, at, t, value, g)
+            ex.set_return(base, at, t, value, g, src)
         else:
-            ex.store(space, ex.value(base, TYPES["u64"], g), at, t, value, g)
+            ex.store(space, ex.value(base, TYPES["u64"], g), at, t, value, g, src)
 
 
 def cvta(ex: Execution, g: Generic) -> None:
+    """`cvta.SPACE d, a` (to a generic address) and `cvta.to.SPACE d, a` (from one), by
+    the windows of `memory.py`; global addresses are generic ones."""
     d, a = g.operands
-    ex.write(d, resize(ex.value(a, instruction_type(g), g), ex.width(d, g), False), g)
+    t = instruction_type(g)
+    value = memory.address(resize(ex.value(a, t, g), t.width, False))
+    space = next((m for m in g.modifiers if m in memory.WINDOWED), "global")
+    to = "to" in g.modifiers
+    if space == "global":
+        if memory.windows_in(value):
+            ex.assume(ex.outside_windows(value), g, "a global address is in no window")
+    elif to:
+        ex.assume(memory.in_window(value, ex.window(space)), g,
+                  f"the address is in the {space} window")
+        value = value - ex.window(space)
+    else:
+        ex.assume(z3.ULT(value, memory.WINDOW_BYTES), g, f"a {space} address is below 2^32")
+        value = value + ex.window(space)
+    ex.write(d, resize(value, ex.width(d, g), False), g)
 
 
 def mov(ex: Execution, g: Generic) -> None:
     """The forms ptxsmt's glue does not take: a special register (`mov.u32 %r1, %tid.x`)
-    or a variable's address (`mov.u64 %rd1, buf`) as source; a vector form is opaque."""
-    if len(g.operands) != 2 or "{" in "".join(g.operands):
+    or a variable's address (`mov.u64 %rd1, buf`) as source, and the vector forms that
+    pack and unpack (`mov.b32 %r1, {%h1, %h2}` puts %h1 in the low half; an immediate
+    element is taken at the element's width, as ptxas takes it)."""
+    if len(g.operands) != 2:
         return opaque(ex, g)
     d, a = g.operands
     t = instruction_type(g)
-    ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
-
-
-def _product(ex: Execution, g: Generic) -> z3.BitVecRef:
-    """The exact 2w-bit product of the w-bit sources a and b (`.wide` and `.hi`)."""
-    t = instruction_type(g)
-    a, b = (ex.value(o, t, g) for o in g.operands[1:3])
-    return wide_product(a, b, t.kind is Kind.SIGNED)
-
-
-def _integer(g: Generic) -> bool:
-    t = instruction_type(g)
-    return t.kind in (Kind.SIGNED, Kind.UNSIGNED) and "sat" not in g.modifiers
-
-
-def mul(ex: Execution, g: Generic) -> None:
-    """mul.wide.{s,u}{16,32}: the destination is twice as wide (mul.lo/.hi are arith's)."""
-    if "wide" not in g.modifiers or not _integer(g):
-        return opaque(ex, g)
-    ex.write(g.operands[0], _product(ex, g), g)
-
-
-def mad(ex: Execution, g: Generic) -> None:
-    """mad.lo/.hi/.wide on integers: the lo/hi half of a*b, or the whole wide product,
-    plus c (of the destination's width), wrapping."""
-    mode = next((m for m in ("lo", "hi", "wide") if m in g.modifiers), None)
-    if mode is None or not _integer(g):
-        return opaque(ex, g)
-    w = instruction_type(g).width
-    full = _product(ex, g)
-    part = {"lo": lambda: z3.Extract(w - 1, 0, full), "hi": lambda: z3.Extract(2 * w - 1, w, full),
-            "wide": lambda: full}[mode]()
-    c = ex.value(g.operands[3], TYPES[f"b{part.size()}"], g)
-    ex.write(g.operands[0], part + c, g)
+    if a.strip().startswith("{"):  # pack
+        parts = elements(a)
+        w = t.width // len(parts)
+        lanes = [resize(ex.value(e, TYPES[f"b{w}"], g), w, False) for e in parts]
+        ex.write(d, z3.Concat(*reversed(lanes)) if len(lanes) > 1 else lanes[0], g)
+    elif d.strip().startswith("{"):  # unpack
+        parts = elements(d)
+        w = t.width // len(parts)
+        whole = resize(ex.value(a, t, g), t.width, False)
+        for k, e in enumerate(parts):
+            if e != "_":
+                ex.write(e, resize(z3.Extract(w * k + w - 1, w * k, whole), ex.width(e, g),
+                                   False), g)
+    else:
+        ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
 
 
 def no_effect(ex: Execution, g: Generic) -> None:
@@ -154,20 +140,45 @@ def no_effect(ex: Execution, g: Generic) -> None:
 
 
 def opaque(ex: Execution, g: Generic) -> None:
-    if g.opcode in ("trap", "brkpt"):
-        raise PtxError(f"{quote(g.text)} stops the kernel with an error (or a debugger): "
-                       "ptxsmt models no path that ends this way", g.line, g.col)
+    """An instruction ptxsmt does not model: its destinations are a function of its
+    source registers' values, keyed by its text with the registers left out (immediates,
+    special registers and variables stay in the key: they are the same on both sides)."""
+    if g.opcode == "brkpt":
+        raise PtxError(f"{quote(g.text)} stops the kernel for a debugger: ptxsmt models no "
+                       "path that ends this way", g.line, g.col)
+    if g.opcode in MOVES_CONTROL:
+        raise PtxError(f"{quote(' '.join(g.text.split()))} moves control in a way ptxsmt "
+                       "does not model", g.line, g.col)
     if any("[" in o for o in g.operands) or not g.operands:
         raise PtxError(f"{quote(g.text)} is not modelled: ptxsmt reads and writes memory only "
                        "through ld and st, and models no calls", g.line, g.col)
-    t = next((TYPES[m] for m in g.modifiers if m in TYPES), TYPES["b32"])
     dests = [d for part in g.operands[0].split("|") for d in elements(part)]
-    args = [ex.value(o.lstrip("!"), PRED if o.startswith("!") else t, g, negated=o.startswith("!"))
-            for o in g.operands[1:]]
+    args: list[z3.ExprRef] = []
+    shape = []  # each operand with its registers as `_`
+    for operand in g.operands[1:]:
+        parts = []
+        for e in elements(operand):
+            negated = e.startswith("!")
+            key = e.lstrip("!").lstrip("%")
+            if key in ex.declared:
+                args.append(ex.register(key))
+                parts.append("!_" if negated else "_")
+            else:
+                parts.append(e)
+        shape.append("{" + ", ".join(parts) + "}" if operand.strip().startswith("{")
+                     else parts[0])
+    head = ".".join((g.opcode, *g.modifiers))
+    for t in (TYPES[m] for m in g.modifiers if m in TYPES and TYPES[m].is_half):
+        ex.enc.halves.update({ex.prefix + key: t for o in g.operands for e in elements(o)
+                              if (key := e.lstrip("!%")) in ex.declared
+                              and ex.declared[key].width == t.width})
     for k, dest in enumerate(dests):
-        if dest != "_":
-            ex.write(dest, ex.opaque_value(g, k, dest, args), g)
+        if dest == "_":
+            continue
+        ex.width(dest, g)
+        key = f"{head} {', '.join(['_', *shape])}" + (f" #{k}" if len(dests) > 1 else "")
+        ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
-HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "mul": mul, "mad": mad,
+HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov,
             **dict.fromkeys(NO_EFFECT, no_effect)}

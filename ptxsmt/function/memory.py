@@ -5,11 +5,21 @@ lowest address holds the lowest byte), so a load after a store to the same addre
 the stored value and two stores to one address leave the last. Addresses are 64-bit; a
 32-bit address (`ld.shared.u32 %r1, [%r2]`) is zero-extended.
 
-Generic addressing is taken to be global addressing: `cvta.to.global`/`cvta.global` are
-the identity on the address (see `instructions.py`) and a `ld`/`st` without a state space
-reads and writes the global array. nvcc's -O0 code passes kernel pointers to generic
-`ld`/`st` where its -O3 code converts them to global ones first; both reach one memory.
-ptxsmt does not model the shared and local windows of the generic space.
+Generic addresses (a `ld`/`st` without a state space): the generic space holds two
+windows of 2^32 bytes, the shared window (its byte k is shared byte k) and the local
+one, whose bases are inputs (`window.shared`, `window.local`; apart from each other, not
+wrapping). `cvta.shared a` is `window.shared + a` and `cvta.to.shared g` is
+`g - window.shared` (local alike). A generic address computed from a window's base (its
+term holds `window.shared` or `window.local`) reaches whichever memory its value falls
+in (computed from one base only: in that window, as pointer arithmetic stays inside
+the object it starts from); any other generic address is a global one: a pointer the
+function receives or loads is taken to point to global memory (nvcc's -O0 code passes
+kernel pointers to generic `ld`/`st` where -O3 converts them to global ones first; both
+reach one memory).
+
+What the ISA leaves undefined is assumed not to happen (`Execution.assume`):
+`cvta.to.global` of a window address, `cvta.to.shared` of an address outside its window,
+`cvta.shared` of a shared address past 2^32.
 """
 
 from __future__ import annotations
@@ -18,32 +28,81 @@ import z3
 
 ADDRESS_BITS = 64
 
-# `ld.X`/`st.X` -> the array it reads and writes ("" is generic addressing).
-SPACES = {"": "global", "global": "global", "shared": "shared", "local": "local",
+# `ld.X`/`st.X` -> the array it reads and writes ("generic": global or a window).
+SPACES = {"": "generic", "global": "global", "shared": "shared", "local": "local",
           "const": "const", "shared::cta": "shared", "shared::cluster": "shared"}
 # Memory that outlives the function and is compared by equiv: a thread's local memory
 # dies with it, and constant memory is never written.
 OBSERVABLE = ("global", "shared")
 
 
+def address_bits(space: str) -> int:
+    """Shared and local addresses are 32-bit (a window's offsets); a 64-bit address into
+    them keeps its low half."""
+    return 32 if space in WINDOWED else ADDRESS_BITS
+
+
 def initial(space: str) -> z3.ArrayRef:
     """The memory of `space` when the function starts: an input."""
-    return z3.Array(space, z3.BitVecSort(ADDRESS_BITS), z3.BitVecSort(8))
+    return z3.Array(space, z3.BitVecSort(address_bits(space)), z3.BitVecSort(8))
 
 
-def address(term: z3.BitVecRef) -> z3.BitVecRef:
-    return z3.ZeroExt(ADDRESS_BITS - term.size(), term) if term.size() < ADDRESS_BITS else term
+def empty(space: str) -> z3.ArrayRef:
+    return z3.K(z3.BitVecSort(address_bits(space)), z3.BitVecVal(0, 8))
+
+
+def at(space: str, address: int) -> z3.BitVecRef:
+    return z3.BitVecVal(address, address_bits(space))
+
+
+def address(term: z3.BitVecRef, bits: int = ADDRESS_BITS) -> z3.BitVecRef:
+    """An address of `bits` bits: zero-extended, or its low bits."""
+    if term.size() < bits:
+        return z3.ZeroExt(bits - term.size(), term)
+    return z3.Extract(bits - 1, 0, term) if term.size() > bits else term
 
 
 def load(memory: z3.ArrayRef, at: z3.BitVecRef, width: int) -> z3.BitVecRef:
     """`width` bits from `at` upwards, the byte at `at` lowest."""
-    at = address(at)
+    at = address(at, memory.domain().size())
     parts = [z3.Select(memory, at + k) for k in reversed(range(width // 8))]
     return parts[0] if len(parts) == 1 else z3.Concat(*parts)
 
 
 def store(memory: z3.ArrayRef, at: z3.BitVecRef, value: z3.BitVecRef) -> z3.ArrayRef:
-    at = address(at)
+    at = address(at, memory.domain().size())
     for k in range(value.size() // 8):
         memory = z3.Store(memory, at + k, z3.Extract(8 * k + 7, 8 * k, value))
     return memory
+
+
+WINDOWED = ("shared", "local")  # the state spaces with a window in the generic space
+WINDOW_BYTES = 1 << 32
+
+
+def windows_in(term: z3.ExprRef) -> list[str]:
+    """The windows whose base a term is computed from."""
+    names = {f"window.{w}": w for w in WINDOWED}
+    seen, todo, found = set(), [term], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.num_args() == 0 and t.decl().name() in names:
+            found.add(names[t.decl().name()])
+        todo.extend(t.children())
+    return [w for w in WINDOWED if w in found]
+
+
+def in_window(generic: z3.BitVecRef, base: z3.BitVecRef) -> z3.BoolRef:
+    return z3.ULT(generic - base, WINDOW_BYTES)
+
+
+def windows_apart(bases: list[z3.BitVecRef]) -> z3.BoolRef:
+    """No window wraps around the address space and no two overlap."""
+    top = (1 << ADDRESS_BITS) - WINDOW_BYTES
+    fits = [z3.ULT(b, top) for b in bases]
+    apart = [z3.Or(z3.ULE(a + WINDOW_BYTES, b), z3.ULE(b + WINDOW_BYTES, a))
+             for i, a in enumerate(bases) for b in bases[i + 1:]]
+    return z3.And(*fits, *apart)

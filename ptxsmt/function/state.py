@@ -29,15 +29,18 @@ class State:
 
 def merge(paths: list[State]) -> State:
     """One state for paths that meet. Memory a path has not touched is the initial
-    memory. A register or return value written on some paths only (defined on one side
-    of a branch) keeps what those paths hold: reading it where no path wrote it is
-    undefined in PTX, and any value is a correct reading."""
+    memory; a return value a path has not written is `unwritten` there (as in
+    `effects.set_return`: a value neither side chooses). A register written on some
+    paths only (defined on one side of a branch) keeps what those paths hold: reading it
+    where no path wrote it is undefined in PTX, and any value is a correct reading."""
     if len(paths) == 1:
         return paths[0]
+    widths = {k: v.size() for p in paths for k, v in p.returns.items()}
     return State(z3.simplify(z3.Or([p.live for p in paths])),
                  _merged([(p.live, p.registers) for p in paths]),
                  _merged([(p.live, p.memory) for p in paths], initial),
-                 _merged([(p.live, p.returns) for p in paths]))
+                 _merged([(p.live, p.returns) for p in paths],
+                         lambda k: z3.BitVec(f"{k} unwritten", widths[k])))
 
 
 def _merged(sides: list[tuple[z3.BoolRef, dict]], default=None) -> dict:

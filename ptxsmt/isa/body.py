@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import PtxError, quote
 from .opcodes import SYNTAX
 from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
-from .syntax import Guard, Instruction, format_variant, parse_statement
+from .syntax import Guard, Instruction, opcode_col, parse_statement
 from .types import PRED, bit_type
-from .variants import operand_types, requirement
+from .variants import Variant, operand_types, requirement
 
 
-@dataclass(frozen=True)
-class Generic:
+class Generic(NamedTuple):
     """An instruction ptxsmt does not model, as written: `@%p1 ld.param.u32 %r1, [p];`."""
 
     opcode: str  # "ld"
@@ -37,8 +37,7 @@ class Generic:
     text: str
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):
     name: str
     line: int
     col: int
@@ -53,6 +52,18 @@ class Checked:
     registers: dict[str, Register] = field(default_factory=dict)
 
 
+class Repeat(NamedTuple):
+    """An instruction of ptxsmt's families read as a `Checked` one before in the same run:
+    the same text but for the names of its registers, each declared with the same type
+    (what the reading depends on), so it is legal or not as that one was. Only a reader
+    that judges (`read_body(..., seen=...)`) gets these, not the whole instruction."""
+
+    variant: Variant
+    text: str
+    line: int
+    col: int  # of the opcode, after a guard, as `Instruction.col`
+
+
 @dataclass(frozen=True)
 class Rejected:
     """A statement of ptxsmt's families that ptxas refuses, and why."""
@@ -61,8 +72,7 @@ class Rejected:
     error: PtxError
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """A directive the body only records: `.pragma "nounroll"`, `.loc 1 5 3`, `.local ...`."""
 
     name: str
@@ -70,14 +80,22 @@ class Directive:
     line: int
     col: int
 
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """`.branchtargets L0, L1` -> ("L0", "L1")."""
+        rest = self.text[len(self.name):]
+        return tuple(p.strip() for p in _split_top(rest)) if rest.strip() else ()
 
-Item = Checked | Generic | Label | Rejected | Directive
+
+Item = Checked | Generic | Label | Rejected | Directive | Repeat
 
 
 @dataclass
 class Body:
     items: list[Item] = field(default_factory=list)
     registers: list[Register] = field(default_factory=list)  # every `.reg`, in order
+    skipped: int = 0  # a judge's reading (`seen`): instructions outside ptxsmt's families,
+    # counted, not kept
 
     @property
     def checked(self) -> list[Checked]:
@@ -95,33 +113,80 @@ BODY_DIRECTIVES = (".loc", ".pragma", ".local", ".shared", ".param", ".const", "
                    ".maxnreg", ".file", ".callprototype", ".branchtargets", ".calltargets")
 
 
-def read_body(statements: list[Statement], *, module: bool) -> Body:
-    """A body from its statements (the function's own braces not included)."""
+def read_body(statements: list[Statement], *, module: bool,
+              seen: dict | None = None) -> Body:
+    """A body from its statements (the function's own braces not included). With `seen`
+    (a dict kept across the bodies of one run) an instruction whose text differs from one
+    read before only in register names of the same declared types is a `Repeat`
+    (nothing if that one was `Generic`), not parsed again, and an instruction outside
+    ptxsmt's families is only counted (`Body.skipped`): what a judge of legality needs."""
     body, scope = Body(), Scope()
+    typed: dict[str, str] = {}  # a judge's: each name's part in a shape, while scope holds
     for st in statements:
-        if st.kind == "open":
+        kind = st.kind
+        if kind == "instruction":
+            if seen is None:
+                body.items.append(_instruction(st, scope, module))
+            elif item := _judged(st, scope, seen, typed):
+                body.items.append(item)
+            else:
+                body.skipped += 1
+        elif kind == "open":
             scope.open()
-        elif st.kind == "close":
+            typed.clear()
+        elif kind == "close":
             if not scope.depth:
                 raise PtxError("'}' closes no '{'", st.line, st.col)
             scope.close()
-        elif st.kind == "label":
+            typed.clear()
+        elif kind == "label":
             body.items.append(Label(st.text, st.line, st.col))
-        elif st.kind == "directive":
-            _directive(st, body, scope)
         else:
-            body.items.append(_instruction(st, scope, module))
+            _directive(st, body, scope)
+            typed.clear()
     if scope.depth:
         raise PtxError("'{' is never closed", *statements[-1].end)
     return body
+
+
+_BRANCH = re.compile(r"(?:@\s*!?\s*\S+\s+)?br[ax](?:\.\w+)*\s+(?:.*,)?\s*([^,\s]+)", re.S)
+
+
+def check_labels(statements: list[Statement]) -> None:
+    """Refuse what ptxas refuses of a body's labels, naming the line as ptxas does: a label
+    defined twice in one `{ }` scope, and a branch (`bra`, `brx.idx`, `.branchtargets`)
+    to a label not defined in its scope or an enclosing one (before or after it)."""
+    frames: list[tuple[dict[str, Statement], list[tuple[str, Statement]]]] = [({}, [])]
+    for st in statements:
+        if st.kind == "open":
+            frames.append(({}, []))
+        elif st.kind == "close" and len(frames) > 1:
+            labels, wanted = frames.pop()
+            frames[-1][1].extend(w for w in wanted if w[0] not in labels)
+        elif st.kind == "label":
+            if first := frames[-1][0].get(st.text):
+                raise PtxError(f"Duplicate definition of label '{st.text}' (ptxas; first "
+                               f"defined on line {first.line})", st.line, st.col)
+            frames[-1][0][st.text] = st
+        elif st.text[:1] in "@b" and (m := _BRANCH.fullmatch(st.text)):
+            frames[-1][1].append((m.group(1), st))
+        elif st.kind == "directive" and st.text.startswith(".branchtargets"):
+            frames[-1][1].extend((name.strip(), st) for name in st.text[14:].split(","))
+    labels, wanted = frames[0]
+    missing = [(st.line, st.col, name) for name, st in wanted if name not in labels]
+    if missing:
+        line, col, name = min(missing)
+        raise PtxError(f"Unknown symbol '{name}' (ptxas: no label of that name in scope)",
+                       line, col)
 
 
 def _directive(st: Statement, body: Body, scope: Scope) -> None:
     if st.head == ".reg":
         _require_end(st)
         for reg in parse_reg(st.text, st.line, st.col):
-            scope.declare(reg)
-            body.registers.append(reg)
+            for r in (reg, *reg.elements) if reg.vector > 1 else (reg,):  # `%v.x` too
+                scope.declare(r)
+                body.registers.append(r)
     elif st.head in BODY_DIRECTIVES:
         body.items.append(Directive(st.head, st.text, st.line, st.col))
     else:
@@ -134,12 +199,50 @@ def _require_end(st: Statement) -> None:
         raise PtxError(f"missing ';' at the end of the {what}", *st.end)
 
 
-_GUARD = re.compile(r"@\s*!?\s*\S+\s+")
+_GUARD = re.compile(r"@\s*(!?)\s*(\S+)\s+")
+_OPCODE = re.compile(r"[A-Za-z0-9_]*")
+_LEAD = re.compile(r"(@\s*!?\s*\S+\s+|)([A-Za-z0-9_]*)\S*")  # guard, opcode, the rest of the head
+# A name an operand may give: not after a `.` (`%r1.x`, a modifier), a `%`, a word
+# character (`0f3F800000`) or `$`.
+_OPERAND_NAME = re.compile(r"(?<![\w.$%])%?[A-Za-z_$][\w$]*")
+
+
+def _judged(st: Statement, scope: Scope, seen: dict, typed: dict[str, str]) -> Item | None:
+    """`_instruction` in a module, answered from `seen` when its shape was read before;
+    None for an instruction outside ptxsmt's families (only counted)."""
+    text = st.text
+    lead = _LEAD.match(text)
+    at, head = lead.end(1), lead.end()
+    if lead.group(2) not in SYNTAX:
+        _require_end(st)
+        return None
+
+    def part(m: re.Match) -> str:
+        name = m.group()
+        if (known := typed.get(name)) is None:
+            reg = scope.lookup(name.lstrip("%"))
+            known = typed[name] = name if reg is None else f"\0{reg.type.name}.v{reg.vector}\0"
+        return known
+
+    key = (_OPERAND_NAME.sub(part, text[:at]) + text[at:head]
+           + _OPERAND_NAME.sub(part, text[head:]), st.ended)
+    known = seen.get(key)
+    if known is None:
+        item = _instruction(st, scope, True)
+        if isinstance(item, Checked):
+            seen[key] = item.instruction.variant
+        elif isinstance(item, Generic):
+            seen[key] = Generic
+        return item  # a Rejected one is read again: its message names its own registers
+    if known is Generic:
+        _require_end(st)
+        return None
+    return Repeat(known, text, st.line, opcode_col(text, st.col))
 
 
 def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
     rest = st.text[m.end():] if (m := _GUARD.match(st.text)) else st.text
-    opcode = re.match(r"[A-Za-z0-9_]*", rest).group()
+    opcode = _OPCODE.match(rest).group()
     modelled = opcode in SYNTAX
     if module and not modelled:
         return _generic(st)
@@ -167,14 +270,60 @@ def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
 def _generic(st: Statement) -> Generic:
     guard = None
     text = st.text
-    if m := re.match(r"@\s*(!?)\s*(\S+)\s+", text):
+    if m := _GUARD.match(text):
         guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)), m.group(2))
         text = text[m.end():]
     head, _, operands = text.partition(" ")
     opcode, *mods = head.split(".")
-    parts = [p.strip() for p in _split_top(operands)] if operands.strip() else []
+    if not operands.strip():
+        parts = []
+    elif "{" in operands or "(" in operands or _COMMA_IN_BRACKETS.search(operands):
+        parts = [p.strip() for p in _split_top(operands)]
+    else:
+        parts = [p.strip() for p in operands.split(",")]
     _require_end(st)
     return Generic(opcode, tuple(mods), tuple(parts), guard, st.line, st.col, st.text)
+
+
+_COMMA_IN_BRACKETS = re.compile(r"\[[^\]]*,")
+_ADDRESS = re.compile(r"\[\s*([^\]+\s]+)\s*(?:\+\s*([-+]?\s*\w+))?\s*\]")
+
+
+def read_address(operand: str) -> tuple[str, int] | None:
+    """A memory operand: `[%rd1+8]` -> ("%rd1", 8), `[p]` -> ("p", 0); None if it is
+    not one."""
+    m = _ADDRESS.fullmatch(operand.strip())
+    if not m:
+        return None
+    try:
+        return m.group(1), int((m.group(2) or "0").replace(" ", ""), 0)
+    except ValueError:
+        return None
+
+
+def vector_elements(operand: str) -> list[str]:
+    """`{%r1, %r2}` -> its elements; a plain operand -> itself."""
+    text = operand.strip()
+    if text.startswith("{") and text.endswith("}"):
+        return [e.strip() for e in _split_top(text[1:-1])]
+    return [text]
+
+
+def read_call(g: Generic) -> tuple[tuple[str, ...], str, tuple[str, ...], str | None]:
+    """`call.uni (r), f, (a, b);` -> (("r",), "f", ("a", "b"), None); a last operand
+    names the prototype of an indirect call (`call (r), %rd1, (a), proto;`)."""
+    ops = list(g.operands)
+
+    def inner(text: str) -> tuple[str, ...]:
+        body = text.strip()[1:-1]
+        return tuple(p.strip() for p in _split_top(body)) if body.strip() else ()
+
+    results = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    if not ops:
+        raise PtxError(f"{quote(g.text)} names no function", g.line, g.col)
+    callee = ops.pop(0).strip()
+    arguments = inner(ops.pop(0)) if ops and ops[0].startswith("(") else ()
+    return results, callee, arguments, (ops[0].strip() if ops else None)
 
 
 def _split_top(text: str) -> list[str]:
@@ -199,6 +348,13 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
     for name, t, slot, col in uses:
         what = f"operand {slot}" if slot else "the guard"
         reg = scope.lookup(name)
+        if reg is None and "." in name and (whole := scope.lookup(name.split(".")[0])):
+            raise PtxError(f"{whole.name} is a .v{whole.vector} register (declared on "
+                           f"{whole.place}): it has no element {_spelled(ins, name)} (ptxas "
+                           "takes it and reads an undefined value)" if whole.vector > 1 else
+                           f"{whole.name} is not a vector register (declared on "
+                           f"{whole.place}): {_spelled(ins, name)} names no element",
+                           ins.line, col)
         if reg is None:
             if module:
                 raise PtxError(f"register {_spelled(ins, name)} is not declared", ins.line, col)
@@ -207,7 +363,7 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
             raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
                            f"{reg.place}); {what} needs one .{t} register", ins.line, col)
         v = ins.variant
-        if not fits(reg.type, t, v.opcode, slot, v.boolop is not None, format_variant(v)):
+        if not fits(reg.type, t, v.opcode, slot, v.boolop is not None, v):
             raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
                            f"{ins.variant} needs .{t} (or a register of its width that ptxas "
                            "takes for it)", ins.line, col)

@@ -89,6 +89,9 @@ def parse_value(text: str, t: PtxType) -> int | bool:
     raise LiteralError(f"{quote(s)} is not a value for a .{t.name} register")
 
 
+_PRED_INTEGER = PtxType("s64", Kind.SIGNED, 64)
+
+
 def parse_immediate(text: str, t: PtxType) -> int | bool:
     """An immediate operand in PTX text, as ptxas 13.0 reads it for a `.t` operand:
     integers for bit/integer types; `0f` for f32/f64/b32; `0d` and decimal floats for
@@ -99,9 +102,13 @@ def parse_immediate(text: str, t: PtxType) -> int | bool:
     if s.endswith("u"):
         raise LiteralError(f"{quote(s)}: the unsigned suffix is 'U' (ptxas refuses 'u')")
     if t.kind is Kind.PRED:
-        if s not in ("0", "1"):
-            raise LiteralError(f"{quote(s)} is not a predicate immediate (0 or 1)")
-        return s == "1"
+        # any integer, true when nonzero: LLVM 14 -O0 writes `mov.pred %p, -1`, and ptxas
+        # 13.0 folds mov.pred of 2 and of 0x100000000 to true
+        try:
+            return parse_immediate(s, _PRED_INTEGER) != 0
+        except LiteralError:
+            raise LiteralError(f"{quote(s)} is not a predicate immediate (an integer)") \
+                from None
     if m := _FLT.fullmatch(s):
         width = 32 if m.group(1) in "fF" else 64
         if len(m.group(2)) != width // 4:

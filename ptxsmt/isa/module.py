@@ -17,11 +17,13 @@ reader can make `ld.param` an input and `st.param` of a return parameter an outp
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
-from .body import Body, read_body
+from .body import Body, check_labels, read_body
 from .errors import PtxError, quote
-from .statements import Statement, skip_block, split_statements
+from .statements import Statement, iter_statements
 from .targets import Target, parse_target, parse_version
 from .types import TYPES, PtxType
 
@@ -48,6 +50,15 @@ class Function:
     line: int
     col: int
     performance: list[str] = field(default_factory=list)  # `.maxntid 128, 1, 1` ...
+    # the body's statements while it is not read (`read_module(..., only=...)`)
+    source: list[Statement] | None = field(default=None, repr=False, compare=False)
+    # the module's functions with a body, by name (calls are followed into them)
+    module: dict[str, Function] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def defined(self) -> bool:
+        """Whether the module gives its body (read or not), not only a prototype."""
+        return self.body is not None or self.source is not None
 
 
 @dataclass
@@ -69,38 +80,103 @@ SKIPPED = (".file", ".pragma", ".loc", ".alias")  # `.alias baz, bar;`: LLVM's G
 _HEADER = {".version", ".target", ".address_size"}
 
 
-def read_module(text: str) -> Module:
-    """Read a whole file; raise `PtxError` naming the first thing it cannot read."""
-    statements = split_statements(text, spans_lines=True)
-    module, i = Module(), 0
-    while i < len(statements):
-        st = statements[i]
+def read_module(text: str, *, only: str | None = None) -> Module:
+    """Read a whole file; raise `PtxError` naming the first thing it cannot read. With
+    `only`, the body of that function and of those it calls (transitively) is read, the
+    other functions' are only scanned (`Function.unread`); what ptxas refuses of any
+    function (a label defined twice, a branch to no label, a function defined twice) is
+    refused all the same."""
+    module = Module()
+    for _ in read_functions(text, module, only=only):
+        pass
+    return module
+
+
+def read_functions(text: str, module: Module, *, only: str | None = None,
+                   seen: dict | None = None) -> Iterator[Function]:
+    """Read `text` into `module` in order (its header, variables and functions), yielding
+    each function as soon as it is read, so a caller can answer it before the next is
+    read. `only`: as `read_module`; `seen`: as `body.read_body`."""
+    statements = _Lookahead(iter_statements(text, spans_lines=True))
+    defined: dict[str, Function] = {}
+    while (st := statements.peek()) is not None:
         words = st.text.split()
         if st.kind != "directive":
             raise PtxError(f"expected a directive (.version, .entry, ...) at module level, "
                            f"found {quote(st.text if st.kind != 'instruction' else st.head)}",
                            st.line, st.col)
+        next(statements)
         if st.head in _HEADER:
             _header(module, st)
-            i += 1
         elif st.head == ".section":
-            i = skip_block(statements, i + 1) if _opens(statements, i + 1) else i + 1
+            if statements.opens():
+                statements.block(st)
         elif st.head in SKIPPED:
-            i += 1
+            pass
         elif ".entry" in words or ".func" in words:
-            i = _function(module, statements, i)
+            fn = _function(module, st, statements, defined)
+            if fn.source is not None and only is None:
+                _read(fn, seen)
+            yield fn
         elif any(w in STATE_SPACES for w in words[:3]) or st.head in LINKAGE:
             if not st.ended:
                 raise PtxError("missing ';' at the end of the declaration", *st.end)
             module.variables.append(st)
-            i += 1
         else:
             raise PtxError(f"unknown directive {quote(st.head)}", st.line, st.col)
-    return module
+    if only is not None:
+        wanted = [only]
+        while wanted:
+            fn = defined.get(wanted.pop())
+            if fn is not None and fn.source is not None:
+                _read(fn, seen)
+                wanted += called(fn.body)
 
 
-def _opens(statements: list[Statement], i: int) -> bool:
-    return i < len(statements) and statements[i].kind == "open"
+def _read(fn: Function, seen: dict | None) -> None:
+    fn.body = read_body(fn.source, module=True, seen=seen)
+    fn.source = None
+
+
+class _Lookahead:
+    """The module's statements, read as they are needed, with one of lookahead."""
+
+    def __init__(self, statements: Iterator[Statement]):
+        self._statements = statements
+        self._next: Statement | None = next(statements, None)
+
+    def peek(self) -> Statement | None:
+        return self._next
+
+    def __next__(self) -> Statement:
+        st = self._next
+        if st is None:
+            raise StopIteration
+        self._next = next(self._statements, None)
+        return st
+
+    def opens(self) -> bool:
+        return self._next is not None and self._next.kind == "open"
+
+    def block(self, owner: Statement) -> list[Statement]:
+        """The statements inside the `{ ... }` that comes next (its braces consumed)."""
+        first = next(self)
+        depth, inside = 1, []
+        pending = () if self._next is None else (self._next,)
+        for st in chain(pending, self._statements):  # the lookahead is refilled at the end
+            kind = st.kind
+            if kind == "open":
+                depth += 1
+            elif kind == "close":
+                depth -= 1
+                if depth == 0:
+                    self._next = next(self._statements, None)
+                    return inside
+            inside.append(st)
+        raise PtxError(f"{quote('{')} is never closed", first.line, first.col)
+
+    def __iter__(self) -> Iterator[Statement]:
+        return self
 
 
 def _header(module: Module, st: Statement) -> None:
@@ -126,8 +202,8 @@ _SIGNATURE = re.compile(r"\s*(?:\((?P<returns>[^()]*)\)\s*)?(?P<name>[A-Za-z_$%]
                         r"\s*(?:\((?P<params>[^()]*)\))?\s*(?P<tail>(?:\.noreturn\s*)?)", re.S)
 
 
-def _function(module: Module, statements: list[Statement], i: int) -> int:
-    st = statements[i]
+def _function(module: Module, st: Statement, statements: _Lookahead,
+              defined: dict[str, Function]) -> Function:
     words = st.text.split()
     kind = ".entry" if ".entry" in words else ".func"
     linkage = tuple(w for w in words[:words.index(kind)] if w in LINKAGE)
@@ -145,21 +221,50 @@ def _function(module: Module, statements: list[Statement], i: int) -> int:
     if m.group("tail"):  # `.func f() .noreturn`: the attribute follows the parameters
         fn.performance.append(m.group("tail").strip())
     module.functions.append(fn)
-    i += 1
-    while i < len(statements) and statements[i].head in PERFORMANCE:
-        fn.performance.append(statements[i].text)
-        i += 1
-    if not _opens(statements, i):
+    while (nxt := statements.peek()) is not None and nxt.head in PERFORMANCE:
+        fn.performance.append(next(statements).text)
+    if not statements.opens():
         if st.ended:
-            return i  # `.extern .func f(...);`: a prototype
+            return fn  # `.extern .func f(...);`: a prototype
         raise PtxError(f"expected '{{' or ';' after the {kind} {fn.name}", *st.end)
-    end = skip_block(statements, i)
-    fn.body = read_body(statements[i + 1:end - 1], module=True)
-    return end
+    brace = statements.peek()
+    if fn.name in defined:
+        # ptxas names the line of a `.func`'s `{`, of an `.entry`'s signature's end
+        line, col = (brace.line, brace.col) if kind == ".func" else st.end
+        raise PtxError(f"Duplicate definition of function '{fn.name}' (ptxas; first "
+                       f"defined on line {defined[fn.name].line})", line, col)
+    defined[fn.name] = fn
+    fn.source = statements.block(st)
+    check_labels(fn.source)
+    return fn
+
+
+def called(body: Body) -> list[str]:
+    """The functions a body calls by name (`call.uni (retval0), f, (param0);`)."""
+    names = []
+    for item in body.generic:
+        if item.opcode == "call":
+            names += [o for o in item.operands if _CALLEE.fullmatch(o)]
+    return names
+
+
+_CALLEE = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 _PARAM = re.compile(r"\.param((?:\s+\.[A-Za-z0-9_]+(?:\s+\d+)?)+)\s+([A-Za-z_$%][\w$]*)"
                     r"\s*(?:\[\s*(\d*)\s*\])?", re.S)
+
+
+def read_variable(text: str, line: int, col: int) -> tuple[str, Param]:
+    """A variable's declaration, its initializer left out: `.shared .align 4 .b8 s[256]`
+    -> ("shared", Param("s", .b8, 256, 4))."""
+    space, _, rest = text.partition("=")[0].strip().partition(" ")
+    while space in (".extern", ".visible", ".weak", ".common") and rest:
+        space, _, rest = rest.strip().partition(" ")
+    found = _params(".param " + rest, Statement("directive", text, line, col))
+    if len(found) != 1:
+        raise PtxError(f"cannot read the variable {quote(text)}", line, col)
+    return space.lstrip("."), found[0]
 
 
 def _params(text: str, st: Statement) -> list[Param]:

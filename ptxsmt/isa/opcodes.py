@@ -17,7 +17,16 @@ from .types import PRED, TYPES, PtxType, bit_type
 TYPE_ROLES = ("dtype", "stype", "type", "ctype", "atype", "btype")
 # Written `.ftz`, `.add`, `.sat`, `.NaN`, or absent: the spelling -> the Variant field.
 FLAG_MODIFIERS = {"ftz": "ftz", "add": "add", "sat": "sat", "NaN": "nan"}
-MUL_MODES = ("hi", "lo")  # mul's `.mode`; `.wide` (a destination twice as wide) is not here
+MUL_MODES = ("hi", "lo")  # mul's `.mode` on mul.hi/.lo (`.wide`: WIDE_MODES)
+WIDE_MODES = ("hi", "lo", "wide")  # mul/mad: `.wide` makes d (and mad's c) twice as wide
+# 9.7.3 "Floating-point rounding": the IEEE-754 directions; 9.7.9.21 cvt's integer rounding
+FLOAT_ROUNDINGS = ("rn", "rz", "rm", "rp")
+INT_ROUNDINGS = ("rni", "rzi", "rmi", "rpi")
+ROUNDINGS = (*FLOAT_ROUNDINGS, *INT_ROUNDINGS)
+SHIFT_DIRECTIONS = ("l", "r")  # shf.l / shf.r
+# An operand slot of this role has `type`, twice as wide under `.wide` (mul.wide's d,
+# mad.wide's d and c).
+WIDE = "wide"
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ class Syntax:
     half_family: bool = False  # 9.7.7 gives it half-precision forms, a family of their own
     glue: bool = False  # not a seed instruction: what rewrites put around them
     family: str = ""  # a family of its own, named here ("arith")
+    float_family: str = ""  # the family of its float forms, where it differs (add.f32)
+    modes: tuple[str, ...] = ()  # the values of its `mode` modifier (mul: .hi/.lo/.wide)
 
     @property
     def partial(self) -> bool:
@@ -78,11 +89,37 @@ SYNTAX: dict[str, Syntax] = {
     "mov": Syntax(("type",), {"d": "type", "a": "type"}, glue=True, vector_operands=True),
     "not": Syntax(("type",), {"d": "type", "a": "type"}, glue=True),
     **{op: Syntax(("type",), {"d": "type", **_SOURCES}, glue=True) for op in ("and", "or", "xor")},
-    "cvt": Syntax(("sat", "dtype", "atype"), {"d": "dtype", "a": "atype"}, glue=True),
+    "cvt": Syntax(("rnd", "ftz", "sat", "dtype", "atype"), {"d": "dtype", "a": "atype"},
+                  glue=True),
     # 9.7.1 integer and 9.7.3/9.7.4 floating-point arithmetic that compilers put next to
     # compares: one family, "arith". shl/shr's b is "a .u32 value" whatever the type.
-    **{op: Syntax(("sat", "type"), _BINARY, family="arith") for op in ("add", "sub")},
-    "mul": Syntax(("mode", "type"), _BINARY, family="arith"),
+    # add/sub/mul on floats (9.7.3.3-9.7.3.5, 9.7.4.1-9.7.4.3) are "float-arith".
+    **{op: Syntax(("rnd", "ftz", "sat", "type"), _BINARY, compared="type", family="arith",
+                  float_family="float-arith") for op in ("add", "sub")},
+    "mul": Syntax(("mode", "rnd", "ftz", "sat", "type"), {"d": WIDE, **_SOURCES},
+                  compared="type", family="arith", float_family="float-arith",
+                  modes=WIDE_MODES),
+    "mad": Syntax(("mode", "rnd", "ftz", "sat", "type"), {"d": WIDE, **_SOURCES, "c": WIDE},
+                  compared="type", family="arith", float_family="float-arith",
+                  modes=WIDE_MODES),
+    "rem": Syntax(("type",), _BINARY, family="arith"),
+    "fma": Syntax(("rnd", "ftz", "sat", "type"), {**_BINARY, "c": "type"}, compared="type",
+                  family="float-arith"),
+    **{op: Syntax(("rnd", "ftz", "type"), _BINARY if op == "div" else
+                  {"d": "type", "a": "type"}, compared="type", family="arith",
+                  float_family="float-arith") for op in ("div", "sqrt", "rcp")},
+    "copysign": Syntax(("type",), _BINARY, family="float-arith"),
+    "testp": Syntax(("mode", "type"), {"p": PRED, "a": "type"}, family="float-arith",
+                    modes=("finite", "infinite", "number", "notanumber", "normal",
+                           "subnormal")),
+    # 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: bit manipulation, the "bits" family
+    **{op: Syntax(("type",), {"d": _U32, "a": "type"}, family="bits") for op in ("popc", "clz")},
+    "brev": Syntax(("type",), {"d": "type", "a": "type"}, family="bits"),
+    "bfe": Syntax(("type",), {"d": "type", "a": "type", "b": _U32, "c": _U32}, family="bits"),
+    "prmt": Syntax(("type", "mode"), {"d": "type", "a": "type", "b": "type", "c": "type"},
+                   family="bits", modes=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")),
+    "shf": Syntax(("dir", "mode", "type"), {"d": "type", "a": "type", "b": "type", "c": _U32},
+                  family="bits", modes=("wrap", "clamp")),
     **{op: Syntax(("ftz", "nan", "type"), _BINARY, compared="type", family="arith")
        for op in ("min", "max")},
     **{op: Syntax(("ftz", "type"), {"d": "type", "a": "type"}, compared="type",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import PtxError, quote
 from .types import TYPES, Kind, PtxType
@@ -31,9 +32,10 @@ PACKED_AS_INTEGER = "f16x2"  # ptxas takes an .f16x2 register for a 32-bit integ
 # "ld, st, and cvt instructions permit source and destination data operands to be wider
 # than the instruction-type size" (PTX ISA 6.4.4.1, Operand Size Exceeding Instruction-Type
 # Size); ptxas 13.0 takes them for cvt's operands (a float one: a wider bit register), but
-# not for cvt.f32.bf16 (measured as above, every cvt against every register).
+# not for a cvt with a .bf16 type, either operand ("Arguments mismatch"; measured as above,
+# every cvt against every register).
 WIDER_ALLOWED = frozenset({"cvt"})
-WIDER_REFUSED = frozenset({"cvt.f32.bf16"})
+WIDER_REFUSED_TYPE = "bf16"
 
 # Slots where ptxas 13.0 takes other registers than the rule says (measured the same way):
 # (opcode, slot, operand type) -> the register types it takes there.
@@ -56,15 +58,16 @@ SLOT_FITS_WITHOUT_BOOLOP: dict[tuple[str, str, str], frozenset[str]] = {
 
 
 def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
-         boolop: bool = True, variant: str = "") -> bool:
+         boolop: bool = True, variant: object = "") -> bool:
     """Whether ptxas lets a register declared `register` stand for an `operand`-typed one
-    in `slot` of `opcode` (`boolop`: the instruction has one; `variant`: its spelling)."""
+    in `slot` of `opcode` (`boolop`: the instruction has one; `variant`: the variant or
+    its spelling, spelled only where it matters)."""
     if not boolop and (opcode, slot, operand.name) in SLOT_FITS_WITHOUT_BOOLOP:
         return register.name in SLOT_FITS_WITHOUT_BOOLOP[opcode, slot, operand.name]
     if (opcode, slot, operand.name) in SLOT_FITS:
         return register.name in SLOT_FITS[opcode, slot, operand.name]
     if opcode in WIDER_ALLOWED and register.width > operand.width > 1 and \
-            variant not in WIDER_REFUSED:
+            WIDER_REFUSED_TYPE not in str(variant).split("."):
         if operand.kind is Kind.FLOAT:  # a float operand: a wider bit register
             return register.kind is Kind.BIT
         # a `.b128` register is its own (and the only) 128-bit type
@@ -76,8 +79,7 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
     return operand.kind in (Kind.UNSIGNED, Kind.SIGNED) and register.name == PACKED_AS_INTEGER
 
 
-@dataclass(frozen=True)
-class Register:
+class Register(NamedTuple):
     """One declared register: `.reg .b32 %r<5>` declares %r0 ... %r4."""
 
     name: str  # as written, with its `%` if any
@@ -85,6 +87,12 @@ class Register:
     line: int
     col: int
     vector: int = 1  # `.v2`/`.v4`: elements named name.x, name.y, ...
+
+    @property
+    def elements(self) -> list[Register]:
+        """A vector's elements, each a scalar register of its type: `%v.x`, `%v.y`, ..."""
+        return [Register(f"{self.name}.{c}", self.type, self.line, self.col)
+                for c in "xyzw"[:self.vector if self.vector > 1 else 0]]
 
     @property
     def key(self) -> str:

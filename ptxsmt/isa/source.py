@@ -12,6 +12,7 @@ here, so one limit and one decoding rule hold everywhere:
 from __future__ import annotations
 
 import os
+import re
 from typing import BinaryIO
 
 from .errors import PtxError, quote
@@ -71,6 +72,15 @@ def decode(data: bytes, name: str) -> str:
 def read_text(path: str) -> str:
     """The text of the PTX file at `path`: `read_file` then `decode`."""
     return decode(read_file(path), path)
+
+
+_MODULE_HEADER = re.compile(rb"^[ \t\r\f\v]*\.version\b", re.M)
+
+
+def is_module(name: str, data: bytes) -> bool:
+    """Whether an input is a whole PTX module rather than lines of instructions: a file
+    named *.ptx, or text with a line that starts with `.version`."""
+    return name.endswith(".ptx") or _MODULE_HEADER.search(data) is not None
 
 
 def _size(n: int) -> str:

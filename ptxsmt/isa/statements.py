@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from typing import NamedTuple
 
-from .errors import PtxError, quote
+from .errors import PtxError
 
 LABEL = re.compile(r"(%?[A-Za-z_$][A-Za-z0-9_$]*)\s*:(?!:)")
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     kind: str  # "instruction", "directive", "label", "open" (`{`) or "close" (`}`)
     text: str  # without its `;`, comments blanked; the label's name for a label
     line: int
@@ -39,26 +39,34 @@ class _Text:
     """Positions in the text: 0-based offset <-> 1-based line and column."""
 
     def __init__(self, text: str):
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def place(self, pos: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.starts, pos)
         return line, pos - self.starts[line - 1] + 1
 
 
+_NEWLINE = re.compile("\n")
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)',
+                                re.S | re.M)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def blank_comments(text: str) -> str:
     """The text with each comment's characters but newlines made spaces, so every place
     stays where it was; an unterminated `/*` or string is an error at its start."""
-    out, i, places = [], 0, _Text(text)
-    pattern = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)', re.S | re.M)
-    for m in pattern.finditer(text):
+    if "/" not in text and '"' not in text:
+        return text
+    out, i = [], 0
+    for m in _COMMENT_OR_STRING.finditer(text):
         token = m.group()
         if token.startswith("/*") and not token.endswith("*/") or token == "/*/":
-            raise PtxError("unterminated comment '/*'", *places.place(m.start()))
+            raise PtxError("unterminated comment '/*'", *_Text(text).place(m.start()))
         if token.startswith('"') and (len(token) < 2 or not token.endswith('"')):
-            raise PtxError("unterminated string", *places.place(m.start()))
+            raise PtxError("unterminated string", *_Text(text).place(m.start()))
         out.append(text[i:m.start()])
-        out.append(token if token.startswith('"') else re.sub(r"[^\n]", " ", token))
+        out.append(token if token[0] == '"' else " " * len(token) if token[1] == "/"
+                   else _NOT_NEWLINE.sub(" ", token))
         i = m.end()
     out.append(text[i:])
     return "".join(out)
@@ -69,43 +77,84 @@ LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", ".ma
                    ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
                    ".reqnctapercluster", ".explicitcluster", ".noreturn", ".blocksareclusters")
 
+# The scanner: one pass over the text, each step a compiled pattern that searches from
+# where the last stopped, so reading is linear in the text. Between its stops a
+# statement holds nothing that can end it: an instruction of a module can end only at
+# `;`, `{`, `}` (or a string or parenthesis that hides them); a directive or a
+# snippet's statement also at a newline.
+_SPACE = re.compile(r"\s*")
+_WORD = re.compile(r"\S*")
+_NEXT_WORD = re.compile(r"\s*(\S*)")
+_STOPS_IN_MODULE = re.compile(r'[;{}()"]')
+_STOPS_IN_LINE = re.compile(r'[;{}()"\n]')
+
 
 def split_statements(text: str, *, spans_lines: bool) -> list[Statement]:
     """The statements of `text` in order. With `spans_lines` (a module) an instruction
     runs to its `;`; without (a snippet) it also stops at the end of its line, unended."""
+    return list(iter_statements(text, spans_lines=spans_lines))
+
+
+def iter_statements(text: str, *, spans_lines: bool) -> Iterator[Statement]:
+    """`split_statements`, one statement at a time (an error is raised where it is met)."""
     clean = blank_comments(text)
     places = _Text(clean)
-    out: list[Statement] = []
     i, n = 0, len(clean)
-    while i < n:
+    line, line_start = 1, 0  # of position `i`: kept as `i` moves, for the common case
+    while True:
+        if spans_lines and (m := _SIMPLE.match(clean, i)):
+            # the common case, a statement up to its `;`: placed without a search
+            i = m.start(1)
+            if newlines := clean.count("\n", line_start, i):
+                line += newlines
+                line_start = clean.rindex("\n", 0, i) + 1
+            body = m.group(1).rstrip()
+            kind = "directive" if body[0] == "." else "instruction"
+            stop = i + len(body)
+            if "\n" in body:
+                yield Statement(kind, body, line, i - line_start + 1, True, places.place(stop))
+            else:
+                yield Statement(kind, body, line, i - line_start + 1, True,
+                                (line, stop - line_start + 1))
+            i = m.end()
+            continue
+        if (i := _SPACE.match(clean, i).end()) >= n:
+            return
         ch = clean[i]
-        if ch.isspace():
-            i += 1
-        elif ch in "{}":
-            out.append(Statement("open" if ch == "{" else "close", ch, *places.place(i),
-                                 end=places.place(i + 1)))
+        if ch in "{}":
+            yield Statement("open" if ch == "{" else "close", ch, *places.place(i),
+                            end=places.place(i + 1))
             i += 1
         elif ch == ";":
             raise PtxError("empty statement: ';' with no instruction before it",
                            *places.place(i))
-        elif m := LABEL.match(clean, i):
-            out.append(Statement("label", m.group(1), *places.place(i), end=places.place(m.end())))
+        elif ch not in ".@" and (m := LABEL.match(clean, i)):
+            yield Statement("label", m.group(1), *places.place(i), end=places.place(m.end()))
             i = m.end()
         else:
             stmt, i = _statement(clean, i, places, spans_lines)
-            out.append(stmt)
-    return out
+            yield stmt
+        line = places.place(i)[0]
+        line_start = places.starts[line - 1]
+
+
+# A statement of a module that `_statement` would end at its `;` with nothing on the way
+# that could end it sooner or hide its end (`{`, `}`, `(`, `)`, a string): an instruction
+# (not a label: no `name:` at its start), or a directive on one line (`.reg .b32 %r<5>;`).
+_SIMPLE = re.compile(r'\s*(?!%?[A-Za-z_$][A-Za-z0-9_$]*\s*:(?!:))'
+                     r'(\.[^;{}()"\n]*|[^\s.;{}()"][^;{}()"]*);')
 
 
 def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tuple[Statement, int]:
     """One instruction or directive from `start`: up to its `;` (consumed), or up to a
     `{`/`}`/newline that ends it without one (not consumed)."""
     directive = clean[start] == "."
-    head = re.match(r"\S*", clean[start:]).group()
-    line_directive = head in LINE_DIRECTIVES
+    line_directive = _WORD.match(clean, start).group() in LINE_DIRECTIVES
+    stops = _STOPS_IN_MODULE if spans_lines and not directive else _STOPS_IN_LINE
     parens = braces = 0  # `(` of a parameter list; `{` of an initialiser or `{lo, hi}`
     i = start
-    while i < len(clean):
+    while m := stops.search(clean, i):
+        i = m.start()
         ch = clean[i]
         if ch == '"':
             i = clean.index('"', i + 1) + 1  # blank_comments vouched for its end
@@ -126,13 +175,12 @@ def _statement(clean: str, start: int, places: _Text, spans_lines: bool) -> tupl
                 return _make(clean, start, i, places, False), i
             braces -= 1
         i += 1
-    return _make(clean, start, i, places, line_directive), i
+    return _make(clean, start, len(clean), places, line_directive), len(clean)
 
 
 def _line_directive_at(clean: str, i: int) -> bool:
     """Whether the next word after `i` is a line directive (`.maxntid` after a header)."""
-    word = re.match(r"\s*(\S*)", clean[i:]).group(1)
-    return word in LINE_DIRECTIVES
+    return _NEXT_WORD.match(clean, i).group(1) in LINE_DIRECTIVES
 
 
 def _make(clean: str, start: int, stop: int, places: _Text, ended: bool) -> Statement:
@@ -140,15 +188,3 @@ def _make(clean: str, start: int, stop: int, places: _Text, ended: bool) -> Stat
     kind = "directive" if text.startswith(".") else "instruction"
     return Statement(kind, text, *places.place(start), ended,
                      places.place(start + len(text)))
-
-
-def skip_block(statements: list[Statement], at: int) -> int:
-    """The index after the `}` that closes the `{` at `statements[at]` (a `.section`
-    block, whose contents are data, not code)."""
-    depth = 0
-    for j in range(at, len(statements)):
-        depth += {"open": 1, "close": -1}.get(statements[j].kind, 0)
-        if depth == 0:
-            return j + 1
-    s = statements[at]
-    raise PtxError(f"{quote('{')} is never closed", s.line, s.col)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
-from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX
+from .opcodes import FLAG_MODIFIERS, ROUNDINGS, SHIFT_DIRECTIONS, SYNTAX
 from .types import PRED, TYPES, Kind, PtxType
 from .variants import Variant, operand_slots, operand_types, requirement
 
@@ -123,6 +123,7 @@ def rename_registers(ins: Instruction, names: Mapping[str, str]) -> Instruction:
 _IDENT = r"%?[A-Za-z_$][A-Za-z0-9_$]*|%[0-9]+"
 _REG = re.compile(rf"({_IDENT})(?:\s*(\.[A-Za-z0-9_]+)|\s*\+\s*(-?\s*[0-9][0-9A-Za-z]*))?")
 _GUARD = re.compile(rf"@\s*(!?)\s*({_IDENT})\s+")
+_ELEMENT = re.compile(rf"({_IDENT})(?:\s*\.([xyzwrgba]))?")  # `%r1` or `%v.x` in `{...}`
 _OPCODE = re.compile(r"[A-Za-z][A-Za-z0-9]*((?:\.[A-Za-z0-9_]+)*)")
 
 
@@ -158,6 +159,12 @@ def parse_statement(stmt: str, line: int, col: int) -> Instruction:
     return Instruction(variant, operands, guard, line, col, text)
 
 
+def opcode_col(stmt: str, col: int) -> int:
+    """The column of the opcode of a statement that starts at `col` (after its guard),
+    as `parse_statement` places the instruction."""
+    return col + m.end() if (m := _GUARD.match(stmt)) else col
+
+
 def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Variant:
     syntax = SYNTAX[opcode]
     found: dict[str, object] = {}
@@ -187,12 +194,17 @@ def _parse_modifiers(opcode: str, mods: list[str], line: int, col: int) -> Varia
 
 
 _KIND_NAMES = {"cmp": "comparison", "boolop": "boolean operator", "mode": "mode",
+               "rnd": "rounding modifier", "dir": "direction",
                "type": "type", **dict.fromkeys(FLAG_MODIFIERS.values(), "modifier")}
 
 
 def _classify(mod: str, syntax) -> tuple[str | None, object]:
-    if "mode" in syntax.modifiers and mod in MUL_MODES:  # mul.lo: a mode, not the CmpOp
+    if "mode" in syntax.modifiers and mod in syntax.modes:  # mul.lo: a mode, not the CmpOp
         return "mode", mod
+    if mod in ROUNDINGS:
+        return "rnd", mod
+    if mod in SHIFT_DIRECTIONS:
+        return "dir", mod
     if mod in TYPES:
         return "type", TYPES[mod]
     if mod in CmpOp._value2member_map_:
@@ -266,6 +278,9 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         if offset is not None:
             return _with_offset(v, slot, t, name, offset, m.group(1), line, col)
         lane = None
+        if suffix and not syntax.lane_prefix and suffix[1:] in COMPONENTS:
+            element = f"{name}.{COMPONENTS[suffix[1:]]}"
+            return Operand("reg", element, negated, None, col, spelled=(m.group(1) + suffix,))
         if suffix:
             lane = parse_lane_spec(suffix)
             if not syntax.lane_prefix or lane is None or slot == "c":
@@ -277,9 +292,12 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
         raise PtxError(f"destination {slot} must be a register, found {quote(raw)}", line, col)
     if syntax.lane_prefix:
         raise PtxError(f"{v.opcode} operands must be registers, found {quote(raw)}", line, col)
-    if t is PRED and (body not in ("0", "1") or not all(x.predicate_literal for x in v.types)):
-        raise PtxError(f"operand {slot} must be a predicate register, found {quote(raw)}",
-                       line, col)
+    if t is PRED:
+        truth = predicate_immediate(v, slot, body, negated)
+        if truth is None or not all(x.predicate_literal for x in v.types):
+            raise PtxError(f"operand {slot} must be a predicate register or an integer, "
+                           f"found {quote(raw)}", line, col)
+        return Operand("imm", "1" if truth else "0", col=col, spelled=(raw,))
     if not t.literal:
         raise PtxError(f"operand {slot}: PTX has no .{t.name} literal, use a register",
                        line, col)
@@ -290,11 +308,34 @@ def _operand(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -
     return Operand("imm", body, negated, col=col)
 
 
+# A vector register's element as a scalar operand: `%v.x` of a `.reg .v2 .b32 %v` is a
+# .b32 register (`.r .g .b .a` name the same four); ptxas 13.0 takes one wherever a
+# register of the element's type fits (docs/ptxas-legality.md, "Operand spellings"), but
+# not in the vset families, whose `.x`-like suffixes are lane selectors.
+COMPONENTS = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
+
+
+def predicate_immediate(v: Variant, slot: str, text: str, negated: bool) -> bool | None:
+    """The truth of an integer immediate given for a predicate operand (None: not an
+    integer), as ptxas 13.0 folds it (docs/ptxas-legality.md, "Operand spellings"):
+    `!k` is first 1 if k is 0, else 0; then set/setp's c is true when the low 32 bits
+    are not all zero, and every other predicate operand (selp's c, mov/and/or/xor/not
+    .pred) when the 64-bit value is not zero."""
+    value = offset_value(text, TYPES["b64"]) if text else None
+    if value is None:
+        return None
+    if negated:
+        value = int(value == 0)
+    if slot == "c" and v.syntax.optional_c:  # the BoolOp operand of set/setp
+        value &= 0xFFFFFFFF
+    return value != 0
+
+
 # `%r1+1`, `%r2+-1`: ptxas 13.0 reads a source register plus an integer as the sum,
 # wrapping at the operand's width (it compiles `setp.lt.s32 p, %r1+-1, %r2` to
 # `VIADD R5, R0, 0xffffffff; ISETP`). It refuses one on a destination ("Result register
 # required"), and crashes (SIGSEGV) on one in a vset or float operand, a guard or after
-# `!`; ptxsmt takes it on integer and bit operands a and b (README "Reading PTX files").
+# `!`; ptxsmt takes it on integer and bit operands a and b (docs/ptx-files.md).
 OFFSET_SLOTS = ("a", "b")
 
 
@@ -325,8 +366,10 @@ def offset_value(text: str, t: PtxType) -> int | None:
 def _vector(v: Variant, slot: str, raw: str, t: PtxType, line: int, col: int) -> Operand:
     """mov's packing operand `{lo, hi}`: lane 0 first, each lane a bit register."""
     spelled = [n.strip() for n in raw.strip("{}").split(",")]
-    names = [n.lstrip("%") for n in spelled]
-    ok = raw.endswith("}") and all(re.fullmatch(_IDENT, n) for n in spelled)
+    found = [_ELEMENT.fullmatch(n) for n in spelled]
+    ok = raw.endswith("}") and all(found)
+    names = [m.group(1).lstrip("%") + (f".{COMPONENTS[m.group(2)]}" if m.group(2) else "")
+             for m in found] if ok else []
     if not v.syntax.vector_operands or not ok or len(names) < 2 or t.width % len(names) \
             or t is PRED:
         raise PtxError(f"unexpected vector operand {quote(raw)}", line, col)

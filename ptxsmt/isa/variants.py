@@ -18,11 +18,13 @@ from itertools import product
 from types import MappingProxyType
 
 from .modifiers import FLOAT_CMPS, ORDERED_CMPS, UNSIGNED_CMPS, BoolOp, CmpOp
-from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX, Syntax
-from .types import Kind, PtxType, ptx_type
+from .opcodes import FLAG_MODIFIERS, MUL_MODES, SYNTAX, WIDE, Syntax
+from .types import TYPES, Kind, PtxType, ptx_type
 
 # The families a user thinks in; half-precision set/setp are the same opcodes.
 FAMILIES = ("set", "setp", "selp", "slct", "half-set", "half-setp", "vset2", "vset4")
+# The families of the instructions around them (`variants --family`).
+MODELLED_FAMILIES = ("glue", "arith", "float-arith", "convert", "bits")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,9 @@ class Variant:
     add: bool = False
     sat: bool = False
     nan: bool = False  # `.NaN` (min, max)
-    mode: str | None = None  # mul's .hi/.lo
+    mode: str | None = None  # mul/mad .hi/.lo/.wide, testp's test, prmt's and shf's mode
+    rnd: str | None = None  # rounding: .rn/.rz/.rm/.rp, cvt's .rni/.rzi/.rmi/.rpi
+    dir: str | None = None  # shf.l / shf.r
 
     @classmethod
     def of(cls, opcode: str, roles: Mapping[str, PtxType], **modifiers) -> Variant:
@@ -83,6 +87,10 @@ class Variant:
 
     @property
     def family(self) -> str:
+        if self.opcode == "cvt" and _rounds(self):
+            return "convert"
+        if self.syntax.float_family and any(t.is_float for t in self.types):
+            return self.syntax.float_family
         if self.syntax.family:
             return self.syntax.family
         if self.syntax.glue:
@@ -95,10 +103,25 @@ class Variant:
         """The spelling: opcode and modifiers in the order of the opcode's syntax line."""
         flags = {field: spelling for spelling, field in FLAG_MODIFIERS.items()
                  if getattr(self, field)}
-        values = {"cmp": self.cmp, "boolop": self.boolop, "mode": self.mode,
+        values = {"cmp": self.cmp, "boolop": self.boolop, "mode": self.mode, "rnd": self.rnd,
+                  "dir": self.dir,
                   **dict.fromkeys(FLAG_MODIFIERS.values()), **flags, **self.roles}
         return ".".join([self.opcode, *(str(values[m]) for m in self.syntax.modifiers
                                         if values[m] is not None)])
+
+
+def _rounds(v: Variant) -> bool:
+    """A cvt of the "convert" family: rounding, flushing, clamping a float, or crossing
+    between integers and floats; glue keeps the exact widenings and integer cvts."""
+    a, d = v.atype, v.dtype
+    inexact = a.is_float and d.is_float and (d.fmt.ebits < a.fmt.ebits
+                                             or d.fmt.sbits < a.fmt.sbits)
+    return bool(v.rnd or v.ftz or (v.sat and d.is_float) or a.is_float != d.is_float or inexact)
+
+
+def widened(t: PtxType) -> PtxType:
+    """The type twice as wide, of the same kind (.s32 -> .s64)."""
+    return TYPES[f"{t.name[0]}{2 * t.width}"]
 
 
 def operand_slots(v: Variant) -> tuple[str, ...]:
@@ -111,10 +134,16 @@ def operand_slots(v: Variant) -> tuple[str, ...]:
 @cache  # asked for every instruction parsed; a variant's answer never changes
 def operand_types(v: Variant) -> Mapping[str, PtxType]:
     """The register type of each operand slot (the 'Operand x has type' sentences)."""
-    types = {slot: v.role(t) if isinstance(t, str) else t for slot, t in v.syntax.operands.items()}
+    types = {slot: _slot_type(v, t) for slot, t in v.syntax.operands.items()}
     if v.syntax.pair_dest:
         types["q"] = types["p"]
     return MappingProxyType(types)
+
+
+def _slot_type(v: Variant, t: str | PtxType) -> PtxType:
+    if t == WIDE:
+        return widened(v.type) if v.mode == "wide" else v.type
+    return v.role(t) if isinstance(t, str) else t
 
 
 @dataclass(frozen=True, order=True)
@@ -162,6 +191,8 @@ class Form:
     sat: bool = False  # whether {.sat} is in the block
     nan: bool = False  # whether {.NaN} is in the block
     modes: tuple[str, ...] = (None,)  # mul: .hi, .lo
+    rnds: tuple[str | None, ...] = (None,)  # the rounding modifiers of the block
+    dirs: tuple[str | None, ...] = (None,)  # shf: .l, .r
     section: str = ""
     note: str = ""
 
@@ -172,14 +203,14 @@ class Form:
             compared = v.compared_type
             cmps = self.cmps or (cmps_for(compared) if "cmp" in syntax.modifiers else (None,))
             boolops = (None, *BoolOp) if "boolop" in syntax.modifiers else (None,)
-            ftzs = (False, True) if self.ftz and compared.ftz else (False,)
+            ftzs = (False, True) if self.ftz and (compared is None or compared.ftz) else (False,)
             adds = (False, True) if self.add else (False,)
             sats = (False, True) if self.sat else (False,)
             nans = (False, True) if self.nan else (False,)
-            for cmp, boolop, ftz, add, sat, nan, mode in product(cmps, boolops, ftzs, adds, sats,
-                                                                  nans, self.modes):
+            for cmp, boolop, ftz, add, sat, nan, mode, rnd, dir_ in product(
+                    cmps, boolops, ftzs, adds, sats, nans, self.modes, self.rnds, self.dirs):
                 yield replace(v, cmp=cmp, boolop=boolop, ftz=ftz, add=add, sat=sat, nan=nan,
-                              mode=mode)
+                              mode=mode, rnd=rnd, dir=dir_)
 
 
 def _req(ptx: str, sm: int) -> Requirement:
@@ -278,6 +309,7 @@ CVT_INT_FORMS: tuple[Form, ...] = (
 # ptxas 13.0 by tests/test_arith.py; as for set, f64's "requires sm_13" is not enforced.
 _ARITH_INTS = _types("u16", "u32", "u64", "s16", "s32", "s64")
 _SIGNED = _types("s16", "s32", "s64")
+_NARROW_INTS = _types("u16", "u32", "s16", "s32")
 _HALF = _types("f16", "f16x2")
 _BHALF = _types("bf16", "bf16x2")
 ARITH_FORMS: tuple[Form, ...] = (
@@ -288,6 +320,15 @@ ARITH_FORMS: tuple[Form, ...] = (
     *(Form(op, dict(type=_types("s32")), _req("1.0", 10), sat=True, section=sec)
       for op, sec in (("add", "9.7.1.1"), ("sub", "9.7.1.2"))),
     Form("mul", dict(type=_ARITH_INTS), _req("1.0", 10), modes=MUL_MODES, section="9.7.1.3"),
+    # ".wide ... supported only for 16- and 32-bit integer types"
+    Form("mul", dict(type=_NARROW_INTS), _req("1.0", 10), modes=("wide",), section="9.7.1.3"),
+    Form("mad", dict(type=_ARITH_INTS), _req("1.0", 10), modes=MUL_MODES, section="9.7.1.4"),
+    Form("mad", dict(type=_NARROW_INTS), _req("1.0", 10), modes=("wide",), section="9.7.1.4"),
+    # "mad.hi.sat.s32": ".sat ... Applies only to .s32 type in .hi mode"
+    Form("mad", dict(type=_types("s32")), _req("1.0", 10), modes=("hi",), sat=True,
+         section="9.7.1.4"),
+    Form("div", dict(type=_ARITH_INTS), _req("1.0", 10), section="9.7.1.8"),
+    Form("rem", dict(type=_ARITH_INTS), _req("1.0", 10), section="9.7.1.9"),
     *(Form(op, dict(type=_SIGNED), _req("1.0", 10), section=sec)
       for op, sec in (("abs", "9.7.1.10"), ("neg", "9.7.1.11"))),
     Form("shl", dict(type=_types("b16", "b32", "b64")), _req("1.0", 10), section="9.7.8.8"),
@@ -308,9 +349,125 @@ ARITH_FORMS: tuple[Form, ...] = (
       for op, sec in (("min", "9.7.4.7"), ("max", "9.7.4.8"))),
 )
 
+_NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
+
+# 9.7.3 floating-point and 9.7.4 half-precision arithmetic with rounding (the "float-arith"
+# family). Without a rounding modifier add/sub/mul/... round to nearest even ("the
+# default"); ptxas may then contract mul+add into fma, which PTX leaves to ptxas.
+_RN = (None, "rn")
+_ALL_RND = ("rn", "rz", "rm", "rp")
+_F32, _F64_ = _types("f32"), _types("f64")
+FLOAT_FORMS: tuple[Form, ...] = (
+    *(f for op, sec, hsec in (("add", "9.7.3.3", "9.7.4.1"), ("sub", "9.7.3.4", "9.7.4.2"),
+                              ("mul", "9.7.3.5", "9.7.4.3")) for f in (
+        # ".rn, .rz available for all targets; .rm, .rp for add.f32 require sm_20"
+        Form(op, dict(type=_F32), _req("1.0", 10), ftz=True, sat=True, rnds=(None, "rn", "rz"),
+             section=sec),
+        Form(op, dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=("rm", "rp"),
+             section=sec),
+        Form(op, dict(type=_F64_), _req("1.0", 10), rnds=(None, "rn", "rz"), section=sec,
+             note=_NO_SM_13),
+        Form(op, dict(type=_F64_), _req("1.0", 13), rnds=("rm", "rp"), section=sec),
+        Form(op, dict(type=_HALF), _req("4.2", 53), ftz=True, sat=True, rnds=_RN, section=hsec),
+        Form(op, dict(type=_BHALF), _req("7.8", 90), rnds=_RN, section=hsec))),
+    Form("fma", dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=_ALL_RND,
+         section="9.7.3.6"),
+    *(Form(op, dict(type=_F64_), _req(ptx, 10), rnds=("rn", "rz"), section=sec, note=_NO_SM_13)
+      for op, sec, ptx in (("fma", "9.7.3.6", "1.4"), ("mad", "9.7.3.7", "1.0"))),
+    *(Form(op, dict(type=_F64_), _req(ptx, 13), rnds=("rm", "rp"), section=sec)
+      for op, sec, ptx in (("fma", "9.7.3.6", "1.4"), ("mad", "9.7.3.7", "1.0"))),
+    Form("fma", dict(type=_HALF), _req("4.2", 53), ftz=True, sat=True, rnds=("rn",),
+         section="9.7.4.4"),
+    Form("fma", dict(type=_BHALF), _req("7.0", 80), rnds=_ALL_RND, section="9.7.4.4"),
+    # "mad.rnd.f32 ... is identical to fma.rnd.f32" (sm_20 and later)
+    Form("mad", dict(type=_F32), _req("2.0", 20), ftz=True, sat=True, rnds=_ALL_RND,
+         section="9.7.3.7"),
+    # the IEEE forms only: .approx and .full are not modelled (opaque in a function)
+    *(f for op, sec, rn64 in (("div", "9.7.3.8", "1.0"), ("sqrt", "9.7.3.15", "1.0"),
+                              ("rcp", "9.7.3.13", "1.4"))
+      for f in (
+        Form(op, dict(type=_F32), _req("2.0", 20), ftz=True, rnds=_ALL_RND, section=sec),
+        Form(op, dict(type=_F64_), _req(rn64, 10), rnds=("rn",), section=sec, note=_NO_SM_13),
+        Form(op, dict(type=_F64_), _req("2.0", 20), rnds=("rz", "rm", "rp"), section=sec))),
+    Form("copysign", dict(type=_types("f32", "f64")), _req("2.0", 20), section="9.7.3.2"),
+    Form("testp", dict(type=_types("f32", "f64")), _req("2.0", 20),
+         modes=SYNTAX["testp"].modes, section="9.7.3.1"),
+)
+
+# 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: the "bits" family
+_B3264 = _types("b32", "b64")
+BITS_FORMS: tuple[Form, ...] = (
+    Form("popc", dict(type=_B3264), _req("2.0", 20), section="9.7.1.14"),
+    Form("clz", dict(type=_B3264), _req("2.0", 20), section="9.7.1.15"),
+    Form("brev", dict(type=_B3264), _req("2.0", 20), section="9.7.1.18"),
+    Form("bfe", dict(type=_types("u32", "u64", "s32", "s64")), _req("2.0", 20),
+         section="9.7.1.19"),
+    Form("prmt", dict(type=_types("b32")), _req("2.0", 20),
+         modes=(None, *SYNTAX["prmt"].modes), section="9.7.9.5"),
+    Form("shf", dict(type=_types("b32")), _req("3.1", 32), modes=SYNTAX["shf"].modes,
+         dirs=("l", "r"), section="9.7.8.7"),
+)
+
+# 9.7.9.21 cvt that rounds (the "convert" family), as ptxas 13.0 takes it (the text's
+# rules: "Floating-point rounding is required for float-to-float conversions that result
+# in loss of precision, and for integer-to-float conversions"; "Integer rounding is
+# required for float-to-integer conversions"; a float-to-float cvt of one type may round
+# to an integral value). ptxas takes .ftz only where an f32 is involved and .sat only
+# where no bf16 is; a bf16 source and bf16.f16 also without a rounding modifier (read as
+# .rn). Without .ftz, .sat or rounding a cvt is glue's.
+_CVT_FLOATS = _types("f16", "bf16", "f32", "f64")
+_IRND, _FRND = ("rni", "rzi", "rmi", "rpi"), ("rn", "rz", "rm", "rp")
+
+
+def _cvt_rounding(d: PtxType, a: PtxType) -> tuple[str | None, ...]:
+    if not d.is_float:
+        return _IRND
+    if not a.is_float:
+        return _FRND
+    if d is a:
+        return (None, *_IRND)
+    if a.name == "bf16" or (d.name, a.name) == ("bf16", "f16"):
+        return (None, *_FRND)
+    wider = d.fmt.ebits >= a.fmt.ebits and d.fmt.sbits >= a.fmt.sbits
+    return (None,) if wider else _FRND
+
+
+def _cvt_requirement(d: PtxType, a: PtxType) -> Requirement:
+    if (d.name, a.name) in (("bf16", "f32"),):
+        return _req("7.0", 80)
+    if (d.name, a.name) == ("f32", "bf16"):
+        return _req("7.1", 80)
+    if "bf16" in (d.name, a.name):
+        return _req("7.8", 90)
+    return _req("1.0", 10)
+
+
+def _cvt_ftz_requirement(d: PtxType, a: PtxType) -> Requirement:
+    """ptxas: "Modifier '.ftz' does not apply to this type of convert operation" below
+    PTX 1.5 from an f32 to a 64-bit type; "'cvt with .f32.bf16.ftz' requires sm_90"."""
+    base = _cvt_requirement(d, a)
+    if (d.name, a.name) == ("f32", "bf16"):
+        return _both(base, _req("7.8", 90))
+    if a.name == "f32" and d.width == 64:
+        return _both(base, _req("1.5", 10))
+    return base
+
+
+def _both(x: Requirement, y: Requirement) -> Requirement:
+    return Requirement(max(x.ptx, y.ptx), max(x.sm, y.sm))
+
+
+_CVT_PAIRS = [(d, a) for d in (*_CVT_INTS, *_CVT_FLOATS) for a in (*_CVT_INTS, *_CVT_FLOATS)
+              if d.is_float or a.is_float]
+CONVERT_FORMS: tuple[Form, ...] = tuple(
+    Form("cvt", dict(dtype=(d,), atype=(a,)), req(d, a), ftz=ftz,
+         sat="bf16" not in (d.name, a.name), rnds=_cvt_rounding(d, a), section="9.7.9.21")
+    for d, a in _CVT_PAIRS
+    for ftz, req in ((False, _cvt_requirement), (True, _cvt_ftz_requirement))
+    if not ftz or "f32" in (d.name, a.name))
+
 # Where ptxas 13.0 is the judge over the text (docs/ptxas-legality.md). Rows here only add:
 # `build` keeps the weakest requirement of all rows that give a variant.
-_NO_SM_13 = "f64's 'requires sm_13' is not enforced by ptxas"
 PTXAS_FORMS: tuple[Form, ...] = (
     Form("set", dict(dtype=_BF16, stype=_BF16), _req("7.8", 90), section="9.7.7.1",
          note="set.bf16.bf16 assembles, though the text never lists it"),
@@ -357,7 +514,8 @@ def build(forms: Iterable[Form], ftz_requirement: Requirement | None = None) -> 
     return Catalogue(reqs)
 
 
-_FORMS = (*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS, *CVT_INT_FORMS, *ARITH_FORMS)
+_FORMS = (*SPEC_FORMS, *PTXAS_FORMS, *GLUE_FORMS, *CVT_INT_FORMS, *ARITH_FORMS, *FLOAT_FORMS,
+          *BITS_FORMS, *CONVERT_FORMS)
 
 
 @cache

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..check import ModuleCheck
+from ..check import ModuleCheck, Verdict
 from ..isa.errors import quote
 from ..isa.variants import Catalogue
 
@@ -60,17 +60,30 @@ def module_check_json(result: ModuleCheck) -> dict:
 
 
 def module_check_text(result: ModuleCheck) -> str:
+    out = [verdicts_text(result.verdicts)] if result.verdicts else []
+    return "\n".join([*out, module_summary_text(result)])
+
+
+def verdicts_text(verdicts: list[Verdict]) -> str:
+    """A module's verdicts, a line each (`check` prints them function by function)."""
     out = []
-    for v in result.verdicts:
-        where = f"{v.function}, line {v.line}"
+    for v in verdicts:
         if v.error is None:
-            out.append(check_text(f"{_statement(v.text)}  ({where})", None))
+            out.append(check_text(f"{_statement(v.text)}  ({v.function}, line {v.line})", None))
         else:
             out.append(check_text(_statement(v.text), f"in {v.function}: {v.error}"))
-    illegal = sum(v.error is not None for v in result.verdicts)
-    out.append(f"{len(result.verdicts)} instructions checked for {result.target}, PTX ISA "
-               f"{result.version[0]}.{result.version[1]}: {illegal} illegal; "
-               f"{result.unjudged} other instructions not judged (ptxsmt models only "
-               "set/setp/selp/slct/vset and the mov, logic, cvt and arithmetic forms "
-               "around them)")
     return "\n".join(out)
+
+
+def module_summary_text(result: ModuleCheck, judged: int | None = None,
+                        illegal: int | None = None) -> str:
+    """The last line: how many were judged (default: `result`'s verdicts) and how many
+    were illegal."""
+    if judged is None:
+        judged = len(result.verdicts)
+        illegal = sum(v.error is not None for v in result.verdicts)
+    return (f"{judged} instructions checked for {result.target}, PTX ISA "
+            f"{result.version[0]}.{result.version[1]}: {illegal} illegal; "
+            f"{result.unjudged} other instructions not judged (ptxsmt models only "
+            "set/setp/selp/slct/vset and the mov, logic, cvt and arithmetic forms "
+            "around them)")

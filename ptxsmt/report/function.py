@@ -6,9 +6,16 @@ from __future__ import annotations
 import shlex
 
 from ..eval.function import FunctionEvaluation
-from ..eval.values import to_json
-from ..isa.literals import describe
+from ..eval.values import UNSPECIFIED, Value, to_json
+from ..isa.literals import describe as describe_bits
+from ..isa.types import PtxType
 from ..smt.functions import FunctionCounterexample, FunctionVerdict
+
+
+def describe(value: Value, t: PtxType) -> str:
+    if value is UNSPECIFIED:
+        return "unspecified (a value the PTX ISA leaves open)"
+    return describe_bits(value, t)
 
 
 def function_json(ev: FunctionEvaluation) -> dict:
@@ -30,16 +37,18 @@ def function_text(ev: FunctionEvaluation) -> str:
                                        for what, name, text in rows])
 
 
-def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation, opaque: dict) -> str:
+def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation) -> str:
+    """The inputs of one side's replay as `ptxsmt eval` arguments, under its own names
+    (the results of unmodelled instructions are among them)."""
     scalars = {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()}
-    scalars |= {f"%{k}": v for k, v in opaque.items()}
     memory = {f"{loc}.{loc.type.name}": to_json(v, loc.type) for loc, v in cex.memory.items()}
     return " ".join(shlex.quote(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}")
                     for k, v in {**scalars, **memory}.items())
 
 
 def function_verdict_json(v: FunctionVerdict) -> dict:
-    out = {"verdict": v.verdict, "lhs": v.lhs, "rhs": v.rhs,
+    out = {"verdict": v.verdict, **({"unroll": v.unroll} if v.unroll else {}),
+           "lhs": v.lhs, "rhs": v.rhs,
            "uninterpreted": list(v.uninterpreted), "seconds": round(v.seconds, 4)}
     if v.counterexample:
         cex = v.counterexample
@@ -59,8 +68,14 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
     if v.verdict == "equivalent":
         return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
                           f"global and shared memory for all inputs ({v.seconds:.3f} s)", *opaque])
+    if v.verdict == "bounded":
+        return "\n".join([f"equivalent up to {v.unroll} iterations: {v.lhs} and {v.rhs} agree "
+                          "on their return values and global and shared memory for all "
+                          f"inputs on which each loop runs at most {v.unroll} times; "
+                          f"{v.reason} ({v.seconds:.3f} s)", *opaque])
     if v.verdict == "unknown":
-        return f"unknown: the solver gave no answer ({v.reason or 'timeout'})"
+        return "\n".join([f"unknown: {v.reason or 'the solver gave no answer (timeout)'}",
+                          *opaque])
     cex = v.counterexample
     lines = [f"different: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}", "  inputs:"]
     inputs = {**cex.lhs.inputs, **cex.rhs.inputs}
@@ -74,7 +89,8 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines.append(f"  {label} ({ev.function}):")
         lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in ev.outputs().items()]
     lines += ["  reproduce:"]
-    for path, ev, op in ((lhs_file, cex.lhs, cex.lhs_opaque), (rhs_file, cex.rhs, cex.rhs_opaque)):
-        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} "
-                     f"{_arguments(cex, ev, op)}")
+    for path, ev in ((lhs_file, cex.lhs), (rhs_file, cex.rhs)):
+        unroll = f"--unroll {v.unroll} " if v.unroll else ""
+        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} {unroll}"
+                     f"{_arguments(cex, ev)}")
     return "\n".join(lines + opaque)

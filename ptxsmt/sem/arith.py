@@ -1,5 +1,6 @@
-"""9.7.1 Integer Arithmetic, 9.7.8 shl/shr, 9.7.3/9.7.4 floating-point abs, neg, min, max:
-the arithmetic compilers put next to compares. The docstrings quote the ISA.
+"""9.7.1 Integer Arithmetic (add, sub, mul with .hi/.lo/.wide, mad, div, rem, neg, abs,
+min, max), 9.7.8 shl/shr, 9.7.3/9.7.4 floating-point abs, neg, min, max: the arithmetic
+compilers put next to compares. The docstrings quote the ISA.
 
 Integers wrap (bit-vector arithmetic). Floats stay bits: abs/neg change the sign bit,
 min/max return one of the (flushed) inputs, so no rounding is involved. Where the text
@@ -16,7 +17,7 @@ from ..isa.variants import Variant
 from .comparison import ftz
 from .options import Options
 from .prims import lanes, pack
-from .sorts import as_float, fields, free_nan, is_nan
+from .sorts import as_float, fields, free_nan, free_value, is_nan
 
 
 def arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -28,6 +29,8 @@ def arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
                zip(lanes(a, t.lane_width), lanes(b, t.lane_width) if b is not None else
                    [None] * t.lanes)]
         return {"d": pack(out)}
+    if v.opcode == "mad":
+        return {"d": mad(v, a, b, c, t.kind is Kind.SIGNED)}
     return {"d": _INT[v.opcode](v, a, b, t.kind is Kind.SIGNED)}
 
 
@@ -50,14 +53,44 @@ def _saturate(wide: z3.BitVecRef, n: int) -> z3.BitVecRef:
 
 
 def mul(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
-    """t = a * b;  n = bitwidth of type;  d = t<2n-1..n> (.hi);  d = t<n-1..0> (.lo)"""
+    """t = a * b;  n = bitwidth of type;  d = t (.wide);  d = t<2n-1..n> (.hi);
+    d = t<n-1..0> (.lo)"""
     n = a.size()
-    return a * b if v.mode == "lo" else z3.Extract(2 * n - 1, n, wide_product(a, b, signed))
+    if v.mode == "lo":
+        return a * b
+    t = wide_product(a, b, signed)
+    return t if v.mode == "wide" else z3.Extract(2 * n - 1, n, t)
+
+
+def mad(v: Variant, a, b, c, signed: bool) -> z3.BitVecRef:
+    """t = a * b;  n = bitwidth of type;  d = t + c (.wide: c is 2n bits);
+    d = t<2n-1..n> + c (.hi);  d = t<n-1..0> + c (.lo);
+    ".sat limits result to MININT..MAXINT (no overflow) for the size of the operation.
+    Applies only to .s32 type in .hi mode" (9.7.1.4)."""
+    part = mul(v, a, b, signed)
+    return _saturate(z3.SignExt(1, part) + z3.SignExt(1, c), part.size()) if v.sat \
+        else part + c
+
+
+def div(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
+    """d = a / b;  "Division by zero yields an unspecified, machine-specific value" (a free
+    value of the instruction and a). Signed division truncates toward zero, as C's /
+    that nvcc lowers to it; MININT / -1 wraps to MININT."""
+    q = a / b if signed else z3.UDiv(a, b)
+    return z3.If(b == 0, free_value(f"{format_variant(v)} by zero", a, a.size()), q)
+
+
+def rem(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
+    """d = a % b;  "The behavior for negative numbers is machine-dependent": read as C's %,
+    which nvcc lowers to rem.s32 (the sign of a; docs/arith-families.md). By zero: a
+    free value, as for div."""
+    r = z3.SRem(a, b) if signed else z3.URem(a, b)
+    return z3.If(b == 0, free_value(f"{format_variant(v)} by zero", a, a.size()), r)
 
 
 def wide_product(a, b, signed: bool) -> z3.BitVecRef:
     """t = a * b, all 2n bits: what mul.hi keeps the upper half of, mul.wide writes whole
-    and mad adds c to (the function reader's mul.wide and mad use it too)."""
+    and mad adds c to."""
     ext = z3.SignExt if signed else z3.ZeroExt
     return ext(a.size(), a) * ext(b.size(), b)
 
@@ -102,8 +135,8 @@ def _amount(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.Extract(n - 1, 0, clamped) if n <= 32 else z3.ZeroExt(n - 32, clamped)
 
 
-_INT = {"add": add, "sub": sub, "mul": mul, "neg": neg, "abs": abs_, "min": min_, "max": max_,
-        "shl": shl, "shr": shr}
+_INT = {"add": add, "sub": sub, "mul": mul, "div": div, "rem": rem, "neg": neg, "abs": abs_,
+        "min": min_, "max": max_, "shl": shl, "shr": shr}
 
 
 # ---- 9.7.3 / 9.7.4 floating point (one lane) -----------------------------------------------

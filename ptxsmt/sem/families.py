@@ -5,7 +5,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import Instruction
-from . import arith, comparison, glue, half, video
+from . import arith, bits, comparison, convert, floatarith, glue, half, video
 from .options import DEFAULT, Options
 
 _SCALAR = {
@@ -17,6 +17,9 @@ _SCALAR = {
     "half-setp": half.setp,
     "glue": glue.glue,
     "arith": arith.arith,
+    "float-arith": floatarith.float_arith,
+    "convert": convert.convert,
+    "bits": bits.bits,
 }
 
 

@@ -4,6 +4,8 @@ The only module that knows Z3's FP sorts. NaN payloads and -0.0 stay in the
 register bits; the FP view is taken inside a comparison, after FTZ. A
 conversion is built from the bit fields instead (sign, exponent, fraction), so
 exported SMT-LIB needs no `fp.to_ieee_bv`, which is Z3's and not the standard's.
+The rounding families (add.rz, cvt.rn.f16.f32, ...) are the exception: their result
+is an IEEE operation's, and `to_bits` is the one place that turns it into bits.
 """
 
 from __future__ import annotations
@@ -76,3 +78,25 @@ def free_nan(name: str, arg: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
     unspecified instead of inventing bits."""
     u = z3.Function(name, arg.sort(), z3.BitVecSort(fmt.width))(arg)
     return z3.If(is_nan(u, fmt), u, z3.BitVecVal(canonical_nan(fmt), fmt.width))
+
+
+ROUNDING_MODES = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP,
+                  "rni": z3.RNE, "rzi": z3.RTZ, "rmi": z3.RTN, "rpi": z3.RTP}
+
+
+def rounding(rnd: str | None) -> z3.FPRMRef:
+    """9.7.3 "Rounding modifiers": .rn (the default) nearest even, .rz toward zero, .rm
+    toward -inf, .rp toward +inf; cvt's .rni/.rzi/.rmi/.rpi the same to an integer."""
+    return ROUNDING_MODES[rnd or "rn"]()
+
+
+def to_bits(x: z3.FPRef, nan: z3.BitVecRef) -> z3.BitVecRef:
+    """The register bits of an IEEE result; a NaN result is `nan` (its bits are not the
+    operation's to give)."""
+    return z3.If(z3.fpIsNaN(x), nan, z3.fpToIEEEBV(x))
+
+
+def free_value(name: str, arg: z3.BitVecRef, width: int) -> z3.BitVecRef:
+    """A value the ISA leaves open, any bits of `width`: an uninterpreted function named
+    `name` of `arg` (the same instruction on the same inputs gives the same value)."""
+    return z3.Function(name, arg.sort(), z3.BitVecSort(width))(arg)

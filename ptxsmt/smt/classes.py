@@ -13,6 +13,7 @@ from itertools import product
 
 import z3
 
+from ..isa.literals import fp_class
 from ..isa.types import Kind, PtxType
 from ..sem.sorts import as_float, register_value
 from ..solver import check
@@ -52,6 +53,23 @@ def class_of(cls: str, x: z3.ExprRef, t: PtxType) -> z3.BoolRef:
                 "positive": z3.And(x > 0, x != hi), "max": x == hi}[cls]
     ones = z3.BitVecVal(-1, w)
     return {"zero": x == 0, "positive": z3.And(x != 0, x != ones), "max": x == ones}[cls]
+
+
+def value_class(bits: int, t: PtxType) -> str:
+    """The class of a concrete value (a register or lane of type t): the one class whose
+    `class_of` holds for it, without a solver (the tests hold the two equal)."""
+    if t.kind is Kind.PRED:
+        return "true" if bits else "false"
+    if t.is_float:
+        cls = fp_class(bits, t.fmt)
+        return "NaN" if cls.endswith("NaN") else cls
+    w = t.width
+    if bits == 0:
+        return "zero"
+    if t.kind is Kind.SIGNED:
+        return {1 << (w - 1): "min", (1 << (w - 1)) - 1: "max"}.get(
+            bits, "negative" if bits >> (w - 1) else "positive")
+    return "max" if bits == (1 << w) - 1 else "positive"
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ import z3
 
 from ..eval.function import Location, evaluate_function
 from ..eval.values import to_json
-from ..function.execute import encode_function
-from ..function.memory import ADDRESS_BITS, load
+from ..function.encode import encode_function
+from ..function.memory import at as memory_at
+from ..function.memory import load
 from ..isa.module import Function
 from ..sem.options import DEFAULT, Options
 from ..solver import check
@@ -32,7 +33,9 @@ def function_vectors(path: str, fn: Function, opts: Options = DEFAULT) -> Iterat
         for name, predicate in decision.predicates.items():
             for outcome in (True, False):
                 solver = z3.Solver()
-                solver.add(decision.when, predicate == outcome)
+                solver.add(decision.when, predicate == outcome,
+                           *[a.holds for a in enc.assumed],
+                           *[z3.Not(u.when) for u in (*enc.undefined, *enc.bounded)])
                 if check(solver) != z3.sat:
                     continue  # no path reaches this outcome
                 prefer_nice(solver, enc)
@@ -54,7 +57,7 @@ def _inputs(enc, model: z3.ModelRef) -> dict[str, object]:
     for a in enc.loads:
         if value(a.when):
             loc = Location(a.space, value(a.address), a.type)
-            bits = value(load(enc.memory[a.space], z3.BitVecVal(loc.address, ADDRESS_BITS),
+            bits = value(load(enc.memory[a.space], memory_at(loc.space, loc.address),
                               a.type.width))
             out[f"{loc}.{a.type.name}"] = to_json(bits, a.type)
     return out

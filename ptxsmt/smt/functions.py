@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from itertools import count
 
 import z3
 
 from ..eval.function import FunctionEvaluation, Location, evaluate_function
 from ..eval.values import Value
-from ..function.execute import FunctionEncoding, encode_function
-from ..function.memory import ADDRESS_BITS, OBSERVABLE, initial, load
+from ..function.effects import param_spelling, param_type
+from ..function.encode import FunctionEncoding, encode_function
+from ..function.memory import OBSERVABLE, address_bits, initial, load
+from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES
@@ -32,8 +35,6 @@ from .solve import ReplayError, nice_values
 class FunctionCounterexample:
     inputs: dict[str, Value]  # scalar inputs shared by both sides
     memory: dict[Location, Value]  # initial memory the sides read (or differ at)
-    lhs_opaque: dict[str, Value]  # values of the uninterpreted destinations, per side
-    rhs_opaque: dict[str, Value]
     lhs: FunctionEvaluation
     rhs: FunctionEvaluation
     differ: tuple[str, ...]  # outputs (return names, locations) that differ
@@ -41,112 +42,220 @@ class FunctionCounterexample:
 
 @dataclass(frozen=True)
 class FunctionVerdict:
-    verdict: str  # "equivalent" | "different" | "unknown"
+    verdict: str  # "equivalent" | "bounded" (equivalent up to `unroll` iterations) |
+    # "different" | "unknown"
     lhs: str
     rhs: str
     uninterpreted: dict[str, int]  # instruction text -> line, both sides
     counterexample: FunctionCounterexample | None = None
     reason: str = ""
     seconds: float = 0.0
+    unroll: int = 0  # --unroll K: each loop ran at most K times
 
 
 def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
-    """rhs's parameter and return names -> lhs's, by position (same widths)."""
+    """rhs's parameter and return names -> lhs's, by position (the same size in bytes:
+    `.b32` and `.b8 p[4]` are the same four bytes)."""
     out = {}
     for what, left, right in (("parameters", lhs.params, rhs.params),
                               ("return parameters", lhs.returns, rhs.returns)):
-        if [p.type.width for p in left] != [p.type.width for p in right]:
+        sizes = [[param_type(p).width // 8 for p in side] for side in (left, right)]
+        if sizes[0] != sizes[1]:
             raise PtxError(f"{lhs.name} and {rhs.name} have different {what}: "
-                           f"{[p.type.name for p in left]} and {[p.type.name for p in right]}")
+                           f"{[param_spelling(p) for p in left]} and "
+                           f"{[param_spelling(p) for p in right]}")
         out |= {r.name: ll.name for ll, r in zip(left, right)}
     return out
 
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
-                               timeout: float | None = 30.0) -> FunctionVerdict:
+                               timeout: float | None = 30.0,
+                               unroll: int = 0) -> FunctionVerdict:
+    """`different` only with a counterexample that the evaluator replays on both
+    functions and that differs whatever the unmodelled instructions and the values the
+    ISA leaves open give; a difference that needs them is `unknown`, naming them."""
     start = time.perf_counter()
-    el = encode_function(lhs, opts)
-    er = encode_function(rhs, opts, rename=_renaming(lhs, rhs))
+    rename = _renaming(lhs, rhs)
+    el = encode_function(lhs, opts, unroll=unroll)
+    er = encode_function(rhs, opts, rename=rename, unroll=unroll)
     for name in el.inputs.keys() & er.inputs.keys():
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
                            f".{er.types[name].name} in {rhs.name}")
-    witness = {s: z3.BitVec(f"{s}.address", ADDRESS_BITS) for s in OBSERVABLE
-               if s in el.memory or s in er.memory}
-    differ = [el.returns[k] != er.returns[k] for k in el.returns.keys() & er.returns.keys()]
+    spaces = [s for s in OBSERVABLE if s in el.memory or s in er.memory]
+    witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
+    returns = [k for k in el.returns if k in er.returns]
+    differ = [el.returns[k] != er.returns[k] for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
-    solver = z3.Solver()
-    if timeout:
-        solver.set("timeout", max(1, int(timeout * 1000)))
+    undefined = [*el.undefined, *er.undefined]
+    bounded = [*el.bounded, *er.bounded]
+    defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
+                     *[z3.Not(u.when) for u in (*undefined, *bounded)])
+    solver = _solver(timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(z3.simplify(z3.Or(differ), mul2concat=True))
+    solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
     result = check(solver)
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
-    verdict = {"unsat": "equivalent", "unknown": "unknown", "sat": "different"}[str(result)]
-    cex = None
-    if result == z3.sat:
-        prefer_nice(solver, el, er)
-        cex = _replay(lhs, rhs, el, er, solver.model(), witness, opts)
-    return FunctionVerdict(verdict, lhs.name, rhs.name, uninterpreted, cex,
-                           solver.reason_unknown() if result == z3.unknown else "",
-                           time.perf_counter() - start)
+
+    def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
+        return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
+                               time.perf_counter() - start, unroll)
+
+    if result == z3.unknown:
+        return verdict("unknown", solver.reason_unknown() or "timeout")
+    if result == z3.unsat:
+        reached = {f"line {u.line} ({u.text}) is reached where {u.why}": None
+                   for u in undefined if check(_solver(timeout), u.when) != z3.unsat}
+        if reached:
+            return verdict("unknown", "they agree wherever both are defined, but "
+                           + "; ".join(reached))
+        beyond = {f"line {u.line} ({u.text})": None
+                  for u in bounded if check(_solver(timeout), u.when) != z3.unsat}
+        if beyond:
+            return verdict("bounded", f"loops that run more than {unroll} times "
+                           f"(at {', '.join(beyond)}) are not compared")
+        return verdict("equivalent")
+    prefer_nice(solver, el, er, zero=tuple(initial(s)[w] for s, w in witness.items()))
+    model = solver.model()
+    if not _definite(model, el, er, returns, spaces, defined, timeout):
+        free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+        return verdict("unknown", "the functions differ only through values ptxsmt leaves "
+                       "free (results of uninterpreted instructions, NaNs the PTX ISA "
+                       "leaves open, return bytes never written): "
+                       + ", ".join(free or ["(none named)"]))
+    cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
+    return verdict("different", cex=cex)
+
+
+def _solver(timeout: float | None) -> z3.Solver:
+    solver = z3.Solver()
+    if timeout:
+        solver.set("timeout", max(1, int(timeout * 1000)))
+    return solver
+
+
+def _definite(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
+              returns: list[str], spaces: list[str], defined: z3.BoolRef,
+              timeout: float | None) -> bool:
+    """Whether, on the model's inputs and initial memory, the functions differ for every
+    choice of what ptxsmt leaves free (the results of uninterpreted instructions, with
+    congruence; the NaNs the ISA leaves open; return bytes neither writes)."""
+    pins = [c == model.eval(c, model_completion=True)
+            for c in {**el.inputs, **er.inputs}.values()]
+    pins += [a == model.eval(a, model_completion=True)
+             for a in {**el.memory, **er.memory}.values()]
+    same = [el.returns[k] == er.returns[k] for k in returns]
+    same += [_final(el, s) == _final(er, s) for s in spaces]
+    return check(_solver(timeout), *pins, *same, defined) == z3.unsat
+
+
+def _free_names(term: z3.ExprRef, *encodings: FunctionEncoding) -> list[str]:
+    """The uninterpreted functions and free values a term holds, other than inputs."""
+    inputs = {c.decl().name() for enc in encodings
+              for c in (*enc.inputs.values(), *enc.memory.values())}
+    seen, todo, found = set(), [term], {}
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() not in inputs \
+                and not t.decl().name().endswith(".address"):
+            found[t.decl().name()] = None
+        todo.extend(t.children())
+    return sorted(found)
 
 
 def _final(enc: FunctionEncoding, space: str) -> z3.ArrayRef:
     return enc.final.get(space, initial(space))
 
 
-def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding) -> None:
-    """Fix each scalar input, in order, to the nicest value that keeps the solver's
-    constraints (0, 1, -1, ...; pointers then stay free): models are for people."""
+BUFFER = 0x10000  # where prefer_nice puts the k-th pointer: k * BUFFER
+WINDOW = 1 << 40  # and the k-th window of the generic space
+
+
+def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
+                zero: tuple[z3.BitVecRef, ...] = ()) -> None:
+    """Fix each input, in order, to the nicest value that keeps the solver's
+    constraints: models are for people. A 64-bit parameter or a variable's address is
+    first tried as a buffer of its own (0x10000, 0x20000, ...: aligned for every type,
+    none aliasing another), other scalars as 0, 1, -1, ...; then each word of initial
+    memory a load reads or a store overwrites as 0, else 1, and each term of `zero` as 0."""
     fixed: list[z3.BoolRef] = []
+
+    def keep(eq: z3.BoolRef) -> bool:
+        if check(solver, *fixed, eq) == z3.sat:
+            fixed.append(eq)
+            return True
+        return False
+
     types = {k: t for enc in encodings for k, t in enc.types.items()}
+    origins = {k: o for enc in encodings for k, o in enc.origins.items()}
+    buffers, windows = count(BUFFER, BUFFER), count(WINDOW, WINDOW)
     for name, const in {k: c for enc in encodings for k, c in enc.inputs.items()}.items():
-        for value in nice_values(types[name])[:4]:
-            eq = const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
-                           else z3.BitVecVal(value, const.size()))
-            if check(solver, *fixed, eq) == z3.sat:
-                fixed.append(eq)
+        wide = not z3.is_bool(const) and const.size() == 64
+        pointer = wide and origins[name].startswith(("parameter", "the address of a variable"))
+        window = wide and name.startswith("window.")
+        values = ([next(buffers)] if pointer else [next(windows)] if window else []) + \
+            nice_values(types[name])[:4]
+        for value in values:
+            if keep(const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
+                              else z3.BitVecVal(value, const.size()))):
                 break
+    if check(solver, *fixed) == z3.sat:
+        model = solver.model()
+        for enc in encodings:
+            for a in (*enc.loads, *enc.stores):  # a stored word's bytes before it too
+                if z3.is_true(model.eval(a.when, model_completion=True)):
+                    word = load(enc.memory[a.space], model.eval(a.address, model_completion=True),
+                                a.type.width)
+                    _ = keep(word == 0) or keep(word == 1)
+    for term in zero:
+        keep(term == 0)
     check(solver, *fixed)
 
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
-            model: z3.ModelRef, witness: dict, opts: Options) -> FunctionCounterexample:
+            model: z3.ModelRef, opts: Options,
+            rename: dict[str, str], unroll: int) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
 
     inputs = {k: value(c) for k, c in {**el.inputs, **er.inputs}.items()}
+
     def locations(accesses) -> list[Location]:
         return [Location(a.space, value(a.address), a.type) for a in accesses if value(a.when)]
 
-    memory = {loc: value(load(initial(loc.space), z3.BitVecVal(loc.address, ADDRESS_BITS),
+    memory = {loc: value(load(initial(loc.space), memory_at(loc.space, loc.address),
                               loc.type.width))
               for loc in dict.fromkeys([*locations(el.loads), *locations(er.loads)])}
-    # both sides report every location either side wrote, and the byte the solver found
-    # differing unless one of those holds it
+    # both sides report every location either side wrote (a byte that ends differently
+    # is one of them), and start from the model's bytes there
     watch = list(dict.fromkeys([*locations(el.stores), *locations(er.stores)]))
-    for space, w in witness.items():
-        byte = Location(space, value(w), TYPES["b8"])
-        if not any(_covers(loc, byte) for loc in watch):
-            watch.append(byte)
-        if not any(_covers(loc, byte) for loc in memory):
-            memory[byte] = value(initial(space)[w])
+    for loc in watch:
+        if not all(any(_covers(m, Location(loc.space, loc.address + k, TYPES["b8"]))
+                       for m in memory) for k in range(loc.type.width // 8)):
+            memory[loc] = value(load(initial(loc.space), memory_at(loc.space, loc.address),
+                                     loc.type.width))
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
-    opaque = [{k: value(t) for k, t in enc.opaque.items()} for enc in (el, er)]
-    sides = [evaluate_function(fn, {**{k: v for k, v in inputs.items() if k in enc.inputs},
-                                    **op, **given}, opts, watch)
-             for fn, enc, op in ((lhs, el, opaque[0]), (rhs, er, opaque[1]))]
+    # the rhs replays under its own names (`--function-b`): its reproduce line runs as shown
+    own = {ll: r for r, ll in rename.items()}
+    sides = []
+    for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
+        scalars = {names.get(k, k): v for k, v in inputs.items() if k in enc.inputs}
+        scalars |= {k: value(t) for k, t in enc.opaque.items()}
+        sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch, unroll))
+    rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
     differ = tuple(dict.fromkeys(
-        [k for k in sides[0].returns if sides[0].returns[k] != sides[1].returns.get(k)]
+        [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
         + [str(loc) for loc in _differing_locations(*sides)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
                           "give the same returns and memory")
-    return FunctionCounterexample(inputs, memory, *opaque, *sides, differ)
+    return FunctionCounterexample(inputs, memory, *sides, differ)
 
 
 def _covers(loc: Location, byte: Location) -> bool:
@@ -161,6 +270,6 @@ def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> li
                 for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
-    bad = {key for key in a.keys() & b.keys() if a[key] != b[key]}
+    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
     return [loc for loc in dict.fromkeys([*lhs.stores, *rhs.stores])
             if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))]

@@ -18,7 +18,8 @@ same outcome table, and one snippet of a single compare with that table. Only on
 single compare's own facts (an operand swap, an inversion) are still proved, not read
 off the outcome table, so the library keeps them. Variables of one group (with and
 without `.ftz`; signed and unsigned) take their values together, only as JOINT
-allows; the tests hold JOINT and every outcome set to the oracle.
+allows. tests/test_synth.py derives JOINT with the solver from the compares' terms
+(every a and b) and holds every outcome set to the oracle.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from collections.abc import Callable
 from functools import cache
 from itertools import product
 
-from ..eval.fast import Unsupported
-from ..eval.programs import compile_program
+from ..batch.programs import compile_program
+from ..fast import Unsupported
 from ..isa.errors import PtxError
 from ..isa.literals import parse_value
-from ..isa.types import TYPES, Kind
-from .minimise import RENAMINGS, Classes, Compare, congruent, imply, rename
+from ..isa.syntax import Operand
+from ..isa.types import PRED, TYPES, Kind
+from .minimise import RENAMINGS, Classes, Compare, compares, congruent, imply
+from .text import rename
 
 GLUE = {"and": lambda x, y: x and y, "or": lambda x, y: x or y, "xor": lambda x, y: x != y}
 SWAPPED_CHOICES = {("y", "x"): ("x", "y"), ("b", "a"): ("a", "b")}
@@ -44,9 +47,10 @@ def _literal(name: str, negated: bool) -> Formula:
     return ("not", ("atom", name)) if negated else ("atom", name)
 
 
-def _source(source: str, p: Formula | None) -> Formula:
-    term = ("atom", "c") if source.lstrip("!") == "c" else p
-    return ("not", term) if source.startswith("!") else term
+def _source(source: Operand, p: Formula | None) -> Formula:
+    """A BoolOp's or glue op's predicate operand: c, or the compare's result p."""
+    term = ("atom", "c") if source.text == "c" else p
+    return ("not", term) if source.negated else term
 
 
 def read(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
@@ -54,25 +58,24 @@ def read(text: str, atom: Callable[[str], tuple[str, bool]]) -> tuple | None:
     None for a form it does not read (slct, whose compare is against zero)."""
     p: Formula | None = None
     out: tuple | None = None
-    for line in (s.strip() for s in text.split(";") if s.strip()):
-        words = line.split()
-        compare = Compare.read(line + ";")
+    for ins, compare in compares(text):
+        v, ops = ins.variant, ins.operands
+        glue = v.opcode in (*GLUE, "not") and v.type is PRED
         if compare is not None:
             f = _literal(*atom(compare.core))
             if compare.boolop:
                 f = (compare.boolop, f, _source(compare.source, p))
-            if compare.opcode == "set":
-                out = ("set", compare.types[0], f)
+            if v.opcode == "set":
+                out = ("set", v.dtype.name, f)
             p = f
-        elif words[0] == "not.pred":
-            if words[1].startswith("p"):  # a packed type's q line is the same step
-                p = ("not", p)
-        elif words[0].removesuffix(".pred") in GLUE and words[0].endswith(".pred"):
-            if words[1].startswith("p"):
-                p = (words[0].removesuffix(".pred"), p, _source(words[3], p))
-        elif words[0].startswith("selp."):
-            x, y = words[2].rstrip(","), words[3].rstrip(",")
-            out = ("selp", words[0], x, y, p)
+        elif glue and ops["d"].text != "p":
+            continue  # a packed type's q line is the same step
+        elif glue and v.opcode == "not":
+            p = ("not", p)
+        elif glue:
+            p = (v.opcode, p, _source(ops["b"], p))
+        elif v.opcode == "selp":
+            out = ("selp", str(v), ops["a"].text, ops["b"].text, p)
         else:
             return None
     return out or ("pred", p)
@@ -90,6 +93,7 @@ INTEGER_OUTCOMES = {"<": ("1", "2"), "=": ("2", "2"), ">": ("2", "1")}
 _SWAPPED = str.maketrans("<>", "><")  # `b CMP a` as outcomes of comparing a with b
 
 
+@cache
 def outcomes(atom: str) -> tuple[str, str] | None:
     """A compare of a and b as (its outcome variable, the outcomes where it is true):
     `setp.gt.ftz.f32 p, b, a;` is ("f32.ftz", "<"). The outcomes come from the
@@ -98,12 +102,12 @@ def outcomes(atom: str) -> tuple[str, str] | None:
     compare = Compare.read(atom)
     if compare is None or sorted(compare.order) != ["a", "b"]:
         return None
-    t = TYPES[compare.types[-1]]
+    t = compare.type
     # b-types compare bits for equality only: the `=` of the unsigned order
     variable = t.name if t.lane.is_float else \
         f"{'s' if t.kind is Kind.SIGNED else 'u'}{t.width}"
     try:
-        true = _true_outcomes(compare.core.replace(", b, a;", ", a, b;"))
+        true = _true_outcomes(compare.core_on(("a", "b")))
     except (PtxError, Unsupported):  # not a compare the evaluator runs: an atom alone
         return None
     return variable + ".ftz" * compare.ftz, \

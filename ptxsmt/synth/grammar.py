@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..isa.errors import PtxError
+from ..isa.modifiers import LaneSpec, parse_lane_spec
+from ..isa.opcodes import SYNTAX
 from ..isa.types import PRED, TYPES, Kind, PtxType
 from ..isa.variants import Variant, catalogue
+from .text import printed, register
 
 FAMILIES = ("setp", "glue", "chain", "selp", "slct", "set", "vset")
 DEFAULT_FAMILIES = FAMILIES
@@ -42,14 +45,9 @@ FAMILY_HELP = {
 DEFAULT_TYPES = ("f32", "f16x2", "s32", "i32")
 
 OPERAND_ORDERS = (("a", "b"), ("b", "a"))
-BOOL_SOURCES = ("c", "!c")
-CHAIN_SOURCES = ("p", "!p")
-GLUE_STEPS = {  # on the compare's result r; c is the pool's predicate input
-    "not": "not.pred {r}, {r};",
-    "and": "and.pred {r}, {r}, c;",
-    "or": "or.pred {r}, {r}, c;",
-    "xor": "xor.pred {r}, {r}, c;",
-}
+BOOL_SOURCES = (("c", False), ("c", True))  # a BoolOp's source: c and !c
+CHAIN_SOURCES = (("p", False), ("p", True))  # a chained setp's: the first one's p and !p
+GLUE_OPS = ("not", "and", "or", "xor")  # on the compare's result r, with the pool's c
 SELP_CHOICES = (("x", "y"), ("y", "x"), ("a", "b"), ("b", "a"))
 SLCT_CHOICES = (("x", "y"), ("y", "x"))
 
@@ -57,17 +55,11 @@ SLCT_CHOICES = (("x", "y"), ("y", "x"))
 # lanes against y's); the registers swapped, each with the selector of the other's
 # default (a selector indexes the bank second:first, so this reads the same lanes);
 # only lane 0 written, the others merged from c. (The defaults spelled out are the
-# identity library's: proofs/vset.toml.)
-VSET_FORMS = (
-    "d, {x}, {y}, c;",
-    "d, {y}.{bsel}, {x}.{asel}, c;",
-    "d.{lane0}, {x}, {y}, c;",
-)
-VSET_SPELLINGS = {
-    "vset2": {"mask": "h10", "asel": "h10", "bsel": "h32", "lane0": "h0"},
-    "vset4": {"mask": "b3210", "asel": "b3210", "bsel": "b7654", "lane0": "b0"},
-}
-VSET_LANES = {"vset2": 2, "vset4": 4}
+# identity library's: proofs/vset.toml.) Lanes, masks and selectors are the ISA's
+# defaults (`ptxsmt.isa.opcodes`).
+VSET_DEFAULTS = {op: {k: parse_lane_spec(v) for k, v in SYNTAX[op].lane_defaults.items()}
+                 for op in SYNTAX if SYNTAX[op].lane_defaults}
+VSET_LANES = {op: len(d["mask"].digits) for op, d in VSET_DEFAULTS.items()}
 U32 = TYPES["u32"]
 
 
@@ -144,10 +136,6 @@ class Snippet:
     text: str
     pool: Pool
 
-    @property
-    def lines(self) -> list[str]:
-        return [s.strip() + ";" for s in self.text.split(";") if s.strip()]
-
 
 def _domains() -> dict[str, Domain]:
     """Every type with a setp, and iN where sN, uN and bN all have one."""
@@ -196,11 +184,23 @@ def _with_boolops(t: PtxType) -> tuple[Variant, ...]:
     return tuple(v for v in catalogue() if v.opcode == "setp" and v.type is t)
 
 
-def _operands(v: Variant, order: tuple[str, str], dest: str, source: str | None) -> str:
-    return f"{v} {dest}, {order[0]}, {order[1]}" + (f", {source}" if v.boolop else "") + ";"
+def _operands(v: Variant, order: tuple[str, str], dests: tuple[str, ...],
+              source: tuple[str, bool] | None) -> str:
+    """A set or setp writing `dests` from the operands in `order` (and the source, with
+    a BoolOp)."""
+    ops = {k: register(k) for k in dests} | {"a": register(order[0]), "b": register(order[1])}
+    if v.boolop:
+        ops["c"] = register(*source)
+    return printed(v, **ops)
 
 
-def _compare_texts(d: Domain, dest: str, sources=BOOL_SOURCES,
+def _glue(op: str, r: str) -> str:
+    """One glue op on the compare's result r (and c)."""
+    ops = {"d": register(r), "a": register(r)} | ({} if op == "not" else {"b": register("c")})
+    return printed(Variant.of(op, {"type": PRED}), **ops)
+
+
+def _compare_texts(d: Domain, dest: tuple[str, ...], sources=BOOL_SOURCES,
                    boolop_only: bool = False) -> Iterator[str]:
     """Every setp of the domain writing dest: each variant, operand order and BoolOp
     source."""
@@ -252,35 +252,40 @@ def enumerate_snippets(d: Domain, size: int, families: tuple[str, ...]) -> list[
 
 def _pred_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
     d, t = pool.domain, pool.type
-    dest = "p|q" if t.is_packed else "p"
+    dest = pool.outputs  # p, or p and q (a packed type's lanes)
     if "setp" in families:
         yield from (Snippet(1, s, pool) for s in _compare_texts(d, dest))
     if size >= 2 and "glue" in families:
         for first in _compare_texts(d, dest):
-            for step in GLUE_STEPS.values():
-                glue = " ".join(step.format(r=r) for r in pool.outputs)
+            for op in GLUE_OPS:
+                glue = " ".join(_glue(op, r) for r in pool.outputs)
                 yield Snippet(2, f"{first} {glue}", pool)
     if size >= 2 and "chain" in families and not t.is_packed:
-        firsts = (_operands(v, o, "p", None) for m in d.members for v in compares(m)
+        firsts = (_operands(v, o, ("p",), None) for m in d.members for v in compares(m)
                   for o in OPERAND_ORDERS)
         for first in firsts:
-            for second in _compare_texts(d, "p", CHAIN_SOURCES, boolop_only=True):
+            for second in _compare_texts(d, ("p",), CHAIN_SOURCES, boolop_only=True):
                 yield Snippet(2, f"{first} {second}", pool)
 
 
 def _select_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
     t = pool.type  # one selp and slct type per pool: the domain's register type
+    selp = Variant.of("selp", {"type": t})
+
+    def choose(v: Variant, x: str, y: str, by: str) -> str:
+        return printed(v, d=register("d"), a=register(x), b=register(y), c=register(by))
+
     if "selp" in families:
-        yield from (Snippet(1, f"selp.{t} d, {x}, {y}, c;", pool) for x, y in SLCT_CHOICES)
+        yield from (Snippet(1, choose(selp, x, y, "c"), pool) for x, y in SLCT_CHOICES)
     if size >= 2 and "selp" in families:
-        for first in _compare_texts(pool.domain, "p"):
+        for first in _compare_texts(pool.domain, ("p",)):
             for x, y in SELP_CHOICES:
-                yield Snippet(2, f"{first} selp.{t} d, {x}, {y}, p;", pool)
+                yield Snippet(2, f"{first} {choose(selp, x, y, 'p')}", pool)
     if "slct" in families:
         for v in catalogue():
             if v.opcode == "slct" and v.dtype is t and v.ctype is t:
                 for (x, y), sign in ((c, s) for c in SLCT_CHOICES for s in "ab"):
-                    yield Snippet(1, f"{v} d, {x}, {y}, {sign};", pool)
+                    yield Snippet(1, choose(v, x, y, sign), pool)
 
 
 def _set_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
@@ -288,14 +293,20 @@ def _set_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[
         if v.opcode == "set" and v.stype in pool.domain.members and v.dtype is pool.result:
             for order in OPERAND_ORDERS:
                 for source in (BOOL_SOURCES if v.boolop else (None,)):
-                    yield Snippet(1, _operands(v, order, "d", source), pool)
+                    yield Snippet(1, _operands(v, order, ("d",), source), pool)
 
 
 def _vset_snippets(pool: Pool, size: int, families: tuple[str, ...]) -> Iterator[Snippet]:
-    spell = VSET_SPELLINGS[pool.kind]
+    lanes = VSET_DEFAULTS[pool.kind]
+    lane0 = LaneSpec(lanes["mask"].prefix, (0,))
     for v in _vsets(pool.domain, pool.kind):
-        for (x, y), form in ((o, f) for o in OPERAND_ORDERS for f in VSET_FORMS):
-            yield Snippet(1, f"{v} {form.format(x=x, y=y, **spell)}", pool)
+        for x, y in OPERAND_ORDERS:
+            forms = ((register("d"), register(x), register(y)),
+                     (register("d"), register(y, lane_spec=lanes["bsel"]),
+                      register(x, lane_spec=lanes["asel"])),
+                     (register("d", lane_spec=lane0), register(x), register(y)))
+            for d, a, b in forms:
+                yield Snippet(1, printed(v, d=d, a=a, b=b, c=register("c")), pool)
 
 
 POOL_SNIPPETS = {"pred": _pred_snippets, "select": _select_snippets, "set": _set_snippets}

@@ -16,23 +16,16 @@ Pairs are taken smallest first, so the rules kept are the simplest ones.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
+
+from ..isa.modifiers import BoolOp, CmpOp
+from ..isa.syntax import Instruction, Operand
+from ..isa.types import PtxType
+from ..isa.variants import Variant
+from .text import instructions, printed, register, rename, text_of
 
 RENAMINGS = ({"a": "b", "b": "a"}, {"x": "y", "y": "x"}, {"a": "b", "b": "a", "x": "y", "y": "x"})
-BOOLOPS = ("and", "or", "xor")
-_REGISTER = re.compile(r"(?<![\w.%])([abxy])\b")
-
-
-def rename(text: str, mapping: dict[str, str]) -> str:
-    return _renamed(text, tuple(sorted(mapping.items())))
-
-
-@lru_cache(maxsize=1 << 16)
-def _renamed(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
-    mapping = dict(pairs)
-    return _REGISTER.sub(lambda m: mapping.get(m.group(1), m.group(1)), text)
 
 
 class Literals:
@@ -91,65 +84,108 @@ class Classes:
 
 @dataclass(frozen=True)
 class Compare:
-    """A set or setp line read as its parts: `set.lt.ftz.or.u32.f32 d, b, a, !c;` is the
-    compare `setp.lt.ftz.f32 p, b, a;` (its core) around which set writes d and or-s !c."""
+    """A set or setp instruction read as its parts: `set.lt.or.ftz.u32.f32 d, b, a, !c;`
+    is the compare `setp.lt.ftz.f32 p, b, a;` (its core) around which set writes d and
+    or-s !c."""
 
-    opcode: str
-    cmp: str
-    ftz: bool
-    boolop: str | None
-    types: tuple[str, ...]
-    dest: str
-    order: tuple[str, str]
-    source: str | None
+    ins: Instruction
+
+    @staticmethod
+    def of(ins: Instruction) -> Compare | None:
+        return Compare(ins) if ins.variant.opcode in ("set", "setp") else None
 
     @staticmethod
     @lru_cache(maxsize=1 << 16)  # a search reads each line many times over
-    def read(line: str) -> Compare | None:
-        head, _, operands = line.rstrip(";").partition(" ")
-        words = head.split(".")
-        if words[0] not in ("set", "setp"):
-            return None
-        regs = operands.split(", ")
-        boolop = next((w for w in words[2:] if w in BOOLOPS), None)
-        return Compare(words[0], words[1], "ftz" in words, boolop,
-                   tuple(w for w in words[2:] if w != "ftz" and w not in BOOLOPS),
-                   regs[0], (regs[1], regs[2]), regs[3] if len(regs) > 3 else None)
+    def read(text: str) -> Compare | None:
+        """A one-instruction snippet as a compare; None for anything else."""
+        found = instructions(text)
+        return Compare.of(found[0]) if len(found) == 1 else None
 
     @property
-    def _dest(self) -> str:
-        return "p|q" if self.types[-1].endswith("x2") else "p"
+    def variant(self) -> Variant:
+        return self.ins.variant
 
     @property
+    def opcode(self) -> str:
+        return self.variant.opcode
+
+    @cached_property
+    def type(self) -> PtxType:
+        """The type compared (setp's type, set's stype)."""
+        return self.variant.compared_type
+
+    @property
+    def ftz(self) -> bool:
+        return self.variant.ftz
+
+    @property
+    def boolop(self) -> str | None:
+        return str(self.variant.boolop) if self.variant.boolop else None
+
+    @property
+    def order(self) -> tuple[str, str]:
+        return self.ins.operands["a"].text, self.ins.operands["b"].text
+
+    @property
+    def source(self) -> Operand | None:
+        """The BoolOp's predicate operand (`c`, `!c`, `p`, `!p`)."""
+        return self.ins.operands.get("c")
+
+    def _setp(self, order: tuple[str, str], boolop: bool, source: Operand | None) -> str:
+        return _setp(self.type, self.variant.cmp, self.ftz,
+                     self.variant.boolop if boolop else None, order, source)
+
+    @cached_property
     def core(self) -> str:
         """The plain compare inside: CmpOp, .ftz and operand order."""
-        return f"setp.{self.cmp}{'.ftz' * self.ftz}.{self.types[-1]} {self._dest}, " \
-               f"{self.order[0]}, {self.order[1]};"
+        return self._setp(self.order, False, None)
 
-    @property
+    def core_on(self, order: tuple[str, str]) -> str:
+        """The core on other operands (`a, b` for one on `b, a`)."""
+        return self._setp(order, False, None)
+
+    @cached_property
     def predicate(self) -> str:
         """The setp computing the same predicate (a BoolOp source reading p read as c)."""
-        words = ["setp", self.cmp, *(["ftz"] if self.ftz else []),
-                 *([self.boolop] if self.boolop else []), self.types[-1]]
-        regs = [self._dest, *self.order, *([self._as_c(self.source)] if self.source else [])]
-        return f"{'.'.join(words)} {', '.join(regs)};"
-
-    @staticmethod
-    def _as_c(source: str) -> str:
-        return source[:-1] + "c"
+        source = self.source and register("c", self.source.negated)
+        return self._setp(self.order, True, source)
 
     def rebuilt(self, like: Compare, parts: str) -> str:
-        """This line with `like`'s CmpOp, .ftz, operand order and, for parts "all",
-        its BoolOp and source too."""
-        boolop, source = self.boolop, self.source
+        """This instruction with `like`'s CmpOp, .ftz, operand order and, for parts "all",
+        its BoolOp and source too (the source's register stays this one's)."""
+        boolop, source = self.variant.boolop, self.source
         if parts == "all":
-            boolop = like.boolop
-            source = like.source and like.source.replace("c", self.source.lstrip("!")
-                                                         if self.source else "c")
-        words = [self.opcode, like.cmp, *(["ftz"] if like.ftz else []),
-                 *([boolop] if boolop else []), *self.types]
-        regs = [self.dest, *like.order, *([source] if source else [])]
-        return f"{'.'.join(words)} {', '.join(regs)};"
+            boolop = like.variant.boolop
+            source = like.source and register(self.source.text if self.source else "c",
+                                              like.source.negated)
+        dests = tuple((k, o) for k, o in self.ins.operands.items() if k not in ("a", "b", "c"))
+        return _rebuilt(self.variant, dests, like.variant.cmp, like.ftz, boolop, like.order,
+                        source)
+
+
+@lru_cache(maxsize=1 << 16)
+def _rebuilt(v: Variant, dests: tuple[tuple[str, Operand], ...], cmp: CmpOp, ftz: bool,
+             boolop: BoolOp | None, order: tuple[str, str], source: Operand | None) -> str:
+    ops = dict(dests) | {"a": register(order[0]), "b": register(order[1]),
+                         **({"c": source} if source else {})}
+    return printed(replace(v, cmp=cmp, ftz=ftz, boolop=boolop), **ops)
+
+
+@lru_cache(maxsize=1 << 16)
+def _setp(t: PtxType, cmp: CmpOp, ftz: bool, boolop: BoolOp | None, order: tuple[str, str],
+          source: Operand | None) -> str:
+    v = Variant.of("setp", {"type": t}, cmp=cmp, ftz=ftz, boolop=boolop)
+    dests = ("p", "q") if t.is_packed else ("p",)
+    ops = {**{k: register(k) for k in dests}, "a": register(order[0]),
+           "b": register(order[1]), **({"c": source} if source else {})}
+    return printed(v, **ops)
+
+
+@lru_cache(maxsize=1 << 16)
+def compares(text: str) -> tuple[tuple[Instruction, Compare | None], ...]:
+    """Each instruction of the snippet, with its reading as a compare (None if it is not
+    one)."""
+    return tuple((ins, Compare.of(ins)) for ins in instructions(text))
 
 
 def congruent(text: str, classes: Classes) -> str:
@@ -159,35 +195,32 @@ def congruent(text: str, classes: Classes) -> str:
     BoolOp(core, c) and set writes that predicate's value in its destination type, so
     equal parts make equal instructions whatever the BoolOp, source and destination."""
     out = []
-    for line in (s.strip() + ";" for s in text.split(";") if s.strip()):
-        compare = Compare.read(line)
+    for ins, compare in compares(text):
         if compare is not None:
-            compare = Compare.read(compare.rebuilt(Compare.read(classes.find(compare.core)),
-                                                   "core"))
-            root = classes.find(compare.predicate)
-            line = compare.rebuilt(Compare.read(root), "all") if root.count(";") == 1 \
-                else compare.rebuilt(compare, "core")
-        elif line.startswith(("vset2.", "vset4.")):
-            line = _masked(line, classes)
-        out.append(line)
+            like = Compare.read(classes.find(compare.core)) or compare
+            compare = Compare.read(compare.rebuilt(like, "core"))
+            root = Compare.read(classes.find(compare.predicate))
+            out.append(compare.rebuilt(root or compare, "all" if root else "core"))
+        elif ins.variant.opcode in ("vset2", "vset4"):
+            out.append(text_of([_masked(ins, classes)]))
+        else:
+            out.append(text_of([ins]))
     return " ".join(out)
 
 
-def _masked(line: str, classes: Classes) -> str:
+def _masked(ins: Instruction, classes: Classes) -> Instruction:
     """A vset with a mask (`d.b0`: the other lanes merged from c) rewritten by what is
     proved of its plain form: the masked result is the plain result merged with c, so
     equal plain forms make equal masked ones."""
-    head, _, operands = line.rstrip(";").partition(" ")
-    dest, _, sources = operands.partition(", ")
-    if dest == "d":
-        return line
-    root = classes.find(f"{head} d, {sources};")
-    root_head, _, root_operands = root.rstrip(";").partition(" ")
-    root_dest, _, root_sources = root_operands.partition(", ")
-    if root.count(";") != 1 or root_dest != "d" or \
-            root_head.split(".")[0] != head.split(".")[0]:
-        return line
-    return f"{root_head} {dest}, {root_sources};"
+    dest = ins.operands["d"]
+    if dest.lane_spec is None:
+        return ins
+    plain = replace(ins, operands={**ins.operands, "d": replace(dest, lane_spec=None)})
+    root = instructions(classes.find(text_of([plain])))
+    if len(root) != 1 or root[0].operands["d"].lane_spec is not None or \
+            root[0].variant.opcode != ins.variant.opcode:
+        return ins
+    return replace(root[0], operands={**root[0].operands, "d": dest})
 
 
 def imply(classes: Classes, lhs: str, rhs: str) -> None:

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .grammar import VSET_SPELLINGS, Pool
-from .minimise import RENAMINGS, rename
+from ..isa.modifiers import parse_lane_spec
+from ..isa.syntax import Instruction
+from .grammar import Pool
+from .minimise import RENAMINGS
 from .operands import Rows, row_classes
+from .text import instructions, rename
 from .work import outputs_on
 
 
@@ -55,30 +58,35 @@ def _sign_free(cls: str, folded: dict[str, str]) -> str:
     return folded.get(cls, cls)
 
 
-def reads_c(line: str) -> bool:
-    """Whether the line's result depends on c: a BoolOp, glue or selp source, or a
-    vset merging lanes from c (a mask short of every lane; the plain form ignores c)."""
-    op = line.split(".")[0]
-    if op in VSET_SPELLINGS:
-        return line.split()[1].rstrip(",") not in ("d", f"d.{VSET_SPELLINGS[op]['mask']}")
-    return line.endswith(("c", "!c"))
+def reads_c(ins: Instruction) -> bool:
+    """Whether the instruction's result depends on c: a BoolOp, glue or selp source, or
+    a vset merging lanes from c (a mask short of every lane; the plain form ignores c)."""
+    defaults = ins.variant.syntax.lane_defaults
+    if defaults:
+        return ins.lane_spec("d") != parse_lane_spec(defaults["mask"])
+    return any("c" in o.registers for o in ins.sources.values())
 
 
 def simple(text: str) -> bool:
     """A snippet near misses are looked for among: one that does not read c, and is one
     instruction, or a compare and a `not`, or a compare and a `selp`."""
-    lines = [s.strip() for s in text.split(";") if s.strip()]
-    if any(reads_c(line) for line in lines):
+    found = instructions(text)
+    if any(reads_c(ins) for ins in found):
         return False
-    return len(lines) == 1 or lines[0].startswith("setp.") and \
-        all(line.startswith(("not.pred", "selp.")) for line in lines[1:])
+    return len(found) == 1 or found[0].variant.opcode == "setp" and \
+        all(ins.variant.opcode in ("not", "selp") for ins in found[1:])
+
+
+def _register(axis: str) -> str:
+    """The register an axis classes: `a` for `a` and for its lanes `a[0]`, `a[1]`..."""
+    return axis[0]
 
 
 def literals(classes: list[tuple], unusual: set[str] | None = None,
              folded: dict[str, str] | None = None) -> tuple[list[tuple[str, str]], np.ndarray]:
     """The unusual (operand, sign-free class) literals, and which rows have each."""
     usual, folded = ORDINARY if unusual is None else unusual, folded or {}
-    rows = [{(axis.split("[")[0], _sign_free(cls, folded)) for axis, cls in row}
+    rows = [{(_register(axis), _sign_free(cls, folded)) for axis, cls in row}
             for row in classes]
     names = sorted({lit for row in rows for lit in row if lit[1] not in usual})
     index = {lit: k for k, lit in enumerate(names)}
@@ -108,7 +116,8 @@ def breaking_literals(differ: np.ndarray, names: list[tuple[str, str]], table: n
 def candidates(pool: Pool, groups: list[list[str]], rows: Rows, limit: int
                ) -> list[tuple[str, str, str]]:
     """(lhs, rhs, the classes the characteristic operands say break it), simplest first."""
-    reps = sorted((g[0] for g in groups if simple(g[0])), key=lambda t: (t.count(";"), len(t), t))
+    reps = sorted((g[0] for g in groups if simple(g[0])),
+                  key=lambda t: (len(instructions(t)), len(t), t))
     if len(reps) < 2:
         return []
     columns = rows.arrays()
@@ -130,7 +139,8 @@ def candidates(pool: Pool, groups: list[list[str]], rows: Rows, limit: int
             seen |= {key, *(frozenset((rename(reps[i], m), rename(reps[j], m)))
                             for m in RENAMINGS)}
             found.append((reps[j], reps[i], " or ".join(f"{a} is {c}" for a, c in sorted(lits))))
-    found.sort(key=lambda p: (p[0].count(";") + p[1].count(";"), len(p[0]) + len(p[1]), p))
+    found.sort(key=lambda p: (len(instructions(p[0])) + len(instructions(p[1])),
+                              len(p[0]) + len(p[1]), p))
     return found[:limit]
 
 

@@ -17,9 +17,10 @@ from itertools import product
 
 import numpy as np
 
-from ..eval.fast import word_dtype
+from ..fast import word_dtype
 from ..isa.literals import fp_class
-from ..isa.types import Kind, PtxType
+from ..isa.types import PtxType
+from ..smt.classes import value_class
 from .grammar import Pool
 
 RANDOM_ROWS = 256
@@ -111,23 +112,9 @@ def characteristic(pool: Pool, seed: int = 0) -> Rows:
     return rows
 
 
-def value_class(bits: int, t: PtxType) -> str:
-    """The operand class of a scalar value, as `ptxsmt.smt.classes` names them."""
-    if t.is_float:
-        cls = fp_class(bits, t.fmt)
-        return "NaN" if cls.endswith("NaN") else cls
-    w = t.width
-    if bits == 0:
-        return "zero"
-    if t.kind is Kind.SIGNED:
-        return {1 << (w - 1): "min", (1 << (w - 1)) - 1: "max"}.get(
-            bits, "negative" if bits >> (w - 1) else "positive")
-    return "max" if bits == (1 << w) - 1 else "positive"
-
-
 def row_classes(rows: Rows) -> list[tuple[tuple[str, str], ...]]:
     """Per row, the class of each compared operand (a lane at a time as the pool reads
-    them): ((axis, class), ...), axes named as `ptxsmt.smt.classes.axes` names them."""
+    them): ((axis, class), ...), classes and axes as `ptxsmt.smt.classes` names them."""
     lane, lanes = rows.pool.reading
     w = lane.width
     out = []

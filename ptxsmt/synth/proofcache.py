@@ -3,7 +3,7 @@
 Content-addressed: the key is a hash of the two snippet texts, the compared outputs
 and what was asked (with or without the class report, and how it reads the
 operands); the file's name carries the
-fingerprint of ptxsmt's sources and of the installed Z3 (`ptxsmt.eval.cache`), so a
+fingerprint of ptxsmt's sources and of the installed Z3 (`ptxsmt.batch.cache`), so a
 changed semantics or solver never reads an old verdict. It lives beside the program
 cache and is turned off with it (`--no-cache`, PTXSMT_NO_CACHE=1). An "unknown" (a
 timeout) is not kept: a later run with more time may decide it.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..eval import cache
+from ..batch import cache
 
 _STORES: dict[str, cache.Store] = {}  # by the program cache's file: one per build and place
 

@@ -15,7 +15,6 @@ other pool's snippets):
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from .grammar import Domain, Pool, Snippet, enumerate_snippets
 from .minimise import Classes
 from .nearmiss import NearMiss
 from .operands import Rows, characteristic
+from .text import instructions, registers
 from .work import fingerprint_task, outputs_on, prove_task
 
 BATCH = 128  # snippets per fingerprint task
@@ -137,15 +137,15 @@ def _tier(m: str, rep: str, order: dict[str, tuple]) -> tuple[int, int]:
 
 
 def reads_c(text: str) -> int:
-    return len(_READS_C.findall(text))
-
-
-_READS_C = re.compile(r"(?<![\w.%])!?c\b")
+    """How many times the snippet names c."""
+    return sum(registers(ins).count("c") for ins in instructions(text))
 
 
 def sort_key(s: Snippet) -> tuple:
     """Smaller first: fewer steps, shorter text, operands in order (a, b), then text."""
-    return (s.size, len(s.text), s.text.count("b, a"), s.text)
+    swapped = sum(1 for ins in instructions(s.text)
+                  if [str(ins.operands.get(k)) for k in "ab"] == ["b", "a"])
+    return (s.size, len(s.text), swapped, s.text)
 
 
 def _ticker(progress, stage: str, total: int) -> Callable[[int], None]:

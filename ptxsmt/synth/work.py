@@ -12,9 +12,9 @@ import threading
 
 import numpy as np
 
-from ..eval.fast import Unsupported
-from ..eval.programs import compile_program
+from ..batch.programs import compile_program
 from ..eval.values import UNSPECIFIED
+from ..fast import Unsupported
 from ..isa.types import TYPES
 from ..smt.classes import class_report
 from ..smt.solve import build_query, decide

@@ -1,0 +1,205 @@
+"""The on-disk cache of compiled programs, so a CI that runs every day compiles nothing.
+
+One SQLite file per build of ptxsmt, in `$PTXSMT_CACHE_DIR`, else
+`$XDG_CACHE_HOME/ptxsmt`, else `~/.cache/ptxsmt`. Its name carries a fingerprint of
+ptxsmt's own source files and of the installed Z3, so an edit to the semantics, a
+new release or another Z3 never reads a program compiled before it (old files are
+removed after a week unused). SQLite's locking makes concurrent runs safe; writes
+are `INSERT OR IGNORE` of a key's one record, a batch's worth in one transaction
+(runs that wrote record by record spent their time waiting on each other's locks).
+Where the cache cannot be used (a read-only home, a full disk, a damaged file) it
+is skipped for the rest of the run: the cache only ever saves time.
+`PTXSMT_NO_CACHE=1` or `--no-cache` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import sqlite3
+import sys
+import time
+from contextlib import suppress
+from importlib.util import find_spec
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+_STALE_SECONDS = 7 * 24 * 3600
+
+
+def directory() -> Path:
+    """Where the cache lives (it may not exist yet)."""
+    if os.environ.get("PTXSMT_CACHE_DIR"):
+        return Path(os.environ["PTXSMT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ptxsmt"
+
+
+def fingerprint() -> str:
+    """What a compiled program depends on: ptxsmt's source, the installed Z3 and the
+    Python that runs it."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    digest.update(_z3_release().encode())
+    digest.update(sys.version.encode())  # the cache keeps marshalled bytecode
+    return digest.hexdigest()[:20]
+
+
+def _z3_release() -> str:
+    """The installed Z3's distribution name and version, read without importing Z3."""
+    spec = find_spec("z3")
+    if spec is None or spec.origin is None:
+        return "no z3"
+    package = Path(spec.origin).parent
+    releases = sorted(p.name for p in package.parent.glob("z3_solver-*.dist-info"))
+    return releases[-1] if releases else str(package.stat().st_mtime_ns)
+
+
+class Store:
+    """Records by key, in one SQLite file; every failure turns the store off."""
+
+    def __init__(self, path: Path, place: str | None = None):
+        self.path = path
+        self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
+        self.db: sqlite3.Connection | None = None
+        self.failed: str | None = None
+        self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self.path.exists()
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
+            db.execute("CREATE TABLE IF NOT EXISTS programs "
+                       "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
+            if fresh:
+                _remove_stale(self.path)
+            else:  # a run that only reads leaves the mtime alone (WAL): mark it used
+                with suppress(OSError):  # not ours to touch: reading it is still fine
+                    os.utime(self.path)
+            self.db = db
+        return self.db
+
+    def _run(self, sql: str, rows, many: bool = False):
+        """The statement's cursor; None where the store failed (now or before)."""
+        if self.failed:
+            return None
+        try:
+            db = self._connect()
+            if not many:
+                return db.execute(sql, rows)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(sql, rows)
+                return db.execute("COMMIT")
+            except sqlite3.Error:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError) as e:
+            self.failed = f"{type(e).__name__}: {e}"
+            return None
+
+    def get(self, key: str) -> tuple[str, bytes | None] | None:
+        """(record, code) stored under `key`, or None."""
+        if key in self.pending:
+            return self.pending[key]
+        cursor = self._run("SELECT record, code FROM programs WHERE key = ?", (key,))
+        return cursor.fetchone() if cursor else None
+
+    def put(self, key: str, record: str, code: bytes | None = None) -> None:
+        """Store a record: written at the next `flush`, or once 512 are waiting."""
+        self.pending.setdefault(key, (record, code))
+        if len(self.pending) >= 512:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the records put since the last flush, in one transaction."""
+        rows = [(key, record, code) for key, (record, code) in self.pending.items()]
+        self.pending = {}
+        if rows:
+            self._run("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows, many=True)
+
+    def count(self) -> int:
+        self.flush()
+        cursor = self._run("SELECT count(*) FROM programs", ())
+        return cursor.fetchone()[0] if cursor else 0
+
+
+def _remove_stale(current: Path) -> None:
+    """Files of other builds of ptxsmt that no run has touched for a week."""
+    for path in current.parent.glob("programs-*.sqlite*"):
+        if not path.name.startswith(current.name):
+            try:
+                if time.time() - path.stat().st_mtime > _STALE_SECONDS:
+                    path.unlink()
+            except OSError:
+                pass  # another run removed it, or it is not ours to remove
+
+
+_STORE: Store | None = None
+_ENABLED = os.environ.get("PTXSMT_NO_CACHE", "") in ("", "0")
+
+
+def _forked() -> None:
+    """A forked process never uses its parent's connection (SQLite forbids it); it
+    opens its own when it first needs one."""
+    if _STORE is not None:
+        _STORE.db = None
+
+
+if hasattr(os, "register_at_fork"):  # where there is no fork, nothing is forked
+    os.register_at_fork(after_in_child=_forked)
+
+
+def flush() -> None:
+    """Write what this run has put so far (a forked process leaves without atexit)."""
+    if _STORE is not None:
+        _STORE.flush()
+
+
+atexit.register(flush)
+
+
+def enable(on: bool) -> None:
+    """Use the cache (the default) or not (`--no-cache`)."""
+    global _ENABLED
+    _ENABLED = on
+
+
+def store() -> Store | None:
+    """This run's store, or None when the cache is off."""
+    global _STORE
+    if not _ENABLED:
+        return None
+    place = os.environ.get("PTXSMT_CACHE_DIR")
+    if _STORE is None or _STORE.place != place:
+        flush()
+        _STORE = Store(directory() / f"programs-{fingerprint()}.sqlite", place)
+    return _STORE
+
+
+def info() -> dict[str, object]:
+    """Where the cache is and what it holds, for `ptxsmt cache`."""
+    current = store()
+    files = sorted(directory().glob("programs-*.sqlite"))
+    return {"directory": str(directory()), "enabled": current is not None,
+            "file": str(current.path) if current else None,
+            "programs": current.count() if current else 0,
+            "other_builds": [str(p) for p in files if not current or p != current.path],
+            "problem": current.failed if current else None}
+
+
+def clear() -> int:
+    """Remove every cache file (of every build); the number of files removed."""
+    global _STORE
+    flush()
+    _STORE = None
+    removed = 0
+    for path in directory().glob("programs-*.sqlite*"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed

@@ -1,0 +1,203 @@
+"""Many evaluations at once: lines grouped by text, each text's program run over its
+lines' inputs as columns, the texts of one shape as one run.
+
+The programs come from the fast backend (`ptxsmt.fast`, through the cache of
+`programs.py`); a line it cannot take (an input missing, a Z3 operator the code
+generator does not know) goes to the slow evaluator (`ptxsmt.eval`), so both give the
+same answers and the same errors, and no line's failure costs another line its answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..eval.values import Evaluation, convert_inputs, to_json
+from ..fast import FastProgram, Unsupported, word_dtype
+from ..isa.errors import PtxError, quote
+from ..isa.literals import hex_bits
+from ..sem.options import DEFAULT, Options
+from . import cache
+from .programs import compile_program
+
+Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
+# Evaluations of register bits ("values"), or each line's outputs object as JSON writes
+# it, keyed by the registers' spelling ("json")
+Form = Literal["values", "json"]
+
+
+def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
+                  form: Form = "values") -> list[Evaluation | dict | PtxError]:
+    """An answer (or the PtxError it raised) per (ptx, inputs[, options]), in order; an
+    item without options is evaluated with `opts`."""
+    results: list = [None] * len(items)
+    groups: dict[str | tuple[str, Options], list[int]] = {}
+    for i, item in enumerate(items):
+        # keyed by the text alone where the options are `opts` (hashing Options costs)
+        key = item[0] if len(item) == 2 or item[2] is opts else (item[0], item[2])
+        if (indices := groups.get(key)) is None:
+            groups[key] = [i]
+        else:
+            indices.append(i)
+    shapes: dict[tuple[str, Options], list[Job]] = {}
+    for key, indices in groups.items():
+        ptx, group_opts = (key, opts) if type(key) is str else key
+        try:
+            job = _group(ptx, group_opts, items, indices, results, form)
+        except Exception:  # a bug in the fast path: the slow path answers the group
+            job = None
+            for i in indices:
+                results[i] = _slow(ptx, items[i][1], group_opts, form)
+        if job is not None:
+            shapes.setdefault((job.program.shape, group_opts), []).append(job)
+    for (_, group_opts), jobs in shapes.items():
+        try:
+            _run_shape(jobs, results, form)
+        except Exception:  # likewise
+            for job in jobs:
+                for i in job.indices:
+                    results[i] = _slow(items[i][0], items[i][1], group_opts, form)
+    cache.flush()  # this batch's new programs, in one write
+    return results
+
+
+@dataclass(frozen=True)
+class Job:
+    """The lines of one text the fast path takes: their inputs, column by column."""
+
+    program: FastProgram
+    indices: list[int]
+    columns: dict[str, list | np.ndarray]
+
+
+def _group(ptx: str, opts: Options, items: Sequence[Item], indices: list[int],
+           results: list, form: Form) -> Job | None:
+    """The lines of one text: errors and slow answers go into `results`; the lines the
+    fast path takes come back as a Job."""
+    try:
+        program = compile_program(ptx, opts)
+    except PtxError as e:
+        for i in indices:
+            results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
+        return None
+    except Unsupported:
+        for i in indices:
+            results[i] = _slow(ptx, items[i][1], opts, form)
+        return None
+    raws = [items[i][1] for i in indices]
+    columns = _exact_columns(program, raws)
+    if columns is not None:
+        return Job(program, indices, columns)
+    ready: list[tuple[int, dict]] = []
+    for i, raw in zip(indices, raws):
+        try:
+            values = convert_inputs(raw, program.types, program.inputs)
+        except PtxError as e:
+            results[i] = e.with_traceback(None)
+            continue
+        if program.input_names <= values.keys():
+            ready.append((i, values))
+        else:
+            results[i] = _slow(ptx, raw, opts, form)
+    if not ready:
+        return None
+    return Job(program, [i for i, _ in ready],
+               {name: [values[name] for _, values in ready] for name in program.inputs})
+
+
+def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
+    """The common case, read a column at a time: every line gives exactly the inputs,
+    each word as the JSON contract writes it (`0x` and width/4 digits), each predicate
+    as a Boolean. None for anything else: the line-by-line path reads it."""
+    names = program.input_names
+    if any(raw.keys() != names for raw in raws):
+        return None
+    columns: dict[str, list | np.ndarray] = {}
+    for name in program.inputs:
+        column = [raw[name] for raw in raws]
+        kinds, width = {*map(type, column)}, program.types[name].width
+        if width == 1 and kinds == {bool}:
+            columns[name] = column
+            continue
+        if kinds != {str} or width not in (8, 16, 32, 64):
+            return None
+        n, size = len(column), 2 + width // 4
+        text = "".join(column)
+        if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
+            return None
+        try:
+            words = bytes.fromhex(text.replace("0x", ""))
+        except ValueError:
+            return None
+        if len(words) != n * width // 8:  # a blank among the digits, or a `0x` inside
+            return None
+        columns[name] = np.frombuffer(words, dtype=f">u{width // 8}")
+    return columns
+
+
+def _slow(ptx: str, inputs, opts: Options, form: Form) -> Evaluation | dict | PtxError:
+    from ..eval.evaluate import evaluate  # imports Z3: only where the fast path cannot answer
+
+    try:
+        r = evaluate(ptx, inputs, opts)
+    except PtxError as e:
+        return e.with_traceback(None)
+    except Exception as e:  # a bug in ptxsmt, reported on its line only
+        return PtxError(f"internal error (a ptxsmt bug, please report it): "
+                        f"{type(e).__name__}: {quote(str(e), 200)}")
+    if form == "values":
+        return r
+    return {r.name(k): to_json(v, r.types[k]) for k, v in r.outputs.items()}
+
+
+def _run_shape(jobs: list[Job], results: list, form: Form) -> None:
+    """The jobs of one shape as one run: slot by slot, each text's column (its own
+    immediates repeated) one after another; then each text takes its rows."""
+    program = jobs[0].program
+    columns = []
+    for position, name in enumerate(program.slots):
+        dtype = word_dtype(program.types[name].width)
+        segments = []
+        for job in jobs:
+            mine = job.program.slots[position]
+            segments.append(np.full(len(job.indices), job.program.bound[mine], dtype)
+                            if mine in job.program.bound else np.asarray(job.columns[mine], dtype))
+        columns.append(segments[0] if len(segments) == 1 else np.concatenate(segments))
+    outputs = program.run_slots(columns, sum(len(job.indices) for job in jobs))
+    start = 0
+    for job in jobs:
+        end = start + len(job.indices)
+        _fill(job, [out[start:end] for out in outputs], results, form)
+        start = end
+
+
+def _fill(job: Job, arrays: list[np.ndarray], results: list, form: Form) -> None:
+    """One text's rows of its shape's outputs, as its answers at its indices."""
+    program = job.program
+    if form == "json":
+        names = [program.spelling.get(n, n) for n in program.outputs]
+        columns = [_json_column(arr, program.types[n].width)
+                   for arr, n in zip(arrays, program.outputs)]
+        for i, values in zip(job.indices, zip(*columns)):
+            results[i] = dict(zip(names, values))
+        return
+    inputs = {n: np.asarray(c).tolist() for n, c in job.columns.items()}
+    for row, (i, *values) in enumerate(zip(job.indices, *(a.tolist() for a in arrays))):
+        results[i] = Evaluation(program.types, {n: c[row] for n, c in inputs.items()},
+                                dict(zip(program.outputs, values)), program.spelling)
+
+
+def _json_column(arr: np.ndarray, width: int) -> list:
+    """A column of output bits as JSON values: Booleans, or exact-width hex strings
+    (from one hex dump of the column's bytes)."""
+    if width == 1:
+        return arr.tolist()
+    if width not in (8, 16, 32, 64):
+        return [hex_bits(v, width) for v in arr.tolist()]
+    if not len(arr):
+        return []
+    return ("0x" + arr.astype(f">u{width // 8}").tobytes().hex(" ", width // 8)
+            .replace(" ", " 0x")).split(" ")

@@ -1,0 +1,431 @@
+"""Z3 terms -> a straight-line program over whole arrays, written as Python source.
+
+`compile_terms` walks the very terms the prover uses and writes one line per Z3
+operator, in a small vocabulary (`where`, `u8`..`u64`, `i8`..`i64`, `f16`..`f64`,
+`isnan`, ...) that `fast.py` binds to numpy. The program is text, so it can be
+stored and run later without Z3. Bit-vectors of width w live in the narrowest
+unsigned word that holds them (every bit above w zero), Booleans in bool arrays,
+floating-point values as their IEEE bits; a float view (whose comparisons are
+IEEE's: NaN unordered, -0 == +0) is written once, where first needed.
+
+An operator it cannot compile exactly raises `Unsupported` (the batch then takes
+the slow path), so the fast path never approximates: SMT-LIB `=` on floating point
+(all NaNs equal, -0 != +0; no bit operation is that), FP conversions with a
+rounding mode, a NaN constant (it has no bits), and the named free values of the
+semantics (a cvt's NaN, which only the slow path can tell apart from a value that
+does not matter). The tests compare the two paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import z3
+
+from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
+from ..program import Program
+from ..sem.options import Options
+from .program import LOCAL, FastProgram, Line, Unsupported, word_bits
+
+_FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
+_VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
+
+_FP_CMP = {z3.Z3_OP_FPA_LT: "<", z3.Z3_OP_FPA_LE: "<=", z3.Z3_OP_FPA_GT: ">",
+           z3.Z3_OP_FPA_GE: ">=", z3.Z3_OP_FPA_EQ: "=="}
+_U_CMP = {z3.Z3_OP_ULT: "<", z3.Z3_OP_ULEQ: "<=", z3.Z3_OP_UGT: ">", z3.Z3_OP_UGEQ: ">="}
+_S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_SLEQ: "<=", z3.Z3_OP_SGT: ">", z3.Z3_OP_SGEQ: ">="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+_BOOL = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^"}
+_BITWISE = {z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}
+_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*"}
+_FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
+                 z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
+_FP_CLASS = {
+    z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
+    z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
+    z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive",
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A term's value in the program: an expression (a local's name or a constant),
+    with what it holds: "bool", "bv" of `width` bits, or "fp" bits of `fmt`."""
+
+    expr: str
+    kind: str
+    width: int = 1
+    fmt: FloatFormat | None = None
+    compare: tuple[str, str, str] | None = None  # (x, op, y): an integer compare, negatable
+    const: int | None = None  # the value of a bit-vector constant
+
+    @property
+    def word(self) -> str:
+        return _word(self.width)
+
+
+def _word(width: int) -> str:
+    """The vocabulary's cast to the word of `width` bits (u8 .. u64)."""
+    return f"u{word_bits(width)}"
+
+
+def _mask(width: int) -> int:
+    return (1 << width) - 1
+
+
+class _Node:
+    """One term node read through Z3's C API (the Python wrappers cost ~30x more)."""
+
+    __slots__ = ("ctx", "ast", "app", "decl", "kind", "args")
+
+    def __init__(self, ctx, ast):
+        self.ctx, self.ast = ctx, ast
+        self.app = z3.Z3_to_app(ctx, ast)
+        self.decl = z3.Z3_get_app_decl(ctx, self.app)
+        self.kind = z3.Z3_get_decl_kind(ctx, self.decl)
+        self.args = [z3.Z3_get_app_arg(ctx, self.app, i)
+                     for i in range(z3.Z3_get_app_num_args(ctx, self.app))]
+
+    def param(self, i: int) -> int:
+        return z3.Z3_get_decl_int_parameter(self.ctx, self.decl, i)
+
+    def name(self) -> str:
+        return z3.Z3_get_symbol_string(self.ctx, z3.Z3_get_decl_name(self.ctx, self.decl))
+
+    def sort_kind(self, ast=None) -> int:
+        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+
+    def size(self, ast=None) -> int:
+        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+
+    def fmt(self) -> FloatFormat:
+        sort = z3.Z3_get_sort(self.ctx, self.ast)
+        return _FORMATS[(z3.Z3_fpa_get_ebits(self.ctx, sort), z3.Z3_fpa_get_sbits(self.ctx, sort))]
+
+
+def _without_nan_guards(ctx, args: list) -> list:
+    """The arguments of an `and`, less each `not (isNaN x or isNaN y)` beside an IEEE
+    compare of x and y: the compare is false on a NaN, so the guard (the ISA's
+    "!isNaN(a) && !isNaN(b)") adds nothing and costs three passes over the data."""
+    compared = set()
+    for arg in args:
+        node = _Node(ctx, arg)
+        if node.kind in _FP_CMP:
+            compared.add(frozenset(z3.Z3_get_ast_id(ctx, x) for x in node.args))
+    return [arg for arg in args if _nan_guard_of(ctx, arg) not in compared] if compared \
+        else args
+
+
+def _nan_guard_of(ctx, ast) -> frozenset[int] | None:
+    """{x, y} for `not (isNaN x or isNaN y)`, else None."""
+    node = _Node(ctx, ast)
+    if node.kind != z3.Z3_OP_NOT:
+        return None
+    inner = _Node(ctx, node.args[0])
+    if inner.kind != z3.Z3_OP_OR or len(inner.args) != 2:
+        return None
+    tests = [_Node(ctx, x) for x in inner.args]
+    if any(t.kind != z3.Z3_OP_FPA_IS_NAN for t in tests):
+        return None
+    return frozenset(z3.Z3_get_ast_id(ctx, t.args[0]) for t in tests)
+
+
+class _Compiler:
+    """Turns a term DAG into straight-line source lines, one local per shared term."""
+
+    def __init__(self, inputs: tuple[str, ...], ctx: z3.Context):
+        self.inputs = inputs
+        self.context, self.ctx = ctx, ctx.ref()
+        self.lines: list[Line] = []
+        self.reads: dict[str, list[str]] = {}  # local -> the locals its line reads
+        self.deps: dict[str, frozenset[int]] = {f"s{i}": frozenset([i])
+                                                for i in range(len(inputs))}
+        self.values: dict[int, Value] = {}
+        self.views: dict[str, str] = {}
+        self.parts: dict[str, tuple] = {}  # local -> (word, lo, w, lanes) it is a lane of
+        self.lanes: dict[tuple, str] = {}  # (x, op, y, w) -> one compare of all lanes
+        self.lane_at: dict[str, tuple[str, int, int]] = {}  # local -> (lanes, k, count)
+        self.flag_at: dict[str, tuple[str, int, int]] = {}  # b8 of such a lane
+
+    def __call__(self, t: z3.ExprRef) -> Value:
+        return self.visit(t.as_ast())
+
+    def visit(self, ast) -> Value:
+        key = z3.Z3_get_ast_id(self.ctx, ast)
+        if key not in self.values:
+            node = _Node(self.ctx, ast)
+            if node.kind == z3.Z3_OP_AND:
+                node.args = _without_nan_guards(self.ctx, node.args)
+                if len(node.args) == 1:  # the compare alone: its value is the and's
+                    self.values[key] = self.visit(node.args[0])
+                    return self.values[key]
+            if node.kind == z3.Z3_OP_CONCAT:  # one concat of all the parts
+                node.args = self._concat_parts(node.args)
+            self.values[key] = self.step(node, [self.visit(x) for x in node.args])
+        return self.values[key]
+
+    def _concat_parts(self, args: list) -> list:
+        out = []
+        for arg in args:
+            node = _Node(self.ctx, arg)
+            out += self._concat_parts(node.args) if node.kind == z3.Z3_OP_CONCAT else [arg]
+        return out
+
+    def emit(self, expr: str, kind: str, width: int = 1, fmt: FloatFormat | None = None,
+             compare=None) -> Value:
+        """A new local holding `expr`."""
+        name = f"t{len(self.lines)}"
+        reads = LOCAL.findall(expr)
+        deps = frozenset().union(*(self.deps[r] for r in reads))
+        self.lines.append(Line(name, expr, deps))
+        self.deps[name] = deps
+        self.reads[name] = [r for r in reads if r.startswith("t")]
+        return Value(name, kind, width, fmt, compare)
+
+    def live(self, results: tuple[str, ...]) -> tuple[Line, ...]:
+        """The lines the results read (a negated compare leaves the first one unread)."""
+        needed, stack = set(), [r for r in results if r in self.reads]
+        while stack:
+            name = stack.pop()
+            if name not in needed:
+                needed.add(name)
+                stack += self.reads[name]
+        return tuple(line for line in self.lines if line.target in needed)
+
+    def view(self, x: Value) -> str:
+        """The float view of FP bits, written once."""
+        if x.expr not in self.views:
+            self.views[x.expr] = self.emit(f"{_VIEW[x.fmt]}({x.expr})", "view").expr
+        return self.views[x.expr]
+
+    def step(self, t: _Node, a: list[Value]) -> Value:  # noqa: C901 - one branch per operator
+        k = t.kind
+        if t.sort_kind() == z3.Z3_BV_SORT and t.size() > 64:  # mul.hi.u64's 128-bit product
+            raise Unsupported("a bit-vector wider than 64 bits")
+        if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
+            return Value(str(k == z3.Z3_OP_TRUE), "bool")
+        if k == z3.Z3_OP_BNUM:
+            w = t.size()
+            k = int(z3.Z3_get_numeral_string(t.ctx, t.ast))
+            return Value(f"{_word(w)}({k})", "bv", w, const=k)
+        if k == z3.Z3_OP_UNINTERPRETED:
+            if a:
+                raise Unsupported(f"{t.name()} is a value the ISA leaves open")
+            i = self.inputs.index(t.name())
+            if t.sort_kind() == z3.Z3_BOOL_SORT:
+                return Value(f"s{i}", "bool")
+            return Value(f"s{i}", "bv", t.size())
+        if k in _FP_CONSTANTS:
+            fmt = t.fmt()
+            bits = _fp_bits(z3.z3._to_expr_ref(t.ast, self.context), fmt)
+            return Value(f"{_word(fmt.width)}({bits})", "fp", fmt.width, fmt)
+        if k == z3.Z3_OP_ITE:
+            return self._ite(*a)
+        if k == z3.Z3_OP_NOT:
+            (x,) = a
+            if x.compare:  # not (x <= y) on integers is x > y: no extra pass
+                lhs, op, rhs = x.compare
+                return self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
+            return self.emit(f"lnot({x.expr})", "bool")
+        if k in _BOOL:
+            return self.emit(f" {_BOOL[k]} ".join(x.expr for x in a), "bool")
+        if k in _BITWISE:
+            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", t.size())
+        if k in _ARITH:  # exact in the word (it wraps above w bits), then cut to w bits
+            w = t.size()
+            expr = f" {_ARITH[k]} ".join(x.expr for x in a)
+            return self.emit(f"({expr}) & {_mask(w)}", "bv", w)
+        if k == z3.Z3_OP_BSUB:
+            x, y = a
+            return self.emit(f"({x.expr} - {y.expr}) & {_mask(x.width)}", "bv", x.width)
+        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
+            x, y = a
+            if x.kind == "fp":
+                raise Unsupported("= on floating point (all NaNs equal, -0 != +0)")
+            op = "!=" if k == z3.Z3_OP_DISTINCT else "=="
+            if x.kind == "bv":
+                return self._compare(x, op, y)
+            return self.emit(f"{x.expr} {op} {y.expr}", "bool")
+        if k == z3.Z3_OP_EXTRACT:
+            return self._extract(a[0], t.param(0), t.param(1))
+        if k == z3.Z3_OP_CONCAT:
+            return self._concat(a)
+        if k == z3.Z3_OP_ZERO_EXT:
+            (x,) = a
+            return self._cast(x, x.width + t.param(0))
+        if k == z3.Z3_OP_SIGN_EXT:
+            (x,) = a
+            w = x.width + t.param(0)
+            wide = self._cast(x, w).expr
+            high = _mask(w) & ~_mask(x.width)
+            return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})",
+                             "bv", w)
+        if k == z3.Z3_OP_BSHL:
+            x, n = a
+            w, top = x.width, word_bits(x.width) - 1
+            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), ({x.expr} << minimum("
+                             f"{n.expr}, {top})) & {_mask(w)})", "bv", w)
+        if k == z3.Z3_OP_BLSHR:
+            x, n = a
+            w, top = x.width, word_bits(x.width) - 1
+            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {x.expr} >> minimum("
+                             f"{n.expr}, {top}))", "bv", w)
+        if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
+            x, n = a
+            w = x.width
+            if w != word_bits(w):
+                raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
+            return self.emit(f"{x.word}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
+                             "bv", w)
+        if k == z3.Z3_OP_BNOT:
+            (x,) = a
+            return self.emit(f"~{x.expr} & {_mask(x.width)}", "bv", x.width)
+        if k in _U_CMP:
+            x, y = a
+            return self._compare(x, _U_CMP[k], y)
+        if k in _S_CMP:
+            x, y = a
+            if word_bits(x.width) == x.width:  # a native word: read it as signed, no pass
+                signed = [f"i{x.width}({v.expr})" for v in a]
+            else:  # flipping the sign bit orders signed values as unsigned ones
+                signed = [f"({v.expr} ^ {1 << (x.width - 1)})" for v in a]
+            return self._compare(Value(signed[0], "bv"), _S_CMP[k], Value(signed[1], "bv"))
+        if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
+            (x,) = a  # bits -> FP: the same bits (every other form has a rounding mode)
+            fmt = t.fmt()
+            return Value(x.expr, "fp", fmt.width, fmt)
+        if k in _FP_CLASS:
+            return self._fp_class(a[0], _FP_CLASS[k])
+        if k in _FP_CMP:
+            x, y = a
+            return self.emit(f"{self.view(x)} {_FP_CMP[k]} {self.view(y)}", "bool")
+        raise Unsupported(f"no fast path for Z3 operator {t.name()}")
+
+    def _compare(self, x: Value, op: str, y: Value) -> Value:
+        self.pending_lane = None
+        lane = self._lane_of(x.expr, op, y.expr)
+        out = self.emit(lane or f"{x.expr} {op} {y.expr}", "bool", compare=(x.expr, op, y.expr))
+        if self.pending_lane:
+            self.lane_at[out.expr] = self.pending_lane
+        return out
+
+    def _lane_of(self, x: str, op: str, y: str) -> str | None:
+        """A compare of lane k of two words (bytes, halves) as lane k of one compare of
+        all their lanes: a contiguous pass for every lane, not a strided one per lane."""
+        px, py = self.parts.get(x), self.parts.get(y)
+        if not px or not py or px[1:] != py[1:]:
+            return None
+        (wx, lo, w, count), wy = px, py[0]
+        key = (wx, op, wy, w)
+        if key not in self.lanes:
+            self.lanes[key] = self.emit(f"lanes({wx}, {w}, {count}) {op} lanes({wy}, {w}, "
+                                        f"{count})", "bool").expr
+        self.pending_lane = (self.lanes[key], lo // w, count)
+        return f"lane({self.lanes[key]}, {lo // w})"
+
+    def _cast(self, x: Value, width: int) -> Value:
+        """x as a `width`-bit value (its word changes, its bits do not)."""
+        if word_bits(width) == word_bits(x.width):
+            return Value(x.expr, "bv", width, const=x.const)
+        if x.const is not None:
+            return Value(f"{_word(width)}({x.const})", "bv", width, const=x.const)
+        return self.emit(f"{_word(width)}({x.expr})", "bv", width)
+
+    def _ite(self, c: Value, x: Value, y: Value) -> Value:
+        if x.kind == "bool":
+            return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
+        one, zero = x.const, y.const
+        if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
+            if one == 1 and x.word == "u8":  # a bool's byte is 0 or 1 already: a view
+                flag = self.emit(f"b8({c.expr})", "bv", x.width)
+                if c.expr in self.lane_at and x.width == 8:
+                    self.flag_at[flag.expr] = self.lane_at[c.expr]
+                return flag
+            times = "" if one == 1 else f" * {one}"
+            return self.emit(f"{x.word}({c.expr}){times}", "bv", x.width)
+        if x.kind == "bv" and one == 0 and zero is not None and c.compare:
+            lhs, op, rhs = c.compare
+            flipped = self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
+            return self._ite(flipped, y, x)
+        return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", x.kind,
+                         x.width, x.fmt)
+
+    def _extract(self, x: Value, hi: int, lo: int) -> Value:
+        w = hi - lo + 1
+        if lo == 0 and w == x.width:
+            return x
+        if w in (8, 16, 32) and lo % w == 0 and w < word_bits(x.width):  # a byte, a half
+            part = self.emit(f"part({x.expr}, {lo}, {w})", "bv", w)
+            self.parts[part.expr] = (x.expr, lo, w, word_bits(x.width) // w)
+            return part
+        expr = f"({x.expr} >> {lo})" if lo else x.expr
+        if word_bits(w) != word_bits(x.width):
+            expr = f"{_word(w)}({expr})"  # the narrower word drops the high bits
+        if w != word_bits(w) and hi < x.width - 1:
+            expr = f"{expr} & {_mask(w)}"
+        return self.emit(expr, "bv", w)
+
+    def _concat(self, parts: list[Value]) -> Value:
+        w = sum(p.width for p in parts)
+        flags = [self.flag_at.get(p.expr) for p in parts]
+        if all(flags) and len({(f[0], f[2]) for f in flags}) == 1 and flags[0][2] == len(parts) \
+                and [f[1] for f in flags] == list(range(len(parts)))[::-1]:
+            return self.emit(f"flags({flags[0][0]})", "bv", w)  # every lane's flag, in order
+        if {p.width for p in parts} in ({8}, {16}) and w == word_bits(w):  # bytes, halves
+            return self.emit(f"join({', '.join(p.expr for p in parts)})", "bv", w)
+        terms, shift = [], w
+        for p in parts:
+            shift -= p.width
+            wide = self._cast(p, w).expr
+            terms.append(f"({wide} << {shift})" if shift else wide)
+        return self.emit(" | ".join(terms), "bv", w)
+
+    def _fp_class(self, x: Value, what: str) -> Value:
+        f = x.fmt
+        sign, man = 1 << (f.width - 1), _mask(f.sbits - 1)
+        inf = _mask(f.ebits) << (f.sbits - 1)
+        if what in ("nan", "inf"):  # the float view tells these; the others from the bits
+            return self.emit(f"is{what}({self.view(x)})", "bool")
+        b = x.expr
+        expr = {
+            "zero": f"({b} & {sign - 1}) == 0",
+            "subnormal": f"(({b} & {inf}) == 0) & (({b} & {man}) != 0)",
+            "normal": f"(({b} & {inf}) != 0) & (({b} & {inf}) != {inf})",
+            # sign set and not NaN: flipping the sign bit leaves at most infinity's bits
+            "negative": f"({b} ^ {sign}) <= {inf}",
+            "positive": f"{b} <= {inf}",
+        }[what]
+        return self.emit(expr, "bool")
+
+
+def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
+    """The IEEE bits of an FP numeral other than NaN (zeros, infinities, numbers)."""
+    if t.decl().kind() == z3.Z3_OP_FPA_PLUS_ZERO:
+        return 0
+    if t.decl().kind() == z3.Z3_OP_FPA_MINUS_ZERO:
+        return 1 << (fmt.width - 1)
+    return z3.simplify(z3.fpToIEEEBV(t)).as_long()
+
+
+def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
+                  types: Mapping[str, PtxType]) -> FastProgram:
+    """The vectorised form of output terms over input constants (register -> constant)."""
+    terms = list(outputs.values())
+    comp = _Compiler(tuple(c.decl().name() for c in inputs.values()),
+                     terms[0].ctx if terms else z3.main_ctx())
+    results = tuple(comp(term).expr for term in terms)
+    return FastProgram(tuple(inputs), tuple(outputs), dict(types), comp.live(results), results)
+
+
+def compile_snippet(program: Program, opts: Options) -> FastProgram:
+    """The vectorised form of a parsed snippet."""
+    enc = program.encode(opts)
+    # Z3's rewriter first: vset lanes come out of a 64-bit concat, widened to compare as
+    # signed; simplified they are bytes of a or b compared unsigned (a third of the steps).
+    # Where it writes an operator the fast path lacks, the terms as built.
+    try:
+        return compile_terms(enc.inputs, {k: z3.simplify(t) for k, t in enc.outputs.items()},
+                             program.types)
+    except Unsupported:
+        return compile_terms(enc.inputs, enc.outputs, program.types)

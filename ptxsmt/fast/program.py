@@ -1,0 +1,254 @@
+"""The vectorised evaluator: programs compiled from the Z3 terms (not a second semantics).
+
+`codegen.py` writes each snippet's terms as a straight-line program of Python
+source over whole arrays of operands; this module runs it with numpy, without Z3,
+so a program kept as text (`record`) or bytecode (`compiled`) runs without the solver. Bit-
+vectors live in the narrowest unsigned word that holds them, Booleans in bool
+arrays, floating-point values as IEEE bits whose numpy float views compare IEEE-wise.
+"""
+
+from __future__ import annotations
+
+import marshal
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache, cached_property, lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from ..isa.types import PtxType, ptx_type
+from .shape import Shape
+
+
+class Unsupported(Exception):
+    """A Z3 operator the fast path does not compile (use the slow path)."""
+
+
+def word_bits(width: int) -> int:
+    """The bits of the narrowest unsigned word that holds `width` bits."""
+    return next(w for w in (8, 16, 32, 64) if width <= w)
+
+
+@cache
+def word_dtype(width: int) -> type:
+    """The numpy type of a register of `width` bits: bool for a predicate."""
+    return np.bool_ if width == 1 else getattr(np, f"uint{word_bits(width)}")
+
+
+LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<j> a line
+
+
+class Line(NamedTuple):
+    """`target = expr`, one step of a program; `deps`: the input slots it reads."""
+
+    target: str
+    expr: str
+    deps: frozenset[int]
+
+
+def _signed(bits: int) -> Callable:
+    signed = getattr(np, f"int{bits}")
+    return lambda x: x.view(signed)
+
+
+def _part(x, lo: int, w: int) -> np.ndarray:
+    """Bits lo.. lo+w-1 of x (w of 8, 16 or 32, lo a multiple of w): on a little-endian
+    column, a strided view of its bytes (no pass over the data); else shift and narrow."""
+    a = np.asarray(x)
+    word = getattr(np, f"uint{w}")
+    if _LITTLE and a.ndim == 1 and a.flags.c_contiguous:
+        return a.view(word)[lo // w:: a.itemsize * 8 // w]
+    return word(a >> lo)
+
+
+def _join(*parts) -> np.ndarray:
+    """The concatenation of equal words (8 or 16 bits; the first the highest) into one
+    word: one pass, where shifting and or-ing each part costs three."""
+    low_first = np.broadcast_arrays(*parts[::-1])
+    if not _LITTLE:
+        low_first = [p.byteswap() for p in low_first[::-1]]
+    stacked = np.stack(low_first, axis=-1)
+    width = stacked.itemsize * 8 * len(parts)
+    return stacked.view(getattr(np, f"uint{width}")).reshape(stacked.shape[:-1])
+
+
+def _lanes(x, w: int, count: int) -> np.ndarray:
+    """x's `count` lanes of w bits, lowest first, along a last axis: on a little-endian
+    column a view (no pass); `lanes(a) < lanes(b)` compares every lane in one pass."""
+    a = np.asarray(x)
+    word = getattr(np, f"uint{w}")
+    if _LITTLE and a.ndim == 1 and a.flags.c_contiguous:
+        return a.view(word).reshape(-1, count)
+    return np.stack([word(a >> (i * w)) for i in range(count)], axis=-1)
+
+
+def _flags(lanes) -> np.ndarray:
+    """Byte lanes of bools (lowest first, along the last axis) as one word of 0/1 bytes:
+    on a little-endian machine the bools' own bytes, viewed."""
+    a = np.ascontiguousarray(lanes)
+    word = getattr(np, f"uint{8 * a.shape[-1]}")
+    if _LITTLE:
+        return a.view(np.uint8).view(word)[..., 0]
+    return sum(word(a[..., k]) << (8 * k) for k in range(a.shape[-1]))
+
+
+_LITTLE = sys.byteorder == "little"
+
+# The vocabulary of the generated programs (see codegen.py), bound to numpy.
+NUMPY: dict[str, object] = {
+    "part": _part, "join": _join, "lanes": _lanes, "lane": lambda x, k: x[..., k],
+    "b8": lambda c: np.asarray(c).view(np.uint8), "flags": _flags,
+    "where": np.where, "lnot": np.logical_not, "minimum": np.minimum,
+    "isnan": np.isnan, "isinf": np.isinf,
+    **{f"u{b}": getattr(np, f"uint{b}") for b in (8, 16, 32, 64)},
+    **{f"i{b}": _signed(b) for b in (8, 16, 32, 64)},
+    # float32 holds every f16 and bf16 exactly, and numpy compares it IEEE-wise
+    "f16": lambda x: x.view(np.float16).astype(np.float32),
+    "bf16": lambda x: (np.uint32(x) << 16).view(np.float32),
+    "f32": lambda x: x.view(np.float32),
+    "f64": lambda x: x.view(np.float64),
+}
+
+
+def _source(params: tuple[str, ...], lines: tuple[Line, ...], results: tuple[str, ...]) -> str:
+    return "".join([f"def program({', '.join(params)}):\n",
+                    *(f"    {line.target} = {line.expr}\n" for line in lines),
+                    f"    return ({''.join(r + ', ' for r in results)})\n"])
+
+
+@lru_cache(maxsize=8192)
+def _function(params: tuple[str, ...], lines: tuple[Line, ...],
+              results: tuple[str, ...]) -> Callable:
+    """The lines as one Python function of `params` returning `results`."""
+    return _defined(compile(_source(params, lines, results), "<ptxsmt program>", "exec"))
+
+
+@lru_cache(maxsize=8192)
+def _loaded(code: bytes) -> Callable:
+    """The function a program's marshalled code (as the cache keeps it) defines."""
+    return _defined(marshal.loads(code))
+
+
+def _defined(compiled) -> Callable:
+    namespace = dict(NUMPY)
+    exec(compiled, namespace)  # noqa: S102 - our own program
+    return namespace["program"]
+
+
+@dataclass(frozen=True)
+class FastProgram:
+    slots: tuple[str, ...]  # the inputs of the value table, in order
+    outputs: tuple[str, ...]
+    types: dict[str, PtxType]
+    # each line (target, expr, deps), reading the slots as s0, s1, ...: Lines, or as the
+    # cache's record lists them (made Lines only where read: a run from the cache runs
+    # its code)
+    line_table: tuple[Line | list, ...]
+    results: tuple[str, ...]  # per output: the local (or constant) that holds it
+    spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
+    bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
+    shape: str = ""  # the text of the shape it was compiled for (texts of one shape share it)
+    code: bytes | None = None  # the whole program, compiled and marshalled (from the cache)
+    inputs: tuple[str, ...] = field(init=False)  # what a caller gives: all slots but bound
+    input_names: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # set here, not as cached properties: a warm batch makes a program per text
+        inputs = tuple(s for s in self.slots if s not in self.bound)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "input_names", frozenset(inputs))
+
+    @cached_property
+    def lines(self) -> tuple[Line, ...]:
+        """The program's lines as Lines (composing, specializing, a program without code)."""
+        return tuple(line if type(line) is Line else Line(line[0], line[1], frozenset(line[2]))
+                     for line in self.line_table)
+
+    def record(self) -> dict:
+        """The program as plain data (JSON's kinds), to keep it apart from its code."""
+        return {"slots": self.slots, "outputs": self.outputs,
+                "types": {k: t.name for k, t in self.types.items()},
+                "lines": [[line.target, line.expr, sorted(line.deps)] for line in self.lines],
+                "results": self.results}
+
+    @classmethod
+    def from_record(cls, obj: dict, code: bytes | None = None) -> FastProgram:
+        return cls(tuple(obj["slots"]), tuple(obj["outputs"]),
+                   {k: ptx_type(t) for k, t in obj["types"].items()},
+                   tuple(obj["lines"]), tuple(obj["results"]), code=code)
+
+    def compiled(self) -> bytes:
+        """The whole program as marshalled bytecode (for the cache: Python's own format,
+        so the cache's fingerprint names the Python version)."""
+        return marshal.dumps(compile(_source(self._params, self.lines, self.results),
+                                     "<ptxsmt program>", "exec"))
+
+    @property
+    def _params(self) -> tuple[str, ...]:
+        return tuple(f"s{i}" for i in range(len(self.slots)))
+
+    def renamed(self, shape: Shape) -> FastProgram:
+        """This program, compiled for `shape`, as the program of a text of that shape."""
+        back = {s: r for r, s in shape.registers.items()}
+        back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
+        # a new instance, not dataclasses.replace (three times slower; a warm batch
+        # renames a program per text)
+        return FastProgram(slots=tuple(back[s] for s in self.slots),
+                           outputs=tuple(back[o] for o in self.outputs),
+                           types={back[k]: t for k, t in self.types.items()},
+                           line_table=self.line_table, results=self.results,
+                           spelling=shape.spelling,
+                           bound={back[k]: v for k, v in shape.constants.items()},
+                           shape=shape.text, code=self.code)
+
+    def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
+        return self._run(arrays)
+
+    def run_slots(self, columns: list[np.ndarray], rows: int) -> list[np.ndarray]:
+        """The outputs, in order, for `rows` rows of every slot given by position, bound
+        ones too: texts of one shape (which differ only in names and bound values) run as
+        one program."""
+        program = _loaded(self.code) if self.code else \
+            _function(self._params, self.lines, self.results)
+        with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
+            outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
+        return [x if type(x) is np.ndarray and x.shape == (rows,)
+                else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
+
+    @cached_property
+    def _run(self) -> Callable:
+        return self.specialize({})  # what depends on the text alone, computed once
+
+    def specialize(self, fixed: Mapping[str, np.ndarray]) -> Callable:
+        """Partial evaluation: the lines that read only `fixed` inputs run once, here;
+        the returned function takes the other inputs (a sweep fixes b, varies a)."""
+        fixed = {**self.bound, **fixed}
+        known = {i for i, name in enumerate(self.slots) if name in fixed}
+        params = self._params
+        early = tuple(line for line in self.lines if line.deps <= known)
+        late = tuple(line for line in self.lines if not line.deps <= known)
+        given = [_as_array(fixed[name], self.types[name]) if i in known else None
+                 for i, name in enumerate(self.slots)]
+        names = tuple(line.target for line in early)
+        with np.errstate(all="ignore"):
+            done = _function(params, early, names)(*given)
+        program = _function(params + names, late, self.results)
+
+        def run(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+            values = [_as_array(arrays[name], self.types[name]) if i not in known else given[i]
+                      for i, name in enumerate(self.slots)]
+            with np.errstate(all="ignore"):
+                outputs = program(*values, *done)
+            size = max((np.size(v) for v in values), default=1)
+            return {name: np.broadcast_to(np.asarray(x), (size,))
+                    for name, x in zip(self.outputs, outputs)}
+
+        return run
+
+
+def _as_array(values, t: PtxType) -> np.ndarray:
+    return np.asarray(values, dtype=word_dtype(t.width))

@@ -1,0 +1,575 @@
+"""One IR function as terms: walk its blocks in topological order (an acyclic CFG; loops
+are refused), keep a path condition per block and per edge, give every instruction its
+value lanes, and collect undefined behaviour as a condition of the inputs.
+
+Memory is bytes, little-endian, one array per address space (as function/ models PTX
+state spaces), with a parallel array saying which bytes hold poison. A load or store
+through a poison or null (address space 0) or misaligned pointer is undefined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from . import floating as fl
+from . import integer as it
+from . import intrinsics as intr
+from . import reader
+from .errors import Unsupported
+from .module import IrFunction, IrType, address, ir_type
+from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits
+
+ADDRESS = z3.BitVecSort(64)
+
+
+@dataclass(frozen=True)
+class Memory:
+    bytes: z3.ArrayRef
+    poison: z3.ArrayRef
+
+    @staticmethod
+    def initial(space: int) -> Memory:
+        """The memory the function starts with: free bytes, none of them poison."""
+        return Memory(z3.Array(f"mem.{space}", ADDRESS, z3.BitVecSort(8)),
+                      z3.K(ADDRESS, FALSE))
+
+
+@dataclass
+class Encoding:
+    """The terms of one IR function: `params` are its inputs by name (bits), `result`
+    the returned lanes (None for void), `ub` when it is undefined, `memory` the memory
+    it leaves by address space, `sregs` the special registers it reads, `choices` the
+    values the IR leaves open (undef, freeze of poison, NaN bits, nsz signs)."""
+
+    function: IrFunction
+    params: dict[str, z3.BitVecRef]
+    result: Value | None
+    ub: z3.BoolRef
+    memory: dict[int, Memory]
+    initial_memory: dict[int, Memory]
+    sregs: dict[str, z3.BitVecRef] = field(default_factory=dict)
+    choices: list[z3.ExprRef] = field(default_factory=list)
+
+
+def lanes_of(bits: z3.BitVecRef, t: IrType) -> Value:
+    return tuple(Lane(z3.Extract(i * t.width + t.width - 1, i * t.width, bits))
+                 for i in range(t.lanes)) if t.lanes > 1 else (Lane(bits),)
+
+
+def concat(value: Value) -> z3.BitVecRef:
+    """A value's bits as one bit-vector, lane 0 in the low bits (little-endian order)."""
+    return z3.Concat(*[x.bits for x in reversed(value)]) if len(value) > 1 else value[0].bits
+
+
+def encode_function(fn: IrFunction) -> Encoding:
+    return _Encoder(fn).run()
+
+
+class _Encoder:
+    def __init__(self, fn: IrFunction):
+        self.fn = fn
+        self.choices = Choices()
+        self.values: dict[int, Value] = {}
+        self.defs: dict[int, object] = {}  # the instruction that computed each value
+        self.ub: list[z3.BoolRef] = []
+        self.sregs: dict[str, z3.BitVecRef] = {}
+        self.params = {}
+        for (name, t), arg in zip(fn.params, fn.value.arguments, strict=True):
+            bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
+            self.params[name] = bits
+            self.values[address(arg)] = lanes_of(bits, t)
+
+    # ---- the CFG ------------------------------------------------------------------------
+
+    def _order(self) -> list:
+        """Blocks in topological order; a back edge (a loop) is refused."""
+        blocks = {address(b): b for b in self.fn.value.blocks}
+        self.succs = {k: [address(o) for o in _terminator(b).operands
+                          if o.value_kind.name == "basic_block"] for k, b in blocks.items()}
+        entry = address(next(iter(self.fn.value.blocks)))
+        order, state = [], {}
+
+        def visit(k):  # iterative DFS; state 1 = on the stack, 2 = done
+            stack = [(k, iter(self.succs[k]))]
+            state[k] = 1
+            while stack:
+                node, it_ = stack[-1]
+                nxt = next(it_, None)
+                if nxt is None:
+                    state[node] = 2
+                    order.append(node)
+                    stack.pop()
+                elif state.get(nxt) == 1:
+                    raise Unsupported("loop", f"a branch back to a block in @{self.fn.name}")
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(self.succs[nxt])))
+        visit(entry)
+        return [blocks[k] for k in reversed(order)]
+
+    def run(self) -> Encoding:
+        _check_fp_environment(self.fn)
+        blocks = self._order()
+        spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
+                         if ins.opcode in ("load", "store") for o in ins.operands
+                         if o.type.is_pointer})
+        initial = {s: Memory.initial(s) for s in spaces}
+        self.edges: dict[tuple[int, int], z3.BoolRef] = {}
+        self.mem_out: dict[int, dict[int, Memory]] = {}
+        returns: list[tuple[z3.BoolRef, Value | None, dict[int, Memory]]] = []
+        for n, block in enumerate(blocks):
+            key = address(block)
+            incoming = [(p, c) for (p, s), c in self.edges.items() if s == key]
+            self.path = z3.BoolVal(True) if n == 0 else z3.Or(*[c for _, c in incoming])
+            self.block = key
+            self.memory = initial if n == 0 else {
+                s: _join([(c, self.mem_out[p][s]) for p, c in incoming]) for s in spaces}
+            for ins in block.instructions:
+                out = self._instruction(ins)
+                if ins.opcode == "ret":
+                    returns.append((self.path, out, self.memory))
+                elif out is not None:
+                    self.values[address(ins)] = out
+                    self.defs[address(ins)] = ins
+            self.mem_out[key] = self.memory
+        if not returns:  # every path ends in `unreachable` (already UB) or UB
+            return Encoding(self.fn, self.params, None, z3.BoolVal(True), initial, initial,
+                            self.sregs, self.choices.made)
+        result = None
+        if self.fn.returns.kind != "void":
+            result = returns[-1][1]
+            for path, value, _ in reversed(returns[:-1]):
+                result = tuple(Lane(z3.If(path, a.bits, b.bits), z3.If(path, a.poison, b.poison))
+                               for a, b in zip(value, result, strict=True))
+        final = {s: _join([(p, m[s]) for p, _, m in returns]) for s in spaces}
+        return Encoding(self.fn, self.params, result, z3.Or(FALSE, *self.ub), final, initial,
+                        self.sregs, self.choices.made)
+
+    # ---- operands -------------------------------------------------------------------------
+
+    def operand(self, o) -> Value:
+        kind = o.value_kind.name
+        if kind in ("argument", "instruction"):
+            return self.values[address(o)]
+        if not o.is_constant or kind == "constant_expr":
+            raise Unsupported("operand", str(o).strip())
+        return self._constant(o, ir_type(o.type))
+
+    def _constant(self, o, t: IrType) -> Value:
+        words = reader.constant_words(str(o), str(o.type))
+        if len(words) == 1 and t.lanes > 1:
+            words = words * t.lanes
+        return tuple(self._constant_lane(w, t.scalar) for w in words)
+
+    def _constant_lane(self, word: str, t: IrType) -> Lane:
+        if word == reader.POISON:
+            return Lane(z3.BitVecVal(0, t.width), z3.BoolVal(True))
+        if word == reader.UNDEF:  # "undef ... may be a different value for every use"
+            return Lane(self.choices.bits("undef", t.width))
+        if word in ("zeroinitializer", "null", "false"):
+            return Lane(z3.BitVecVal(0, t.width))
+        if word == "true":
+            return Lane(z3.BitVecVal(1, t.width))
+        if t.kind == "float":
+            fmt = t.fmt
+            return Lane(z3.BitVecVal(reader.float_literal(word, fmt.width, fmt.ebits, fmt.sbits),
+                                     fmt.width))
+        try:
+            return Lane(z3.BitVecVal(int(word), t.width))
+        except ValueError:
+            raise Unsupported("constant", word) from None
+
+    def _ub(self, cond: z3.BoolRef) -> None:
+        self.ub.append(z3.And(self.path, cond))
+
+    # ---- instructions ---------------------------------------------------------------------
+
+    def _instruction(self, ins) -> Value | None:
+        op = ins.opcode
+        printed = reader.instruction(str(ins))
+        if op in it.BINARY:
+            return self._int_binary(ins, printed)
+        if op in fl.BINARY or op == "fneg":
+            return self._float_arith(ins, printed)
+        handler = getattr(self, f"_{op}", None)
+        if handler is None:
+            raise Unsupported("instruction", op)
+        return handler(ins, printed)
+
+    def _lanewise(self, fn, *values: Value) -> Value:
+        n = max(len(v) for v in values)
+        return tuple(fn(*[v[i] if len(v) > 1 else v[0] for v in values]) for i in range(n))
+
+    def _int_binary(self, ins, p: reader.Printed) -> Value:
+        op = ins.opcode
+        a, b = (self.operand(o) for o in ins.operands)
+
+        def lane(x: Lane, y: Lane) -> Lane:
+            poison = [x.poison, y.poison]
+            poison += [it.FLAG_POISON[op, f](x.bits, y.bits) for f in sorted(p.flags)
+                       if (op, f) in it.FLAG_POISON]
+            if op in it.SHIFTS:
+                poison.append(it.shift_poison(x.bits, y.bits))
+            if op in it.DIVISIONS:
+                self._ub(it.division_ub(op, x.bits, y.bits, x.poison, y.poison))
+            return Lane(it.BINARY[op](x.bits, y.bits), z3.Or(*poison))
+        return self._lanewise(lane, a, b)
+
+    def _fast_math(self, p: reader.Printed, compare: bool = False) -> frozenset[str]:
+        """The flags; those that license rewrites are refused, except on a compare or a
+        select, whose value they cannot change."""
+        refused = p.flags & fl.FAST_MATH_REFUSED if not compare else frozenset()
+        if refused:
+            raise Unsupported("fast-math", f"{' '.join(sorted(refused))} on {p.opcode}")
+        return p.flags
+
+    def _contractions(self, ins, p: reader.Printed) -> list[tuple[int, list[Value], bool]]:
+        """The operands of a `contract` fadd/fsub that a `contract` fmul (or its fneg)
+        computes: (operand index, the fmul's operands, whether the product is negated)."""
+        if ins.opcode not in ("fadd", "fsub") or "contract" not in p.flags:
+            return []
+        out = []
+        for k, o in enumerate(ins.operands):
+            src, negated = self.defs.get(address(o)), False
+            if src is not None and src.opcode == "fneg":
+                src, negated = self.defs.get(address(next(iter(src.operands)))), True
+            if src is not None and src.opcode == "fpext":
+                inner = self.defs.get(address(next(iter(src.operands))))
+                if inner is not None and inner.opcode == "fmul" and \
+                        "contract" in reader.instruction(str(inner)).flags:
+                    raise Unsupported("fast-math", "contract through fpext")
+            if src is not None and src.opcode == "fmul" and \
+                    "contract" in reader.instruction(str(src)).flags:
+                out.append((k, [self.operand(x) for x in src.operands], negated))
+        return out
+
+    def _float_arith(self, ins, p: reader.Printed) -> Value:
+        t = ir_type(ins.type)
+        fmt, flags = t.fmt, self._fast_math(p)
+        args = [self.operand(o) for o in ins.operands]
+        contractions = self._contractions(ins, p)
+
+        def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
+            """The fused results of lane i, one per contractible product."""
+            out = []
+            for k, (x, y), negated in contractions:
+                u, v = (fl.view((x[i] if len(x) > 1 else x[0]).bits, fmt),
+                        fl.view((y[i] if len(y) > 1 else y[0]).bits, fmt))
+                if negated != (ins.opcode == "fsub" and k == 1):
+                    u = z3.fpNeg(u)
+                other = views[1 - k]
+                if ins.opcode == "fsub" and k == 0:
+                    other = z3.fpNeg(other)
+                out.append(fl.fused(u, v, other))
+            return out
+
+        def lane(i: int, *xs: Lane) -> Lane:
+            views = [fl.view(x.bits, fmt) for x in xs]
+            if ins.opcode == "fneg":
+                bits = fl.fneg(xs[0].bits)
+                r = fl.view(bits, fmt)
+            else:
+                r = fl.BINARY[ins.opcode](*views)
+                for alternative in fusions(i, views):
+                    r = z3.If(self.choices.flag("contract"), alternative, r)
+                bits = fl.result_bits(r, fmt, self.choices)
+            if "nsz" in flags:
+                bits = fl.nsz(bits, self.choices)
+            return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r])))
+        n = max(len(a) for a in args)
+        return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
+
+    def _icmp(self, ins, p: reader.Printed) -> Value:
+        a, b = (self.operand(o) for o in ins.operands)
+
+        def lane(x: Lane, y: Lane) -> Lane:
+            poison = [x.poison, y.poison]
+            if "samesign" in p.flags:
+                poison.append(it.samesign_poison(x.bits, y.bits))
+            return Lane(bool_bits(it.ICMP[p.predicate](x.bits, y.bits)), z3.Or(*poison))
+        return self._lanewise(lane, a, b)
+
+    def _fcmp(self, ins, p: reader.Printed) -> Value:
+        fmt = ir_type(next(iter(ins.operands)).type).fmt
+        flags = self._fast_math(p, compare=True)
+        a, b = (self.operand(o) for o in ins.operands)
+
+        def lane(x: Lane, y: Lane) -> Lane:
+            u, v = fl.view(x.bits, fmt), fl.view(y.bits, fmt)
+            poison = z3.Or(x.poison, y.poison, fl.fast_math_poison(flags, [u, v]))
+            return Lane(bool_bits(fl.fcmp(p.predicate, u, v)), poison)
+        return self._lanewise(lane, a, b)
+
+    def _select(self, ins, p: reader.Printed) -> Value:
+        """"If the condition is an i1 and it evaluates to 1, the instruction returns the
+        first value argument; otherwise, it returns the second value argument." Poison
+        only from the condition and the chosen arm."""
+        c, a, b = (self.operand(o) for o in ins.operands)
+        t = ir_type(ins.type)
+        flags = self._fast_math(p, compare=True) if t.kind == "float" else frozenset()
+
+        def lane(k: Lane, x: Lane, y: Lane) -> Lane:
+            take = k.bits == 1
+            bits = z3.If(take, x.bits, y.bits)
+            poison = z3.Or(k.poison, z3.If(take, x.poison, y.poison))
+            if flags:
+                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(bits, t.fmt)]))
+            return Lane(bits, poison)
+        return self._lanewise(lane, c, a, b)
+
+    def _freeze(self, ins, p: reader.Printed) -> Value:
+        """"If the argument is undef or poison, 'freeze' returns an arbitrary, but fixed,
+        value of type 'ty'. Otherwise, this instruction is a no-op." """
+        (a,) = (self.operand(o) for o in ins.operands)
+        return tuple(Lane(z3.If(x.poison, self.choices.bits("freeze", x.bits.size()), x.bits))
+                     for x in a)
+
+    def _phi(self, ins, p: reader.Printed) -> Value:
+        """"the value specified by the pair corresponding to the predecessor basic block
+        that executed just prior to the current block" """
+        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.operand(o))
+                 for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True)]
+        out = pairs[-1][1]
+        for cond, v in reversed(pairs[:-1]):
+            out = tuple(Lane(z3.If(cond, x.bits, y.bits), z3.If(cond, x.poison, y.poison))
+                        for x, y in zip(v, out, strict=True))
+        return out
+
+    # ---- terminators ----------------------------------------------------------------------
+
+    def _br(self, ins, p: reader.Printed) -> None:
+        ops = list(ins.operands)
+        if len(ops) == 1:
+            self.edges[self.block, address(ops[0])] = self.path
+            return
+        (c,), false, true = self.operand(ops[0]), address(ops[1]), address(ops[2])
+        self._ub(c.poison)  # "Branching on poison is undefined behavior"
+        taken = c.bits == 1
+        self.edges[self.block, true] = z3.And(self.path, taken)
+        self.edges[self.block, false] = z3.Or(
+            self.edges.get((self.block, false), FALSE), z3.And(self.path, z3.Not(taken)))
+
+    def _ret(self, ins, p: reader.Printed) -> Value | None:
+        ops = list(ins.operands)
+        return self.operand(ops[0]) if ops else None
+
+    def _unreachable(self, ins, p: reader.Printed) -> None:
+        self._ub(z3.BoolVal(True))  # "the behavior is undefined" when executed
+
+    # ---- casts ----------------------------------------------------------------------------
+
+    def _int_cast(self, ins, p: reader.Printed) -> Value:
+        op, t = ins.opcode, ir_type(ins.type)
+        (a,) = (self.operand(o) for o in ins.operands)
+        to = {"trunc": it.trunc, "zext": it.zext, "sext": it.sext,
+              "ptrtoint": _resize, "inttoptr": _resize}[op]
+
+        def lane(x: Lane) -> Lane:
+            poison = [x.poison] + [it.CAST_FLAG_POISON[op, f](x.bits, t.width)
+                                   for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
+            return Lane(to(x.bits, t.width), z3.Or(*poison))
+        return self._lanewise(lane, a)
+
+    _trunc = _zext = _sext = _ptrtoint = _inttoptr = _int_cast
+
+    def _float_cast(self, ins, p: reader.Printed) -> Value:
+        op, t = ins.opcode, ir_type(ins.type)
+        src = ir_type(next(iter(ins.operands)).type)
+        flags = self._fast_math(p)
+        (a,) = (self.operand(o) for o in ins.operands)
+
+        def lane(x: Lane) -> Lane:
+            poison = [x.poison]
+            if op in ("fptosi", "fptoui"):
+                bits, out_of_range = fl.fptoi(fl.view(x.bits, src.fmt), t.width, op == "fptosi")
+                return Lane(bits, z3.Or(x.poison, out_of_range))
+            if op in ("sitofp", "uitofp"):
+                r = fl.itofp(x.bits, t.fmt, op == "sitofp")
+                poison += [it.CAST_FLAG_POISON[op, f](x.bits, t.width)
+                           for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
+            else:
+                v = fl.view(x.bits, src.fmt)
+                r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
+                poison.append(fl.fast_math_poison(flags, [v]))
+            poison.append(fl.fast_math_poison(flags, [r]))
+            return Lane(fl.result_bits(r, t.fmt, self.choices), z3.Or(*poison))
+        return self._lanewise(lane, a)
+
+    _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
+
+    def _bitcast(self, ins, p: reader.Printed) -> Value:
+        """"converts value to type ty2 without changing any bits"; lanes that do not line
+        up share their poison (a poison lane poisons every lane it overlaps: all of them)."""
+        t = ir_type(ins.type)
+        (a,) = (self.operand(o) for o in ins.operands)
+        if len(a) == t.lanes:
+            return a
+        poison = any_poison(*a)
+        return tuple(Lane(x.bits, poison) for x in lanes_of(concat(a), t))
+
+    # ---- vectors ----------------------------------------------------------------------------
+
+    def _extractelement(self, ins, p: reader.Printed) -> Value:
+        """"The result is a scalar of the same type as the element type of val. Its value
+        is the value at position idx of val. If idx exceeds the length of val for a
+        fixed-length vector, the result is a poison value." """
+        vec, (idx,) = (self.operand(o) for o in ins.operands)
+        out = Lane(vec[0].bits, z3.BoolVal(True))
+        for i in reversed(range(len(vec))):
+            hit = idx.bits == i
+            out = Lane(z3.If(hit, vec[i].bits, out.bits), z3.If(hit, vec[i].poison, out.poison))
+        return (Lane(out.bits, z3.Or(idx.poison, out.poison)),)
+
+    def _insertelement(self, ins, p: reader.Printed) -> Value:
+        """"a vector of the same type as val. Its element values are those of val except
+        at position idx, where it gets the value elt. If idx exceeds the length of val ...
+        the result is a poison value." """
+        vec, (elt,), (idx,) = (self.operand(o) for o in ins.operands)
+        bad = z3.Or(idx.poison, z3.UGE(idx.bits, len(vec)))
+        return tuple(Lane(z3.If(idx.bits == i, elt.bits, x.bits),
+                          z3.Or(bad, z3.If(idx.bits == i, elt.poison, x.poison)))
+                     for i, x in enumerate(vec))
+
+    def _shufflevector(self, ins, p: reader.Printed) -> Value:
+        """"The elements of the two input vectors are numbered from left to right across
+        both of the vectors. ... A poison element in the mask vector specifies that the
+        resulting element is poison." """
+        a, b = (self.operand(o) for o in list(ins.operands)[:2])
+        both = a + b
+        width = both[0].bits.size()
+        return tuple(Lane(z3.BitVecVal(0, width), z3.BoolVal(True)) if m is None else both[m]
+                     for m in reader.shuffle_mask(str(ins)))
+
+    # ---- memory ---------------------------------------------------------------------------
+
+    def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef, int]:
+        if p.flags & reader.MEMORY_FLAGS:
+            raise Unsupported("memory", f"{' '.join(sorted(p.flags & reader.MEMORY_FLAGS))} "
+                              f"{ins.opcode}")
+        if t.width % 8:
+            raise Unsupported("memory", f"{ins.opcode} of {t.text}")
+        space = reader.address_space(str(ptr.type))
+        (lane,) = self.operand(ptr)
+        align = reader.alignment(str(ins)) or 1
+        bad = [lane.poison]
+        if align > 1:  # "Overestimating the alignment results in undefined behavior."
+            bad.append(z3.URem(lane.bits, align) != 0)
+        if space == 0:
+            bad.append(lane.bits == 0)
+        self._ub(z3.Or(*bad))
+        return space, lane.bits, t.width // 8
+
+    def _load(self, ins, p: reader.Printed) -> Value:
+        t = ir_type(ins.type)
+        space, base, size = self._pointer(ins, next(iter(ins.operands)), t.scalar, p)
+        mem = self.memory[space]
+        out = []
+        for i in range(t.lanes):
+            at = [base + (i * size + k) for k in range(size)]
+            data = [z3.Select(mem.bytes, a) for a in at]
+            bits = z3.Concat(*reversed(data)) if size > 1 else data[0]
+            out.append(Lane(bits, z3.Or(*[z3.Select(mem.poison, a) for a in at])))
+        return tuple(out)
+
+    def _store(self, ins, p: reader.Printed) -> None:
+        value_op, ptr = list(ins.operands)
+        t = ir_type(value_op.type)
+        space, base, size = self._pointer(ins, ptr, t.scalar, p)
+        value = self.operand(value_op)
+        data, poison = self.memory[space].bytes, self.memory[space].poison
+        for i, x in enumerate(value):
+            for k in range(size):
+                at = base + (i * size + k)
+                data = z3.Store(data, at, z3.Extract(8 * k + 7, 8 * k, x.bits))
+                poison = z3.Store(poison, at, x.poison)
+        self.memory = {**self.memory, space: Memory(data, poison)}
+
+    def _getelementptr(self, ins, p: reader.Printed) -> Value:
+        """"the address of a subelement": base + index * (size of the source element
+        type); the index is sign-extended or truncated to 64 bits. One index only."""
+        ops = list(ins.operands)
+        if len(ops) != 2:
+            raise Unsupported("getelementptr", "more than one index")
+        (base,), (idx,) = self.operand(ops[0]), self.operand(ops[1])
+        size = reader.gep_element_size(str(ins))
+        offset = _resize(idx.bits, 64, signed=True) * size
+        return (Lane(base.bits + offset, z3.Or(base.poison, idx.poison)),)
+
+    # ---- calls ----------------------------------------------------------------------------
+
+    def _call(self, ins, p: reader.Printed) -> Value | None:
+        callee = list(ins.operands)[-1]
+        name = callee.name
+        if not name.startswith("llvm."):
+            raise Unsupported("call", f"@{name}")
+        base = reader.intrinsic_base(name)
+        args = list(ins.operands)[:-1]
+        if base.startswith("nvvm.read.ptx.sreg."):
+            reg = base.removeprefix("nvvm.read.ptx.sreg.")
+            width = ir_type(ins.type).width
+            self.sregs.setdefault(reg, z3.BitVec(f"sreg.{reg}", width))
+            return (Lane(self.sregs[reg]),)
+        if base == "assume":  # "the optimizer may assume the condition is true": else UB
+            (c,) = self.operand(args[0])
+            self._ub(z3.Or(c.poison, c.bits == 0))
+            return None
+        if base in intr.INTEGER:
+            k = intr.IMMEDIATE.get(base, 0)
+            values = [self.operand(o) for o in args[:len(args) - k]]
+            imm = [o.get_constant_value() for o in args[len(args) - k:]]
+
+            def int_lane(*xs: Lane) -> Lane:
+                bits, poison = intr.INTEGER[base](*[x.bits for x in xs], *imm)
+                return Lane(bits, z3.Or(any_poison(*xs), poison))
+            return self._lanewise(int_lane, *values)
+        if base in intr.FLOAT:
+            t = ir_type(ins.type)
+            flags = self._fast_math(p)
+            values = [self.operand(o) for o in args]
+
+            def float_lane(*xs: Lane) -> Lane:
+                bits = intr.FLOAT[base](*[x.bits for x in xs], t.fmt, self.choices)
+                if "nsz" in flags:
+                    bits = fl.nsz(bits, self.choices)
+                views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
+                return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views)))
+            return self._lanewise(float_lane, *values)
+        raise Unsupported("intrinsic", f"@{name}")
+
+
+# Function attributes that change what float instructions compute (flush denormals,
+# license unsafe rewrites): the encoding models the default environment only.
+FP_ENVIRONMENT = {"denormal-fp-math": "ieee,ieee", "denormal-fp-math-f32": "ieee,ieee",
+                  "unsafe-fp-math": "false", "no-nans-fp-math": "false",
+                  "no-infs-fp-math": "false", "no-signed-zeros-fp-math": "false",
+                  "approx-func-fp-math": "false", "nvptx-f32ftz": "false"}
+
+
+def _check_fp_environment(fn: IrFunction) -> None:
+    attrs = {}
+    for text in fn.value.attributes:
+        attrs |= reader.string_attributes(text.decode() if isinstance(text, bytes) else text)
+    for key, default in FP_ENVIRONMENT.items():
+        if key in attrs and attrs[key] not in (default, "ieee"):
+            raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
+
+
+def _resize(x: z3.BitVecRef, width: int, signed: bool = False) -> z3.BitVecRef:
+    if x.size() > width:
+        return z3.Extract(width - 1, 0, x)
+    return (z3.SignExt if signed else z3.ZeroExt)(width - x.size(), x)
+
+
+def _terminator(block):
+    *_, last = block.instructions
+    return last
+
+
+def _join(pairs: list[tuple[z3.BoolRef, Memory]]) -> Memory:
+    """The memory after a join: the predecessor's whose edge was taken."""
+    out = pairs[-1][1]
+    for cond, m in reversed(pairs[:-1]):
+        out = Memory(z3.If(cond, m.bytes, out.bytes), z3.If(cond, m.poison, out.poison))
+    return out

@@ -1,0 +1,129 @@
+"""LangRef floating-point instructions, `fcmp`, the float casts and fast-math flags, one
+lane at a time. Lanes are bits; the FP view is taken here (sem/sorts.py's `as_float`).
+An arithmetic NaN result is any NaN (LangRef "Behavior of Floating-Point NaN values");
+`fneg`, and the intrinsics fabs/copysign, are bit operations that keep NaN payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+
+from ..isa.types import FloatFormat
+from ..sem.sorts import as_float, fp_sort
+from .values import Choices
+
+RNE = z3.RNE()
+RTZ = z3.RTZ()
+
+
+def result_bits(r: z3.FPRef, fmt: FloatFormat, choices: Choices) -> z3.BitVecRef:
+    """A rounded result's bits; a NaN result is a fresh NaN."""
+    return z3.If(z3.fpIsNaN(r), choices.any_nan(fmt), z3.fpToIEEEBV(r))
+
+
+# "The value produced is the floating-point sum/difference/product/quotient of the two
+# operands" (IEEE-754, round to nearest even in the default environment).
+BINARY: dict[str, Callable[[z3.FPRef, z3.FPRef], z3.FPRef]] = {
+    "fadd": lambda a, b: z3.fpAdd(RNE, a, b),
+    "fsub": lambda a, b: z3.fpSub(RNE, a, b),
+    "fmul": lambda a, b: z3.fpMul(RNE, a, b),
+    "fdiv": lambda a, b: z3.fpDiv(RNE, a, b),
+}
+
+
+def fneg(a: z3.BitVecRef) -> z3.BitVecRef:
+    """"The value produced is a copy of the operand with its sign bit flipped." """
+    return a ^ z3.BitVecVal(1 << (a.size() - 1), a.size())
+
+
+# fcmp: "It returns true if the operands are unordered (either is QNAN) or ..." Each
+# predicate is the set of outcomes (uno, lt, eq, gt) for which it yields true.
+FCMP: dict[str, frozenset[str]] = {
+    "false": frozenset(), "true": frozenset({"uno", "lt", "eq", "gt"}),
+    "oeq": frozenset({"eq"}), "ogt": frozenset({"gt"}), "oge": frozenset({"gt", "eq"}),
+    "olt": frozenset({"lt"}), "ole": frozenset({"lt", "eq"}), "one": frozenset({"lt", "gt"}),
+    "ord": frozenset({"lt", "eq", "gt"}),
+    "ueq": frozenset({"uno", "eq"}), "ugt": frozenset({"uno", "gt"}),
+    "uge": frozenset({"uno", "gt", "eq"}), "ult": frozenset({"uno", "lt"}),
+    "ule": frozenset({"uno", "lt", "eq"}), "une": frozenset({"uno", "lt", "gt"}),
+    "uno": frozenset({"uno"}),
+}
+OUTCOMES: dict[str, Callable[[z3.FPRef, z3.FPRef], z3.BoolRef]] = {
+    "uno": lambda a, b: z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b)),
+    "lt": z3.fpLT, "eq": z3.fpEQ, "gt": z3.fpGT,
+}
+
+
+def fcmp(predicate: str, a: z3.FPRef, b: z3.FPRef) -> z3.BoolRef:
+    return z3.Or(*[OUTCOMES[o](a, b) for o in sorted(FCMP[predicate])]) \
+        if FCMP[predicate] else z3.BoolVal(False)
+
+
+# Fast-math flags that make a value poison: "nnan: No NaNs - Allow optimizations to assume
+# the arguments and result are not NaN. If an argument is a nan, or the result would be a
+# nan, it produces a poison value instead." ninf likewise for +/-Inf.
+FAST_MATH_POISON: dict[str, Callable[[z3.FPRef], z3.BoolRef]] = {
+    "nnan": z3.fpIsNaN,
+    "ninf": z3.fpIsInf,
+}
+# Flags that license rewrites across instructions (reassociation, approximate functions
+# and reciprocals): a single instruction's value cannot say what they allow, so they are
+# refused where they can change a value (not on fcmp or select). `contract` is modelled:
+# see `fused`.
+FAST_MATH_REFUSED = frozenset({"reassoc", "afn", "arcp"})
+
+
+def fused(x: z3.FPRef, y: z3.FPRef, z: z3.FPRef) -> z3.FPRef:
+    """contract: "Allow floating-point contraction (e.g. fusing a multiply followed by an
+    addition into a fused multiply-and-add). This does not enable reassociation": an
+    fadd/fsub of a `contract` fmul may be x*y+z rounded once."""
+    return z3.fpFMA(RNE, x, y, z)
+
+
+def fast_math_poison(flags: frozenset[str], values: list[z3.FPRef]) -> z3.BoolRef:
+    return z3.Or(z3.BoolVal(False), *[FAST_MATH_POISON[f](v) for f in sorted(flags)
+                                      if f in FAST_MATH_POISON for v in values])
+
+
+def nsz(bits: z3.BitVecRef, choices: Choices) -> z3.BitVecRef:
+    """"nsz: No Signed Zeros - Allow optimizations to treat the sign of a zero argument or
+    zero result as insignificant": a zero result has either sign."""
+    top = bits.size() - 1
+    magnitude = z3.Extract(top - 1, 0, bits)
+    sign = choices.bits("nsz", 1)
+    return z3.If(magnitude == 0, z3.Concat(sign, magnitude), bits)
+
+
+# Casts between float formats and integers.
+def fptrunc(a: z3.FPRef, fmt: FloatFormat) -> z3.FPRef:
+    """"rounded according to the current rounding mode" (nearest even by default)."""
+    return z3.fpToFP(RNE, a, fp_sort(fmt))
+
+
+def fpext(a: z3.FPRef, fmt: FloatFormat) -> z3.FPRef:
+    """"the value is exactly representable in the destination type" """
+    return z3.fpToFP(RNE, a, fp_sort(fmt))
+
+
+def fptoi(a: z3.FPRef, width: int, signed: bool) -> tuple[z3.BitVecRef, z3.BoolRef]:
+    """fptosi/fptoui: "converts ... rounding towards zero ... If the value cannot fit in
+    ty2, the result is a poison value." (NaN and infinities never fit.)"""
+    t = z3.fpRoundToIntegral(RTZ, a)
+    lo = -(2 ** (width - 1)) if signed else -1
+    hi = 2 ** (width - 1) if signed else 2 ** width
+    exact = z3.fpToReal(t)
+    fits = z3.And(z3.Not(z3.fpIsNaN(a)), z3.Not(z3.fpIsInf(a)),
+                  exact >= lo if signed else exact > lo, exact < hi)
+    bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, a, z3.BitVecSort(width))
+    return bits, z3.Not(fits)
+
+
+def itofp(a: z3.BitVecRef, fmt: FloatFormat, signed: bool) -> z3.FPRef:
+    """sitofp/uitofp: "the value is rounded according to the current rounding mode"."""
+    to = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
+    return to(RNE, a, fp_sort(fmt))
+
+
+def view(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.FPRef:
+    return as_float(bits, fmt)

@@ -1,0 +1,124 @@
+"""IR text in, through llvmlite (parse and verify), and the IR's types as ptxsmt sees them.
+
+llvmlite is imported here and only here, on first use, so ptxsmt installs and runs
+without it; `read_ir` says in one line how to get it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ..isa.types import BF16, F16, F32, F64, FloatFormat
+from . import reader
+from .errors import LlvmError, Unsupported
+
+FLOAT_FORMATS = {"half": F16, "bfloat": BF16, "float": F32, "double": F64}
+
+
+@cache
+def binding() -> Any:
+    try:
+        import llvmlite.binding as llvm
+    except ImportError:
+        raise LlvmError("reading LLVM IR needs llvmlite: pip install 'ptxsmt[llvm]'") from None
+    return llvm
+
+
+@dataclass(frozen=True)
+class IrType:
+    """One IR value's type: `lanes` elements of a scalar kind ("int", "float", "ptr"),
+    each `width` bits; "void" for no value."""
+
+    kind: str
+    width: int = 0
+    lanes: int = 1
+    fmt: FloatFormat | None = None
+    text: str = ""
+    element_text: str = ""  # a vector's element type, as LLVM prints it
+
+    @property
+    def scalar(self) -> IrType:
+        return IrType(self.kind, self.width, 1, self.fmt, self.element_text or self.text)
+
+
+def ir_type(tref) -> IrType:
+    """An IrType from llvmlite's TypeRef: integers, the four float formats, pointers
+    (64-bit, as on nvptx64 and the host) and vectors of those."""
+    text = str(tref)
+    if tref.is_vector:
+        element = ir_type(next(iter(tref.elements)))
+        return IrType(element.kind, element.width, tref.element_count, element.fmt, text,
+                      element.text)
+    if text == "void":
+        return IrType("void", text=text)
+    if text in FLOAT_FORMATS:
+        fmt = FLOAT_FORMATS[text]
+        return IrType("float", fmt.width, 1, fmt, text)
+    if tref.is_pointer:
+        return IrType("ptr", 64, 1, None, text)
+    if tref.type_kind.name == "integer":
+        return IrType("int", tref.type_width, 1, None, text)
+    raise Unsupported("type", text)
+
+
+def address(value) -> int:
+    """A value's identity: llvmlite hands out a new wrapper per access."""
+    return ctypes.cast(value._ptr, ctypes.c_void_p).value
+
+
+@dataclass
+class IrFunction:
+    """A verified IR function: its name, parameters (name, type), return type and
+    attributes, and the llvmlite function value for the encoder to walk."""
+
+    name: str
+    params: list[tuple[str, IrType]]
+    returns: IrType
+    return_attributes: frozenset[str]
+    param_attributes: list[frozenset[str]]
+    value: Any
+    module: Any
+
+    @property
+    def text(self) -> str:
+        return str(self.value)
+
+
+def read_ir(text: str) -> dict[str, IrFunction]:
+    """Every function defined in IR `text`, by name (declarations are left out)."""
+    llvm = binding()
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        lines = [x for x in str(e).strip().splitlines() if "error:" in x] or ["invalid IR"]
+        raise LlvmError(f"LLVM IR: {lines[0].removeprefix('<string>:')}") from None
+    out = {}
+    for fn in module.functions:
+        if fn.is_declaration:
+            continue
+        params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
+        define = reader.define_line(str(fn))
+        ret = ir_type(fn.global_value_type.get_function_return())
+        out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
+                                  reader.param_attributes(define), fn, module)
+    return out
+
+
+def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2) -> str:
+    """PTX for IR `text` from the NVPTX backend of the LLVM inside llvmlite (no GPU and
+    no other tool needed)."""
+    llvm = binding()
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    try:
+        module = llvm.parse_assembly(text)
+        module.triple = "nvptx64-nvidia-cuda"
+        module.verify()
+        target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+        return target.create_target_machine(cpu=cpu, opt=opt).emit_assembly(module)
+    except RuntimeError as e:
+        raise LlvmError(f"NVPTX backend: {str(e).strip().splitlines()[0]}") from None

@@ -1,0 +1,267 @@
+"""The one place that reads LLVM's printed IR, for the facts llvmlite's binding does not
+expose: an instruction's flags and compare predicate, its alignment, a GEP's source
+element type, a shufflevector's mask, a constant's exact bits (NaN payloads included),
+the parameter and return attributes of a function, and an intrinsic's base name.
+
+Everything here takes the text LLVM itself printed (`str(value)`), so spellings are
+canonical: floats as decimal only when that is exact, otherwise `0x` and 16 hex digits
+of the double (also for `float`), `0xH`/`0xR` for half/bfloat bits.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .errors import LlvmError, Unsupported
+
+INT_FLAGS = frozenset({"nsw", "nuw", "exact", "disjoint", "nneg", "samesign", "inbounds"})
+FAST_MATH = frozenset({"nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "fast"})
+MEMORY_FLAGS = frozenset({"volatile", "atomic"})
+ICMP_PREDICATES = frozenset({"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"})
+FCMP_PREDICATES = frozenset({"false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq",
+                             "ugt", "uge", "ult", "ule", "une", "uno", "true"})
+CALL_PREFIXES = frozenset({"tail", "musttail", "notail"})
+
+
+@dataclass(frozen=True)
+class Printed:
+    """What an instruction's printed form adds to the binding: flags and predicate."""
+
+    opcode: str
+    flags: frozenset[str]
+    predicate: str | None = None
+
+
+def _tokens(text: str) -> list[str]:
+    """Words and punctuation of one printed line; brackets and commas stand alone."""
+    out, word = [], ""
+    for ch in text:
+        if ch.isspace() or ch in ",()<>[]{}":
+            if word:
+                out.append(word)
+            word = ""
+            if ch in ",()<>[]{}":
+                out.append(ch)
+        else:
+            word += ch
+    return [*out, word] if word else out
+
+
+def _after_assignment(text: str) -> list[str]:
+    words = _tokens(text.strip())
+    if words and words[0].startswith("%") and len(words) > 1 and words[1] == "=":
+        words = words[2:]
+    while words and words[0] in CALL_PREFIXES:
+        words = words[1:]
+    return words
+
+
+def instruction(text: str) -> Printed:
+    """`%x = add nsw nuw i32 %a, %b` -> Printed("add", {nsw, nuw});
+    `%c = fcmp nnan ult float %a, %b` -> Printed("fcmp", {nnan}, "ult")."""
+    words = _after_assignment(text)
+    if not words:
+        raise LlvmError(f"empty instruction {text!r}")
+    opcode, flags, predicate = words[0], set(), None
+    for w in words[1:]:
+        if w in INT_FLAGS or w in FAST_MATH or w in MEMORY_FLAGS:
+            flags.add(w)
+        elif opcode in ("icmp", "fcmp") and predicate is None and \
+                w in (ICMP_PREDICATES if opcode == "icmp" else FCMP_PREDICATES):
+            predicate = w
+        else:
+            break
+    if "fast" in flags:
+        flags |= FAST_MATH - {"fast"}
+    return Printed(opcode, frozenset(flags), predicate)
+
+
+def alignment(text: str) -> int | None:
+    """The `align N` of a load or store, None when absent."""
+    words = _tokens(text)
+    for i, w in enumerate(words[:-1]):
+        if w == "align" and words[i + 1].isdigit() and i and words[i - 1] == ",":
+            return int(words[i + 1])
+    return None
+
+
+_SCALAR_BYTES = {"half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}
+
+
+def _type_size(words: list[str], i: int) -> tuple[int, int]:
+    """Store size in bytes of the type starting at words[i]; returns (size, next index)."""
+    w = words[i]
+    if w in ("[", "<"):
+        count, close = int(words[i + 1]), "]" if w == "[" else ">"
+        if words[i + 2] != "x":
+            raise Unsupported("type", " ".join(words[i:i + 4]))
+        size, j = _type_size(words, i + 3)
+        if words[j] != close:
+            raise Unsupported("type", " ".join(words[i:j + 1]))
+        return count * size, j + 1
+    if w.startswith("i") and w[1:].isdigit():
+        return (int(w[1:]) + 7) // 8, i + 1
+    if w in _SCALAR_BYTES:
+        j = i + 1
+        if w == "ptr" and j < len(words) and words[j] == "addrspace":
+            j += 4  # addrspace ( N )
+        return _SCALAR_BYTES[w], j
+    raise Unsupported("type", w)
+
+
+def gep_element_size(text: str) -> int:
+    """Bytes of a GEP's source element type (`getelementptr inbounds i32, ptr %p, ...`):
+    arrays and vectors of scalars; structs are refused (their layout needs padding)."""
+    words = _after_assignment(text)
+    i = 1
+    while words[i] in INT_FLAGS or words[i] == "inrange":
+        i += 1
+    return _type_size(words, i)[0]
+
+
+def address_space(type_text: str) -> int:
+    """N of `ptr addrspace(N)`; 0 for a plain `ptr`."""
+    words = _tokens(type_text)
+    return int(words[3]) if words[:3] == ["ptr", "addrspace", "("] else 0
+
+
+def type_size(text: str) -> int:
+    """Bytes of a printed type (`i32`, `<2 x half>`, `[4 x float]`)."""
+    return _type_size(_tokens(text), 0)[0]
+
+
+def shuffle_mask(text: str) -> list[int | None]:
+    """The mask of `shufflevector <2 x half> %a, <2 x half> %b, <2 x i32> <i32 1, i32 0>`;
+    None marks a poison lane."""
+    words = _tokens(text)
+    at = max(i for i in range(len(words) - 5)
+             if words[i:i + 2] == [",", "<"] and words[i + 3:i + 6] == ["x", "i32", ">"])
+    count, rest = int(words[at + 2]), words[at + 6:]
+    if rest[:1] == ["zeroinitializer"]:
+        return [0] * count
+    if rest[:1] in (["poison"], ["undef"]):
+        return [None] * count
+    lanes = [rest[k + 1] for k in range(1, len(rest), 3) if rest[k] == "i32"]
+    return [None if v in ("poison", "undef") else int(v) for v in lanes]
+
+
+# ---- constants ---------------------------------------------------------------------------
+
+UNDEF, POISON = "undef", "poison"
+
+
+def _double_to(bits64: int, fmt_width: int, ebits: int, sbits: int) -> int:
+    """Bits of a narrower binary format from the double LLVM prints for it. The value is
+    exact by LLVM's printing rule; a NaN keeps its sign and its payload's top bits, as
+    APFloat's conversion to double shifts them up."""
+    sign = bits64 >> 63
+    exp64, man64 = (bits64 >> 52) & 0x7FF, bits64 & ((1 << 52) - 1)
+    man_bits = sbits - 1
+    if exp64 == 0x7FF:
+        return (sign << (fmt_width - 1)) | (((1 << ebits) - 1) << man_bits) | \
+            (man64 >> (52 - man_bits))
+    if fmt_width == 32:
+        return struct.unpack("<I", struct.pack("<f", struct.unpack("<d",
+                             struct.pack("<Q", bits64))[0]))[0]
+    raise LlvmError(f"a {fmt_width}-bit float printed as a double: {bits64:#x}")
+
+
+def float_literal(word: str, width: int, ebits: int, sbits: int) -> int:
+    """The bits of a printed float literal of a `width`-bit type."""
+    if word.startswith(("0xH", "0xR")):
+        return int(word[3:], 16)
+    if word.startswith("0x") and not word.startswith(("0xK", "0xL", "0xM")):
+        bits64 = int(word[2:], 16)
+    else:
+        try:
+            bits64 = struct.unpack("<Q", struct.pack("<d", float(word)))[0]
+        except ValueError:
+            raise Unsupported("constant", word) from None
+    return bits64 if width == 64 else _double_to(bits64, width, ebits, sbits)
+
+
+def constant_words(text: str, type_text: str) -> list[str]:
+    """The literal words of a printed constant `<type> <literal>`, one per lane:
+    `<2 x half> <half 0xH3C00, half poison>` -> ["0xH3C00", "poison"];
+    `splat (i32 7)` and `zeroinitializer` repeat for every lane."""
+    if not text.startswith(type_text):
+        raise LlvmError(f"constant {text!r} does not start with its type {type_text!r}")
+    words = _tokens(text[len(type_text):])
+    if words and words[0] == "splat":
+        return [words[3]]  # splat ( T v ): broadcast by the caller
+    if words and words[0] == "<":
+        return [words[k + 1] for k in range(1, len(words) - 1, 3)]
+    if len(words) != 1:
+        raise Unsupported("constant", text)
+    return words
+
+
+# ---- function signatures ---------------------------------------------------------------
+
+PARAM_ATTRS = frozenset({"zeroext", "signext", "noundef", "inreg", "nonnull", "noalias",
+                         "nocapture", "readonly", "writeonly", "byval", "align"})
+
+
+def define_line(function_text: str) -> str:
+    """The `define ...` line of a printed function."""
+    return next(line for line in function_text.splitlines() if line.startswith("define"))
+
+
+def return_attributes(define_line: str) -> frozenset[str]:
+    """The attributes before the return type of `define [linkage] [attrs] T @name(...)`."""
+    words = _tokens(define_line.split("@", 1)[0])
+    return frozenset(w for w in words if w in PARAM_ATTRS)
+
+
+def param_attributes(define_line: str) -> list[frozenset[str]]:
+    """The attributes of each parameter of `define ... @name(T1 attrs %a, T2 %b) ...`."""
+    words = _tokens(define_line.split("@", 1)[1])
+    params, depth, current = [], 0, []
+    for w in words[words.index("(") + 1:]:
+        if w in ("(", "<", "[", "{"):
+            depth += 1
+        elif w in (")", ">", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif w == "," and depth == 0:
+            params.append(current)
+            current = []
+            continue
+        current.append(w)
+    if current:
+        params.append(current)
+    return [frozenset(w for w in p if w in PARAM_ATTRS) for p in params]
+
+
+def string_attributes(text: str) -> dict[str, str]:
+    """The `"key"="value"` attributes of a printed attribute list (llvmlite's
+    `function.attributes`): `nounwind "denormal-fp-math"="ieee,ieee"` ->
+    {"denormal-fp-math": "ieee,ieee"}; a `"key"` without a value maps to ""."""
+    out, i = {}, 0
+    while (start := text.find('"', i)) >= 0:
+        end = text.index('"', start + 1)
+        key, i = text[start + 1:end], end + 1
+        value = ""
+        if text[i:i + 2] == '="':
+            close = text.index('"', i + 2)
+            value, i = text[i + 2:close], close + 1
+        out[key] = value
+    return out
+
+
+def intrinsic_base(callee: str) -> str:
+    """`llvm.sadd.sat.v2i16` -> `sadd.sat`; `llvm.minnum.f32` -> `minnum`; nvvm names
+    keep every part: `llvm.nvvm.read.ptx.sreg.tid.x` -> `nvvm.read.ptx.sreg.tid.x`."""
+    parts = callee.split(".")[1:]
+    if parts[:1] == ["nvvm"]:
+        return ".".join(parts)
+
+    def is_type(p: str) -> bool:
+        p = p[1:] if p.startswith("v") and p[1:2].isdigit() else p
+        p = p.lstrip("0123456789")
+        return p in ("bf16", "p0", "p1", "p3") or (p[:1] in ("i", "f") and p[1:].isdigit())
+    while len(parts) > 1 and is_type(parts[-1]):
+        parts.pop()
+    return ".".join(parts)

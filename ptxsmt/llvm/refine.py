@@ -1,0 +1,238 @@
+"""Does a PTX function refine the IR function it was compiled from? Alive2's definition:
+for every input on which the IR has no undefined behaviour, and whatever the IR's open
+choices (undef, NaN bits, ...) are taken to be, the PTX's outputs equal the IR's wherever
+the IR's are not poison; where the IR is poison the PTX may do anything.
+
+The NVPTX calling convention links the two: IR parameter N is the PTX function's Nth
+`.param` (LLVM names it FUNC_param_N), read at any offset and width (a `<2 x half>` as
+one .b32 or two .b16, an i8 from a .b32 param by `ld.param.b8`); the return value is
+`func_retval0`. Bits the PTX reads or writes beyond the IR value's width are free unless
+the IR says `zeroext`/`signext` (an i1/i8 return is extended only then). Memory: IR
+address spaces 0 (generic) and 1 are PTX's global space (function/ takes generic
+addressing as global), 3 shared, 4 const, 5 local.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from ..function.encode import encode_function as encode_ptx
+from ..isa.errors import PtxError
+from ..isa.module import Function
+from .encode import Encoding, concat, encode_function
+from .errors import LlvmError, Unsupported
+from .module import IrFunction
+
+PTX_SPACE = {0: "global", 1: "global", 3: "shared", 4: "const", 5: "local"}
+OBSERVABLE = ("global", "shared")
+RETURN = "func_retval0"
+
+
+@dataclass
+class Refinement:
+    """"refines" (proved), "different" (a counterexample, replayed), or "unknown"."""
+
+    verdict: str
+    reason: str = ""
+    inputs: dict[str, int] = field(default_factory=dict)  # IR parameter -> bits
+    ir_result: int | None = None
+    ptx_result: int | None = None
+
+
+def _split(key: str) -> tuple[str, int]:
+    base, _, offset = key.partition("+")
+    return base, int(offset or 0)
+
+
+def _extension(attrs: frozenset[str], bits: z3.BitVecRef, width: int) -> z3.BitVecRef | None:
+    """The IR value widened to `width` bits as zeroext/signext say, None if neither."""
+    if "zeroext" in attrs:
+        return z3.ZeroExt(width - bits.size(), bits)
+    if "signext" in attrs:
+        return z3.SignExt(width - bits.size(), bits)
+    return None
+
+
+def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list[z3.BoolRef]:
+    """PTX parameter reads equal the IR arguments' bits (extended where the IR says)."""
+    if len(ptx_fn.params) != len(ir_fn.params):
+        raise LlvmError(f"@{ir_fn.name} has {len(ir_fn.params)} parameters, the PTX function "
+                        f"{ptx_fn.name} {len(ptx_fn.params)}")
+    links = []
+    for (name, _), attrs, param in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params,
+                                       strict=True):
+        bits = ir.params[name]
+        for key, read in ptx.inputs.items():
+            base, offset = _split(key)
+            if base != param.name:
+                continue
+            lo, hi = 8 * offset, 8 * offset + read.size()
+            wide = _extension(attrs, bits, max(hi, bits.size())) if hi > bits.size() else bits
+            top = min(hi, (wide if wide is not None else bits).size())
+            if lo < top:
+                source = wide if wide is not None else bits
+                links.append(z3.Extract(top - lo - 1, 0, read) == z3.Extract(top - 1, lo, source))
+    for reg, term in ir.sregs.items():
+        if reg in ptx.inputs:
+            links.append(ptx.inputs[reg] == term)
+    return links
+
+
+def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx) -> z3.BoolRef:
+    """Some returned bit differs where the IR's lane is not poison."""
+    if ir.result is None:
+        return z3.BoolVal(False)
+    lane_width = ir.result[0].bits.size()
+    bits = concat(ir.result)
+    wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
+    covered, out = set(), []
+    for key, value in ptx.returns.items():
+        base, offset = _split(key)
+        if base != RETURN:
+            continue
+        for b in range(value.size()):
+            at = 8 * offset + b
+            if at < bits.size():
+                lane = ir.result[at // lane_width]
+                source = z3.Extract(at, at, bits)
+            elif wide is not None and at < 64:
+                lane = ir.result[0]
+                source = z3.Extract(at, at, wide)
+            else:
+                continue  # above the IR value: free
+            covered.add(at)
+            out.append(z3.And(z3.Not(lane.poison), z3.Extract(b, b, value) != source))
+    if len(covered & set(range(bits.size()))) < bits.size():
+        raise Unsupported("calling convention", f"the PTX does not return all of @{ir_fn.name}'s "
+                          f"{bits.size()}-bit result in {RETURN}")
+    return z3.Or(*out)
+
+
+def _memory(ir: Encoding, ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+    """Initial memories linked; a byte of observable memory that differs at the end,
+    where the IR's byte is not poison."""
+    spaces: dict[str, int] = {}
+    for s in ir.initial_memory:
+        if s not in PTX_SPACE:
+            raise Unsupported("address space", f"addrspace({s})")
+        if PTX_SPACE[s] in spaces:
+            raise Unsupported("address space", f"addrspace({spaces[PTX_SPACE[s]]}) and "
+                              f"addrspace({s}) both map to PTX {PTX_SPACE[s]} memory")
+        spaces[PTX_SPACE[s]] = s
+    links, out = [], []
+    at = z3.BitVec("refine.address", 64)
+    for space in sorted(set(spaces) | set(ptx.memory)):
+        if space not in OBSERVABLE and space in ptx.memory and space not in spaces:
+            continue
+        ir_start = ir.initial_memory[spaces[space]].bytes if space in spaces else None
+        ptx_start = ptx.memory.get(space)
+        if ir_start is not None and ptx_start is not None:
+            links.append(ir_start == ptx_start)
+        if space not in OBSERVABLE:
+            continue
+        start = ir_start if ir_start is not None else ptx_start
+        ir_end = ir.memory[spaces[space]] if space in spaces else None
+        ptx_end = ptx.final.get(space, start)
+        ir_bytes = ir_end.bytes if ir_end is not None else start
+        poison = z3.Select(ir_end.poison, at) if ir_end is not None else z3.BoolVal(False)
+        out.append(z3.And(z3.Not(poison), z3.Select(ir_bytes, at) != z3.Select(ptx_end, at)))
+    return links, z3.Or(z3.BoolVal(False), *out)
+
+
+def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
+    """What the PTX encoding assumes of its inputs, and when the PTX itself is undefined
+    (a `trap`, a jump-table index out of range): that refines no defined IR behaviour."""
+    assumed = [a.holds for a in ptx.assumed]
+    undefined = [u.when for u in ptx.undefined]
+    return assumed, z3.Or(z3.BoolVal(False), *undefined)
+
+
+def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) -> Refinement:
+    ir = encode_function(ir_fn)
+    try:
+        ptx = encode_ptx(ptx_fn)
+    except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
+        return Refinement("unknown", f"PTX: {e}")
+    links = _link_params(ir, ir_fn, ptx, ptx_fn)
+    mem_links, mem_mismatch = _memory(ir, ptx)
+    assumed, ptx_undefined = _ptx_undefined(ptx)
+    links += assumed
+    body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
+                                       ptx_undefined))
+    # a counterexample must hold for every choice the IR leaves open
+    bad = z3.ForAll(ir.choices, body) if ir.choices else body
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    links += mem_links
+    s.add(*links, bad)
+    answer = s.check()
+    if answer == z3.unsat:
+        return Refinement("refines")
+    if answer == z3.unknown:
+        return Refinement("unknown", f"solver: {s.reason_unknown()}")
+    model = s.model()
+    inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
+    if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
+        return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
+                          + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs)
+    if not _replayed(model, links, body, ir.choices, timeout_ms):
+        return Refinement("unknown", "a counterexample did not replay", inputs)
+
+    def value(term):
+        v = model.eval(term, model_completion=True)
+        return v.as_long() if z3.is_bv_value(v) else None
+    ptx_ret = ptx.returns.get(RETURN)
+    return Refinement("different", "", inputs,
+                      value(concat(ir.result)) if ir.result else None,
+                      value(ptx_ret) if ptx_ret is not None else None)
+
+
+def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
+              timeout_ms: int) -> bool:
+    """The counterexample again, every input fixed to its value: no choice of the IR's
+    open values may make it UB or agree."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    chosen = {c.decl().name() for c in choices}
+    for d in model.decls():
+        if d.arity() == 0 and d.name() not in chosen:
+            s.add(d() == model[d])
+    s.add(*links, z3.Not(body))
+    return s.check() == z3.unsat
+
+
+@dataclass
+class Validated:
+    """One IR function of a module and its verdict: a Refinement, or why it was refused."""
+
+    name: str
+    refinement: Refinement | None
+    refused: Unsupported | None = None
+
+    @property
+    def verdict(self) -> str:
+        return self.refinement.verdict if self.refinement else "refused"
+
+
+def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
+                    timeout_ms: int = 30_000, only: str | None = None) -> list[Validated]:
+    """Compile IR `text` with llvmlite's NVPTX backend and check every function it
+    defines (or `only` that one) against the PTX it became."""
+    from ..function import read_function
+    from .module import compile_to_ptx, read_ir
+    functions = read_ir(text)
+    if only is not None and only not in functions:
+        raise LlvmError(f"no function @{only} in the IR (it defines "
+                        f"{', '.join('@' + n for n in functions) or 'none'})")
+    ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
+    out = []
+    for name, fn in functions.items():
+        if only is not None and name != only:
+            continue
+        try:
+            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms)))
+        except Unsupported as e:
+            out.append(Validated(name, None, e))
+    return out

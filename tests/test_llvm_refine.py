@@ -1,0 +1,227 @@
+"""ir_refines: PTX that LLVM's NVPTX backend wrote (llvmlite's LLVM, and llc-14 where
+installed) refines its IR; a PTX with a known bug class planted (an ordered compare for
+an unordered one, max.NaN for maxnum, a sign extension where the IR says zeroext) does
+not, and its counterexample is checked against a plain-Python reading of the IR."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+pytest.importorskip("llvmlite")
+
+from ptxsmt.function import read_function  # noqa: E402
+from ptxsmt.llvm import read_ir  # noqa: E402
+from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
+from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+
+DECLS = """
+declare i32 @llvm.smin.i32(i32, i32)
+declare i32 @llvm.umax.i32(i32, i32)
+declare <2 x half> @llvm.minnum.v2f16(<2 x half>, <2 x half>)
+declare float @llvm.maxnum.f32(float, float)
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+"""
+FCMP = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
+        "une", "uno")
+FUNCTIONS = {
+    "smin": "define i32 @smin(i32 %a, i32 %b) {\n%r = call i32 @llvm.smin.i32(i32 %a, i32 %b)\n"
+            "ret i32 %r\n}",
+    "umax": "define i32 @umax(i32 %a, i32 %b) {\n%r = call i32 @llvm.umax.i32(i32 %a, i32 %b)\n"
+            "ret i32 %r\n}",
+    "add8": "define i8 @add8(i8 %a, i8 %b) {\n%r = add i8 %a, %b\nret i8 %r\n}",
+    "minh": "define <2 x half> @minh(<2 x half> %a, <2 x half> %b) {\n"
+            "%r = call <2 x half> @llvm.minnum.v2f16(<2 x half> %a, <2 x half> %b)\n"
+            "ret <2 x half> %r\n}",
+    "maxf": "define float @maxf(float %a, float %b) {\n"
+            "%r = call float @llvm.maxnum.f32(float %a, float %b)\nret float %r\n}",
+    "pick": "define i32 @pick(i32 %a, i32 %b) {\nentry:\n%c = icmp slt i32 %a, %b\n"
+            "br i1 %c, label %l, label %r\nl:\n%x = sub i32 %b, %a\nbr label %j\n"
+            "r:\n%y = shl i32 %a, 1\nbr label %j\nj:\n%p = phi i32 [ %x, %l ], [ %y, %r ]\n"
+            "ret i32 %p\n}",
+    "tid": "define i32 @tid(i32 %a) {\n%t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
+           "%r = xor i32 %t, %a\nret i32 %r\n}",
+    "sel": "define i32 @sel(float %a, float %b, i32 %x, i32 %y) {\n"
+           "%c = fcmp ult float %a, %b\n%r = select i1 %c, i32 %x, i32 7\nret i32 %r\n}",
+    **{f"fcmp_{p}": f"define zeroext i1 @fcmp_{p}(float %a, float %b) {{\n"
+                    f"%r = fcmp {p} float %a, %b\nret i1 %r\n}}" for p in FCMP},
+    **{f"fcmph_{p}": f"define zeroext i1 @fcmph_{p}(half %a, half %b) {{\n"
+                     f"%r = fcmp {p} half %a, %b\nret i1 %r\n}}" for p in ("une", "olt", "ueq")},
+}
+IR = "\n".join(FUNCTIONS.values()) + DECLS
+
+
+def _llc14(ir: str, opt: str, tmp_path) -> str:
+    src = tmp_path / "m.ll"
+    src.write_text(ir.replace("ptr ", "i8* "))
+    out = tmp_path / "m.ptx"
+    subprocess.run(["llc-14", "-march=nvptx64", "-mcpu=sm_80", "-mattr=+ptx75", opt,
+                    str(src), "-o", str(out)], check=True, capture_output=True)
+    return out.read_text()
+
+
+COMPILERS = {
+    "llvmlite-O0": lambda ir, tmp: compile_to_ptx(ir, opt=0),
+    "llvmlite-O2": lambda ir, tmp: compile_to_ptx(ir, opt=2),
+    "llc14-O2": pytest.param(lambda ir, tmp: _llc14(ir, "-O2", tmp), marks=pytest.mark.skipif(
+        shutil.which("llc-14") is None, reason="llc-14 not installed")),
+    "llc14-O0": pytest.param(lambda ir, tmp: _llc14(ir, "-O0", tmp), marks=pytest.mark.skipif(
+        shutil.which("llc-14") is None, reason="llc-14 not installed")),
+}
+# Compiles whose PTX ptxsmt models in full today (the rest may be "unknown", never
+# "different").
+MUST_PROVE = {"smin", "umax", "add8", "minh", "sel", "tid", "fcmp_une", "fcmp_olt"}
+
+
+@pytest.mark.parametrize("compiler", list(COMPILERS.values()), ids=list(COMPILERS))
+def test_llvm_compiles_refine_their_ir(compiler, tmp_path):
+    ptx = compiler(IR, tmp_path)
+    fns = read_ir(IR)
+    verdicts = {name: ir_refines(fns[name], read_function(ptx, name)) for name in FUNCTIONS}
+    wrong = {n: v for n, v in verdicts.items() if v.verdict == "different"}
+    assert wrong == {}
+    unproved = {n: v.reason for n, v in verdicts.items() if v.verdict != "refines"}
+    assert not MUST_PROVE & set(unproved), unproved
+
+
+def _f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _fcmp_une(a: int, b: int) -> bool:
+    x, y = _f32(a), _f32(b)
+    return math.isnan(x) or math.isnan(y) or x != y
+
+
+def test_an_ordered_compare_for_une_is_found():
+    """The bug class of the issue: `fcmp une` lowered to the ordered `setp.ne`."""
+    ptx = compile_to_ptx(IR)
+    assert "setp.neu.f32" in ptx
+    bad = ptx.replace("setp.neu.f32", "setp.ne.f32")
+    r = ir_refines(read_ir(IR)["fcmp_une"], read_function(bad, "fcmp_une"))
+    assert r.verdict == "different"
+    a, b = r.inputs["a"], r.inputs["b"]
+    assert r.ir_result == _fcmp_une(a, b) == 1  # a NaN operand: true in the IR
+    assert math.isnan(_f32(a)) or math.isnan(_f32(b))
+    assert r.ptx_result == 0
+
+
+def test_max_nan_for_maxnum_is_found():
+    ptx = compile_to_ptx(IR)
+    fns = read_ir(IR)
+    assert "max.f32" in ptx
+    bad = ptx.replace("max.f32", "max.NaN.f32")
+    r = ir_refines(fns["maxf"], read_function(bad, "maxf"))
+    if r.verdict == "unknown":  # max.NaN not yet modelled on this branch
+        pytest.skip(r.reason)
+    assert r.verdict == "different"
+    assert math.isnan(_f32(r.inputs["a"])) != math.isnan(_f32(r.inputs["b"]))
+
+
+@pytest.mark.parametrize("attr,old,new,verdict", [
+    ("", "cvt.u32.u16", "cvt.s32.s16", "refines"),   # upper bits of a plain i8 return: free
+    ("zeroext", "", "", "refines"),
+    ("zeroext", "%r1, 255", "%r1, 511", "different"),  # zeroext: they must be zero
+])
+def test_i8_return_is_extended_only_when_the_ir_says(attr, old, new, verdict):
+    ir = f"define {attr} i8 @add8(i8 %a, i8 %b) {{\n%r = add i8 %a, %b\nret i8 %r\n}}"
+    ptx = compile_to_ptx(ir)
+    assert old in ptx
+    r = ir_refines(read_ir(ir)["add8"], read_function(ptx.replace(old, new), "add8"))
+    assert r.verdict == verdict, r
+    if verdict == "different":  # the carry out of the low byte shows in bit 8
+        assert (r.inputs["a"] + r.inputs["b"]) >> 8 & 1 and r.ptx_result >> 8 & 1
+
+
+def test_a_poison_result_lets_the_ptx_return_anything():
+    ir = "define i32 @f(i32 %a, i32 %b) {\n%r = add nsw i32 %a, %b\nret i32 %r\n}"
+    ptx = compile_to_ptx(ir).replace("add.s32", "sub.s32")
+    r = ir_refines(read_ir(ir)["f"], read_function(ptx, "f"))
+    assert r.verdict == "different"  # sub differs on inputs that do not overflow
+    a, b = (r.inputs[k] - (1 << 32) * (r.inputs[k] >> 31) for k in "ab")
+    assert -(2 ** 31) <= a + b < 2 ** 31
+
+
+def test_poison_frees_the_ptx_and_only_poison_does():
+    """`or disjoint` is poison where the operands share a bit, so `add` refines it; a
+    plain `or` it does not."""
+    for flag, verdict in (("disjoint", "refines"), ("", "different")):
+        ir = f"define i32 @od(i32 %a, i32 %b) {{\n%r = or {flag} i32 %a, %b\nret i32 %r\n}}"
+        ptx = compile_to_ptx(ir).replace("or.b32", "add.s32")
+        r = ir_refines(read_ir(ir)["od"], read_function(ptx, "od"))
+        assert r.verdict == verdict, (flag, r)
+        if verdict == "different":
+            assert r.inputs["a"] & r.inputs["b"]
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_parameters_read_at_an_offset(opt):
+    """-O2 reads lane 1 of a <2 x half> parameter as `ld.param.b16 [p+2]`, -O0 as a .b32
+    split by mov; both refine, and the low lane in its place does not."""
+    ir = "define half @hi(<2 x half> %v) {\n%e = extractelement <2 x half> %v, i32 1\n" \
+         "ret half %e\n}"
+    ptx = compile_to_ptx(ir, opt=opt)
+    assert ir_refines(read_ir(ir)["hi"], read_function(ptx, "hi")).verdict == "refines"
+    wrong = ptx.replace("[hi_param_0+2]", "[hi_param_0]").replace("{tmp, %rs1}", "{%rs1, tmp}")
+    r = ir_refines(read_ir(ir)["hi"], read_function(wrong, "hi"))
+    assert r.verdict == "different"
+    assert r.inputs["v"] >> 16 != r.inputs["v"] & 0xFFFF
+
+
+MEMORY = """define void @inc(ptr addrspace(1) %p, i32 %x, i64 %i) {
+  %q = getelementptr i32, ptr addrspace(1) %p, i64 %i
+  %v = load i32, ptr addrspace(1) %q, align 4
+  %s = add i32 %v, %x
+  store i32 %s, ptr addrspace(1) %p, align 4
+  ret void
+}
+define void @gen(ptr %p, i16 %x) {
+  %q = getelementptr i8, ptr %p, i64 2
+  store i16 %x, ptr %q, align 2
+  ret void
+}
+define i32 @k(ptr %p, i1 %c) {
+entry:
+  br i1 %c, label %a, label %b
+a:
+  store i32 1, ptr %p, align 4
+  br label %b
+b:
+  %v = load i32, ptr %p, align 4
+  ret i32 %v
+}
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_memory_through_pointer_parameters(opt):
+    """Global and generic pointers (PTX's global memory) compared byte by byte at the end;
+    a store one byte short leaves bytes the IR wrote."""
+    ptx = compile_to_ptx(MEMORY, opt=opt)
+    fns = read_ir(MEMORY)
+    assert {n: ir_refines(f, read_function(ptx, n)).verdict for n, f in fns.items()} == \
+        dict.fromkeys(fns, "refines")
+    short = ptx.replace("st.global.b32", "st.global.b16")
+    assert ir_refines(fns["inc"], read_function(short, "inc")).verdict == "different"
+
+
+@pytest.mark.skipif(os.environ.get("PTXSMT_PROFILE") != "thorough",
+                    reason="minutes: PTXSMT_PROFILE=thorough")
+@pytest.mark.parametrize("opt", [0, 2])
+def test_every_jit_table_function_compiled_by_llvm_refines(opt):
+    """The ~320 functions of tests/test_llvm_jit.py's table, compiled by llvmlite's LLVM:
+    none is "different" (measured on this branch: 231 refine at -O2, 232 at -O0, the rest
+    unknown, mostly PTX instructions not yet modelled)."""
+    import test_llvm_jit as table
+    ir = "\n".join(table._function(*c) for c in table.CASES)
+    fns = read_ir(ir)
+    ptx = compile_to_ptx(ir, opt=opt)
+    verdicts = {n: ir_refines(f, read_function(ptx, n), timeout_ms=4000).verdict
+                for n, f in fns.items()}
+    assert [n for n, v in verdicts.items() if v == "different"] == []
+    assert sum(v == "refines" for v in verdicts.values()) >= 200
