@@ -200,7 +200,7 @@ def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
             decided = pool.map(decide_pair, [p for p, _ in todo]) if pool else iter(())
             next_line = 1
             for (pair, key), result in zip(todo, decided):
-                if key and result["verdict"] in ("equivalent", "different"):
+                if key and result["verdict"] in ("equivalent", "bounded", "different"):
                     _write(store, key, result)
                 results[pair.line] = result
                 progress.update()
