@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ptxsmt import pairs
+from ptxsmt.batch import cache
 from ptxsmt.cli import main
 
 FUNCTION = """.version 8.4
@@ -82,7 +83,7 @@ def test_pairs_in_order_with_known_verdicts(work, jobs):
     assert code == 1
 
 
-def test_the_second_run_comes_from_the_cache(work):
+def test_the_second_run_comes_from_the_cache(work, monkeypatch):
     first = _batch(work, LINES)[1]
     assert not any(r.get("cached") for r in first)
     code, second, _ = _batch(work, LINES)
@@ -93,7 +94,8 @@ def test_the_second_run_comes_from_the_cache(work):
     third = _batch(work, LINES)[1]
     assert [r.get("cached") for r in third] == [None, True, True, True]
     assert third[0]["verdict"] == "equivalent"
-    # and --no-cache reads nothing
+    # and --no-cache reads nothing (in this process only for this test)
+    monkeypatch.setattr(cache, "_ENABLED", True)
     assert not any(r.get("cached") for r in _batch(work, LINES, "--no-cache")[1])
 
 
