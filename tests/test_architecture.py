@@ -1,6 +1,6 @@
 """The package layout is the architecture (docs/layout.md): imports flow one way,
 
-    cli -> report -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
+    cli -> report, pairs -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
         -> program, solver, function, llvm -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
@@ -26,7 +26,7 @@ LAYERS = (
     ("batch",),
     ("smt",),
     ("proofs", "check", "ptxasdiff", "synth"),
-    ("report",),
+    ("report", "pairs"),
     ("cli", "__main__"),
 )
 PRINTING_CALLS = {"print", "echo", "secho"}

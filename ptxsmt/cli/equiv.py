@@ -11,12 +11,16 @@ from .. import report
 from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
 from ..smt.classes import class_report
-from ..smt.solve import ReplayError, build_query, decide
+from ..smt.portfolio import unavailable
+from ..smt.solve import SOLVER_CHOICES, ReplayError, SolverDisagreement, build_query, decide
+from ..synth.executor import EXECUTORS
 from .common import (
     CONTEXT,
+    cache_option,
     fail,
     given,
     is_ptx_file,
+    jobs_option,
     max_input_option,
     merge_option,
     options,
@@ -25,6 +29,7 @@ from .common import (
     refuse,
     target_option,
     timeout_option,
+    warn_unused,
     writable_dir,
 )
 
@@ -50,11 +55,23 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
                    "'equivalent up to K iterations'.")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
+@click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="z3", show_default=True,
+              help="portfolio: z3, bitwuzla and cvc5 race on the query (pip install "
+                   "'ptxsmt[portfolio]'); the first definite answer wins.")
+@click.option("--batch", "batch", type=click.File("rb"), metavar="PAIRS.jsonl",
+              help="Many pairs, one JSON object a line (see docs/scale.md); one JSON result "
+                   "line each, in order.")
+@jobs_option(1)
+@click.option("--executor", type=click.Choice(EXECUTORS), default="processes",
+              show_default=True, help="With --batch: worker processes here, or dask.")
+@click.option("--scheduler", metavar="ADDRESS", help="With --executor dask: a running scheduler.")
+@cache_option
 @target_option
 @merge_option
 @max_input_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          function, unroll, function_b, target, vset_merge) -> None:
+          function, unroll, function_b, solver, batch, jobs, executor, scheduler, target,
+          vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
@@ -73,7 +90,22 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
+      ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
+      ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
+    if solver == "portfolio" and (missing := unavailable()):
+        report.err(f"warning: {' and '.join(missing)} not installed: the portfolio is z3 alone "
+                   "(pip install 'ptxsmt[portfolio]')")
+    if batch:
+        from .equiv_batch import run_batch
+
+        refuse(given("lhs", "rhs", "lhs_file", "rhs_file", "outputs", "all_classes", "emit_smt2",
+                     "function", "function_b"), "with --batch (each line names its pair)")
+        warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
+        if scheduler and executor != "dask":
+            refuse(["--scheduler"], "without --executor dask")
+        run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge)
+    refuse(given("jobs", "executor", "scheduler"), "without --batch")
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
                 and not is_ptx_file(arg):
@@ -83,7 +115,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, unroll)
+                        vset_merge, as_json, unroll, solver)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
@@ -108,11 +140,11 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         query = build_query(lhs, rhs, outs, opts)
         if emit_smt2:
             write_smt2(emit_smt2, "equiv", query.smt2())
-        verdict = decide(query, timeout)
+        verdict = decide(query, timeout, solver=solver)
         classes = class_report(query, timeout) if all_classes and verdict.counterexample else None
     except PtxError as e:
         fail(str(e))
-    except ReplayError as e:
+    except (ReplayError, SolverDisagreement) as e:
         fail(f"ptxsmt bug, please report: {e}", code=4)
     if as_json:
         report.out(report.dumps(equivalence.verdict_json(verdict, classes)))
@@ -123,7 +155,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
-                    target: str, vset_merge: str, as_json: bool, unroll: int = 0) -> None:
+                    target: str, vset_merge: str, as_json: bool, unroll: int = 0,
+                    solver: str = "z3") -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -133,11 +166,13 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
             fail(f"--function compares two .ptx files' functions; {quote(arg)} is not a .ptx file")
     a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
     opts = options(target, vset_merge)
+    if solver != "z3":  # smt.functions asks smt.solve.check_with once it takes `solver`
+        fail("--solver portfolio does not yet apply to two .ptx files' functions")
     try:
         verdict = check_function_equivalence(a, b, opts, timeout, unroll)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
-    except ReplayError as e:
+    except (ReplayError, SolverDisagreement) as e:
         fail(f"ptxsmt bug, please report: {e}", code=4)
     report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
                else function.function_verdict_text(verdict, lhs, rhs))

@@ -22,6 +22,10 @@ from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
 from ..solver import check
+from . import portfolio
+from .portfolio import SolverDisagreement
+
+SOLVER_CHOICES = ("z3", "portfolio")
 
 
 class ReplayError(RuntimeError):
@@ -163,28 +167,58 @@ def _compared_outputs(lhs: Program, rhs: Program,
 
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
-                      minimise: bool = True, rhs_opts: Options | None = None) -> Verdict:
-    return decide(build_query(lhs_text, rhs_text, outputs, opts, rhs_opts), timeout, minimise)
+                      minimise: bool = True, rhs_opts: Options | None = None,
+                      solver: str = "z3") -> Verdict:
+    return decide(build_query(lhs_text, rhs_text, outputs, opts, rhs_opts), timeout, minimise,
+                  solver)
 
 
-def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True) -> Verdict:
-    """The verdict on a built query: a caller that also needs the query (its SMT-LIB
-    text, its class report) builds it once."""
-    start = time.perf_counter() - q.build_seconds
-    solver = q.solver(timeout)
-    t0 = time.perf_counter()
+def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None
+               ) -> z3.CheckSatResult:
+    """`check(solver)`, by z3 alone or by the portfolio (`how`). A portfolio "sat" from
+    another solver becomes z3's: its values of the Bool and bit-vector constants are
+    added to `solver` and z3 finds the rest (arrays, functions), so `solver.model()`
+    is a z3 model for the caller to replay. z3 refuting those values raises
+    `SolverDisagreement`; z3 not finishing under them is unknown."""
+    if how not in SOLVER_CHOICES:
+        raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
+    if how == "z3" or len(portfolio.unavailable()) == len(portfolio.SOLVERS) - 1:
+        return check(solver)  # z3 alone: no need to write the query out
+    assertions = [_no_unary(a) for a in solver.assertions()]
+    answer = portfolio.solve(assertions, timeout)
+    if answer.result != "sat":
+        return z3.unsat if answer.result == "unsat" else z3.unknown
+    free = {t.decl().name(): t for a in assertions for t in _subterms(a)
+            if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
+    solver.add(*[free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
+                                else z3.BitVecVal(v, free[name].size()))
+                 for name, v in answer.values.items() if name in free])
     result = check(solver)
+    if result == z3.unsat:
+        raise SolverDisagreement(f"{answer.solver} says sat, but z3 refutes its model")
+    return result
+
+
+def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
+           solver: str = "z3") -> Verdict:
+    """The verdict on a built query: a caller that also needs the query (its SMT-LIB
+    text, its class report) builds it once. `solver`: "z3" or "portfolio"."""
+    start = time.perf_counter() - q.build_seconds
+    how, solver = solver, q.solver(timeout)
+    t0 = time.perf_counter()
+    result = check_with(solver, how, timeout)
     solver_time = time.perf_counter() - t0
     if result == z3.unsat:
         return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
                        solver_seconds=solver_time)
     if result == z3.unknown:
-        return Verdict("unknown", q.outputs, reason=solver.reason_unknown(),
+        return Verdict("unknown", q.outputs, reason=solver.reason_unknown() if how == "z3"
+                       else "no solver of the portfolio answered",
                        seconds=time.perf_counter() - start, solver_seconds=solver_time)
     t0 = time.perf_counter()
     values = _model_values(solver.model(), q)
-    if minimise:
-        values = _minimise(q, values, timeout)
+    if minimise:  # after the portfolio, z3 may find the query hard: nice values briefly
+        values = _minimise(q, values, timeout if how == "z3" else min(timeout or 1.0, 1.0))
     solver_time += time.perf_counter() - t0
     cex = replay(q, values)
     return Verdict("different", q.outputs, cex, seconds=time.perf_counter() - start,

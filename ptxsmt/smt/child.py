@@ -1,0 +1,113 @@
+"""Work in forked child processes that can be stopped: a solver portfolio races its
+solvers, a batch of equivalence pairs runs each pair where a crash or a hang costs only
+that pair.
+
+Plain `os.fork` and a pipe per child, not `multiprocessing`: a pool worker (itself a
+daemon) may not start `multiprocessing` children, and a child here must be killable at
+any moment. Every child started is killed if still running and always reaped, so no
+zombie outlives `race`; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import selectors
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # "ok" | "error" (the call raised) | "crashed" | "stopped" (killed)
+    value: Any = None  # the call's result, or the error's text
+
+
+def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None,
+         enough: Callable[[dict[str, Outcome]], bool] = lambda done: False
+         ) -> dict[str, Outcome]:
+    """Run each call `fn(*args)` in its own child; return when every child has answered,
+    when `enough(answers so far)` holds, or at `deadline` (seconds from now). Children
+    still running then are killed and reported "stopped"."""
+    children: dict[int, tuple[str, int]] = {}  # read end -> (name, pid)
+    answers: dict[str, Outcome] = {}
+    buffers: dict[int, bytearray] = {}
+    end = None if deadline is None else time.monotonic() + deadline
+    selector = selectors.DefaultSelector()
+    try:
+        for name, (fn, args) in calls.items():
+            read, write = os.pipe()
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # the child: never returns into the caller's code
+                os.close(read)
+                _die_with(parent)
+                _child(fn, args, write)
+            os.close(write)
+            children[read] = (name, pid)
+            buffers[read] = bytearray()
+            selector.register(read, selectors.EVENT_READ)
+        open_ends = set(children)
+        while open_ends and not enough(answers):
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            for key, _ in selector.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    buffers[key.fd] += chunk
+                    continue
+                selector.unregister(key.fd)
+                open_ends.discard(key.fd)
+                answers[children[key.fd][0]] = _decode(buffers[key.fd])
+    finally:
+        selector.close()
+        for read, (name, pid) in children.items():
+            os.close(read)
+            if name not in answers:
+                answers[name] = Outcome("stopped")
+                os.kill(pid, signal.SIGKILL)  # not yet reaped, so the pid is still ours
+            status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            if answers[name].status == "crashed":
+                answers[name] = Outcome("crashed", f"the process died (exit status {status})")
+    return answers
+
+
+def _die_with(parent: int) -> None:
+    """A child outlives no parent (a pool worker terminated, a parent killed): Linux kills
+    it when the parent goes; elsewhere the deadline and `finally` above must do."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it went before the request was made
+        os._exit(1)
+
+
+def _child(fn: Callable, args: tuple, write: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    code = 0
+    try:
+        try:
+            data = pickle.dumps(("ok", fn(*args)))
+        except BaseException as e:  # noqa: BLE001 - everything goes back to the parent
+            data = pickle.dumps(("error", f"{type(e).__name__}: {e}"))
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+    except BaseException:  # noqa: BLE001 - a child must never return
+        code = 1
+    os._exit(code)
+
+
+def _decode(data: bytes) -> Outcome:
+    try:  # nothing, or half an answer: the child died before it finished writing
+        return Outcome(*pickle.loads(bytes(data)))
+    except Exception:  # noqa: BLE001
+        return Outcome("crashed")

@@ -1,0 +1,170 @@
+"""A solver portfolio: z3, bitwuzla and cvc5 on the same query, each in its own process;
+the first definite answer wins and the others are killed.
+
+The query travels as SMT-LIB 2 text (z3 writes it; each solver, z3 included, reads it
+afresh). An answer is trusted only as far as ptxsmt can check it:
+- "unsat" is accepted as unsat of the full query (it is the full query the solver read);
+- "sat" comes back as values of the query's Bool and bit-vector constants, handed to
+  the caller as z3 values: the caller pins them in its own z3 solver and replays the
+  model through the evaluator before anyone sees it;
+- anything else (a timeout, a query a solver cannot read, a crash) is unknown.
+Two definite answers that disagree raise `SolverDisagreement`: never a verdict.
+
+bitwuzla and cvc5 are an optional extra (`pip install 'ptxsmt[portfolio]'`), imported
+only in the solver's own process: without them the portfolio is z3 alone
+(`unavailable()` names what is missing, for the command line to say once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+
+import z3
+
+from ..isa.errors import PtxError
+from .child import Outcome, race
+
+SOLVERS = ("z3", "bitwuzla", "cvc5")
+GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
+
+
+class SolverDisagreement(RuntimeError):
+    """Two solvers gave opposite definite answers on one query: a solver (or ptxsmt) bug."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    result: str  # "sat" | "unsat" | "unknown"
+    solver: str = ""  # who answered ("" when nobody did)
+    values: dict[str, bool | int] = field(default_factory=dict)  # sat: constant -> value
+    reason: str = ""  # unknown: each solver's reason
+
+
+def unavailable() -> list[str]:
+    """The portfolio's solvers whose Python bindings cannot be imported (asked only when
+    the portfolio is used: importing them is what the extra is for)."""
+    missing = []
+    for name in SOLVERS[1:]:
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def smt2(assertions: Sequence[z3.BoolRef]) -> str:
+    """The assertions as SMT-LIB 2 for any solver: logic ALL, no check-sat (each runner
+    asks itself)."""
+    s = z3.Solver()
+    s.add(*assertions)
+    text = s.to_smt2()
+    return "(set-logic ALL)\n" + text[:text.rindex("(check-sat)")]
+
+
+def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
+          solvers: Sequence[str] = SOLVERS, cross_check: bool = False) -> Answer:
+    """Race `solvers` on the conjunction of `assertions`. `cross_check` waits for every
+    solver (up to the limit) instead of the first definite answer, so that any two
+    definite answers are compared."""
+    if unknown := [s for s in solvers if s not in RUNNERS]:
+        raise PtxError(f"unknown solver {unknown[0]!r} (solvers: {', '.join(SOLVERS)})")
+    names = [s for s in solvers if s not in unavailable()]
+    text = smt2(assertions)
+    calls = {s: (RUNNERS[s], (text, timeout)) for s in names}
+
+    def definite(done: dict[str, Outcome]) -> bool:
+        return not cross_check and any(_result(o) != "unknown" for o in done.values())
+
+    outcomes = race(calls, None if timeout is None else timeout + GRACE, definite)
+    answers = {s: _answer(s, o) for s, o in outcomes.items()}
+    definite_answers = [a for a in answers.values() if a.result != "unknown"]
+    if len({a.result for a in definite_answers}) > 1:
+        raise SolverDisagreement("the solvers disagree: " + ", ".join(
+            f"{a.solver} says {a.result}" for a in definite_answers))
+    if definite_answers:
+        return min(definite_answers, key=lambda a: names.index(a.solver))
+    return Answer("unknown", reason="; ".join(f"{s}: {a.reason}" for s, a in answers.items()))
+
+
+def _result(o: Outcome) -> str:
+    return o.value[0] if o.status == "ok" else "unknown"
+
+
+def _answer(solver: str, o: Outcome) -> Answer:
+    if o.status == "ok":
+        result, values, reason = o.value
+        return Answer(result, solver, values, reason)
+    why = {"stopped": "stopped", "crashed": "crashed"}.get(o.status, "failed")
+    return Answer("unknown", solver, reason=f"{why}{': ' + o.value if o.value else ''}")
+
+
+# Each runner reads the text and answers (result, {constant: value}, reason). They run in a
+# child process, so a solver's import, memory and time are its own.
+
+def _run_z3(text: str, timeout: float | None) -> tuple[str, dict, str]:
+    ctx = z3.Context()
+    s = z3.Solver(ctx=ctx)
+    if timeout:
+        s.set("timeout", max(1, int(timeout * 1000)))
+    s.from_string(text)
+    result = s.check()
+    if result != z3.sat:
+        return str(result), {}, s.reason_unknown() if result == z3.unknown else ""
+    model = s.model()
+    values = {}
+    for d in model.decls():
+        if d.arity() == 0 and (z3.is_bool(v := model[d]) or z3.is_bv_value(v)):
+            values[d.name()] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+    return "sat", values, ""
+
+
+def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
+    import bitwuzla as bw
+
+    tm, opts = bw.TermManager(), bw.Options()
+    opts.set(bw.Option.PRODUCE_MODELS, True)
+    if timeout:
+        opts.set(bw.Option.TIME_LIMIT_PER, max(1, int(timeout * 1000)))
+    parser = bw.Parser(tm, opts)
+    parser.parse(text, True, False)
+    solver = parser.bitwuzla()
+    result = str(solver.check_sat())
+    if result != "sat":
+        return result, {}, "bitwuzla gave up" if result == "unknown" else ""
+    values = {}
+    for t in parser.get_declared_funs():
+        if t.sort().is_bool() or t.sort().is_bv():
+            v = solver.get_value(t)
+            values[t.symbol()] = v.value() if t.sort().is_bool() else int(v.value(10))
+    return "sat", values, ""
+
+
+def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
+    import cvc5
+
+    solver = cvc5.Solver()
+    solver.setOption("produce-models", "true")
+    if timeout:
+        solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
+    symbols = cvc5.SymbolManager(solver.getTermManager())
+    parser = cvc5.InputParser(solver, symbols)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "query")
+    while not (command := parser.nextCommand()).isNull():
+        command.invoke(solver, symbols)
+    result = solver.checkSat()
+    if not result.isSat():
+        return ("unsat", {}, "") if result.isUnsat() else (
+            "unknown", {}, str(result.getUnknownExplanation()))
+    values = {}
+    for t in symbols.getDeclaredTerms():
+        sort = t.getSort()
+        if sort.isBoolean() or sort.isBitVector():
+            v = solver.getValue(t)
+            values[t.getSymbol()] = (v.getBooleanValue() if sort.isBoolean()
+                                     else int(v.getBitVectorValue(10)))
+    return "sat", values, ""
+
+
+RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}

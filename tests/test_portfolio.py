@@ -1,0 +1,184 @@
+"""The solver portfolio (ptxsmt.smt.portfolio, `equiv --solver portfolio`): each solver's
+answers checked by plain Python arithmetic, the race's bookkeeping (no child left behind),
+disagreement as an error, and z3 alone when the other bindings are missing."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import z3
+from click.testing import CliRunner
+
+from ptxsmt.cli import main
+from ptxsmt.smt import portfolio
+from ptxsmt.smt.portfolio import SolverDisagreement
+from ptxsmt.smt.solve import check_equivalence, check_with
+
+MASK8 = 0xFF
+
+
+def _no_children() -> bool:
+    """Every child the portfolio started has been reaped (none running, no zombie)."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def _sat_query():
+    x, y = z3.BitVec("x", 8), z3.BitVec("y", 8)
+    return [x * 3 == 7, y != x, z3.ULT(y, 5)]
+
+
+@pytest.mark.parametrize("solver", portfolio.SOLVERS)
+def test_each_solver_finds_a_model_python_confirms(solver):
+    answer = portfolio.solve(_sat_query(), 10, solvers=[solver])
+    assert (answer.result, answer.solver) == ("sat", solver)
+    x, y = answer.values["x"], answer.values["y"]
+    assert (x * 3) & MASK8 == 7 and y != x and y < 5
+    assert _no_children()
+
+
+@pytest.mark.parametrize("solver", portfolio.SOLVERS)
+def test_each_solver_proves_unsat(solver):
+    x = z3.BitVec("x", 8)  # an odd square is 1 mod 8, an even one 0 or 4: never 3 mod 4
+    assert all((v * v) % 4 != 3 for v in range(256))
+    answer = portfolio.solve([x * x & 3 == 3], 10, solvers=[solver])
+    assert answer.result == "unsat"
+    assert _no_children()
+
+
+def test_the_race_gives_one_definite_answer_and_reaps_every_child():
+    answer = portfolio.solve(_sat_query(), 10)
+    assert answer.result == "sat" and answer.solver in portfolio.SOLVERS
+    assert _no_children()
+
+
+def _sleep(text, timeout):
+    time.sleep(600)
+
+
+def test_solvers_past_the_limit_are_killed_and_the_answer_is_unknown(monkeypatch):
+    monkeypatch.setattr(portfolio, "GRACE", 0.1)
+    monkeypatch.setattr(portfolio, "RUNNERS", dict.fromkeys(portfolio.SOLVERS, _sleep))
+    answer = portfolio.solve(_sat_query(), 0.2)
+    assert answer.result == "unknown" and "stopped" in answer.reason
+    assert _no_children()
+
+
+def test_a_solver_timeout_is_unknown_never_unsat():
+    # factoring a product of two 31-bit primes: far beyond 0.1 s of bit-blasting
+    p, q = 2147483647, 2147483629
+    x, y = z3.BitVec("x", 64), z3.BitVec("y", 64)
+    query = [x * y == p * q, z3.ULT(1, x), z3.ULT(x, 1 << 32), z3.ULT(1, y), z3.ULT(y, 1 << 32),
+             x != p, x != q]
+    answer = portfolio.solve(query, 0.1)
+    assert answer.result == "unknown"
+    assert _no_children()
+
+
+def _says(result, values=None):
+    def runner(text, timeout):
+        return result, values or {}, "" if result != "unknown" else "made up"
+    return runner
+
+
+def test_opposite_answers_raise_never_a_verdict(monkeypatch):
+    monkeypatch.setitem(portfolio.RUNNERS, "cvc5", _says("unsat"))
+    with pytest.raises(SolverDisagreement, match="cvc5 says unsat"):
+        portfolio.solve(_sat_query(), 10, cross_check=True)
+    assert _no_children()
+
+
+def test_a_model_z3_refutes_raises(monkeypatch):
+    """bitwuzla (made up) says sat with x = 0, which does not satisfy x*3 = 7."""
+    monkeypatch.setattr(portfolio, "RUNNERS", {"z3": _says("unknown"), "cvc5": _says("unknown"),
+                                               "bitwuzla": _says("sat", {"x": 0, "y": 1})})
+    s = z3.Solver()
+    s.add(*_sat_query())
+    with pytest.raises(SolverDisagreement, match="bitwuzla says sat"):
+        check_with(s, "portfolio", 10)
+
+
+@pytest.mark.parametrize("winner", ["bitwuzla", "cvc5"])
+def test_another_solvers_counterexample_is_replayed(monkeypatch, winner):
+    """lo and le differ exactly when a == b; the model comes from `winner` alone."""
+    runners = dict.fromkeys(portfolio.SOLVERS, _says("unknown"))
+    monkeypatch.setattr(portfolio, "RUNNERS", {**runners, winner: portfolio.RUNNERS[winner]})
+    v = check_equivalence("setp.lo.u32 p, a, b;", "setp.le.u32 p, a, b;", solver="portfolio")
+    assert v.verdict == "different"
+    cex = v.counterexample
+    assert cex.inputs["a"] == cex.inputs["b"] and (cex.lhs["p"], cex.rhs["p"]) == (False, True)
+    v = check_equivalence("setp.lo.u32 p, a, b;", "setp.gt.u32 p, b, a;", solver="portfolio")
+    assert v.verdict == "equivalent"
+
+
+def test_nobody_answering_is_unknown(monkeypatch):
+    monkeypatch.setattr(portfolio, "RUNNERS", dict.fromkeys(portfolio.SOLVERS, _says("unknown")))
+    v = check_equivalence("setp.lo.u32 p, a, b;", "setp.le.u32 p, a, b;", solver="portfolio")
+    assert v.verdict == "unknown"
+
+
+def test_without_the_bindings_the_portfolio_is_z3_alone_and_says_so_once(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "bitwuzla", None)  # import fails
+    monkeypatch.setitem(__import__("sys").modules, "cvc5", None)
+    assert portfolio.unavailable() == ["bitwuzla", "cvc5"]
+    answer = portfolio.solve(_sat_query(), 10)
+    assert answer.solver == "z3"
+    r = CliRunner().invoke(main, ["equiv", "setp.lo.u32 p, a, b;", "setp.le.u32 p, a, b;",
+                                  "--solver", "portfolio"])
+    assert r.exit_code == 1 and r.stdout.startswith("different")
+    assert r.stderr.count("the portfolio is z3 alone") == 1
+
+
+def test_cli_portfolio_verdicts():
+    r = CliRunner().invoke(main, ["equiv", "setp.lo.u32 p, a, b;", "setp.lt.u32 p, a, b;",
+                                  "--solver", "portfolio"])
+    assert r.exit_code == 0 and r.stdout.startswith("equivalent") and not r.stderr
+
+
+def _nap():
+    time.sleep(600)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
+def test_a_child_dies_with_its_parent():
+    """A pool worker terminated mid-race (Ctrl-C on a batch) leaves no solver running."""
+    from ptxsmt.smt.child import race
+
+    read, write = os.pipe()
+    parent = os.fork()
+    if parent == 0:
+        os.close(read)
+        race({"nap": (_nap_and_tell, (write,))}, 600)
+        os._exit(0)
+    os.close(write)
+    child = int(os.read(read, 32))  # the grandchild's pid, once it runs
+    os.close(read)
+    os.kill(parent, 9)
+    os.waitpid(parent, 0)
+    try:
+        for _ in range(200):  # the kernel kills it at once; allow a busy machine 20 s
+            if _state(child) in ("Z", "gone"):
+                break
+            time.sleep(0.1)
+        assert _state(child) in ("Z", "gone")
+    finally:
+        if _state(child) not in ("Z", "gone"):  # the test failed: leave nothing running
+            os.kill(child, 9)
+
+
+def _nap_and_tell(write):
+    os.write(write, str(os.getpid()).encode())
+    _nap()
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
