@@ -15,7 +15,6 @@ under the cache directory; unknowns are not cached (a busier machine may decide 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import time
@@ -162,13 +161,8 @@ def _decide_functions(pair: Pair, opts: Options):
     o = pair.options
     a = read_function_file(pair.lhs, pair.function)
     b = read_function_file(pair.rhs, pair.function_b)
-    # options the function prover takes (solver, unroll) pass through once it takes them
-    accepted = inspect.signature(check_function_equivalence).parameters
-    extra = {k: o[k] for k in ("solver", "unroll") if k in accepted and o.get(k) is not None}
-    for k in ("solver", "unroll"):
-        if k not in extra and o.get(k) not in (None, "z3"):
-            raise PtxError(f"option {k} does not yet apply to functions")
-    return check_function_equivalence(a, b, opts, o["timeout"], **extra)
+    return check_function_equivalence(a, b, opts, o["timeout"], o.get("unroll") or 0,
+                                      o.get("solver") or "z3")
 
 
 def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,

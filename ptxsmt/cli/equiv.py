@@ -166,10 +166,8 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
             fail(f"--function compares two .ptx files' functions; {quote(arg)} is not a .ptx file")
     a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
     opts = options(target, vset_merge)
-    if solver != "z3":  # smt.functions asks smt.solve.check_with once it takes `solver`
-        fail("--solver portfolio does not yet apply to two .ptx files' functions")
     try:
-        verdict = check_function_equivalence(a, b, opts, timeout, unroll)
+        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:

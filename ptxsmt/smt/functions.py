@@ -28,7 +28,7 @@ from ..isa.module import Function
 from ..isa.types import TYPES
 from ..sem.options import DEFAULT, Options
 from ..solver import check
-from .solve import ReplayError, nice_values
+from .solve import ReplayError, check_with, nice_values
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,11 @@ def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
                                timeout: float | None = 30.0,
-                               unroll: int = 0) -> FunctionVerdict:
+                               unroll: int = 0, solver: str = "z3") -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
-    ISA leaves open give; a difference that needs them is `unknown`, naming them."""
+    ISA leaves open give; a difference that needs them is `unknown`, naming them.
+    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`)."""
     start = time.perf_counter()
     rename = _renaming(lhs, rhs)
     el = encode_function(lhs, opts, unroll=unroll)
@@ -91,12 +92,12 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     bounded = [*el.bounded, *er.bounded]
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
-    solver = _solver(timeout)
+    how, solver = solver, _solver(timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
     solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
-    result = check(solver)
+    result = check_with(solver, how, timeout)
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
