@@ -23,7 +23,7 @@ from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache
 from .engine import evaluate_many
-from .lines import Line, answer, read_line
+from .lines import Line, TooLong, answer, read_line
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_LINES = 8192  # below this, starting workers costs more than it saves
@@ -93,21 +93,38 @@ def _submitted(pool: ProcessPoolExecutor, *args) -> Future:
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
     """The input's lines, about WINDOW at a time; a file's split from big reads (reading
-    it line by line costs a third of a warm batch)."""
+    it line by line costs a third of a warm batch), each line bounded by the input limit:
+    a longer one is a TooLong in its place, and reading goes on after its line end
+    (the input ends with a line past twice the limit: /dev/zero has no line end)."""
     read = getattr(f, "read1", None) or getattr(f, "read", None)
     if read is None:
         lines = iter(f)
         while window := list(islice(lines, WINDOW)):
             yield window
         return
-    window, rest = [], b""
+    most, window = source.limit(), []
+    start, size = [], 0  # the line the blocks so far end in: its pieces (if kept), its size
     while block := read(1 << 22):
-        window += (rest + block).split(b"\n")
-        rest = window.pop()
+        lines = block.split(b"\n")
+        size += len(lines[0])
+        if size > 2 * most:  # no line end in sight (/dev/zero): the input ends with it
+            break
+        if size <= most:
+            start.append(lines[0])
+        if len(lines) == 1:
+            continue
+        lines[0] = b"".join(start) if size <= most else TooLong()
+        start, size = [lines[-1]], len(lines[-1])
+        lines.pop()
+        if max(map(len, lines)) > most:
+            lines = [TooLong() if len(line) > most else line for line in lines]
+        window += lines
         if len(window) >= WINDOW:
             yield window
             window = []
-    yield window + [rest] if rest else window
+    if size:
+        window.append(b"".join(start) if size <= most else TooLong())
+    yield window
 
 
 def _started(cache_on: bool, limit: int) -> None:
