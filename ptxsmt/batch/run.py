@@ -17,6 +17,7 @@ from itertools import count, islice, repeat
 
 import msgspec
 
+from ..eval.values import outputs_json
 from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
@@ -220,11 +221,11 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
 def _function_answer(line: Line) -> dict | PtxError:
     """The JSON outputs of a line that names a function of a PTX file (with Z3: the slow
     path, as `ptxsmt eval FILE.ptx` takes it; the file read within the input limit)."""
-    from ..eval.function import evaluate_function, read_function_file
+    from ..function.evaluate import evaluate_function, read_function_file
 
     try:
         fn = read_function_file(line.obj["file"], line.obj.get("function"))
-        return evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs_json()
+        return outputs_json(evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs())
     except PtxError as e:
         return e.with_traceback(None)
     except Exception as e:  # a bug in ptxsmt, reported on its line only

@@ -7,8 +7,9 @@
 Reading a function needs no solver; encoding it does: `encode` (the walk over the body:
 branches, jump tables, calls inlined), `unroll` (loops, --unroll K), `effects` (what
 reading and writing registers, parameters and memory does to a path), `state` (paths
-and their merge), `memory` (state spaces as arrays of bytes, the generic windows) and
-`instructions` (ld, st, cvta, mov, mul.wide, mad, ... and the uninterpreted rest).
+and their merge), `memory` (state spaces as arrays of bytes, the generic windows),
+`instructions` (ld, st, cvta, mov, mul.wide, mad, ... and the uninterpreted rest) and
+`evaluate` (a function on concrete inputs: its values, raw; `eval.values` spells them).
 """
 
 from __future__ import annotations
