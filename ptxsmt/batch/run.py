@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import count, islice, repeat
+from operator import itemgetter
 
 import msgspec
 
@@ -169,7 +170,7 @@ def answer_lines(numbers: Sequence[int], lines: list[bytes],
     """Each line's answer (without its newline), for lines numbered as in their file,
     and whether any answer is an error."""
     answered = results(numbers, lines, opts)
-    return [answer(*r) for r in answered], any(error is not None for *_, error in answered)
+    return [answer(*r) for r in answered], any(map(itemgetter(2), answered))  # no error is ""
 
 
 def results(numbers: Sequence[int], lines: list[bytes], opts: Options = DEFAULT) -> list[Result]:
