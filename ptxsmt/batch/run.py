@@ -1,9 +1,10 @@
 """A batch answered: read a window of lines, answer it, write the answers in order.
 
-Big input is answered by a standard process pool: each window's lines are dealt by
-instruction text (all the lines of a text to one worker, which compiles and runs it
-once; a text with more lines than a worker's share is cut). A share whose worker fails
-is answered here: a failure costs time, never an answer.
+Big input is answered by `jobs` processes, this one and a standard pool of the others:
+each window's lines are dealt by instruction text (all the lines of a text to one
+process, which compiles and runs it once; a text with more lines than a share is cut),
+the first share answered here while the pool answers the rest. A share whose worker
+fails is answered here: a failure costs time, never an answer.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
             yield from _blocks(first, windows, opts, None, jobs)
             return
         settings = (cache.store() is not None, source.limit())
-        pool = ProcessPoolExecutor(jobs, initializer=_started, initargs=settings)
+        pool = ProcessPoolExecutor(jobs - 1, initializer=_started, initargs=settings)
         try:
             yield from _blocks(first, windows, opts, pool, jobs)
         except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
@@ -70,12 +71,12 @@ def _pooled(pool: ProcessPoolExecutor, numbers: range, window: list[bytes], opts
             jobs: int) -> tuple[list[bytes], bool]:
     shares = [([numbers[k] for k in share], [window[k] for k in share], share)
               for share in deal(window, jobs)]
-    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares]
+    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares[1:]]
     answers: list[bytes] = [b""] * len(window)
     failed = False
-    for (numbers, lines, share), future in zip(shares, futures):
-        try:
-            got, bad = future.result()
+    for k, (numbers, lines, share) in enumerate(shares):
+        try:  # the first share here, meanwhile the others in the pool
+            got, bad = futures[k - 1].result() if k else answer_lines(numbers, lines, opts)
         except Exception:  # the worker failed (or died): its share is answered here
             got, bad = answer_lines(numbers, lines, opts)
         failed |= bad
