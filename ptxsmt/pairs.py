@@ -155,7 +155,7 @@ def _decide(pair: Pair) -> dict:
 
 
 def _decide_functions(pair: Pair, opts: Options):
-    from .eval.function import read_function_file
+    from .function.evaluate import read_function_file
     from .smt.functions import check_function_equivalence
 
     o = pair.options

@@ -371,3 +371,72 @@ def test_a_column_read_at_once_takes_only_exact_hex():
             except Exception as e:
                 want = {"error": f"line {number}: {e}"}
             assert {k: got.get(k) for k in want} == want, a
+
+
+# ---- bounded lines, a reader that goes away ---------------------------------------------------
+
+class _Trickle:
+    """A stream that hands out its bytes a few at a time, as a slow pipe does."""
+
+    def __init__(self, data: bytes, step: int):
+        self.data, self.step = data, step
+
+    def read1(self, n: int) -> bytes:
+        piece, self.data = self.data[:min(n, self.step)], self.data[min(n, self.step):]
+        return piece
+
+
+@pytest.mark.parametrize("step", [7, 1000, 1 << 22])
+def test_a_line_past_the_input_limit_is_its_own_error(step):
+    """A line longer than the input limit (and at most twice that) is answered by an error
+    in its place (its bytes not kept), whether it ends in one read or across many; the
+    lines around it as ever."""
+    good = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    long = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x" + "0" * 200}})
+    data = "\n".join([good, long, good, "x" * 299, long[:150], good + "\r", long]).encode()
+    source.set_limit(150)
+    try:
+        blocks = list(render(_Trickle(data, step), OPTS))
+    finally:
+        source.set_limit(None)
+    out = [json.loads(x) for x in b"".join(d for d, _, _ in blocks).splitlines()]
+    assert len(out) == 7 and any(bad for _, _, bad in blocks)
+    for k in (1, 3, 6):
+        assert out[k] == {"error": f"line {k + 1}: a line longer than the input limit of "
+                                   "150 bytes (--max-input or PTXSMT_MAX_INPUT=BYTES to raise it)"}
+    assert out[0]["outputs"] == out[2]["outputs"] == out[5]["outputs"] == {"p": True}
+    assert out[4]["error"].startswith("line 5: invalid JSON")  # 150 bytes: read as ever
+
+
+def test_an_endless_line_ends_the_batch():
+    """`--batch /dev/zero` has no line end: past twice the input limit, the input ends with
+    that line, an error (it used to grow without bound)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", "/dev/zero",
+                        "--max-input", "100000"], capture_output=True, timeout=120)
+    assert r.returncode == 1 and r.stderr == b""
+    assert json.loads(r.stdout)["error"] == "line 1: a line longer than the input limit of " \
+        "100000 bytes (--max-input or PTXSMT_MAX_INPUT=BYTES to raise it)"
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_reader_that_goes_away_ends_the_batch_with_141(tmp_path, unbuffered):
+    """`ptxsmt eval --batch big.jsonl | head -1`: exit 141 (128 + SIGPIPE), nothing on
+    stderr, as every command; also where stdout is unbuffered (`python -u`), whose writes
+    may take part of an answer block."""
+    import subprocess
+    import sys
+
+    line = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    path = tmp_path / "big.jsonl"
+    path.write_text((line + "\n") * 20000)  # answers of 2 MB: more than a pipe holds
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered, "PTXSMT_NO_CACHE": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(path),
+                          "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
+    assert json.loads(p.stdout.readline())["outputs"] == {"p": True}
+    p.stdout.close()
+    assert p.wait(timeout=120) == 141
+    assert p.stderr.read() == b""

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from ptx_interp import run
 
 from ptxsmt.cli import main
-from ptxsmt.eval.function import Location, evaluate_function
 from ptxsmt.function import read_function
+from ptxsmt.function.evaluate import Location, evaluate_function
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
 from ptxsmt.smt.functions import check_function_equivalence

@@ -356,8 +356,8 @@ CVT = "  mov.b32 %f1, %r1;\n  cvt.rn.f16.f32 %rs1, %f1;\n  st.global.u16 [%rd3+8
 
 @pytest.mark.parametrize(("body", "cvt", "verdict"), [
     (O3, CVT, "equivalent"),
-    # (a counterexample through cvt's open NaN is not replayed by eval/function.py yet)
     (O3.replace("27", "26"), "", "different"),  # a wrong rotate
+    (O3.replace("27", "26"), CVT, "different"),  # ... beside a cvt whose NaN is open
     (O3.replace("shr.u32 %r2, %r1, 1", "shr.s32 %r2, %r1, 1"), "", "different"),
 ])
 def test_functions_with_div_shf_mul_wide_and_cvt_compare(body, cvt, verdict):

@@ -10,7 +10,7 @@ from ptxsmt import PtxError
 from ptxsmt.batch import engine, programs
 from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.fast import FastProgram
-from ptxsmt.fast.shape import shape_of
+from ptxsmt.fast.shape import shaped
 from ptxsmt.program import Program
 
 # (text, inputs): the same shape spelled differently, immediates at each operand kind
@@ -51,7 +51,7 @@ def test_one_compilation_per_shape_and_each_text_its_own_answer(group, monkeypat
 
 
 def test_the_shape_renames_in_order_and_lifts_immediates():
-    shape = shape_of(Program.parse("@g setp.lt.and.f32 %p1|q, a, 0f3F800000, !%p1;"))
+    shape, _ = shaped(Program.parse("@g setp.lt.and.f32 %p1|q, a, 0f3F800000, !%p1;"))
     assert shape.text == "@r0 setp.lt.and.f32 r1|r2, r3, k0, !r1;"
     assert shape.registers == {"g": "r0", "p1": "r1", "q": "r2", "a": "r3"}
     assert shape.constants == {"k0": 0x3F800000}

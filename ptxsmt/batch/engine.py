@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal
 
 import numpy as np
@@ -34,19 +35,21 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     """An answer (or the PtxError it raised) per (ptx, inputs[, options]), in order; an
     item without options is evaluated with `opts`."""
     results: list = [None] * len(items)
-    groups: dict[str | tuple[str, Options], list[int]] = {}
+    # per text (and options): its items' positions and inputs, gathered in one pass
+    groups: dict[str | tuple[str, Options], tuple[list[int], list[Mapping]]] = {}
     for i, item in enumerate(items):
         # keyed by the text alone where the options are `opts` (hashing Options costs)
         key = item[0] if len(item) == 2 or item[2] is opts else (item[0], item[2])
-        if (indices := groups.get(key)) is None:
-            groups[key] = [i]
+        if (group := groups.get(key)) is None:
+            groups[key] = ([i], [item[1]])
         else:
-            indices.append(i)
+            group[0].append(i)
+            group[1].append(item[1])
     shapes: dict[tuple[str, Options], list[Job]] = {}
-    for key, indices in groups.items():
+    for key, (indices, raws) in groups.items():
         ptx, group_opts = (key, opts) if type(key) is str else key
         try:
-            job = _group(ptx, group_opts, items, indices, results, form)
+            job = _group(ptx, group_opts, indices, raws, results, form)
         except Exception:  # a bug in the fast path: the slow path answers the group
             job = None
             for i in indices:
@@ -73,7 +76,7 @@ class Job:
     columns: dict[str, list | np.ndarray]
 
 
-def _group(ptx: str, opts: Options, items: Sequence[Item], indices: list[int],
+def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
            results: list, form: Form) -> Job | None:
     """The lines of one text: errors and slow answers go into `results`; the lines the
     fast path takes come back as a Job."""
@@ -84,10 +87,9 @@ def _group(ptx: str, opts: Options, items: Sequence[Item], indices: list[int],
             results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
         return None
     except Unsupported:
-        for i in indices:
-            results[i] = _slow(ptx, items[i][1], opts, form)
+        for i, raw in zip(indices, raws):
+            results[i] = _slow(ptx, raw, opts, form)
         return None
-    raws = [items[i][1] for i in indices]
     columns = _exact_columns(program, raws)
     if columns is not None:
         return Job(program, indices, columns)
@@ -112,12 +114,14 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
     """The common case, read a column at a time: every line gives exactly the inputs,
     each word as the JSON contract writes it (`0x` and width/4 digits), each predicate
     as a Boolean. None for anything else: the line-by-line path reads it."""
-    names = program.input_names
-    if any(raw.keys() != names for raw in raws):
+    if set(map(len, raws)) != {len(program.inputs)}:
         return None
     columns: dict[str, list | np.ndarray] = {}
     for name in program.inputs:
-        column = [raw[name] for raw in raws]
+        try:  # as many names as inputs, each of them: exactly the inputs
+            column = list(map(itemgetter(name), raws))
+        except KeyError:
+            return None
         kinds, width = {*map(type, column)}, program.types[name].width
         if width == 1 and kinds == {bool}:
             columns[name] = column

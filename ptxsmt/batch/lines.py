@@ -17,6 +17,7 @@ import sys
 import msgspec
 from msgspec.structs import replace
 
+from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..sem.options import Options
 
@@ -67,8 +68,16 @@ class _Common(msgspec.Struct):
 _common = msgspec.json.Decoder(_Common).decode
 
 
+class TooLong(bytes):
+    """In place of a line longer than the input limit (its bytes are not kept)."""
+
+
 def read_line(number: int, raw: bytes, opts: Options) -> Line:
     """One line of a batch (bytes, as in its file), read on its own."""
+    if type(raw) is TooLong:
+        return Line(number, None, {}, None, f"a line longer than the input limit of "
+                    f"{source.size(source.limit())} (--max-input or PTXSMT_MAX_INPUT=BYTES "
+                    "to raise it)", None, {})
     text = raw.rstrip(_BLANK)
     if number == 1:
         text = text.removeprefix(_BOM)

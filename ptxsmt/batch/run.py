@@ -1,9 +1,10 @@
 """A batch answered: read a window of lines, answer it, write the answers in order.
 
-Big input is answered by a standard process pool: each window's lines are dealt by
-instruction text (all the lines of a text to one worker, which compiles and runs it
-once; a text with more lines than a worker's share is cut). A share whose worker fails
-is answered here: a failure costs time, never an answer.
+Big input is answered by `jobs` processes, this one and a standard pool of the others:
+each window's lines are dealt by instruction text (all the lines of a text to one
+process, which compiles and runs it once; a text with more lines than a share is cut),
+the first share answered here while the pool answers the rest. A share whose worker
+fails is answered here: a failure costs time, never an answer.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import count, islice, repeat
+from operator import itemgetter
 
 import msgspec
 
+from ..eval.values import outputs_json
 from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache
 from .engine import evaluate_many
-from .lines import Line, answer, read_line
+from .lines import Line, TooLong, answer, read_line
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_LINES = 8192  # below this, starting workers costs more than it saves
@@ -41,7 +44,7 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
             yield from _blocks(first, windows, opts, None, jobs)
             return
         settings = (cache.store() is not None, source.limit())
-        pool = ProcessPoolExecutor(jobs, initializer=_started, initargs=settings)
+        pool = ProcessPoolExecutor(jobs - 1, initializer=_started, initargs=settings)
         try:
             yield from _blocks(first, windows, opts, pool, jobs)
         except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
@@ -68,12 +71,12 @@ def _pooled(pool: ProcessPoolExecutor, numbers: range, window: list[bytes], opts
             jobs: int) -> tuple[list[bytes], bool]:
     shares = [([numbers[k] for k in share], [window[k] for k in share], share)
               for share in deal(window, jobs)]
-    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares]
+    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares[1:]]
     answers: list[bytes] = [b""] * len(window)
     failed = False
-    for (numbers, lines, share), future in zip(shares, futures):
-        try:
-            got, bad = future.result()
+    for k, (numbers, lines, share) in enumerate(shares):
+        try:  # the first share here, meanwhile the others in the pool
+            got, bad = futures[k - 1].result() if k else answer_lines(numbers, lines, opts)
         except Exception:  # the worker failed (or died): its share is answered here
             got, bad = answer_lines(numbers, lines, opts)
         failed |= bad
@@ -93,21 +96,38 @@ def _submitted(pool: ProcessPoolExecutor, *args) -> Future:
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
     """The input's lines, about WINDOW at a time; a file's split from big reads (reading
-    it line by line costs a third of a warm batch)."""
+    it line by line costs a third of a warm batch), each line bounded by the input limit:
+    a longer one is a TooLong in its place, and reading goes on after its line end
+    (the input ends with a line past twice the limit: /dev/zero has no line end)."""
     read = getattr(f, "read1", None) or getattr(f, "read", None)
     if read is None:
         lines = iter(f)
         while window := list(islice(lines, WINDOW)):
             yield window
         return
-    window, rest = [], b""
+    most, window = source.limit(), []
+    start, size = [], 0  # the line the blocks so far end in: its pieces (if kept), its size
     while block := read(1 << 22):
-        window += (rest + block).split(b"\n")
-        rest = window.pop()
+        lines = block.split(b"\n")
+        size += len(lines[0])
+        if size > 2 * most:  # no line end in sight (/dev/zero): the input ends with it
+            break
+        if size <= most:
+            start.append(lines[0])
+        if len(lines) == 1:
+            continue
+        lines[0] = b"".join(start) if size <= most else TooLong()
+        start, size = [lines[-1]], len(lines[-1])
+        lines.pop()
+        if max(map(len, lines)) > most:
+            lines = [TooLong() if len(line) > most else line for line in lines]
+        window += lines
         if len(window) >= WINDOW:
             yield window
             window = []
-    yield window + [rest] if rest else window
+    if size:
+        window.append(b"".join(start) if size <= most else TooLong())
+    yield window
 
 
 def _started(cache_on: bool, limit: int) -> None:
@@ -151,7 +171,7 @@ def answer_lines(numbers: Sequence[int], lines: list[bytes],
     """Each line's answer (without its newline), for lines numbered as in their file,
     and whether any answer is an error."""
     answered = results(numbers, lines, opts)
-    return [answer(*r) for r in answered], any(error is not None for *_, error in answered)
+    return [answer(*r) for r in answered], any(map(itemgetter(2), answered))  # no error is ""
 
 
 def results(numbers: Sequence[int], lines: list[bytes], opts: Options = DEFAULT) -> list[Result]:
@@ -203,11 +223,11 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
 def _function_answer(line: Line) -> dict | PtxError:
     """The JSON outputs of a line that names a function of a PTX file (with Z3: the slow
     path, as `ptxsmt eval FILE.ptx` takes it; the file read within the input limit)."""
-    from ..eval.function import evaluate_function, read_function_file
+    from ..function.evaluate import evaluate_function, read_function_file
 
     try:
         fn = read_function_file(line.obj["file"], line.obj.get("function"))
-        return evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs_json()
+        return outputs_json(evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs())
     except PtxError as e:
         return e.with_traceback(None)
     except Exception as e:  # a bug in ptxsmt, reported on its line only

@@ -363,7 +363,7 @@ def is_ptx_file(arg: str | None) -> bool:
 
 def read_function_file(path: str, name: str | None):
     """The function `name` of the PTX file at `path` (one clear error otherwise)."""
-    from ..eval.function import read_function_file as read  # imports Z3: a function needs it
+    from ..function.evaluate import read_function_file as read  # imports Z3: a function needs it
 
     try:
         return read(path, name)

@@ -111,7 +111,7 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, 
 
 def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
                   as_json: bool, unroll: int = 0) -> None:
-    from ..eval.function import evaluate_function  # the solver: not for a batch
+    from ..function.evaluate import evaluate_function  # the solver: not for a batch
     from ..report import function
 
     fn = read_function_file(path, name)

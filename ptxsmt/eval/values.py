@@ -11,21 +11,7 @@ from dataclasses import dataclass, field
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, hex_bits, parse_value
 from ..isa.types import PtxType
-
-
-class Unspecified:
-    """The value of an output the PTX ISA leaves open (any NaN), where a caller asked to
-    see it rather than an error: a counterexample may hinge on it."""
-
-    def __repr__(self) -> str:
-        return "unspecified"
-
-    def __reduce__(self) -> str:
-        return "UNSPECIFIED"  # one object, also across worker processes (`is` tests)
-
-
-UNSPECIFIED = Unspecified()
-Value = int | bool | Unspecified
+from ..sem.unspecified import UNSPECIFIED, Value
 
 
 class UnspecifiedOutput(PtxError):
@@ -53,6 +39,11 @@ def to_json(value: Value, t: PtxType) -> str | bool:
     if value is UNSPECIFIED:
         return "unspecified"
     return bool(value) if t.width == 1 else hex_bits(int(value), t.width)
+
+
+def outputs_json(outputs: Mapping[str, tuple[Value, PtxType]]) -> dict[str, str | bool]:
+    """Outputs (a function's, by name, each with its type) as the JSON contract writes them."""
+    return {k: to_json(v, t) for k, (v, t) in outputs.items()}
 
 
 def convert_inputs(raw: Mapping[str, object], types: Mapping[str, PtxType],

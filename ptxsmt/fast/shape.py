@@ -28,10 +28,6 @@ class Shape:
         return [self.text, self.registers, self.constants, self.spelling]
 
 
-def shape_of(program: Program) -> Shape:
-    return shaped(program)[0]
-
-
 def shaped(program: Program) -> tuple[Shape, Program]:
     """The program's shape, and the shape's text as parsed (without parsing it again)."""
     # the parser's modules: only where a text is new (a warm batch reads shapes as JSON)

@@ -7,9 +7,10 @@
 Reading a function needs no solver; encoding it does: `encode` (the walk over the body:
 branches, jump tables, calls inlined), `unroll` (loops, --unroll K), `effects` (what
 reading and writing registers, parameters and memory does to a path), `state` (paths
-and their merge), `memory` (state spaces as arrays of bytes, the generic windows) and
-`instructions` (ld, st, cvta, mov, ... and the uninterpreted rest); mul.wide, mad and
-the other arithmetic are the catalogue's, from sem/ (`program.execute`).
+and their merge), `memory` (state spaces as arrays of bytes, the generic windows),
+`instructions` (ld, st, cvta, mov, ... and the uninterpreted rest) and `evaluate` (a
+function on concrete inputs: its values, raw; `eval.values` spells them); mul.wide, mad
+and the other arithmetic are the catalogue's, from sem/ (`program.execute`).
 """
 
 from __future__ import annotations

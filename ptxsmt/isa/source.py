@@ -43,7 +43,7 @@ def read_stream(stream: BinaryIO, name: str) -> bytes:
     except OSError as e:
         raise PtxError(f"cannot read {name}: {e.strerror or e}") from None
     if len(data) > most:
-        raise PtxError(f"{name}: larger than the input limit of {_size(most)} "
+        raise PtxError(f"{name}: larger than the input limit of {size(most)} "
                        "(--max-input or PTXSMT_MAX_INPUT=BYTES to raise it)")
     return data
 
@@ -83,5 +83,6 @@ def is_module(name: str, data: bytes) -> bool:
     return name.endswith(".ptx") or _MODULE_HEADER.search(data) is not None
 
 
-def _size(n: int) -> str:
+def size(n: int) -> str:
+    """A byte count as the input limit is spelled (256 MiB)."""
     return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"

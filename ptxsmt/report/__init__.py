@@ -86,8 +86,10 @@ def out_bytes(data: bytes) -> None:
         raw = getattr(sys.stdout, "buffer", None)
         if raw is None:  # a text-only stream (an embedding's)
             sys.stdout.write(data.decode())
-        else:
-            raw.write(data)
+        else:  # an unbuffered stdout (python -u) may take part of it: the rest follows
+            view = memoryview(data)
+            while view:
+                view = view[raw.write(view) or 0:]
             raw.flush()
     except OSError as e:
         raise OutputError.from_os(e) from None

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shlex
 
-from ..eval.function import FunctionEvaluation
-from ..eval.values import UNSPECIFIED, Value, to_json
+from ..eval.values import UNSPECIFIED, Value, outputs_json, to_json
+from ..function.evaluate import FunctionEvaluation
 from ..isa.literals import describe as describe_bits
 from ..isa.types import PtxType
 from ..smt.functions import FunctionCounterexample, FunctionVerdict
@@ -23,7 +23,7 @@ def function_json(ev: FunctionEvaluation) -> dict:
         "function": ev.function,
         "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
         "memory": {str(loc): to_json(v, loc.type) for loc, (v, _) in ev.memory.items()},
-        "outputs": ev.outputs_json(),
+        "outputs": outputs_json(ev.outputs()),
     }
 
 

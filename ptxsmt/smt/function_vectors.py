@@ -5,7 +5,7 @@ For each `setp` the function meets and each predicate it writes, the solver is a
 inputs (parameters, special registers, the memory the function loads, the results of
 instructions ptxsmt does not model) under which the path to it runs and the predicate
 is true, then false; unreachable outcomes are left out. Each line's outputs come from
-the evaluator (`eval.function`), so `ptxsmt eval --batch LINES --check` replays them.
+the evaluator (`function.evaluate`), so `ptxsmt eval --batch LINES --check` replays them.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import z3
 
-from ..eval.function import Location, evaluate_function
-from ..eval.values import to_json
+from ..eval.values import outputs_json, to_json
 from ..function.encode import encode_function
+from ..function.evaluate import Location, evaluate_function
 from ..function.memory import at as memory_at
 from ..function.memory import load
 from ..isa.module import Function
@@ -42,7 +42,7 @@ def function_vectors(path: str, fn: Function, opts: Options = DEFAULT) -> Iterat
                 inputs = _inputs(enc, solver.model())
                 ev = evaluate_function(fn, inputs, opts)
                 yield {"file": path, "function": fn.name, "inputs": inputs,
-                       "outputs": ev.outputs_json(),
+                       "outputs": outputs_json(ev.outputs()),
                        "case": f"line {decision.line}: {' '.join(decision.text.split())} "
                                f"-> {name} = {str(outcome).lower()}"}
 

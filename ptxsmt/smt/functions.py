@@ -17,10 +17,10 @@ from itertools import count
 
 import z3
 
-from ..eval.function import FunctionEvaluation, Location, evaluate_function
 from ..eval.values import Value
 from ..function.effects import param_spelling, param_type
 from ..function.encode import FunctionEncoding, encode_function
+from ..function.evaluate import FunctionEvaluation, Location, evaluate_function
 from ..function.memory import OBSERVABLE, address_bits, initial, load
 from ..function.memory import at as memory_at
 from ..isa.errors import PtxError

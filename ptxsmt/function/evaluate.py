@@ -23,11 +23,6 @@ from functools import lru_cache
 
 import z3
 
-from ..function import read_function
-from ..function.encode import Access, FunctionEncoding, encode_function
-from ..function.memory import at as location_term
-from ..function.memory import empty as empty_memory
-from ..function.memory import load, store
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_value
 from ..isa.module import Function
@@ -35,8 +30,13 @@ from ..isa.source import read_text
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
+from ..sem.unspecified import UNSPECIFIED, Value
 from ..solver import check
-from .values import UNSPECIFIED, Value, to_json
+from . import read_function
+from .encode import Access, FunctionEncoding, encode_function
+from .memory import at as location_term
+from .memory import empty as empty_memory
+from .memory import load, store
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
 
@@ -66,9 +66,6 @@ class FunctionEvaluation:
         """Return values and stored locations by name, with their types."""
         return {**{k: (v, self.types[k]) for k, v in self.returns.items()},
                 **{str(loc): (v, loc.type) for loc, v in self.stores.items()}}
-
-    def outputs_json(self) -> dict[str, object]:
-        return {k: to_json(v, t) for k, (v, t) in self.outputs().items()}
 
 
 def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
