@@ -90,6 +90,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
+      ptxsmt equiv k.ll k.ptx --function add    (does the PTX refine the IR? docs/llvm.md)
       ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
@@ -106,6 +107,10 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
             refuse(["--scheduler"], "without --executor dask")
         run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
+    if any(a and a.endswith(".ll") for a in (lhs, rhs)):
+        refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file", "unroll",
+                     "solver", "target", "vset_merge"), "to SOURCE.ll against TARGET.ptx")
+        equiv_ir(lhs, rhs, function, function_b, timeout, as_json)
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
                 and not is_ptx_file(arg):
@@ -175,6 +180,43 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
                else function.function_verdict_text(verdict, lhs, rhs))
     sys.exit(EXIT_VERDICT[verdict.verdict])
+
+
+def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, timeout: float,
+             as_json: bool) -> None:
+    """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
+    from ..llvm.errors import Unsupported
+    from ..llvm.module import read_ir
+    from ..llvm.refine import Validated, ir_refines
+    from ..report import llvm as rendering
+
+    if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
+        fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
+    for path in (source, target):
+        if not Path(path).is_file():
+            fail(f"{quote(path)}: no such file")
+    with open(source, "rb") as f:
+        text = read_text(f, "SOURCE")
+    try:
+        functions = read_ir(text)
+    except PtxError as e:
+        fail(str(e))
+    if name is None and len(functions) != 1:
+        fail(f"{quote(source)} defines {len(functions)} functions: name one with --function")
+    name = name or next(iter(functions))
+    if name not in functions:
+        fail(f"no function @{name} in {quote(source)} (it defines "
+             f"{', '.join('@' + n for n in functions) or 'none'})")
+    ptx_fn = read_function_file(target, name_b or name)
+    try:
+        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000)))
+    except Unsupported as e:
+        result = Validated(name, None, e)
+    except PtxError as e:
+        fail(str(e))
+    report.out(rendering.equiv_json(result, target, ptx_fn.name) if as_json
+               else rendering.equiv_text(result, target, ptx_fn.name))
+    sys.exit({"refines": 0, "different": 1}.get(result.verdict, 3))
 
 
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:

@@ -39,6 +39,9 @@ class Refinement:
     inputs: dict[str, int] = field(default_factory=dict)  # IR parameter -> bits
     ir_result: int | None = None
     ptx_result: int | None = None
+    # the PTX function's inputs (parameter reads, special registers) by the names
+    # `ptxsmt eval` takes; None when the PTX touches memory (the model's bytes are not kept)
+    ptx_inputs: dict[str, int] | None = None
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -184,9 +187,10 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
         v = model.eval(term, model_completion=True)
         return v.as_long() if z3.is_bv_value(v) else None
     ptx_ret = ptx.returns.get(RETURN)
+    ptx_inputs = None if ptx.memory else {k: value(v) for k, v in ptx.inputs.items()}
     return Refinement("different", "", inputs,
                       value(concat(ir.result)) if ir.result else None,
-                      value(ptx_ret) if ptx_ret is not None else None)
+                      value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
 
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
