@@ -107,6 +107,9 @@ def test_ordered_compare_for_une_is_different_and_reproduces(tmp_path):
     # the PTX reproduce line runs as printed and shows the PTX's result
     line = shlex.split(cex["reproduce"]["ptx"])
     assert line[:2] == ["ptxsmt", "eval"]
+    given = dict(arg.split("=") for arg in line[5:])  # IR parameter N is PTX's une_param_N
+    assert {k: int(v, 16) for k, v in given.items()} == {
+        "une_param_0": int(cex["inputs"]["a"], 16), "une_param_1": int(cex["inputs"]["b"], 16)}
     run = subprocess.run([sys.executable, "-m", "ptxsmt", *line[1:], "--json"],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

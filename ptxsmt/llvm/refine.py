@@ -188,6 +188,8 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
         return v.as_long() if z3.is_bv_value(v) else None
     ptx_ret = ptx.returns.get(RETURN)
     ptx_inputs = None if ptx.memory else {k: value(v) for k, v in ptx.inputs.items()}
+    if ptx_inputs is not None and None in ptx_inputs.values():
+        ptx_inputs = None
     return Refinement("different", "", inputs,
                       value(concat(ir.result)) if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
