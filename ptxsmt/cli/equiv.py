@@ -49,7 +49,8 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
               callback=writable_dir, help="Also write the query as a standalone SMT-LIB 2 file.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--function", "function", metavar="NAME",
-              help="With two .ptx files: the function to compare (default: the only one).")
+              help="With two .ptx files, or SOURCE.ll and TARGET.ptx: the function to "
+                   "compare (default: the only one).")
 @click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
               help="With two .ptx files: unroll each loop K times; a verdict is then "
                    "'equivalent up to K iterations'.")
@@ -82,7 +83,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     then "equivalent up to K iterations"). Exit 0 equivalent (or up to K
     iterations), 1 different (with a counterexample), 2 bad input, 3 unknown
     (timeout, or a difference only through what ptxsmt does not model; never
-    reported as equal).
+    reported as equal). SOURCE.ll and TARGET.ptx: does the PTX function refine the
+    IR's (docs/llvm.md)? Exit 0 refines, 1 different, 3 unknown or refused.
     \b
     Examples:
       ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'
@@ -90,7 +92,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv -a before.ptx -b after.ptx --outputs d --json
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
-      ptxsmt equiv k.ll k.ptx --function add    (does the PTX refine the IR? docs/llvm.md)
+      ptxsmt equiv k.ll k.ptx --function add
       ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
