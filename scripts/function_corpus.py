@@ -108,7 +108,8 @@ def outcome(raw: dict) -> tuple[str, dict | None, str]:
 
 def reason_class(reason: str, function: str) -> str:
     """A refusal's message without its places, registers, names and types, to group by."""
-    r = re.sub(rf"\b{re.escape(function)}\b", "F", reason)
+    r = re.sub(r"^\S+\.ptx: ", "", reason)  # the same reason in every build's file
+    r = re.sub(rf"\b{re.escape(function)}\b", "F", r)
     r = re.sub(r"\.[bsuf]\d+\b", ".T", r)
     r = re.sub(r"\['\w+'(?:, '\w+')*\]", "[types]", r)
     r = re.sub(r"^line \d+, col \d+: ", "", r)
