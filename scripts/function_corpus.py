@@ -65,13 +65,27 @@ def run_pair(p: dict) -> dict:
 
 
 def pair_key(p: dict) -> str:
-    """A stored result is reused only for the same function text in the same two files."""
-    h = hashlib.sha256()
+    """A stored result is reused only for the same function text in the same two files, run
+    by the same ptxsmt sources (a change anywhere in ptxsmt/ runs every pair again)."""
+    h = hashlib.sha256(ptxsmt_digest().encode())
     for part in (p["a"], p["b"], p["function"], p.get("function_b", "")):
         h.update(part.encode() + b"\0")
     for path in (p["a"], p["b"]):
         h.update(function_text(path, p["function"]).encode() + b"\0")
     return h.hexdigest()[:20]
+
+
+_DIGEST: list[str] = []
+
+
+def ptxsmt_digest() -> str:
+    """A hash of every source file of the ptxsmt package that answers the pairs."""
+    if not _DIGEST:
+        h = hashlib.sha256()
+        for path in sorted((ROOT / "ptxsmt").rglob("*.py")):
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+        _DIGEST.append(h.hexdigest())
+    return _DIGEST[0]
 
 
 def outcome(raw: dict) -> tuple[str, dict | None, str]:
@@ -94,7 +108,8 @@ def outcome(raw: dict) -> tuple[str, dict | None, str]:
 
 def reason_class(reason: str, function: str) -> str:
     """A refusal's message without its places, registers, names and types, to group by."""
-    r = re.sub(rf"\b{re.escape(function)}\b", "F", reason)
+    r = re.sub(r"^\S+\.ptx: ", "", reason)  # the same reason in every build's file
+    r = re.sub(rf"\b{re.escape(function)}\b", "F", r)
     r = re.sub(r"\.[bsuf]\d+\b", ".T", r)
     r = re.sub(r"\['\w+'(?:, '\w+')*\]", "[types]", r)
     r = re.sub(r"^line \d+, col \d+: ", "", r)

@@ -371,3 +371,36 @@ def test_the_isa_rules_on_addresses_and_special_registers_are_assumed():
             "tid.x": 1024})
     with pytest.raises(PtxError, match="a multiple of 4"):
         evaluate_function(_fn(MEMORY, "guarded"), {"q": 0x41, "c": 1})
+
+
+# ---- reading what compilers write -------------------------------------------------------
+
+_TABBED = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func  (.param .b32 func_retval0) {name}(.param .b32 p, .param .b32 q)
+{{
+\t.reg .b32 \t%r<5>;
+\tld.param.u32 \t%r1, [p];
+\tld.param.u32 \t%r2, [q];
+\tbra.uni\tL1;
+L1:
+\tbfi.b32\t%r3, {x}, {y}, 0, 8;
+\tst.param.b32 \t[func_retval0+0], %r3;
+\tret;
+}}
+"""
+
+
+@pytest.mark.parametrize("x, y, code", [("%r1", "%r2", 0), ("%r2", "%r1", 3)])
+def test_a_tab_alone_ends_the_opcode(tmp_path, x, y, code):
+    """nvcc -G writes `bra.uni<TAB>$L__tmp158` (no space): the label is the branch's
+    operand, and an unmodelled `bfi.b32<TAB>%r3, ...` writes %r3 (was: a crash, and the
+    operands read as modifiers). bfi on swapped inputs is no proof of a difference: unknown."""
+    a, b = tmp_path / "a.ptx", tmp_path / "b.ptx"
+    a.write_text(_TABBED.format(name="f", x="%r1", y="%r2"))
+    b.write_text(_TABBED.format(name="f", x=x, y=y).replace("bfi.b32\t", "bfi.b32 \t"))
+    r = _cli("equiv", a, b, "--function", "f", "--json")
+    assert r.exit_code == code, r.output
+    if code == 3:
+        assert "bfi.b32" in r.stdout

@@ -273,7 +273,7 @@ def _generic(st: Statement) -> Generic:
     if m := _GUARD.match(text):
         guard = Guard(m.group(2).lstrip("%"), bool(m.group(1)), m.group(2))
         text = text[m.end():]
-    head, _, operands = text.partition(" ")
+    head, operands = (*text.split(None, 1), "")[:2]  # a tab may end the opcode: `bra.uni\tL`
     opcode, *mods = head.split(".")
     if not operands.strip():
         parts = []
