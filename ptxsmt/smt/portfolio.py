@@ -121,7 +121,7 @@ def _run_z3(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
 
 def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
-    import bitwuzla as bw
+    bw = import_module("bitwuzla")  # the optional extra, present: `unavailable()` asked
 
     tm, opts = bw.TermManager(), bw.Options()
     opts.set(bw.Option.PRODUCE_MODELS, True)
@@ -142,7 +142,7 @@ def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
 
 def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
-    import cvc5
+    cvc5 = import_module("cvc5")  # the optional extra, present: `unavailable()` asked
 
     solver = cvc5.Solver()
     solver.setOption("produce-models", "true")
