@@ -222,11 +222,11 @@ class Execution:
         """The bytes the caller stored to its argument `name`, for the callee's parameter
         `p` (of the same size)."""
         if name not in self.params or name not in self.returns:
-            raise PtxError(f"{quote(name)} in {quote(' '.join(g.text.split()))} is not a "
+            raise PtxError(f"{quote(name)} in {quote(g.spelled)} is not a "
                            ".param the caller declares", g.line, g.col)
         mine = param_type(self.params[name]).width
         if mine != param_type(p).width:
-            raise PtxError(f"{quote(' '.join(g.text.split()))}: {name} has {mine // 8} bytes, "
+            raise PtxError(f"{quote(g.spelled)}: {name} has {mine // 8} bytes, "
                            f"{p.name} {param_type(p).width // 8}", g.line, g.col)
         whole = self.state.returns.get(name)
         return whole if whole is not None else \
@@ -238,7 +238,7 @@ class Execution:
         the caller's `.param` `name`."""
         if name not in self.params or name not in self.returns or \
                 param_type(self.params[name]).width != param_type(p).width:
-            raise PtxError(f"{quote(' '.join(g.text.split()))}: {name} is no .param of "
+            raise PtxError(f"{quote(g.spelled)}: {name} is no .param of "
                            f"{p.name}'s size the caller declares", g.line, g.col)
         return value if value is not None else \
             z3.BitVec(f"{self.prefix}{name} unwritten", param_type(p).width)
@@ -306,7 +306,7 @@ class Execution:
         sides) of the values of its source registers."""
         reg = dest.lstrip("%")
         t = self.declared[reg]
-        text = " ".join(g.text.split())
+        text = g.spelled
         self.enc.uninterpreted.setdefault(text, g.line)
         name = self.prefix + reg
         if name in self.enc.inputs or name in self.enc.opaque:
@@ -329,7 +329,7 @@ class Execution:
             return None
         if self.declared.get(g.guard.register) is not PRED:
             raise PtxError(f"the guard {quote(g.guard.spelled or g.guard.register)} of "
-                           f"{quote(' '.join(g.text.split()))} is not a declared .pred "
+                           f"{quote(g.spelled)} is not a declared .pred "
                            "register", g.line, g.col)
         p = self.register(g.guard.register)
         return z3.Not(p) if g.guard.negated else p
@@ -382,7 +382,7 @@ class Execution:
         if t.width > 8:
             size = t.width // 8
             self.enc.assumed.append(Assumption(
-                z3.Implies(when, z3.URem(at, size) == 0), g.line, " ".join(g.text.split()),
+                z3.Implies(when, z3.URem(at, size) == 0), g.line, g.spelled,
                 f"the address is a multiple of {size}"))
 
     def _reach(self, space: str, at: z3.BitVecRef, g: Generic) -> list[Reach]:
@@ -421,7 +421,7 @@ class Execution:
 
     def assume(self, condition: z3.BoolRef, g: Generic, why: str) -> None:
         self.enc.assumed.append(Assumption(z3.Implies(self._when(g), condition), g.line,
-                                           " ".join(g.text.split()), why))
+                                           g.spelled, why))
 
     def set_return(self, name: str, offset: int, t: PtxType, value: z3.ExprRef,
                    g: Generic, register: str = "") -> None:
@@ -447,7 +447,7 @@ class Execution:
                            f"{self.fn.name}", g.line, g.col)
         size = param_type(self.params[name]).width // 8
         if not 0 <= offset <= size - t.width // 8:
-            raise PtxError(f"{quote(' '.join(g.text.split()))} reads or writes bytes "
+            raise PtxError(f"{quote(g.spelled)} reads or writes bytes "
                            f"{offset}..{offset + t.width // 8 - 1} of {name}, which has "
                            f"{size}", g.line, g.col)
         return self.rename.get(name, name)

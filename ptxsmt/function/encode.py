@@ -121,7 +121,7 @@ def _run(ex: Execution) -> State:
 def _call(ex: Execution, g: Generic) -> None:
     """`call (r), f, (a, b)` of a function of the same module: f's body inlined, its
     parameters the bytes the caller stored to a and b, its return value stored to r."""
-    text = " ".join(g.text.split())
+    text = g.spelled
     results, name, arguments, prototype = read_call(g)
     callee = ex.fn.module.get(name)
     if prototype is not None or name.lstrip("%") in ex.declared:
@@ -174,7 +174,7 @@ def _control(ex: Execution, g: Generic, seen: set[str], waiting: dict[str, list[
              exits: list[State], tables: dict[str, tuple[str, ...]]) -> None:
     guard = ex.guard(g)
     taken = ex.state if guard is None else ex.state.when(guard)
-    text = " ".join(g.text.split())
+    text = g.spelled
     if g.opcode == "bra" and g.operands[-1].strip() == LIMIT:
         ex.enc.bounded.append(Undefined(taken.live, g.line, text, f"its loop runs more than "
                                         f"{ex.unroll} times (--unroll {ex.unroll})"))
@@ -197,14 +197,14 @@ def _control(ex: Execution, g: Generic, seen: set[str], waiting: dict[str, list[
 def _jump(g: Generic, target: str, path: State, seen: set[str],
           waiting: dict[str, list[State]]) -> None:
     if target in seen:
-        raise PtxError(f"loop: {quote(' '.join(g.text.split()))} branches back to "
+        raise PtxError(f"loop: {quote(g.spelled)} branches back to "
                        f"{target}; ptxsmt follows forward branches only", g.line, g.col)
     waiting.setdefault(target, []).append(path)
 
 
 def _index(ex: Execution, g: Generic) -> z3.BitVecRef:
     if len(g.operands) != 2 or g.modifiers not in (("idx",), ("uni", "idx"), ("idx", "uni")):
-        raise PtxError(f"{quote(' '.join(g.text.split()))}: ptxsmt follows `brx.idx index, "
+        raise PtxError(f"{quote(g.spelled)}: ptxsmt follows `brx.idx index, "
                        "table` only", g.line, g.col)
     return ex.value(g.operands[0], TYPES["u32"], g)
 
@@ -221,12 +221,12 @@ def _check_control(items: list[Item]) -> dict[str, tuple[str, ...]]:
             tables[before.name] = item.operands
     for g in (i for i in items if isinstance(i, Generic)):
         if g.opcode == "brx" and (len(g.operands) < 2 or g.operands[1].strip() not in tables):
-            raise PtxError(f"{quote(' '.join(g.text.split()))}: its table is no "
+            raise PtxError(f"{quote(g.spelled)}: its table is no "
                            ".branchtargets of this function", g.line, g.col)
         targets = [g.operands[-1].strip()] if g.opcode == "bra" else \
             list(tables[g.operands[1].strip()]) if g.opcode == "brx" else []
         for target in targets:
             if target not in labels:
-                raise PtxError(f"{quote(' '.join(g.text.split()))} branches to {target}, "
+                raise PtxError(f"{quote(g.spelled)} branches to {target}, "
                                "which is not a label of this function", g.line, g.col)
     return tables

@@ -147,12 +147,12 @@ def opaque(ex: Execution, g: Generic) -> None:
         raise PtxError(f"{quote(g.text)} stops the kernel for a debugger: ptxsmt models no "
                        "path that ends this way", g.line, g.col)
     if g.opcode in MOVES_CONTROL:
-        raise PtxError(f"{quote(' '.join(g.text.split()))} moves control in a way ptxsmt "
+        raise PtxError(f"{quote(g.spelled)} moves control in a way ptxsmt "
                        "does not model", g.line, g.col)
     if any("[" in o for o in g.operands) or not g.operands:
         raise PtxError(f"{quote(g.text)} is not modelled: ptxsmt reads and writes memory only "
                        "through ld and st, and models no calls", g.line, g.col)
-    dests = [d for part in g.operands[0].split("|") for d in elements(part)]
+    dests = g.destinations()
     args: list[z3.ExprRef] = []
     shape = []  # each operand with its registers as `_`
     for operand in g.operands[1:]:

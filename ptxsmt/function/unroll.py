@@ -25,7 +25,7 @@ def unroll(items: list[Item], k: int) -> list[Item]:
         head, back = edge
         g = items[back]
         if k <= 0:
-            raise PtxError(f"loop: {quote(' '.join(g.text.split()))} branches back to "
+            raise PtxError(f"loop: {quote(g.spelled)} branches back to "
                            f"{items[head].name}; ptxsmt follows loops only unrolled (--unroll "
                            "K: equivalent up to K iterations)", g.line, g.col)
         items = items[:head] + _copies(items[head:back + 1], k, next(fresh)) + items[back + 1:]

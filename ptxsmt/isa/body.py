@@ -36,6 +36,15 @@ class Generic(NamedTuple):
     col: int
     text: str
 
+    @property
+    def spelled(self) -> str:
+        """The instruction as messages show it: its text on one line, spaces collapsed."""
+        return " ".join(self.text.split())
+
+    def destinations(self) -> list[str]:
+        """The registers its first operand names: `p|q` and `{a, b}` each give two."""
+        return [d for part in self.operands[0].split("|") for d in vector_elements(part)]
+
 
 class Label(NamedTuple):
     name: str
