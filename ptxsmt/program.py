@@ -70,24 +70,20 @@ def execute(ins: Instruction, read: Callable[[str], z3.ExprRef],
             opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
     """One instruction's destinations: register name -> new value (a false guard keeps
     the value `read` gives). Snippets and functions (`ptxsmt.function`) both run it."""
-    import z3  # the solver only where terms are wanted: parsing and typing need none
 
     from .sem.families import semantics
-    from .sem.prims import lanes
+    from .sem.prims import guard_holds, guarded, lanes
 
     types = operand_types(ins.variant)
     src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
     out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
-    guard = None
-    if ins.guard:
-        guard = read(ins.guard.register)
-        guard = z3.Not(guard) if ins.guard.negated else guard
+    holds = guard_holds(read(ins.guard.register), ins.guard.negated) if ins.guard else None
     new = {}
     for slot, o in ins.destinations.items():
         values = lanes(out[slot], out[slot].size() // len(o.elements)) if o.elements \
             else [out[slot]]
         for name, value in zip(o.registers, values):
-            new[name] = value if guard is None else z3.If(guard, value, read(name))
+            new[name] = guarded(holds, value, lambda name=name: read(name))
     return new
 
 

@@ -15,6 +15,7 @@ from ..isa.literals import LiteralError, parse_immediate
 from ..isa.module import Function, Param, read_variable
 from ..isa.types import PRED, TYPES, Kind, PtxType
 from ..sem.options import Options
+from ..sem.prims import guard_holds, guarded
 from ..sem.sorts import register
 from . import memory
 from .state import State
@@ -331,14 +332,11 @@ class Execution:
             raise PtxError(f"the guard {quote(g.guard.spelled or g.guard.register)} of "
                            f"{quote(g.spelled)} is not a declared .pred "
                            "register", g.line, g.col)
-        p = self.register(g.guard.register)
-        return z3.Not(p) if g.guard.negated else p
+        return guard_holds(self.register(g.guard.register), g.guard.negated)
 
     def guarded(self, g: Generic, new: z3.ExprRef, old: z3.ExprRef) -> z3.ExprRef:
-        """The guard rule, the one place function/ applies it: a guarded instruction's
-        effect where its guard holds, the old value elsewhere."""
-        guard = self.guard(g)
-        return new if guard is None else z3.If(guard, new, old)
+        """`new` where g's guard holds, `old` elsewhere (sem.prims.guarded)."""
+        return guarded(self.guard(g), new, lambda: old)
 
     def write(self, dest: str, value: z3.ExprRef, g: Generic) -> None:
         key = dest.strip().lstrip("%")

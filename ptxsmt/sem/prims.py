@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import z3
 
 from ..isa.literals import float_bits
@@ -92,3 +94,17 @@ def true_value(t: PtxType) -> z3.BitVecRef:
     if t.kind is Kind.FLOAT:
         return z3.BitVecVal(float_bits(1.0, t.fmt), t.lane_width)
     return z3.BitVecVal(-1, t.lane_width)
+
+
+# ---- 9.3 Predicated Execution: the guard rule, for snippets and functions alike ----------
+
+def guard_holds(p: z3.BoolRef, negated: bool) -> z3.BoolRef:
+    """`@p` runs the instruction where p is true, `@!p` where it is false."""
+    return z3.Not(p) if negated else p
+
+
+def guarded(holds: z3.BoolRef | None, new: z3.ExprRef,
+            old: Callable[[], z3.ExprRef]) -> z3.ExprRef:
+    """A guarded instruction takes effect only where its guard holds: elsewhere its
+    destination keeps its old value, read (`old()`) only then; no guard: the new value."""
+    return new if holds is None else z3.If(holds, new, old())
