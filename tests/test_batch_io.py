@@ -289,7 +289,7 @@ def _render(path: Path, jobs: int) -> tuple[bytes, int, bool]:
 
 @pytest.fixture
 def small_windows(monkeypatch):
-    monkeypatch.setattr(run, "MIN_POOL_LINES", 10)
+    monkeypatch.setattr(run, "MIN_POOL_TEXTS", 0)
     monkeypatch.setattr(run, "WINDOW", 64)  # windows, and a short last one
 
 
@@ -347,7 +347,7 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
         blocks = list(render(pipe_r, OPTS, 2))
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
-    monkeypatch.setattr(run, "MIN_POOL_LINES", 10**6)
+    monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
     monkeypatch.setattr(run, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 

@@ -18,11 +18,11 @@ from itertools import product
 
 import pytest
 import reference as reference_module
+from batchbits import evaluate_bits
 from reference import UNSPECIFIED
 from reference import run as reference
 
 from ptxsmt import Options, PtxError, parse_one
-from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.isa.types import PRED
 from ptxsmt.isa.variants import FAMILIES, catalogue, operand_slots, operand_types
 from ptxsmt.smt.vectors import instruction_forms
@@ -137,7 +137,7 @@ def check_forms(texts: list[str], opts: Options) -> list[str]:
             items.append((text, {k: _hex(x, types[k].width) for k, x in r.items()}))
             raws.append(r)
     bad = []
-    for (text, shown), raw, got in zip(items, raws, evaluate_many(items, opts)):
+    for (text, shown), raw, got in zip(items, raws, evaluate_bits(items, opts)):
         problem = _disagreement(got, reference(text, raw, opts.target, opts.vset_merge))
         if problem:
             bad.append(f"{text} {shown}: {problem}")
@@ -148,7 +148,7 @@ def _disagreement(got, want: dict) -> str:
     if isinstance(got, PtxError):  # fine only where the reference finds the value open too
         open_ = re.match(r"output (\S+) is unspecified", str(got))
         return "" if open_ and want.get(open_[1]) == UNSPECIFIED else str(got)
-    for reg, value in got.outputs.items():
+    for reg, value in got.items():
         if value != want[reg]:
             return f"{reg} = {value!r}, reference {want[reg]!r}"
     return ""

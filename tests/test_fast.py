@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import z3
+from batchbits import evaluate_bits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import _SPECIAL, instruction_text, lane_bits, variants
 
 from ptxsmt import Options, PtxError, evaluate
-from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.batch.programs import compile_program
 from ptxsmt.fast import Unsupported
 from ptxsmt.fast.codegen import compile_terms
@@ -148,8 +148,8 @@ def test_cvt_takes_the_slow_path_with_the_same_answers(text, rows):
     and gives the slow path's answers and errors (an unspecified NaN output) line by line."""
     with pytest.raises(Unsupported, match="leaves open"):
         compile_program(text)
-    got = [str(g) if isinstance(g, PtxError) else g.outputs
-           for g in evaluate_many([(text, r) for r in rows])]
+    got = [str(g) if isinstance(g, PtxError) else g
+           for g in evaluate_bits([(text, r) for r in rows])]
     assert got == [_answer(text, r) for r in rows]
     assert any("unspecified" in str(g) for g in got) and any(isinstance(g, dict) for g in got)
 
@@ -265,8 +265,8 @@ def test_batch_falls_back_and_keeps_errors_in_place():
              ("setp.lt.f32 p, a, b;", {"a": "1.0"}),  # missing b: the slow path's error
              ("setp.lt.f32 p, a, b;", {"a": "1.0", "b": "nan"}),
              ("setp.lt.bad.f32 p, a, b;", {})]
-    out = evaluate_many(items)
-    assert out[0].outputs == {"p": True} and out[2].outputs == {"p": False}
+    out = evaluate_bits(items)
+    assert out[0] == {"p": True} and out[2] == {"p": False}
     assert "without a value: b" in str(out[1]) and "unknown modifier" in str(out[3])
 
 

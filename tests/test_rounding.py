@@ -20,6 +20,7 @@ import exact_float as ef
 import ml_dtypes
 import numpy as np
 import pytest
+from batchbits import evaluate_bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import UNSPECIFIED
@@ -28,7 +29,6 @@ from strategies import lane_bits
 from test_arith import SCRIPTS, _below, _line, _ver
 
 from ptxsmt import Options, PtxError, evaluate
-from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.check import check_line
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import TARGET_MIN_PTX, parse_target
@@ -99,13 +99,13 @@ def test_batch_path_matches_the_oracle(batch):
     """The batch answers every line (its compiled path, or line by line where the code
     generator has no operator for IEEE rounding) as the oracle does."""
     items = [(ptx, {k: hex(x) for k, x in inputs.items()}) for ptx, inputs in batch]
-    for (ptx, inputs), got in zip(batch, evaluate_many(items, Options())):
+    for (ptx, inputs), got in zip(batch, evaluate_bits(items)):
         want = reference(ptx, inputs)[_out(ptx)]
         if want == UNSPECIFIED:
             assert isinstance(got, PtxError) and "unspecified" in str(got)
         else:
             assert not isinstance(got, Exception), (ptx, got)
-            assert got.outputs[_out(ptx)] == want, (ptx, inputs)
+            assert got[_out(ptx)] == want, (ptx, inputs)
 
 
 # ---- stated rules, worked by hand from the ISA text -------------------------------------
@@ -386,9 +386,9 @@ def test_ptxsmt_agrees_with_what_ptxas_folds():
     """1,181 cases of the new families that ptxas -O3 folds to constants (cvt in every
     kind, add/sub/mul/mad, testp, bfe, shf, prmt, popc, clz, brev): ptxsmt's values."""
     assert len(FOLDS) > 1000
-    got = evaluate_many([(f["ptx"], f["inputs"]) for f in FOLDS], Options())
-    bad = [(f["ptx"], f["inputs"], r.outputs, f["ptxas"]) for f, r in zip(FOLDS, got)
-           if any(r.outputs[k] != _folded(v) for k, v in f["ptxas"].items())]
+    got = evaluate_bits([(f["ptx"], f["inputs"]) for f in FOLDS])
+    bad = [(f["ptx"], f["inputs"], r, f["ptxas"]) for f, r in zip(FOLDS, got)
+           if any(r[k] != _folded(v) for k, v in f["ptxas"].items())]
     assert not bad, bad[:5]
 
 

@@ -4,6 +4,7 @@ still computes exactly what its own text says: held against the plain-Python ref
 from __future__ import annotations
 
 import pytest
+from batchbits import evaluate_bits
 from reference import run as reference
 
 from ptxsmt import PtxError
@@ -32,7 +33,6 @@ SAME_SHAPE = [
 
 def _fresh_caches():
     programs.compile_program.cache_clear()
-    programs.compile_shape.cache_clear()
 
 
 @pytest.mark.parametrize("group", SAME_SHAPE, ids=lambda g: g[0][0])
@@ -59,7 +59,7 @@ def test_the_shape_renames_in_order_and_lifts_immediates():
 
 def test_outputs_keep_the_texts_spelling_in_a_batch():
     items = [("setp.lt.u32 %p1, %r1, 5;", {"%r1": "0x4"}), ("setp.lt.u32 q, x, 3;", {"x": "0x4"})]
-    first, second = evaluate_many(items, form="json")
+    first, second = evaluate_many(items)
     assert first == {"%p1": True} and second == {"q": False}
 
 
@@ -77,11 +77,11 @@ def test_a_batch_runs_texts_of_one_shape_together_each_with_its_own_answer(monke
     monkeypatch.setattr(FastProgram, "run_slots",
                         lambda self, *a: runs.append(1) or real(self, *a))
     items = [(text, inputs) for group in SAME_SHAPE for text, inputs in group for _ in range(3)]
-    answers = evaluate_many(items)
+    answers = evaluate_bits(items)
     assert len(runs) == len(SAME_SHAPE)
     for (text, inputs), answer in zip(items, answers):
         expected = reference(text, dict(inputs))
-        assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
+        assert answer == {k: expected[k] for k in answer}, text
 
 
 def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
@@ -92,6 +92,6 @@ def test_shapes_whose_programs_read_alike_still_run_apart(monkeypatch):
     items = [("vset2.u32.u32.gt.add d, a.h32, b, c;", {"a": 1, "b": 0, "c": 0xFFFFFFFF}),
              ("mov.b32 d, a;", {"a": 5})]
     assert [programs.compile_program(text).lines for text, _ in items] == [(), ()]
-    for (text, inputs), answer in zip(items, evaluate_many(items)):
+    for (text, inputs), answer in zip(items, evaluate_bits(items)):
         expected = reference(text, dict(inputs))
-        assert answer.outputs == {k: expected[k] for k in answer.outputs}, text
+        assert answer == {k: expected[k] for k in answer}, text

@@ -66,6 +66,7 @@ class Store:
         self.db: sqlite3.Connection | None = None
         self.failed: str | None = None
         self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
+        self.read: dict[str, tuple[str, bytes | None]] = {}  # prefetched
 
     def _connect(self) -> sqlite3.Connection:
         if self.db is None:
@@ -105,10 +106,19 @@ class Store:
 
     def get(self, key: str) -> tuple[str, bytes | None] | None:
         """(record, code) stored under `key`, or None."""
-        if key in self.pending:
-            return self.pending[key]
+        if key in self.pending or key in self.read:
+            return self.pending.get(key) or self.read[key]
         cursor = self._run("SELECT record, code FROM programs WHERE key = ?", (key,))
         return cursor.fetchone() if cursor else None
+
+    def prefetch(self, keys: list[str]) -> None:
+        """Read the records of these keys now, in a few queries, for `get` to return."""
+        keys = [key for key in keys if key not in self.read]
+        for start in range(0, len(keys), 500):  # SQLite's limit on parameters: 999 or more
+            part = keys[start:start + 500]
+            cursor = self._run("SELECT key, record, code FROM programs WHERE key IN "
+                               f"({', '.join('?' * len(part))})", part)
+            self.read.update((key, (record, code)) for key, record, code in cursor or ())
 
     def put(self, key: str, record: str, code: bytes | None = None) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""

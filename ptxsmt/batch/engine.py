@@ -12,57 +12,51 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Literal
 
 import numpy as np
 
-from ..eval.values import Evaluation, convert_inputs, to_json
+from ..eval.values import convert_inputs, to_json
 from ..fast import FastProgram, Unsupported, word_dtype
 from ..isa.errors import PtxError, quote
 from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from . import cache
-from .programs import compile_program
+from .programs import compile_program, prefetch
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
-# Evaluations of register bits ("values"), or each line's outputs object as JSON writes
-# it, keyed by the registers' spelling ("json")
-Form = Literal["values", "json"]
+Outputs = dict[str, str | bool]  # a line's outputs as JSON writes them, by register as spelled
 
 
-def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
-                  form: Form = "values") -> list[Evaluation | dict | PtxError]:
-    """An answer (or the PtxError it raised) per (ptx, inputs[, options]), in order; an
+def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT) -> list[Outputs | PtxError]:
+    """The outputs (or the PtxError raised) per (ptx, inputs[, options]), in order; an
     item without options is evaluated with `opts`."""
     results: list = [None] * len(items)
-    # per text (and options): its items' positions and inputs, gathered in one pass
-    groups: dict[str | tuple[str, Options], tuple[list[int], list[Mapping]]] = {}
-    for i, item in enumerate(items):
-        # keyed by the text alone where the options are `opts` (hashing Options costs)
-        key = item[0] if len(item) == 2 or item[2] is opts else (item[0], item[2])
-        if (group := groups.get(key)) is None:
-            groups[key] = ([i], [item[1]])
-        else:
-            group[0].append(i)
-            group[1].append(item[1])
+    # per text (and options) its items' positions; keyed by the text alone where the
+    # options are `opts` (hashing Options costs)
+    groups: dict[str | tuple[str, Options], list[int]] = {}
+    for i, key in enumerate([item[0] if len(item) == 2 or item[2] is opts else item[::2]
+                             for item in items]):
+        groups.setdefault(key, []).append(i)
+    prefetch([key for key in groups if type(key) is str], opts)  # one read of the cache
     shapes: dict[tuple[str, Options], list[Job]] = {}
-    for key, (indices, raws) in groups.items():
+    for key, indices in groups.items():
         ptx, group_opts = (key, opts) if type(key) is str else key
+        raws = [items[i][1] for i in indices]
         try:
-            job = _group(ptx, group_opts, indices, raws, results, form)
+            job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # a bug in the fast path: the slow path answers the group
             job = None
-            for i in indices:
-                results[i] = _slow(ptx, items[i][1], group_opts, form)
+            for i, raw in zip(indices, raws):
+                results[i] = _slow(ptx, raw, group_opts)
         if job is not None:
             shapes.setdefault((job.program.shape, group_opts), []).append(job)
     for (_, group_opts), jobs in shapes.items():
         try:
-            _run_shape(jobs, results, form)
+            _run_shape(jobs, results)
         except Exception:  # likewise
             for job in jobs:
                 for i in job.indices:
-                    results[i] = _slow(items[i][0], items[i][1], group_opts, form)
+                    results[i] = _slow(items[i][0], items[i][1], group_opts)
     cache.flush()  # this batch's new programs, in one write
     return results
 
@@ -77,7 +71,7 @@ class Job:
 
 
 def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
-           results: list, form: Form) -> Job | None:
+           results: list) -> Job | None:
     """The lines of one text: errors and slow answers go into `results`; the lines the
     fast path takes come back as a Job."""
     try:
@@ -88,7 +82,7 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         return None
     except Unsupported:
         for i, raw in zip(indices, raws):
-            results[i] = _slow(ptx, raw, opts, form)
+            results[i] = _slow(ptx, raw, opts)
         return None
     columns = _exact_columns(program, raws)
     if columns is not None:
@@ -103,7 +97,7 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         if program.input_names <= values.keys():
             ready.append((i, values))
         else:
-            results[i] = _slow(ptx, raw, opts, form)
+            results[i] = _slow(ptx, raw, opts)
     if not ready:
         return None
     return Job(program, [i for i, _ in ready],
@@ -142,7 +136,7 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
     return columns
 
 
-def _slow(ptx: str, inputs, opts: Options, form: Form) -> Evaluation | dict | PtxError:
+def _slow(ptx: str, inputs, opts: Options) -> Outputs | PtxError:
     from ..eval.evaluate import evaluate  # imports Z3: only where the fast path cannot answer
 
     try:
@@ -152,12 +146,10 @@ def _slow(ptx: str, inputs, opts: Options, form: Form) -> Evaluation | dict | Pt
     except Exception as e:  # a bug in ptxsmt, reported on its line only
         return PtxError(f"internal error (a ptxsmt bug, please report it): "
                         f"{type(e).__name__}: {quote(str(e), 200)}")
-    if form == "values":
-        return r
     return {r.name(k): to_json(v, r.types[k]) for k, v in r.outputs.items()}
 
 
-def _run_shape(jobs: list[Job], results: list, form: Form) -> None:
+def _run_shape(jobs: list[Job], results: list) -> None:
     """The jobs of one shape as one run: slot by slot, each text's column (its own
     immediates repeated) one after another; then each text takes its rows."""
     program = jobs[0].program
@@ -174,24 +166,12 @@ def _run_shape(jobs: list[Job], results: list, form: Form) -> None:
     start = 0
     for job in jobs:
         end = start + len(job.indices)
-        _fill(job, [out[start:end] for out in outputs], results, form)
+        names = [job.program.spelling.get(n, n) for n in job.program.outputs]
+        values = [_json_column(out[start:end], job.program.types[n].width)
+                  for out, n in zip(outputs, job.program.outputs)]
+        for i, row in zip(job.indices, zip(*values)):
+            results[i] = dict(zip(names, row))
         start = end
-
-
-def _fill(job: Job, arrays: list[np.ndarray], results: list, form: Form) -> None:
-    """One text's rows of its shape's outputs, as its answers at its indices."""
-    program = job.program
-    if form == "json":
-        names = [program.spelling.get(n, n) for n in program.outputs]
-        columns = [_json_column(arr, program.types[n].width)
-                   for arr, n in zip(arrays, program.outputs)]
-        for i, values in zip(job.indices, zip(*columns)):
-            results[i] = dict(zip(names, values))
-        return
-    inputs = {n: np.asarray(c).tolist() for n, c in job.columns.items()}
-    for row, (i, *values) in enumerate(zip(job.indices, *(a.tolist() for a in arrays))):
-        results[i] = Evaluation(program.types, {n: c[row] for n, c in inputs.items()},
-                                dict(zip(program.outputs, values)), program.spelling)
 
 
 def _json_column(arr: np.ndarray, width: int) -> list:

@@ -154,16 +154,29 @@ def _nesting(obj: object) -> int:
     return deepest
 
 
-def answer(line: Line, outputs: dict | None, error: str | None) -> bytes:
-    """The line's answer (without its newline): its own text with `"outputs"` added,
-    where it has none yet; else its object with "outputs" (or "error") set."""
-    if error is None and line.head is not None:
-        return b"".join((line.head, b', "outputs": ', _spaced(_encode(outputs), indent=0), b"}"))
+def answers(read: list[Line], got: list[dict | str]) -> list[bytes]:
+    """Each line's answer (without its newline): its own text with `"outputs"` added,
+    where it has none yet (all those outputs encoded at once); else its object with
+    "outputs" (or "error") set."""
+    plain = [k for k, line in enumerate(read) if line.head is not None and type(got[k]) is dict]
+    out = [_whole_answer(line, g) for line, g in zip(read, got)] if len(plain) < len(read) \
+        else [b""] * len(read)
+    # [{"d": "0x1"}, {}] spaced, less its outer `[{` and `}]`, is each line's outputs less
+    # their braces, apart at `}, {`: registers and values have no braces
+    encoded = _spaced(_encode([got[k] for k in plain]), indent=0)[2:-2].split(b"}, {")
+    for k, inner in zip(plain, encoded):
+        out[k] = b"".join((read[k].head, b', "outputs": {', inner, b"}}"))
+    return out
+
+
+def _whole_answer(line: Line, got: dict | str) -> bytes:
+    if line.head is not None and type(got) is dict:
+        return b""  # written with the others
     obj = line.whole()
-    if error is None:
-        obj["outputs"] = outputs
+    if type(got) is dict:
+        obj["outputs"] = got
     else:
-        obj["error"] = f"line {line.number}: {error}"
+        obj["error"] = f"line {line.number}: {got}"
     try:
         return _spaced(_encode(obj), indent=0)
     except (UnicodeEncodeError, OverflowError, TypeError):  # a lone surrogate, inf: as

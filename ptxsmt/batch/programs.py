@@ -1,15 +1,16 @@
 """A snippet's compiled program: from memory, else the on-disk cache, else the backend.
 
-The cache (`cache.py`) keeps two kinds of record: a text's shape (its renaming, so a
-warm run never parses), and a shape's program with its bytecode, or why the backend
-cannot take it (the slow path answers, and a warm run does not try again). Texts of one
-shape compile once. The cache file's name carries a fingerprint of ptxsmt's sources, so
-a program is never older than the semantics it was compiled from, and nothing needs
-rebuilding by hand.
+The cache (`cache.py`) keeps a record per text (its shape, so a warm run never parses,
+and its shape's program with the bytecode, or why the backend cannot take it: the slow
+path answers, and a warm run does not try again), and one per shape, so a new text of a
+known shape compiles nothing. A batch reads its texts' records in one query. The cache
+file's name carries a fingerprint of ptxsmt's sources, so a program is never older than
+the semantics it was compiled from, and nothing needs rebuilding by hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -25,38 +26,46 @@ if TYPE_CHECKING:
 _decode = msgspec.json.Decoder().decode
 
 
+def prefetch(texts: Iterable[str], opts: Options = DEFAULT) -> None:
+    """Read the cached records of these texts in one query (not one query a text)."""
+    if store := cache.store():
+        store.prefetch([_text_key(text, opts) for text in texts])
+
+
+def missing(texts: Iterable[str], opts: Options = DEFAULT) -> int:
+    """How many of these texts the cache holds no record of (all, where it is off)."""
+    keys = [_text_key(text, opts) for text in texts]
+    if not (store := cache.store()):
+        return len(keys)
+    store.prefetch(keys)
+    return sum(key not in store.read for key in keys)
+
+
 @lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The program of a snippet (PtxError on bad text, Unsupported where the backend
     cannot be exact), its inputs named as the text names them."""
     store = cache.store()
-    key = f"text {text}"
-    hit = store.get(key) if store else None
-    if hit:  # a text that parsed once parses the same way under the same fingerprint
-        shape = Shape(*_decode(hit[0]))
-        return compile_shape(shape.text, opts).renamed(shape)
+    key = _text_key(text, opts)
+    if hit := store.get(key) if store else None:  # a text that parsed once parses the same
+        fields, record = _decode(hit[0])
+        return _program(record, hit[1]).renamed(Shape(*fields))
     shape, parsed = shaped(_parsed(text))  # errors name the text's own registers and places
+    record, code = _shape_record(shape.text, opts, parsed)
     if store:
-        store.put(key, _encode(shape.fields()))
-    return _shape_program(shape.text, opts, parsed).renamed(shape)
+        store.put(key, _encode([shape.fields(), record]), code)
+    return _program(record, code).renamed(shape)
 
 
-@lru_cache(maxsize=4096)
-def compile_shape(text: str, opts: Options) -> FastProgram:
-    return _shape_program(text, opts, None)
-
-
-def _shape_program(text: str, opts: Options, parsed: Program | None) -> FastProgram:
+def _shape_record(text: str, opts: Options, parsed: Program) -> tuple[dict, bytes | None]:
+    """A shape's program record (or why the backend cannot take it) and its bytecode."""
     store = cache.store()
     key = f"shape {opts!r} {text}"
     hit = store.get(key) if store else None
-    record, code = hit or _generate(parsed or _parsed(text), opts)
+    record, code = hit or _generate(parsed, opts)
     if store and not hit:
         store.put(key, record, code)
-    obj = _decode(record)
-    if "unsupported" in obj:
-        raise Unsupported(obj["unsupported"])
-    return FastProgram.from_record(obj, code)
+    return _decode(record), code
 
 
 def _generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
@@ -67,11 +76,21 @@ def _generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
     return _encode(program.record()), program.compiled()
 
 
+def _program(record: dict, code: bytes | None) -> FastProgram:
+    if "unsupported" in record:
+        raise Unsupported(record["unsupported"])
+    return FastProgram.from_record(record, code)
+
+
+def _encode(obj: object) -> str:
+    return msgspec.json.encode(obj).decode()  # the cache's record column is text
+
+
+def _text_key(text: str, opts: Options) -> str:
+    return f"text {opts!r} {text}"
+
+
 def _parsed(text: str) -> Program:
     from ..program import Program  # the parser: only where a text is new
 
     return Program.parse(text)
-
-
-def _encode(obj: object) -> str:
-    return msgspec.json.encode(obj).decode()

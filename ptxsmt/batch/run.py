@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from itertools import count, islice, repeat
-from operator import itemgetter
 
 import msgspec
 
@@ -24,23 +23,23 @@ from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
-from . import cache
+from . import cache, programs
 from .engine import evaluate_many
-from .lines import Line, TooLong, answer, read_line
+from .lines import Line, TooLong, answers, read_line
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
-MIN_POOL_LINES = 8192  # below this, starting workers costs more than it saves
+MIN_POOL_TEXTS = 100  # texts to compile: with fewer, starting workers costs more than it saves
 Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many, any error
-Result = tuple[Line, dict | None, str | None]  # a line as read, its outputs or its error
 
 
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (a binary file, or its lines), a block per window, in `jobs`
-    processes where the input is big enough."""
+    processes where the first window has enough to compile (a warm batch is answered
+    here: sharing it out costs more than it saves)."""
     with collector_paused():
         windows = _windows(lines)
         first = next(windows, [])
-        if jobs == 1 or len(first) < MIN_POOL_LINES:
+        if jobs == 1 or programs.missing(set(_texts(first)), opts) < MIN_POOL_TEXTS:
             yield from _blocks(first, windows, opts, None, jobs)
             return
         settings = (cache.store() is not None, source.limit())
@@ -150,11 +149,7 @@ def deal(window: list[bytes], jobs: int) -> list[list[int]]:
     text together, a text with more lines than a share cut; the biggest piece first,
     each to the share with the fewest lines so far."""
     by_text: dict[str, list[int]] = {}
-    for k, raw in enumerate(window):
-        try:
-            key = _text(raw).ptx
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            key = ""  # answered wherever it lands
+    for k, key in enumerate(_texts(window)):
         by_text.setdefault(key, []).append(k)
     most = -(-len(window) // jobs)
     pieces = [group[i:i + most] for group in by_text.values() for i in range(0, len(group), most)]
@@ -166,29 +161,35 @@ def deal(window: list[bytes], jobs: int) -> list[list[int]]:
     return [sorted(share) for _, _, share in loads if share]
 
 
+def _texts(window: list[bytes]) -> Iterator[str]:
+    """Each line's text ("" where it has none)."""
+    for raw in window:
+        try:
+            yield _text(raw).ptx
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            yield ""  # answered wherever it lands
+
+
 def answer_lines(numbers: Sequence[int], lines: list[bytes],
                  opts: Options = DEFAULT) -> tuple[list[bytes], bool]:
     """Each line's answer (without its newline), for lines numbered as in their file,
     and whether any answer is an error."""
-    answered = results(numbers, lines, opts)
-    return [answer(*r) for r in answered], any(map(itemgetter(2), answered))  # no error is ""
+    read, got = results(numbers, lines, opts)
+    return answers(read, got), not all(type(g) is dict for g in got)
 
 
-def results(numbers: Sequence[int], lines: list[bytes], opts: Options = DEFAULT) -> list[Result]:
-    """Each line as read, with its outputs (JSON values by register) or its error."""
+def results(numbers: Sequence[int], lines: list[bytes],
+            opts: Options = DEFAULT) -> tuple[list[Line], list[dict | str]]:
+    """Each line as read, and its outputs (JSON values by register) or its error."""
     with collector_paused():
         read = list(map(read_line, numbers, lines, repeat(opts)))
-        got = iter(evaluate_many([(line.ptx, line.inputs, line.opts) for line in read
-                                  if line.error is None and line.ptx is not None], opts, "json"))
-        out = []
-        for line in read:
-            result = line.error
-            if result is None:
-                result = next(got) if line.ptx is not None else _function_answer(line)
-            if isinstance(result, PtxError):
-                result = str(result)
-            out.append((line, None, result) if isinstance(result, str) else (line, result, None))
-        return out
+        snippets = [line for line in read if line.error is None and line.ptx is not None]
+        got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts)
+        if len(snippets) < len(read):  # errors and functions in their places
+            answered = iter(got)
+            got = [line.error or (next(answered) if line.ptx is not None
+                                  else _function_answer(line)) for line in read]
+        return read, [g if type(g) is dict else str(g) for g in got]
 
 
 def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
@@ -197,11 +198,11 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
     lines evaluated at a time."""
     lines, numbers = iter(lines), count(1)
     while window := [x.encode() if isinstance(x, str) else x for x in islice(lines, chunk)]:
-        for line, outputs, error in results(list(islice(numbers, len(window))), window, opts):
+        for line, got in zip(*results(list(islice(numbers, len(window))), window, opts)):
             obj = line.whole()
-            obj.update({"outputs": outputs} if error is None
-                       else {"error": f"line {line.number}: {error}"})
-            yield obj, error
+            obj.update({"outputs": got} if type(got) is dict
+                       else {"error": f"line {line.number}: {got}"})
+            yield obj, None if type(got) is dict else got
 
 
 def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dict | None]:
@@ -209,15 +210,15 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
     numbers = count(1)
     for window in _windows(lines):
-        for line, outputs, error in results(list(islice(numbers, len(window))), window, opts):
+        for line, got in zip(*results(list(islice(numbers, len(window))), window, opts)):
             obj = line.whole()
-            if error is None and outputs == obj.get("outputs"):
+            if type(got) is dict and got == obj.get("outputs"):
                 yield None
                 continue
             code = {k: obj[k] for k in ("file", "function") if k in obj} or {"ptx": obj.get("ptx")}
             options = {"options": obj["options"]} if "options" in obj else {}  # to reproduce it
             yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
-                   "expected": obj.get("outputs"), "got": error or outputs}
+                   "expected": obj.get("outputs"), "got": got}
 
 
 def _function_answer(line: Line) -> dict | PtxError:
