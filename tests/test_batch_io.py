@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptxsmt.batch import lines as reader
-from ptxsmt.batch import run
+from ptxsmt.batch import programs, run
 from ptxsmt.batch.run import answer_lines, render, run_jsonl
 from ptxsmt.isa import source
 from ptxsmt.isa.syntax import format_instruction, rename_registers
@@ -304,31 +304,19 @@ def test_a_file_answered_by_a_pool_is_byte_for_byte_as_by_one_process(tmp_path,
     assert whole[0].startswith(b'{"ptx": "setp.lt.u32')  # the BOM is not part of the line
 
 
-def test_lines_are_dealt_by_text_and_a_big_text_is_cut():
-    texts = [f'{{"ptx": "setp.lt.u32 p, a, b{k};", "inputs": {{}}}}'.encode() for k in range(400)]
-    shares = run.deal(texts * 5, 3)
-    owner = {k: s for s, share in enumerate(shares) for k in share}
-    for k in range(400):  # every line of a text goes to one process
-        assert len({owner[k + 400 * r] for r in range(5)}) == 1
-    assert len(shares) == 3 and sorted(k for share in shares for k in share) == \
-        list(range(2000))
-    shares = run.deal([texts[0]] * 300, 3)  # one instruction, replayed: every process works
-    assert sorted(map(len, shares)) == [100, 100, 100]
-
-
-def _dies_in_a_worker(numbers, lines, opts):
+def _dies_in_a_worker(texts, opts):
     if os.getpid() != _PARENT:
         os._exit(3)  # the worker dies: its pool is broken
-    return _REAL_ANSWER(numbers, lines, opts)
+    return _REAL_COMPILE(texts, opts)
 
 
-_PARENT, _REAL_ANSWER = os.getpid(), answer_lines
+_PARENT, _REAL_COMPILE = os.getpid(), programs.compile_records
 
 
-def test_a_share_whose_worker_dies_is_answered_here(tmp_path, small_windows, monkeypatch):
+def test_texts_whose_worker_dies_are_compiled_here(tmp_path, small_windows, monkeypatch):
     path = _batch_file(tmp_path)
     whole = _render(path, 1)
-    monkeypatch.setattr(run, "answer_lines", _dies_in_a_worker)
+    monkeypatch.setattr(programs, "compile_records", _dies_in_a_worker)
     assert _render(path, 3) == whole
 
 

@@ -60,11 +60,11 @@ def _z3_release() -> str:
 class Store:
     """Records by key, in one SQLite file; every failure turns the store off."""
 
-    def __init__(self, path: Path, place: str | None = None):
-        self.path = path
+    def __init__(self, path: Path | None, place: str | None = None):
+        self.path = path  # None: records kept in memory only
         self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
-        self.failed: str | None = None
+        self.failed: str | None = None if path else "in memory"
         self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
         self.read: dict[str, tuple[str, bytes | None]] = {}  # prefetched
 
@@ -123,11 +123,14 @@ class Store:
     def put(self, key: str, record: str, code: bytes | None = None) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
         self.pending.setdefault(key, (record, code))
-        if len(self.pending) >= 512:
+        if len(self.pending) >= 512 and not self.failed:
             self.flush()
 
     def flush(self) -> None:
-        """Write the records put since the last flush, in one transaction."""
+        """Write the records put since the last flush, in one transaction (kept in
+        memory where the store cannot write them)."""
+        if self.failed:
+            return
         rows = [(key, record, code) for key, (record, code) in self.pending.items()]
         self.pending = {}
         if rows:

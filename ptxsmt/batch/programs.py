@@ -11,6 +11,7 @@ the semantics it was compiled from, and nothing needs rebuilding by hand.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -28,42 +29,68 @@ _decode = msgspec.json.Decoder().decode
 
 def prefetch(texts: Iterable[str], opts: Options = DEFAULT) -> None:
     """Read the cached records of these texts in one query (not one query a text)."""
-    if store := cache.store():
-        store.prefetch([_text_key(text, opts) for text in texts])
+    _store().prefetch([_text_key(text, opts) for text in texts])
 
 
-def missing(texts: Iterable[str], opts: Options = DEFAULT) -> int:
-    """How many of these texts the cache holds no record of (all, where it is off)."""
-    keys = [_text_key(text, opts) for text in texts]
-    if not (store := cache.store()):
-        return len(keys)
-    store.prefetch(keys)
-    return sum(key not in store.read for key in keys)
+def missing(texts: Iterable[str], opts: Options = DEFAULT) -> list[str]:
+    """The texts the cache holds no record of."""
+    texts = list(texts)
+    prefetch(texts, opts)
+    store = _store()
+    return [text for text in texts if store.get(_text_key(text, opts)) is None]
+
+
+def compile_all(texts: list[str], opts: Options) -> None:
+    """Compile the texts (a text's error is told where its lines are answered)."""
+    for text in texts:
+        with suppress(Exception):
+            compile_program(text, opts)
+
+
+def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
+    """A worker's share (its cache off): the texts compiled, as records to `adopt`."""
+    compile_all(texts, opts)
+    kept, _MEMORY.pending = _MEMORY.pending, {}
+    return [(key, record, code) for key, (record, code) in kept.items()]
+
+
+def adopt(records: list[tuple[str, str, bytes | None]]) -> None:
+    """Records another process compiled, as if compiled here."""
+    store = _store()
+    for record in records:
+        store.put(*record)
+
+
+def _store() -> cache.Store:
+    """The on-disk cache, or where it is off, this process's memory of what it compiled."""
+    return cache.store() or _MEMORY
+
+
+_MEMORY = cache.Store(None)
 
 
 @lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The program of a snippet (PtxError on bad text, Unsupported where the backend
     cannot be exact), its inputs named as the text names them."""
-    store = cache.store()
+    store = _store()
     key = _text_key(text, opts)
-    if hit := store.get(key) if store else None:  # a text that parsed once parses the same
+    if hit := store.get(key):  # a text that parsed once parses the same
         fields, record = _decode(hit[0])
         return _program(record, hit[1]).renamed(Shape(*fields))
     shape, parsed = shaped(_parsed(text))  # errors name the text's own registers and places
     record, code = _shape_record(shape.text, opts, parsed)
-    if store:
-        store.put(key, _encode([shape.fields(), record]), code)
+    store.put(key, _encode([shape.fields(), record]), code)
     return _program(record, code).renamed(shape)
 
 
 def _shape_record(text: str, opts: Options, parsed: Program) -> tuple[dict, bytes | None]:
     """A shape's program record (or why the backend cannot take it) and its bytecode."""
-    store = cache.store()
+    store = _store()
     key = f"shape {opts!r} {text}"
-    hit = store.get(key) if store else None
+    hit = store.get(key)
     record, code = hit or _generate(parsed, opts)
-    if store and not hit:
+    if not hit:
         store.put(key, record, code)
     return _decode(record), code
 

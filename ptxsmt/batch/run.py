@@ -1,19 +1,16 @@
 """A batch answered: read a window of lines, answer it, write the answers in order.
 
-Big input is answered by `jobs` processes, this one and a standard pool of the others:
-each window's lines are dealt by instruction text (all the lines of a text to one
-process, which compiles and runs it once; a text with more lines than a share is cut),
-the first share answered here while the pool answers the rest. A share whose worker
-fails is answered here: a failure costs time, never an answer.
+Where a window brings many texts the cache lacks, a standard process pool compiles
+them beside this process, which then answers every line (so a pool never changes an
+answer, and a worker that fails costs only time).
 """
 
 from __future__ import annotations
 
 import gc
-import heapq
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager, suppress
 from itertools import count, islice, repeat
 
 import msgspec
@@ -33,64 +30,43 @@ Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many,
 
 
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
-    """The answers to a batch (a binary file, or its lines), a block per window, in `jobs`
-    processes where the first window has enough to compile (a warm batch is answered
-    here: sharing it out costs more than it saves)."""
-    with collector_paused():
-        windows = _windows(lines)
-        first = next(windows, [])
-        if jobs == 1 or programs.missing(set(_texts(first)), opts) < MIN_POOL_TEXTS:
-            yield from _blocks(first, windows, opts, None, jobs)
-            return
-        settings = (cache.store() is not None, source.limit())
-        pool = ProcessPoolExecutor(jobs - 1, initializer=_started, initargs=settings)
-        try:
-            yield from _blocks(first, windows, opts, pool, jobs)
-        except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
+    """The answers to a batch (a binary file, or its lines), a block per window. Where a
+    window has enough texts the cache lacks, `jobs` processes compile them, a share each;
+    this one then answers every line (a warm batch is answered here alone: sharing lines
+    out costs more than it saves)."""
+    pool, first = None, 1
+    try:
+        with collector_paused():
+            for window in _windows(lines):
+                if jobs > 1 and len(new := programs.missing(set(_texts(window)), opts)) \
+                        >= MIN_POOL_TEXTS:
+                    pool = pool or ProcessPoolExecutor(jobs - 1, initializer=_started,
+                                                       initargs=(source.limit(),))
+                    _compile_shared(pool, new, opts, jobs)
+                answers, failed = answer_lines(range(first, first + len(window)), window, opts)
+                yield b"\n".join([*answers, b""]), len(answers), failed
+                first += len(window)
+    except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
+        if pool:
             pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        raise
+    if pool:
         pool.shutdown()
 
 
-def _blocks(window: list[bytes], windows: Iterator[list[bytes]], opts: Options,
-            pool: ProcessPoolExecutor | None, jobs: int) -> Iterator[Block]:
-    first = 1
-    while window:
-        numbers = range(first, first + len(window))
-        if pool is None:
-            answers, failed = answer_lines(numbers, window, opts)
-        else:
-            answers, failed = _pooled(pool, numbers, window, opts, jobs)
-        yield b"\n".join([*answers, b""]), len(answers), failed
-        first += len(window)
-        window = next(windows, [])
-
-
-def _pooled(pool: ProcessPoolExecutor, numbers: range, window: list[bytes], opts: Options,
-            jobs: int) -> tuple[list[bytes], bool]:
-    shares = [([numbers[k] for k in share], [window[k] for k in share], share)
-              for share in deal(window, jobs)]
-    futures = [_submitted(pool, numbers, lines, opts) for numbers, lines, _ in shares[1:]]
-    answers: list[bytes] = [b""] * len(window)
-    failed = False
-    for k, (numbers, lines, share) in enumerate(shares):
-        try:  # the first share here, meanwhile the others in the pool
-            got, bad = futures[k - 1].result() if k else answer_lines(numbers, lines, opts)
-        except Exception:  # the worker failed (or died): its share is answered here
-            got, bad = answer_lines(numbers, lines, opts)
-        failed |= bad
-        for k, text in zip(share, got):
-            answers[k] = text
-    return answers, failed
-
-
-def _submitted(pool: ProcessPoolExecutor, *args) -> Future:
-    try:
-        return pool.submit(answer_lines, *args)
-    except Exception as e:  # a broken pool: the share is answered here
-        future: Future = Future()
-        future.set_exception(e)
-        return future
+def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
+                    jobs: int) -> None:
+    """The texts' programs compiled, a share in each process, the workers' records added
+    to this one's cache. A worker that fails costs time, never an answer: its texts are
+    compiled here, where their lines are answered."""
+    futures = []
+    for share in range(1, jobs):
+        with suppress(Exception):  # a broken pool
+            futures.append(pool.submit(programs.compile_records, texts[share::jobs], opts))
+    programs.compile_all(texts[::jobs], opts)
+    for future in futures:
+        with suppress(Exception):  # the worker failed (or died)
+            programs.adopt(future.result())
 
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
@@ -129,10 +105,11 @@ def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
     yield window
 
 
-def _started(cache_on: bool, limit: int) -> None:
-    """A worker: the parent's settings; Ctrl-C is the parent's to handle."""
+def _started(limit: int) -> None:
+    """A worker: the parent's input limit, its records kept to hand back (the parent
+    writes the cache); Ctrl-C is the parent's to handle."""
     ignore_interrupts()
-    cache.enable(cache_on)
+    cache.enable(False)
     source.set_limit(limit)
     gc.disable()  # see collector_paused
 
@@ -142,23 +119,6 @@ class _Text(msgspec.Struct):
 
 
 _text = msgspec.json.Decoder(_Text).decode
-
-
-def deal(window: list[bytes], jobs: int) -> list[list[int]]:
-    """The window's positions in `jobs` shares (fewer for a small window): the lines of a
-    text together, a text with more lines than a share cut; the biggest piece first,
-    each to the share with the fewest lines so far."""
-    by_text: dict[str, list[int]] = {}
-    for k, key in enumerate(_texts(window)):
-        by_text.setdefault(key, []).append(k)
-    most = -(-len(window) // jobs)
-    pieces = [group[i:i + most] for group in by_text.values() for i in range(0, len(group), most)]
-    loads = [(0, w, []) for w in range(jobs)]
-    for piece in sorted(pieces, key=len, reverse=True):
-        size, w, share = heapq.heappop(loads)
-        share.extend(piece)
-        heapq.heappush(loads, (size + len(piece), w, share))
-    return [sorted(share) for _, _, share in loads if share]
 
 
 def _texts(window: list[bytes]) -> Iterator[str]:
