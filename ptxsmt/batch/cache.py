@@ -1,14 +1,11 @@
 """The on-disk cache of compiled programs, so a CI that runs every day compiles nothing.
 
-One SQLite file per build of ptxsmt, in `$PTXSMT_CACHE_DIR`, else
-`$XDG_CACHE_HOME/ptxsmt`, else `~/.cache/ptxsmt`. Its name carries a fingerprint of
-ptxsmt's own source files and of the installed Z3, so an edit to the semantics, a
-new release or another Z3 never reads a program compiled before it (old files are
-removed after a week unused). SQLite's locking makes concurrent runs safe; writes
-are `INSERT OR IGNORE` of a key's one record, a batch's worth in one transaction
-(runs that wrote record by record spent their time waiting on each other's locks).
-Where the cache cannot be used (a read-only home, a full disk, a damaged file) it
-is skipped for the rest of the run: the cache only ever saves time.
+One SQLite file per build in `$PTXSMT_CACHE_DIR`, else `$XDG_CACHE_HOME/ptxsmt`, else
+`~/.cache/ptxsmt`, named by a fingerprint of ptxsmt's sources, Z3 and Python: nothing
+compiled before an edit is read after it (files unused for a week are removed).
+Writes are `INSERT OR IGNORE`, a batch's worth in one transaction (concurrent runs that
+wrote record by record waited on each other's locks). A cache that cannot be used
+(read-only home, full disk, damaged file) is skipped for the rest of the run.
 `PTXSMT_NO_CACHE=1` or `--no-cache` turns it off.
 """
 

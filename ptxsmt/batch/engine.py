@@ -1,21 +1,18 @@
 """Many evaluations at once: lines grouped by text, each text's program run over its
-lines' inputs as columns, the texts of one shape as one run.
-
-The programs come from the fast backend (`ptxsmt.fast`, through the cache of
-`programs.py`); a line it cannot take (an input missing, a Z3 operator the code
-generator does not know) goes to the slow evaluator (`ptxsmt.eval`), so both give the
-same answers and the same errors, and no line's failure costs another line its answer.
+lines' inputs as columns, the texts of one shape as one run. A line the fast backend
+cannot take (an input missing, an operator it lacks) goes to the slow evaluator
+(`ptxsmt.eval`): the same answers and errors, and no line's failure costs another's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
 import numpy as np
 
-from ..eval.values import convert_inputs, to_json
+from ..eval.values import convert_inputs
 from ..fast import FastProgram, Unsupported, word_dtype
 from ..isa.errors import PtxError, quote
 from ..isa.literals import hex_bits
@@ -139,14 +136,18 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
 def _slow(ptx: str, inputs, opts: Options) -> Outputs | PtxError:
     from ..eval.evaluate import evaluate  # imports Z3: only where the fast path cannot answer
 
+    return answered(lambda: evaluate(ptx, inputs, opts).outputs_json())
+
+
+def answered(evaluation: Callable[[], Outputs]) -> Outputs | PtxError:
+    """The evaluation's JSON outputs, or its error (a ptxsmt bug's too: on its line only)."""
     try:
-        r = evaluate(ptx, inputs, opts)
+        return evaluation()
     except PtxError as e:
-        return e.with_traceback(None)
-    except Exception as e:  # a bug in ptxsmt, reported on its line only
+        return e.with_traceback(None)  # kept: its frames would make a cycle
+    except Exception as e:
         return PtxError(f"internal error (a ptxsmt bug, please report it): "
                         f"{type(e).__name__}: {quote(str(e), 200)}")
-    return {r.name(k): to_json(v, r.types[k]) for k, v in r.outputs.items()}
 
 
 def _run_shape(jobs: list[Job], results: list) -> None:

@@ -1,12 +1,11 @@
 """The batch format, read and written: one JSON object a line, each answered in place.
 
 A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`, or names a function of a PTX
-file, `{"file": "k.ptx", "function": ..., "inputs": {...}}` (the path as given, from the
-working directory; inputs as `ptxsmt eval FILE.ptx` takes them); its answer is the same
-object with `"outputs"` (or `"error"`, in place). Every line is answered, a blank one
-too, so answer k is the answer to line k. Lines are read by msgspec; a line it refuses
-(bad bytes, bad JSON, a 5,000-digit number, deep nesting, a byte-order mark) is read
-again by the standard library, whose words its error then gives: it costs only itself.
+file, `{"file": "k.ptx", "function": ..., "inputs": {...}}`; its answer is the same
+object with `"outputs"` (or `"error"`). Every line is answered, a blank one too. Lines
+are read by msgspec; one it refuses (bad bytes or JSON, a 5,000-digit number, deep
+nesting, a byte-order mark) is read again by the standard library, whose words its
+error gives: it costs only itself.
 """
 
 from __future__ import annotations

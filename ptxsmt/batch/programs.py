@@ -1,11 +1,9 @@
 """A snippet's compiled program: from memory, else the on-disk cache, else the backend.
 
-The cache (`cache.py`) keeps a record per text (its shape, so a warm run never parses,
-and its shape's program with the bytecode, or why the backend cannot take it: the slow
-path answers, and a warm run does not try again), and one per shape, so a new text of a
-known shape compiles nothing. A batch reads its texts' records in one query. The cache
-file's name carries a fingerprint of ptxsmt's sources, so a program is never older than
-the semantics it was compiled from, and nothing needs rebuilding by hand.
+The cache keeps a record per text (its shape, so a warm run never parses, and the
+shape's program with its bytecode, or why the backend cannot take it) and one per
+shape (a new text of a known shape compiles nothing); a batch reads its texts' records
+in one query. The cache's fingerprint means nothing needs rebuilding by hand.
 """
 
 from __future__ import annotations

@@ -13,15 +13,13 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from itertools import count, islice, repeat
 
-import msgspec
-
 from ..eval.values import outputs_json
 from ..isa import source
-from ..isa.errors import PtxError, quote
+from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache, programs
-from .engine import evaluate_many
+from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answers, read_line
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
@@ -34,18 +32,18 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
     window has enough texts the cache lacks, `jobs` processes compile them, a share each;
     this one then answers every line (a warm batch is answered here alone: sharing lines
     out costs more than it saves)."""
-    pool, first = None, 1
+    pool, numbers = None, count(1)
     try:
-        with collector_paused():
-            for window in _windows(lines):
-                if jobs > 1 and len(new := programs.missing(set(_texts(window)), opts)) \
-                        >= MIN_POOL_TEXTS:
-                    pool = pool or ProcessPoolExecutor(jobs - 1, initializer=_started,
-                                                       initargs=(source.limit(),))
-                    _compile_shared(pool, new, opts, jobs)
-                answers, failed = answer_lines(range(first, first + len(window)), window, opts)
-                yield b"\n".join([*answers, b""]), len(answers), failed
-                first += len(window)
+        for window in _windows(lines):
+            read = _read(list(islice(numbers, len(window))), window, opts)
+            if jobs > 1 and len(new := programs.missing(
+                    {line.ptx for line in read if line.ptx is not None}, opts)) >= MIN_POOL_TEXTS:
+                pool = pool or ProcessPoolExecutor(jobs - 1, initializer=_started,
+                                                   initargs=(source.limit(),))
+                _compile_shared(pool, new, opts, jobs)
+            got = outputs(read, opts)
+            yield (b"\n".join([*answers(read, got), b""]), len(got),
+                   not all(type(g) is dict for g in got))
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
         if pool:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -114,42 +112,29 @@ def _started(limit: int) -> None:
     gc.disable()  # see collector_paused
 
 
-class _Text(msgspec.Struct):
-    ptx: str = ""
-
-
-_text = msgspec.json.Decoder(_Text).decode
-
-
-def _texts(window: list[bytes]) -> Iterator[str]:
-    """Each line's text ("" where it has none)."""
-    for raw in window:
-        try:
-            yield _text(raw).ptx
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            yield ""  # answered wherever it lands
-
-
 def answer_lines(numbers: Sequence[int], lines: list[bytes],
                  opts: Options = DEFAULT) -> tuple[list[bytes], bool]:
     """Each line's answer (without its newline), for lines numbered as in their file,
     and whether any answer is an error."""
-    read, got = results(numbers, lines, opts)
+    got = outputs(read := _read(numbers, lines, opts), opts)
     return answers(read, got), not all(type(g) is dict for g in got)
 
 
-def results(numbers: Sequence[int], lines: list[bytes],
-            opts: Options = DEFAULT) -> tuple[list[Line], list[dict | str]]:
-    """Each line as read, and its outputs (JSON values by register) or its error."""
+def _read(numbers: Sequence[int], lines: list[bytes], opts: Options) -> list[Line]:
     with collector_paused():
-        read = list(map(read_line, numbers, lines, repeat(opts)))
-        snippets = [line for line in read if line.error is None and line.ptx is not None]
+        return list(map(read_line, numbers, lines, repeat(opts)))
+
+
+def outputs(read: list[Line], opts: Options = DEFAULT) -> list[dict | str]:
+    """Each line's outputs (JSON values by register) or its error."""
+    snippets = [line for line in read if line.error is None and line.ptx is not None]
+    with collector_paused():
         got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts)
-        if len(snippets) < len(read):  # errors and functions in their places
-            answered = iter(got)
-            got = [line.error or (next(answered) if line.ptx is not None
-                                  else _function_answer(line)) for line in read]
-        return read, [g if type(g) is dict else str(g) for g in got]
+    if len(snippets) < len(read):  # errors and functions in their places
+        answered = iter(got)
+        got = [line.error or (next(answered) if line.ptx is not None
+                              else _function_answer(line)) for line in read]
+    return [g if type(g) is dict else str(g) for g in got]
 
 
 def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
@@ -158,7 +143,8 @@ def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
     lines evaluated at a time."""
     lines, numbers = iter(lines), count(1)
     while window := [x.encode() if isinstance(x, str) else x for x in islice(lines, chunk)]:
-        for line, got in zip(*results(list(islice(numbers, len(window))), window, opts)):
+        read = _read(list(islice(numbers, len(window))), window, opts)
+        for line, got in zip(read, outputs(read, opts)):
             obj = line.whole()
             obj.update({"outputs": got} if type(got) is dict
                        else {"error": f"line {line.number}: {got}"})
@@ -170,7 +156,8 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
     numbers = count(1)
     for window in _windows(lines):
-        for line, got in zip(*results(list(islice(numbers, len(window))), window, opts)):
+        read = _read(list(islice(numbers, len(window))), window, opts)
+        for line, got in zip(read, outputs(read, opts)):
             obj = line.whole()
             if type(got) is dict and got == obj.get("outputs"):
                 yield None
@@ -186,14 +173,9 @@ def _function_answer(line: Line) -> dict | PtxError:
     path, as `ptxsmt eval FILE.ptx` takes it; the file read within the input limit)."""
     from ..function.evaluate import evaluate_function, read_function_file
 
-    try:
-        fn = read_function_file(line.obj["file"], line.obj.get("function"))
-        return outputs_json(evaluate_function(fn, line.obj.get("inputs", {}), line.opts).outputs())
-    except PtxError as e:
-        return e.with_traceback(None)
-    except Exception as e:  # a bug in ptxsmt, reported on its line only
-        return PtxError(f"internal error (a ptxsmt bug, please report it): "
-                        f"{type(e).__name__}: {quote(str(e), 200)}")
+    return answered(lambda: outputs_json(evaluate_function(read_function_file(
+        line.obj["file"], line.obj.get("function")), line.obj.get("inputs", {}),
+        line.opts).outputs()))
 
 
 @contextmanager

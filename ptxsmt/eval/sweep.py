@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from multiprocessing import get_context
@@ -80,18 +81,12 @@ def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
     _, _, preds = sweep_inputs(text, opts)
     work = [(text, opts, i) for i in range(BLOCKS)]
     results: dict[int, tuple[dict[str, bytes], dict[str, int]]] = {}
-    if jobs <= 1:
-        for item in work:
-            i, digests, trues = _block(item)
+    with get_context("fork").Pool(jobs, initializer=ignore_interrupts) if jobs > 1 \
+            else nullcontext() as pool:
+        for i, digests, trues in (pool.imap_unordered if pool else map)(_block, work):
             results[i] = (digests, trues)
             if progress:
                 progress(1)
-    else:
-        with get_context("fork").Pool(jobs, initializer=ignore_interrupts) as pool:
-            for i, digests, trues in pool.imap_unordered(_block, work):
-                results[i] = (digests, trues)
-                if progress:
-                    progress(1)
     final = {name: hashlib.sha256() for name in fast.outputs}
     trues = dict.fromkeys(fast.outputs, 0)
     for i in range(BLOCKS):

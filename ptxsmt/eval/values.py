@@ -32,6 +32,10 @@ class Evaluation:
     def name(self, register: str) -> str:
         return self.spelling.get(register, register)
 
+    def outputs_json(self) -> dict[str, str | bool]:
+        """The outputs as the JSON contract writes them, by register as spelled."""
+        return {self.name(k): to_json(v, self.types[k]) for k, v in self.outputs.items()}
+
 
 def to_json(value: Value, t: PtxType) -> str | bool:
     """The JSON contract: booleans for predicates, exact-width lower-case hex otherwise

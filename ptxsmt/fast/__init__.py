@@ -1,11 +1,7 @@
-"""The fast backend: a snippet's Z3 terms compiled to a straight-line numpy program.
-
-`codegen` writes the terms (the very ones the prover reads) one line per Z3 operator;
-`program` runs the lines over whole arrays without Z3; `shape` lets texts that differ
-only in register names or immediates share one program. Nothing here reads a batch,
-keeps a cache or writes output: `ptxsmt.batch` does. An operator the code generator
-does not know raises `Unsupported`, and the caller takes the slow path (`ptxsmt.eval`):
-the backend never approximates.
+"""The fast backend: a snippet's Z3 terms compiled to a straight-line numpy program
+(`codegen`), run without Z3 (`program`); texts that differ only in register names or
+immediates share one (`shape`). No batch, cache or I/O here (`ptxsmt.batch`). What it
+cannot compile exactly raises `Unsupported`: the caller takes the slow path.
 """
 
 from __future__ import annotations

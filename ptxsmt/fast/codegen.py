@@ -1,19 +1,14 @@
 """Z3 terms -> a straight-line program over whole arrays, written as Python source.
 
 `compile_terms` walks the very terms the prover uses and writes one line per Z3
-operator, in a small vocabulary (`where`, `u8`..`u64`, `i8`..`i64`, `f16`..`f64`,
-`isnan`, ...) that `fast.py` binds to numpy. The program is text, so it can be
-stored and run later without Z3. Bit-vectors of width w live in the narrowest
-unsigned word that holds them (every bit above w zero), Booleans in bool arrays,
-floating-point values as their IEEE bits; a float view (whose comparisons are
-IEEE's: NaN unordered, -0 == +0) is written once, where first needed.
+operator in a small vocabulary (`where`, `u8`..`u64`, `i8`..`i64`, `f16`..`f64`,
+`isnan`, ...) that `program.py` binds to numpy. Bit-vectors of width w live in the
+narrowest unsigned word that holds them (bits above w zero), Booleans in bool arrays,
+floats as their IEEE bits, with a float view (IEEE compares) written where first needed.
 
-An operator it cannot compile exactly raises `Unsupported` (the batch then takes
-the slow path), so the fast path never approximates: SMT-LIB `=` on floating point
-(all NaNs equal, -0 != +0; no bit operation is that), FP conversions with a
-rounding mode, a NaN constant (it has no bits), and the named free values of the
-semantics (a cvt's NaN, which only the slow path can tell apart from a value that
-does not matter). The tests compare the two paths.
+What it cannot compile exactly raises `Unsupported` and the slow path answers: SMT-LIB
+`=` on floats (all NaNs equal, -0 != +0), FP conversions with a rounding mode, a NaN
+constant (no bits), the semantics' named free values (a cvt's NaN).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The vectorised evaluator: programs compiled from the Z3 terms (not a second semantics).
-
-`codegen.py` writes each snippet's terms as a straight-line program of Python
-source over whole arrays of operands; this module runs it with numpy, without Z3,
-so a program kept as text (`record`) or bytecode (`compiled`) runs without the solver. Bit-
-vectors live in the narrowest unsigned word that holds them, Booleans in bool
-arrays, floating-point values as IEEE bits whose numpy float views compare IEEE-wise.
+"""The vectorised evaluator: programs compiled from the Z3 terms (not a second semantics),
+run with numpy and without Z3, from their source lines (`record`) or bytecode
+(`compiled`). Bit-vectors live in the narrowest unsigned word that holds them, Booleans
+in bool arrays, floats as IEEE bits whose numpy float views compare IEEE-wise.
 """
 
 from __future__ import annotations
