@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from itertools import count, islice, repeat
+from typing import TYPE_CHECKING
 
 from ..eval.values import outputs_json
 from ..isa import source
@@ -21,6 +21,9 @@ from ..solver import ignore_interrupts
 from . import cache, programs
 from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answers, read_line
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_TEXTS = 100  # texts to compile: with fewer, starting workers costs more than it saves
@@ -38,8 +41,7 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
             read = _read(list(islice(numbers, len(window))), window, opts)
             if jobs > 1 and len(new := programs.missing(
                     {line.ptx for line in read if line.ptx is not None}, opts)) >= MIN_POOL_TEXTS:
-                pool = pool or ProcessPoolExecutor(jobs - 1, initializer=_started,
-                                                   initargs=(source.limit(),))
+                pool = pool or _pool(jobs - 1)
                 _compile_shared(pool, new, opts, jobs)
             got = outputs(read, opts)
             yield (b"\n".join([*answers(read, got), b""]), len(got),
@@ -50,6 +52,12 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
         raise
     if pool:
         pool.shutdown()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor  # only where there is work to share
+
+    return ProcessPoolExecutor(workers, initializer=_started, initargs=(source.limit(),))
 
 
 def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
