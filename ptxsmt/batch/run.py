@@ -37,15 +37,17 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
     out costs more than it saves)."""
     pool, numbers = None, count(1)
     try:
-        for window in _windows(lines):
-            read = _read(list(islice(numbers, len(window))), window, opts)
-            if jobs > 1 and len(new := programs.missing(
-                    {line.ptx for line in read if line.ptx is not None}, opts)) >= MIN_POOL_TEXTS:
-                pool = pool or _pool(jobs - 1)
-                _compile_shared(pool, new, opts, jobs)
-            got = outputs(read, opts)
-            yield (b"\n".join([*answers(read, got), b""]), len(got),
-                   not all(type(g) is dict for g in got))
+        with collector_paused():
+            for window in _windows(lines):
+                read = _read(list(islice(numbers, len(window))), window, opts)
+                if jobs > 1 and len(new := programs.missing(
+                        {line.ptx for line in read if line.ptx is not None}, opts)) \
+                        >= MIN_POOL_TEXTS:
+                    pool = pool or _pool(jobs - 1)
+                    _compile_shared(pool, new, opts, jobs)
+                got = outputs(read, opts)
+                yield (b"\n".join([*answers(read, got), b""]), len(got),
+                       not all(type(g) is dict for g in got))
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
         if pool:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -163,17 +165,19 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
     """Per line: None when its stored "outputs" are reproduced, else the difference
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
     numbers = count(1)
-    for window in _windows(lines):
-        read = _read(list(islice(numbers, len(window))), window, opts)
-        for line, got in zip(read, outputs(read, opts)):
-            obj = line.whole()
-            if type(got) is dict and got == obj.get("outputs"):
-                yield None
-                continue
-            code = {k: obj[k] for k in ("file", "function") if k in obj} or {"ptx": obj.get("ptx")}
-            options = {"options": obj["options"]} if "options" in obj else {}  # to reproduce it
-            yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
-                   "expected": obj.get("outputs"), "got": got}
+    with collector_paused():
+        for window in _windows(lines):
+            read = _read(list(islice(numbers, len(window))), window, opts)
+            for line, got in zip(read, outputs(read, opts)):
+                obj = line.whole()
+                if type(got) is dict and got == obj.get("outputs"):
+                    yield None
+                    continue
+                code = {k: obj[k] for k in ("file", "function") if k in obj} or \
+                    {"ptx": obj.get("ptx")}
+                options = {"options": obj["options"]} if "options" in obj else {}  # to rerun it
+                yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
+                       "expected": obj.get("outputs"), "got": got}
 
 
 def _function_answer(line: Line) -> dict | PtxError:
