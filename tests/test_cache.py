@@ -29,7 +29,7 @@ from reference import UNSPECIFIED
 from reference import run as reference
 
 from ptxsmt import Options, PtxError, evaluate
-from ptxsmt.batch import cache, programs
+from ptxsmt.batch import cache, engine, programs
 from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.cli import main
 from ptxsmt.fast import Unsupported
@@ -446,3 +446,35 @@ def test_a_file_that_is_only_read_is_in_use(cache_dir, monkeypatch):
     monkeypatch.setattr(cache, "_z3_release", lambda: "z3_solver-9.9.9.dist-info")
     assert cache.store().path != path and cache.store().count() == 0  # another build's file
     assert path.exists()
+
+
+# ---- a window's records: one query; a pool's records: the parent's cache ----------------------
+
+_WINDOW = [(f"setp.{op}.u32 p, a, {k};", {"a": "0x00000005"}) for op in ("lt", "ge")
+           for k in (3, 9)]
+
+
+def test_a_batch_reads_its_texts_records_in_one_query(cache_dir, monkeypatch):
+    evaluate_many(_WINDOW)
+    cache.flush()
+    monkeypatch.setattr(cache, "_STORE", None)  # a fresh process: nothing held in memory
+    _forget()
+    queries = []
+    real = cache.Store._run
+    monkeypatch.setattr(cache.Store, "_run", lambda self, sql, *a, **k:
+                        queries.append(sql.split()[0]) or real(self, sql, *a, **k))
+    assert evaluate_bits(_WINDOW) == [{"p": 5 < 3}, {"p": 5 < 9}, {"p": 5 >= 3}, {"p": 5 >= 9}]
+    assert queries == ["SELECT"]  # the window's four texts, read at once
+
+
+def test_records_a_worker_compiles_answer_in_the_parent(cache_dir, monkeypatch):
+    """What `compile_records` hands back (here: this process, its cache off) is adopted by
+    the parent's cache, and the parent answers from it by the fast path."""
+    monkeypatch.setattr(engine, "_slow", lambda *a: pytest.fail("took the slow path"))
+    monkeypatch.setattr(cache, "_ENABLED", False)
+    records = programs.compile_records([text for text, _ in _WINDOW], Options())
+    monkeypatch.setattr(cache, "_ENABLED", True)
+    _forget()
+    programs.adopt(records)
+    monkeypatch.setattr(programs, "_generate", _never)  # nothing compiled in the parent
+    assert evaluate_bits(_WINDOW) == [{"p": 5 < 3}, {"p": 5 < 9}, {"p": 5 >= 3}, {"p": 5 >= 9}]
