@@ -146,6 +146,8 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
     solver = cvc5.Solver()
     solver.setOption("produce-models", "true")
+    solver.setOption("fp-exp", "true")  # f16 and bf16 sorts
+    solver.setOption("arrays-exp", "true")  # a constant array (memory that starts as zeros)
     if timeout:
         solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
     symbols = cvc5.SymbolManager(solver.getTermManager())

@@ -35,7 +35,7 @@ def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
 def no_unary(term: z3.BoolRef) -> z3.BoolRef:
     """A one-operand or/and (a single compared output) as its operand: z3 writes
     `(or x)`, which the standard does not allow."""
-    while unary := [t for t in subterms(term) if t.num_args() == 1 and
+    while unary := [t for t in subterms(term) if z3.is_app(t) and t.num_args() == 1 and
                     (z3.is_or(t) or z3.is_and(t))]:
         term = z3.substitute(term, *[(t, t.arg(0)) for t in unary])
     return term
@@ -46,7 +46,7 @@ def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
     becomes a constant, and applications with equal arguments get equal values
     (Ackermann's reduction, equisatisfiable; quadratic in the applications of one
     symbol, so for snippets only)."""
-    apps = [t for t in subterms(term) if t.num_args() and
+    apps = [t for t in subterms(term) if z3.is_app(t) and t.num_args() and
             t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
     consts = [(t, z3.Const(f"{t.decl().name()}!{i}", t.sort())) for i, t in enumerate(apps)]
     if not consts:
