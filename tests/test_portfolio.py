@@ -10,6 +10,7 @@ import signal
 import time
 from pathlib import Path
 
+import numpy
 import pytest
 import z3
 from click.testing import CliRunner
@@ -292,3 +293,58 @@ def test_ctrl_c_stops_every_solver():
     with pytest.raises(KeyboardInterrupt):
         race({"a": (_interrupt_the_parent, ()), "b": (_nap, ())}, 60)
     assert _no_children()
+
+
+# ---- a model whose difference lies only in values the ISA leaves open -----------------------
+
+ADD = """.version 8.4
+.target sm_90
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+	.reg .f32 	%f<4>;
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<2>;
+	ld.param.f32 	%f1, [f_param_0];
+	ld.param.f32 	%f2, [f_param_1];
+	{body}
+	st.param.f32 	[func_retval0], %f3;
+	ret;
+}}
+"""
+MAGIC = 0x3F9E0651  # a float no nice-value search tries
+COMMUTED = "add.f32 %f3, %f2, %f1;"
+# the commuted sum (its NaN the ISA leaves open: NaN operands in the other order), and 0.0
+# where the first parameter's bits are MAGIC: the only difference that is not a NaN's
+PLANTED = COMMUTED + f"""
+	mov.b32 	%r1, %f1;
+	setp.eq.b32 	%p1, %r1, {MAGIC:#x};
+	@%p1 mov.f32 	%f3, 0f00000000;"""
+
+
+def _sum_bits(a: int, b: int) -> int:
+    """f32 a + b, rounded to nearest even, as numpy computes it (a and b no NaN)."""
+    with numpy.errstate(all="ignore"):
+        total = numpy.array([a], numpy.uint32).view(numpy.float32) + \
+            numpy.array([b], numpy.uint32).view(numpy.float32)
+    return int(total.view(numpy.uint32)[0])
+
+
+def test_a_nan_only_difference_is_asked_again_until_a_definite_one():
+    """The nicest first model (f_param_0 = 0.0) differs only through the sum's open NaN;
+    asked again under the NaN choice that made the sides agree, the solver must find
+    the planted difference, which every NaN choice keeps."""
+    first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
+    v = check_function_equivalence(first, read_function(ADD.format(body=PLANTED), "f"))
+    assert v.verdict == "different", v.reason
+    a, b = v.counterexample.inputs["f_param_0"], v.counterexample.inputs["f_param_1"]
+    assert a == MAGIC
+    assert v.counterexample.lhs.returns["func_retval0"] == _sum_bits(a, b)
+    assert v.counterexample.rhs.returns["func_retval0"] == 0
+
+
+def test_a_difference_only_through_open_nans_stays_unknown():
+    first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
+    v = check_function_equivalence(first, read_function(ADD.format(body=COMMUTED), "f"))
+    assert v.verdict == "unknown" and "add.rn.f32 NaN" in v.reason

@@ -223,7 +223,34 @@ FUNCTION_PAIRS = [
     (PTX / "llvm14.ll", PTX / "llvm14_sm80.ptx", "store", "refines"),
     (PTX / "llvm14.ll", PTX / "llvm14_sm80.ptx", "fmn", "refines"),  # a quantified query
     (PTX / "llvm" / "une.ll", "une_bad.ptx", "une", "different"),
+    # float arithmetic (its IEEE bits: fp.to_ieee_bv in z3's own writing)
+    ("sum.ptx", "sum_rn.ptx", "f", "equivalent"),
+    ("sum.ptx", "sum_planted.ptx", "f", "different"),
 ]
+SUM = """.version 8.4
+.target sm_90
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+	.reg .f32 	%f<4>;
+	.reg .pred 	%p<2>;
+	ld.param.f32 	%f1, [f_param_0];
+	ld.param.f32 	%f2, [f_param_1];
+	{body}
+	st.param.f32 	[func_retval0], %f3;
+	ret;
+}}
+"""
+GENERATED = {  # name -> text of a file made for the test
+    "une_bad.ptx": lambda: (PTX / "llvm" / "une_llc14_O2.ptx").read_text().replace(
+        "setp.neu.f32", "setp.ne.f32"),  # llc's une lowered as the ordered compare: a bug
+    "sum.ptx": lambda: SUM.format(body="add.f32 %f3, %f1, %f2;"),
+    "sum_rn.ptx": lambda: SUM.format(body="add.rn.f32 %f3, %f1, %f2;"),
+    "sum_planted.ptx": lambda: SUM.format(  # 1.0 + 1.0 gives 3.0
+        body="add.f32 %f3, %f1, %f2; setp.eq.f32 %p1, %f3, 0f40000000;\n"
+             "@%p1 add.f32 %f3, %f3, 0f3F800000;"),
+}
 SAT = {"equivalent": "unsat", "refines": "unsat", "different": "sat"}
 
 
@@ -235,10 +262,10 @@ def _declared_functions(text: str) -> set[str]:
                          ids=[p[2] for p in FUNCTION_PAIRS])
 def test_a_function_export_is_the_query_its_verdict_comes_from(tmp_path, first, second,
                                                               function, verdict):
-    if second == "une_bad.ptx":  # llc's une lowered as the ordered compare: a planted bug
-        second = tmp_path / second
-        second.write_text((PTX / "llvm" / "une_llc14_O2.ptx").read_text()
-                          .replace("setp.neu.f32", "setp.ne.f32"))
+    for name in (first, second):
+        if name in GENERATED:
+            (tmp_path / name).write_text(GENERATED[name]())
+    first, second = (tmp_path / p if p in GENERATED else p for p in (first, second))
     r = CliRunner().invoke(main, ["equiv", str(first), str(second), "--function", function,
                                   "--emit-smt2", str(tmp_path), "--timeout", "60"])
     shown = r.stdout.split(":")[0] if str(first).endswith(".ptx") else r.stdout.split()[1]
@@ -261,7 +288,7 @@ def test_a_function_export_is_the_query_its_verdict_comes_from(tmp_path, first, 
     # arrays (memory; `(as const (Array ...))` where it starts as one value) and quantifiers
     extra = {"select", "store", "as", "const", "Array", "BitVec", "forall", "exists"}
     extra |= _declared_functions(text)
-    assert found - STANDARD - extra == set(), "not standard SMT-LIB"
+    assert {f.strip("|") for f in found} - STANDARD - extra == set(), "not standard SMT-LIB"
     for answer in (cvc5_answer, bitwuzla_answer):
         got = answer(path)
         assert got == SAT[verdict] or (quantified and got.startswith("unknown")), (answer, got)

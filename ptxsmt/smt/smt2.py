@@ -33,11 +33,12 @@ def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
 
 
 def no_unary(term: z3.BoolRef) -> z3.BoolRef:
-    """A one-operand or/and (a single compared output) as its operand: z3 writes
-    `(or x)`, which the standard does not allow."""
-    while unary := [t for t in subterms(term) if z3.is_app(t) and t.num_args() == 1 and
-                    (z3.is_or(t) or z3.is_and(t))]:
-        term = z3.substitute(term, *[(t, t.arg(0)) for t in unary])
+    """A one-operand or/and (a single compared output) as its operand, and one of none
+    as true/false: z3 writes `(or x)` and `and`, which the standard does not allow."""
+    while odd := [t for t in subterms(term) if z3.is_app(t) and t.num_args() < 2 and
+                  (z3.is_or(t) or z3.is_and(t))]:
+        term = z3.substitute(term, *[(t, t.arg(0) if t.num_args() else z3.BoolVal(z3.is_and(t)))
+                                     for t in odd])
     return term
 
 
