@@ -28,6 +28,7 @@ from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES
 from ..sem.options import DEFAULT, Options
+from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
 from .smt2 import subterms
 from .solve import NICE_SECONDS, ReplayError, check_with, nice_values
@@ -127,11 +128,9 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     zero = tuple(initial(s)[w] for s, w in witness.items())
     model = decision.model
     for _ in range(OPEN_ROUNDS):
-        # models are for people, but the time is the verdict's: half of what is left, or
-        # when another solver won (z3 may find the query hard) a short while
-        left = _left(deadline)
-        seconds = 4 * NICE_SECONDS if decision.solver != "z3" else left and left / 2
-        model = prefer_nice(solver, el, er, zero=zero, seconds=seconds) or decision.model
+        model = prefer_nice(solver, el, er, zero=zero,
+                            seconds=_nice_seconds(decision.solver, _left(deadline)),
+                            start=decision.model) or decision.model
         agreeing = _agreement(model, el, er, returns, spaces, defined, _left(deadline))
         if agreeing is None:
             cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
@@ -159,6 +158,15 @@ AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
 def _left(deadline: float | None) -> float | None:
     """Seconds to `deadline`, at least NICE_SECONDS (None: no limit)."""
     return None if deadline is None else max(NICE_SECONDS, deadline - time.perf_counter())
+
+
+def _nice_seconds(winner: str, left: float | None) -> float | None:
+    """Models are for people, but the time is the verdict's: half of what is left (at
+    least a few seconds), or a few seconds when another solver won (z3 may find the
+    query hard). None: no limit."""
+    if winner != "z3":
+        return 4 * NICE_SECONDS
+    return None if left is None else max(4 * NICE_SECONDS, left / 2)
 
 
 def _milliseconds(seconds: float | None) -> int:
@@ -249,32 +257,44 @@ WINDOW = 1 << 40  # and the k-th window of the generic space
 
 
 def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
-                zero: tuple[z3.BitVecRef, ...] = (),
-                seconds: float | None = None) -> z3.ModelRef | None:
+                zero: tuple[z3.BitVecRef, ...] = (), seconds: float | None = None,
+                start: z3.ModelRef | None = None) -> z3.ModelRef | None:
     """Fix each input, in order, to the nicest value that keeps the solver's
     constraints: models are for people. A 64-bit parameter or a variable's address is
     first tried as a buffer of its own (0x10000, 0x20000, ...: aligned for every type,
     none aliasing another), other scalars as 0, 1, -1, ...; then each word of initial
     memory a load reads or a store overwrites as 0, else 1, and each term of `zero` as 0.
-    Within `seconds` in all (None: each check under the solver's own limit); returns
-    the nicest model found (None if no check succeeded), and leaves it in `solver`."""
+    Within `seconds` in all (None: each check under the solver's own limit). Once a
+    check runs out of time, the steps are local: the inputs other than the one tried
+    keep the last model's (first `start`'s) values, so z3 only propagates. Returns the
+    nicest model found (None if no check succeeded), and leaves it in `solver`."""
     fixed: list[z3.BoolRef] = []
     found: list[z3.ModelRef] = []
     deadline = None if seconds is None else time.perf_counter() + seconds
+    inputs = {k: c for enc in encodings for k, c in enc.inputs.items()}
+    local = False
 
-    def sat(*eqs: z3.BoolRef) -> bool:
+    def sat(*eqs: z3.BoolRef, trying: z3.ExprRef | None = None) -> bool:
+        nonlocal local
         if deadline is not None:  # each check a quarter of the time at most
             left = min(deadline - time.perf_counter(), max(NICE_SECONDS, seconds / 4))
             if left <= 0:
                 return False
             solver.set("timeout", max(1, int(left * 1000)))
-        if check(solver, *fixed, *eqs) != z3.sat:
+        last = found[-1] if found else start
+        pins = [c == last.eval(c, model_completion=True) for c in inputs.values()
+                if trying is None or not c.eq(trying)] if local else []
+        result = check(solver, *fixed, *pins, *eqs)
+        if result == z3.unknown and not local and last is not None:
+            local = True
+            return sat(*eqs, trying=trying)
+        if result != z3.sat:
             return False
         found.append(solver.model())
         return True
 
-    def keep(eq: z3.BoolRef) -> bool:
-        if sat(eq):
+    def keep(eq: z3.BoolRef, trying: z3.ExprRef | None = None) -> bool:
+        if sat(eq, trying=trying):
             fixed.append(eq)
             return True
         return False
@@ -282,7 +302,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
     types = {k: t for enc in encodings for k, t in enc.types.items()}
     origins = {k: o for enc in encodings for k, o in enc.origins.items()}
     buffers, windows = count(BUFFER, BUFFER), count(WINDOW, WINDOW)
-    for name, const in {k: c for enc in encodings for k, c in enc.inputs.items()}.items():
+    for name, const in inputs.items():
         wide = not z3.is_bool(const) and const.size() == 64
         pointer = wide and origins[name].startswith(("parameter", "the address of a variable"))
         window = wide and name.startswith("window.")
@@ -290,7 +310,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
             nice_values(types[name])[:4]
         for value in values:
             if keep(const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
-                              else z3.BitVecVal(value, const.size()))):
+                              else z3.BitVecVal(value, const.size())), const):
                 break
     if found or sat():
         model = found[-1]
@@ -353,12 +373,18 @@ def _covers(loc: Location, byte: Location) -> bool:
 
 def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> list[Location]:
     """Written bytes that end differently: each side's locations, compared byte by byte
-    (a .u32 store on one side may be four .u8 stores on the other)."""
+    (a .u32 store on one side may be four .u8 stores on the other). A value the ISA
+    leaves open (a NaN whose bits are the hardware's) against a value that is not open
+    differs as a whole, as a return does."""
     def bytes_of(ev: FunctionEvaluation) -> dict[tuple[str, int], int]:
         return {(loc.space, loc.address + k): (v >> (8 * k)) & 0xFF
-                for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
+                for loc, v in ev.stores.items() if v is not UNSPECIFIED
+                for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
     bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
-    return [loc for loc in dict.fromkeys([*lhs.stores, *rhs.stores])
-            if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))]
+    locations = list(dict.fromkeys([*lhs.stores, *rhs.stores]))
+    return [loc for loc in locations
+            if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))
+            or (loc.space in OBSERVABLE and loc in lhs.stores and loc in rhs.stores
+                and (lhs.stores[loc] is UNSPECIFIED) != (rhs.stores[loc] is UNSPECIFIED))]
