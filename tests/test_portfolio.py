@@ -348,3 +348,21 @@ def test_a_difference_only_through_open_nans_stays_unknown():
     first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
     v = check_function_equivalence(first, read_function(ADD.format(body=COMMUTED), "f"))
     assert v.verdict == "unknown" and "add.rn.f32 NaN" in v.reason
+
+
+def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):
+    """The first nice-value check times out (made up): from then on each step keeps the
+    other inputs at the last model's values, and the pointers still become buffers."""
+    real, calls = functions.check, []
+
+    def first_times_out(solver, *assumptions):
+        calls.append(len(assumptions))
+        return z3.unknown if calls.count(1) == 1 and len(assumptions) == 1 else \
+            real(solver, *assumptions)
+
+    monkeypatch.setattr(functions, "check", first_times_out)
+    v = check_function_equivalence(*_pick_pair(), timeout=30)
+    assert v.verdict == "different" and 1 in calls
+    cex = v.counterexample
+    assert [cex.inputs[f"{PICK}_param_{i}"] for i in range(3)] == [0x10000, 0x20000, 0x30000]
+    _replays_in_the_interpreter(cex)
