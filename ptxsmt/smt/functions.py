@@ -126,8 +126,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         return verdict("equivalent")
     deadline = None if timeout is None else time.perf_counter() + timeout
     zero = tuple(initial(s)[w] for s, w in witness.items())
-    model = decision.model
-    for _ in range(OPEN_ROUNDS):
+    for asked in range(1, OPEN_ROUNDS + 1):
         model = prefer_nice(solver, el, er, zero=zero,
                             seconds=_nice_seconds(decision.solver, _left(deadline)),
                             start=decision.model) or decision.model
@@ -135,23 +134,26 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if agreeing is None:
             cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
             return verdict("different", cex=cex)
-        if agreeing is AGREEMENT_UNKNOWN:
+        if agreeing is AGREEMENT_UNKNOWN or asked == OPEN_ROUNDS:
             break
         # the difference lay only in values the ISA leaves open: ask for one that also
         # holds under the choice of them that made the sides agree
         solver.add(_under_choice(agreeing, z3.Implies(defined, z3.Or(differ)), el, er))
-        solver.set("timeout", _milliseconds(_left(deadline)))
+        if deadline is not None:
+            solver.set("timeout", max(1, int(_left(deadline) * 1000)))
         decision = check_with(solver, how, _left(deadline))
         if decision.result != z3.sat:
             break
     free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+    undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
+                 else " (asking for a difference outside them ran out of time)")
     return verdict("unknown", "the functions differ only through values ptxsmt leaves "
                    "free (results of uninterpreted instructions, NaNs the PTX ISA "
                    "leaves open, return bytes never written): "
-                   + ", ".join(free or ["(none named)"]))
+                   + ", ".join(free or ["(none named)"]) + undecided)
 
 
-OPEN_ROUNDS = 4  # models that differ only through open values, before "unknown"
+OPEN_ROUNDS = 4  # models asked for, while each differs only through open values
 AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
 
 
@@ -167,10 +169,6 @@ def _nice_seconds(winner: str, left: float | None) -> float | None:
     if winner != "z3":
         return 4 * NICE_SECONDS
     return None if left is None else max(4 * NICE_SECONDS, left / 2)
-
-
-def _milliseconds(seconds: float | None) -> int:
-    return 0 if seconds is None else max(1, int(seconds * 1000))  # 0: no limit
 
 
 def _solver(timeout: float | None) -> z3.Solver:
