@@ -1,8 +1,10 @@
 """The one way ptxsmt asks z3 for an answer, in this process or in a worker.
 
 z3 handles SIGINT inside check() itself: it cancels the search and answers
-`unknown` ("interrupted from keyboard", "canceled"). Taken at face value that
-turns a Ctrl-C into a verdict; here it becomes the KeyboardInterrupt it was.
+`unknown` ("interrupted from keyboard", or "canceled" when the command line's watcher
+stopped it). Taken at face value that turns a Ctrl-C into a verdict; here it becomes
+the KeyboardInterrupt it was. z3 also says "canceled" when a check under assumptions
+runs out of time: that stays the timeout it is.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need not
     import z3
 
-INTERRUPTED = ("interrupted", "canceled")
+_interrupt_requested = threading.Event()  # a SIGINT reached the command line's watcher
 _quiet_z3 = False  # set: turn z3's SIGINT handler off once z3 is loaded
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
@@ -28,9 +31,18 @@ def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
         z3.set_param("ctrl_c", False)
         _quiet_z3 = False
     result = solver.check(*assumptions)
-    if result == z3.unknown and any(w in solver.reason_unknown() for w in INTERRUPTED):
-        raise KeyboardInterrupt
+    if result == z3.unknown:
+        reason = solver.reason_unknown()
+        # "canceled" is also a timeout under assumptions: an interruption only after a SIGINT
+        if "interrupted" in reason or ("canceled" in reason and _interrupt_requested.is_set()):
+            raise KeyboardInterrupt
     return result
+
+
+def request_interrupt() -> None:
+    """A SIGINT arrived (`cli.interrupts` stops z3's search): the "canceled" that
+    follows is it."""
+    _interrupt_requested.set()
 
 
 def leave_sigint_to_python() -> None:

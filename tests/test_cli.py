@@ -378,7 +378,6 @@ FUNC = str(Path(__file__).parent / "ptx" / "func_sm90_O3.ptx")
 @pytest.mark.parametrize("args,fragment", [
     (["equiv", FUNC, FUNC, "--all-classes"], "--all-classes does not apply to two .ptx"),
     (["equiv", FUNC, FUNC, "--outputs", "d"], "--outputs does not apply"),
-    (["equiv", FUNC, FUNC, "--emit-smt2", "{tmp}"], "--emit-smt2 does not apply"),
     (["equiv", FUNC, "setp.lt.f32 p, a, b;"], "is a .ptx file and the other argument is not"),
     (["equiv", "setp.lt.f32 p, a, b;", FUNC], "is a .ptx file and the other argument is not"),
     (["equiv", FUNC, "nothere.ptx"], '"nothere.ptx": no such file'),

@@ -162,3 +162,40 @@ def test_batch_refuses_single_pair_options(work):
 def test_dask_executor(work):
     code, out, _ = _batch(work, LINES, "--executor", "dask", "--jobs", "2")
     assert [r["verdict"] for r in out] == EXPECTED and code == 1
+
+
+def _tell_limit(pair):
+    return {"verdict": "unknown", "reason": f"limit {pair.options['timeout']:g}"}
+
+
+def test_each_line_has_its_own_timeout(work, monkeypatch):
+    """A line's options.timeout reaches its decision; the others keep --timeout."""
+    monkeypatch.setattr(pairs, "_decide", _tell_limit)
+    lines = [LINES[2], {**LINES[3], "options": {"timeout": 7}}]
+    _, out, _ = _batch(work, lines, "--timeout", "3")
+    assert [r["reason"] for r in out] == ["limit 3", "limit 7"]
+
+
+def test_a_line_past_its_own_timeout_is_stopped_alone(work, monkeypatch):
+    """Its own 0.1 s, not the command line's hour: the hanging line 2 is stopped, and
+    only it (line 1 crashes, line 3 is decided)."""
+    monkeypatch.setattr(pairs, "_decide", _crash_or_hang)
+    monkeypatch.setattr(pairs, "STOP_MARGIN", 0.2)
+    hanging = {**LINES[1], "options": {"timeout": 0.1}}
+    _, out, _ = _batch(work, [LINES[2], hanging, LINES[2]], "--timeout", "3600")
+    assert [r["verdict"] for r in out] == ["error", "unknown", "equivalent"]
+    assert out[1]["reason"] == "stopped after 0.4 s"  # twice its timeout and the margin
+
+
+def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):
+    from ptxsmt.report import progress
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "EVERY_LINE", 0.0)
+    code, out, r = _batch(work, LINES)
+    assert code == 1 and len(out) == 4  # stdout: the four JSON lines alone
+    shown = r.stderr.splitlines()
+    assert shown and all(line.startswith("equiv --batch: ") for line in shown), shown
+    counts = [line.split()[2] for line in shown]  # a line at each pair, and a last one
+    assert counts == ["0/4", "1/4", "2/4", "3/4", "4/4", "4/4"], shown
+    assert shown[-1].startswith("equiv --batch: 4/4 pairs done in "), shown

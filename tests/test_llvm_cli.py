@@ -152,7 +152,6 @@ def test_ir_outside_the_model_is_refused_with_exit_3(tmp_path):
     (("A", "B", "--function", "une", "--unroll", "2"),
      "error: --unroll does not apply to SOURCE.ll against TARGET.ptx"),
     (("A", "B", "--function", "une", "--all-classes"), "error: --all-classes does not apply"),
-    (("A", "B", "--function", "une", "--emit-smt2", "D"), "error: --emit-smt2 does not apply"),
     (("A", "B", "--function", "une", "--outputs", "d"), "error: --outputs does not apply"),
     (("missing.ll", "B", "--function", "une"), "error: \"missing.ll\": no such file"),
 ])

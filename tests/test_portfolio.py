@@ -4,15 +4,22 @@ disagreement as an error, and z3 alone when the other bindings are missing."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import time
+from pathlib import Path
 
+import numpy
 import pytest
 import z3
 from click.testing import CliRunner
+from ptx_interp import run
 
 from ptxsmt.cli import main
-from ptxsmt.smt import portfolio
+from ptxsmt.function import read_function
+from ptxsmt.smt import functions, portfolio
+from ptxsmt.smt.functions import check_function_equivalence
 from ptxsmt.smt.portfolio import SolverDisagreement
 from ptxsmt.smt.solve import check_equivalence, check_with
 
@@ -182,3 +189,180 @@ def _state(pid: int) -> str:
             return f.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+# ---- whole functions: another solver's counterexample, nice and replayed --------------------
+
+PTX = Path(__file__).parent / "ptx"
+O3, WRONG = PTX / "func_sm90_O3.ptx", PTX / "func_sm90_O3_wrong.ptx"
+PICK = "_Z4pickPKiS0_Piii"  # the wrong rewrite flips the predicate on equal elements
+
+
+def _pick_pair():
+    return (read_function(O3.read_text(), PICK), read_function(WRONG.read_text(), PICK))
+
+
+def _only(monkeypatch, winner, runner=None):
+    """Every solver but `winner` gives up; `winner` runs for real (or as `runner`)."""
+    runners = dict.fromkeys(portfolio.SOLVERS, _says("unknown"))
+    monkeypatch.setattr(portfolio, "RUNNERS",
+                        {**runners, winner: runner or portfolio.RUNNERS[winner]})
+
+
+def _replays_in_the_interpreter(cex) -> None:
+    """The independent interpreter (tests/ptx_interp.py) sees the difference too."""
+    memory = {}
+    for loc, value in cex.memory.items():
+        memory |= {loc.address + k: (value >> 8 * k) & 0xFF for k in range(loc.type.width // 8)}
+    params = {k: x for k, x in cex.inputs.items() if "param" in k}
+    specials = {k: x for k, x in cex.inputs.items() if "param" not in k}
+    finals = [run(p.read_text(), PICK, params, specials, memory)[1] for p in (O3, WRONG)]
+    assert finals[0] != finals[1]
+
+
+@pytest.mark.parametrize("winner", ["bitwuzla", "cvc5"])
+def test_another_solvers_function_counterexample_is_made_nice_and_replayed(monkeypatch, winner):
+    pytest.importorskip(winner)
+    _only(monkeypatch, winner)
+    v = check_function_equivalence(*_pick_pair(), timeout=30, solver="portfolio")
+    assert v.verdict == "different"
+    cex = v.counterexample
+    # z3 re-solved with nice values: the three pointers are buffers of their own
+    assert [cex.inputs[f"{PICK}_param_{i}"] for i in range(3)] == [0x10000, 0x20000, 0x30000]
+    _replays_in_the_interpreter(cex)
+
+
+def test_when_z3_cannot_make_it_nice_the_winners_model_is_shown_replayed(monkeypatch,
+                                                                         tmp_path):
+    """z3 makes nothing nice (as if out of time): the winner's own values are the
+    counterexample, still replayed through the evaluator."""
+    real_z3, told = portfolio.RUNNERS["z3"], tmp_path / "values.json"
+
+    def runner(text, timeout):  # a real model, as "cvc5", told to the test (another process)
+        answer = real_z3(text, timeout)
+        told.write_text(json.dumps(answer[1]))
+        return answer
+
+    _only(monkeypatch, "cvc5", runner)
+    monkeypatch.setattr(functions, "prefer_nice", lambda *args, **kwargs: None)
+    v = check_function_equivalence(*_pick_pair(), timeout=30, solver="portfolio")
+    assert v.verdict == "different"
+    found = json.loads(told.read_text())
+    shown = {k: x for k, x in v.counterexample.inputs.items() if k in found}
+    assert shown and shown == {k: found[k] for k in shown}
+    _replays_in_the_interpreter(v.counterexample)
+
+
+def test_unknown_from_every_solver_names_each_reason(monkeypatch):
+    monkeypatch.setattr(portfolio, "RUNNERS", {
+        "z3": _says("unknown"), "bitwuzla": _sleep, "cvc5": _raises})
+    monkeypatch.setattr(portfolio, "GRACE", 0.1)
+    v = check_function_equivalence(*_pick_pair(), timeout=0.2, solver="portfolio")
+    assert v.verdict == "unknown"
+    assert "z3: made up" in v.reason and "bitwuzla: stopped" in v.reason
+    assert "cvc5: failed: RuntimeError: cannot read it" in v.reason
+    v = check_equivalence("setp.lo.u32 p, a, b;", "setp.lo.u32 p, a, b;", timeout=0.2,
+                          solver="portfolio")
+    assert v.verdict == "unknown" and "z3: made up" in v.reason  # never equivalent
+    assert _no_children()
+
+
+def _raises(text, timeout):
+    raise RuntimeError("cannot read it")
+
+
+def test_the_first_definite_answer_wins_and_the_others_are_stopped(monkeypatch):
+    """bitwuzla and cvc5 would run for ten minutes: z3's sat ends the race at once."""
+    monkeypatch.setattr(portfolio, "RUNNERS", {
+        "z3": portfolio.RUNNERS["z3"], "bitwuzla": _sleep, "cvc5": _sleep})
+    answer = portfolio.solve(_sat_query(), 600)
+    assert (answer.result, answer.solver) == ("sat", "z3")
+    assert _no_children()
+
+
+def _interrupt_the_parent():
+    os.kill(os.getppid(), signal.SIGINT)
+    time.sleep(600)
+
+
+def test_ctrl_c_stops_every_solver():
+    """A SIGINT in the parent (the children ignore it) ends the race: every child is
+    killed and reaped, and the interruption goes on up to the command line."""
+    from ptxsmt.smt.child import race
+
+    with pytest.raises(KeyboardInterrupt):
+        race({"a": (_interrupt_the_parent, ()), "b": (_nap, ())}, 60)
+    assert _no_children()
+
+
+# ---- a model whose difference lies only in values the ISA leaves open -----------------------
+
+ADD = """.version 8.4
+.target sm_90
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+	.reg .f32 	%f<4>;
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<2>;
+	ld.param.f32 	%f1, [f_param_0];
+	ld.param.f32 	%f2, [f_param_1];
+	{body}
+	st.param.f32 	[func_retval0], %f3;
+	ret;
+}}
+"""
+MAGIC = 0x3F9E0651  # a float no nice-value search tries
+COMMUTED = "add.f32 %f3, %f2, %f1;"
+# the commuted sum (its NaN the ISA leaves open: NaN operands in the other order), and 0.0
+# where the first parameter's bits are MAGIC: the only difference that is not a NaN's
+PLANTED = COMMUTED + f"""
+	mov.b32 	%r1, %f1;
+	setp.eq.b32 	%p1, %r1, {MAGIC:#x};
+	@%p1 mov.f32 	%f3, 0f00000000;"""
+
+
+def _sum_bits(a: int, b: int) -> int:
+    """f32 a + b, rounded to nearest even, as numpy computes it (a and b no NaN)."""
+    with numpy.errstate(all="ignore"):
+        total = numpy.array([a], numpy.uint32).view(numpy.float32) + \
+            numpy.array([b], numpy.uint32).view(numpy.float32)
+    return int(total.view(numpy.uint32)[0])
+
+
+def test_a_nan_only_difference_is_asked_again_until_a_definite_one():
+    """The nicest first model (f_param_0 = 0.0) differs only through the sum's open NaN;
+    asked again under the NaN choice that made the sides agree, the solver must find
+    the planted difference, which every NaN choice keeps."""
+    first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
+    v = check_function_equivalence(first, read_function(ADD.format(body=PLANTED), "f"))
+    assert v.verdict == "different", v.reason
+    a, b = v.counterexample.inputs["f_param_0"], v.counterexample.inputs["f_param_1"]
+    assert a == MAGIC
+    assert v.counterexample.lhs.returns["func_retval0"] == _sum_bits(a, b)
+    assert v.counterexample.rhs.returns["func_retval0"] == 0
+
+
+def test_a_difference_only_through_open_nans_stays_unknown():
+    first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
+    v = check_function_equivalence(first, read_function(ADD.format(body=COMMUTED), "f"))
+    assert v.verdict == "unknown" and "add.rn.f32 NaN" in v.reason
+
+
+def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):
+    """The first nice-value check times out (made up): from then on each step keeps the
+    other inputs at the last model's values, and the pointers still become buffers."""
+    real, calls = functions.check, []
+
+    def first_times_out(solver, *assumptions):
+        calls.append(len(assumptions))
+        return z3.unknown if calls.count(1) == 1 and len(assumptions) == 1 else \
+            real(solver, *assumptions)
+
+    monkeypatch.setattr(functions, "check", first_times_out)
+    v = check_function_equivalence(*_pick_pair(), timeout=30)
+    assert v.verdict == "different" and 1 in calls
+    cex = v.counterexample
+    assert [cex.inputs[f"{PICK}_param_{i}"] for i in range(3)] == [0x10000, 0x20000, 0x30000]
+    _replays_in_the_interpreter(cex)

@@ -87,6 +87,10 @@ def operators(node, found: set[str]) -> None:
             operators(term, found)
         operators(node[2], found)
         return
+    if head in ("forall", "exists"):  # (forall ((x Sort) ...) body): the body's symbols
+        found.add(head)
+        operators(node[2], found)
+        return
     if head == "_":  # indexed identifier: (_ extract 7 0), (_ bv5 8), (_ +zero 8 24)
         found.add("bvN" if re.fullmatch(r"bv\d+", node[1]) else node[1])
         return
@@ -104,7 +108,7 @@ def nonstandard(text: str) -> list[str]:
     bad, found = [], set()
     for cmd in parse(text):
         kind = cmd[0]
-        if kind == "set-logic" and cmd[1] != "QF_BVFP":
+        if kind == "set-logic" and cmd[1] not in ("QF_BVFP", "QF_BV"):  # the least it needs
             bad.append(f"logic {cmd[1]}")
         elif kind == "declare-fun" and (cmd[2] != [] or not (
                 cmd[3] == "Bool" or cmd[3][:2] == ["_", "BitVec"])):
@@ -146,6 +150,7 @@ def cvc5_answer(path: Path) -> str:
     cvc5 = pytest.importorskip("cvc5", reason="cvc5 (a second SMT solver) is not installed")
     solver = cvc5.Solver(cvc5.TermManager())
     solver.setOption("fp-exp", "true")  # cvc5 needs it for f16 and bf16 sorts
+    solver.setOption("arrays-exp", "true")  # and this for a constant array
     parser = cvc5.InputParser(solver)
     parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, str(path))
     answers = []
@@ -204,3 +209,86 @@ def test_free_nans_export_with_the_same_verdict(tmp_path, lhs, rhs, verdict):
     assert str(s.check()) == verdict
     assert nonstandard(path.read_text()) == []
     assert cvc5_answer(path) == bitwuzla_answer(path) == verdict
+
+
+# ---- functions and IR against PTX: the query a verdict comes from ---------------------------
+
+PTX = Path(__file__).resolve().parent / "ptx"
+# (first, second, function, ptxsmt's verdict); the verdicts come from how the files were made:
+# nvcc -G and -O3 of one source, a planted wrong rewrite (O3_wrong), llc-14 of the IR
+FUNCTION_PAIRS = [
+    (PTX / "func_sm90_G.ptx", PTX / "func_sm90_O3.ptx", "_Z5clampPKiPiii", "equivalent"),
+    (PTX / "func_sm90_O3.ptx", PTX / "func_sm90_O3_wrong.ptx", "_Z4pickPKiS0_Piii", "different"),
+    (PTX / "mixed_sm90_G.ptx", PTX / "mixed_sm90_O3.ptx", "_Z4fselPKfS0_Pfi", "equivalent"),
+    (PTX / "llvm14.ll", PTX / "llvm14_sm80.ptx", "store", "refines"),
+    (PTX / "llvm14.ll", PTX / "llvm14_sm80.ptx", "fmn", "refines"),  # a quantified query
+    (PTX / "llvm" / "une.ll", "une_bad.ptx", "une", "different"),
+    # float arithmetic (its IEEE bits: fp.to_ieee_bv in z3's own writing)
+    ("sum.ptx", "sum_rn.ptx", "f", "equivalent"),
+    ("sum.ptx", "sum_planted.ptx", "f", "different"),
+]
+SUM = """.version 8.4
+.target sm_90
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+	.reg .f32 	%f<4>;
+	.reg .pred 	%p<2>;
+	ld.param.f32 	%f1, [f_param_0];
+	ld.param.f32 	%f2, [f_param_1];
+	{body}
+	st.param.f32 	[func_retval0], %f3;
+	ret;
+}}
+"""
+GENERATED = {  # name -> text of a file made for the test
+    "une_bad.ptx": lambda: (PTX / "llvm" / "une_llc14_O2.ptx").read_text().replace(
+        "setp.neu.f32", "setp.ne.f32"),  # llc's une lowered as the ordered compare: a bug
+    "sum.ptx": lambda: SUM.format(body="add.f32 %f3, %f1, %f2;"),
+    "sum_rn.ptx": lambda: SUM.format(body="add.rn.f32 %f3, %f1, %f2;"),
+    "sum_planted.ptx": lambda: SUM.format(  # 1.0 + 1.0 gives 3.0
+        body="add.f32 %f3, %f1, %f2; setp.eq.f32 %p1, %f3, 0f40000000;\n"
+             "@%p1 add.f32 %f3, %f3, 0f3F800000;"),
+}
+SAT = {"equivalent": "unsat", "refines": "unsat", "different": "sat"}
+
+
+def _declared_functions(text: str) -> set[str]:
+    return {cmd[1].strip("|") for cmd in parse(text) if cmd[0] == "declare-fun" and cmd[2]}
+
+
+@pytest.mark.parametrize(("first", "second", "function", "verdict"), FUNCTION_PAIRS,
+                         ids=[p[2] for p in FUNCTION_PAIRS])
+def test_a_function_export_is_the_query_its_verdict_comes_from(tmp_path, first, second,
+                                                              function, verdict):
+    for name in (first, second):
+        if name in GENERATED:
+            (tmp_path / name).write_text(GENERATED[name]())
+    first, second = (tmp_path / p if p in GENERATED else p for p in (first, second))
+    r = CliRunner().invoke(main, ["equiv", str(first), str(second), "--function", function,
+                                  "--emit-smt2", str(tmp_path), "--timeout", "60"])
+    shown = r.stdout.split(":")[0] if str(first).endswith(".ptx") else r.stdout.split()[1]
+    assert shown == verdict, r.output
+    path = tmp_path / f"{function}.smt2"
+    text = path.read_text()
+    s = z3.Solver()
+    s.from_file(str(path))  # z3 from the file alone, nothing of ptxsmt's objects
+    assert str(s.check()) == SAT[verdict]
+    quantified = "forall" in text
+    commands = parse(text)
+    assert [c[0] for c in commands][-1] == "check-sat"
+    logic = next(c[1] for c in commands if c[0] == "set-logic")
+    assert logic.startswith("QF_") != quantified and "BV" in logic
+    assert ("A" in logic.removeprefix("QF_")[:1]) == ("(Array" in text)
+    found: set[str] = set()
+    for cmd in commands:
+        if cmd[0] == "assert":
+            operators(cmd[1], found)
+    # arrays (memory; `(as const (Array ...))` where it starts as one value) and quantifiers
+    extra = {"select", "store", "as", "const", "Array", "BitVec", "forall", "exists"}
+    extra |= _declared_functions(text)
+    assert {f.strip("|") for f in found} - STANDARD - extra == set(), "not standard SMT-LIB"
+    for answer in (cvc5_answer, bitwuzla_answer):
+        got = answer(path)
+        assert got == SAT[verdict] or (quantified and got.startswith("unknown")), (answer, got)

@@ -12,6 +12,7 @@ from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
 from ..smt.classes import class_report
 from ..smt.portfolio import unavailable
+from ..smt.smt2 import script
 from ..smt.solve import SOLVER_CHOICES, ReplayError, SolverDisagreement, build_query, decide
 from ..synth.executor import EXECUTORS
 from .common import (
@@ -46,7 +47,9 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @click.option("--all-classes", is_flag=True,
               help="Report which operand-class combinations break it and which are safe.")
 @click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",
-              callback=writable_dir, help="Also write the query as a standalone SMT-LIB 2 file.")
+              callback=writable_dir,
+              help="Also write the query as a standalone SMT-LIB 2 file: DIR/equiv.smt2 for "
+                   "snippets, DIR/FUNCTION.smt2 for functions (sat: they differ).")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--function", "function", metavar="NAME",
               help="With two .ptx files, or SOURCE.ll and TARGET.ptx: the function to "
@@ -93,6 +96,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z4pickPKiS0_Piii
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
       ptxsmt equiv k.ll k.ptx --function add
+      ptxsmt equiv k_O0.ptx k_O3.ptx --function f --emit-smt2 queries/
       ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
@@ -110,19 +114,19 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
-        refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file", "unroll",
+        refuse(given("outputs", "all_classes", "lhs_file", "rhs_file", "unroll",
                      "solver", "target", "vset_merge"), "to SOURCE.ll against TARGET.ptx")
-        equiv_ir(lhs, rhs, function, function_b, timeout, as_json)
+        equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2)
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
                 and not is_ptx_file(arg):
             fail(f"{quote(arg)}: no such file")
     files = [a for a in (lhs, rhs) if is_ptx_file(a)]
     if function or function_b or len(files) == 2:
-        refuse(given("outputs", "all_classes", "emit_smt2", "lhs_file", "rhs_file"),
+        refuse(given("outputs", "all_classes", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, unroll, solver)
+                        vset_merge, as_json, unroll, solver, emit_smt2)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
@@ -163,7 +167,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
                     target: str, vset_merge: str, as_json: bool, unroll: int = 0,
-                    solver: str = "z3") -> None:
+                    solver: str = "z3", emit_smt2: str | None = None) -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -173,8 +177,12 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
             fail(f"--function compares two .ptx files' functions; {quote(arg)} is not a .ptx file")
     a, b = read_function_file(lhs, name), read_function_file(rhs, name_b)
     opts = options(target, vset_merge)
+    emit = emitter(emit_smt2, a.name, [
+        "ptxsmt function equivalence query: sat means the functions differ somewhere both "
+        "are defined (unsat: equivalent, if no undefined behaviour is reached)",
+        f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
     try:
-        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver)
+        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
@@ -185,7 +193,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
 
 
 def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, timeout: float,
-             as_json: bool) -> None:
+             as_json: bool, emit_smt2: str | None = None) -> None:
     """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
     from ..llvm.errors import Unsupported
     from ..llvm.module import read_ir
@@ -210,8 +218,11 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         fail(f"no function @{name} in {quote(source)} (it defines "
              f"{', '.join('@' + n for n in functions) or 'none'})")
     ptx_fn = read_function_file(target, name_b or name)
+    emit = emitter(emit_smt2, name, [
+        "ptxsmt refinement query: sat means the PTX does not refine the IR (unsat: it does)",
+        f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
-        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000)))
+        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000), emit))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:
@@ -230,6 +241,18 @@ def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     except PtxError:
         return lhs
     return rhs
+
+
+def emitter(directory: str | None, name: str, comments: list[str]):
+    """For --emit-smt2 DIR: a hook that writes the query a verdict comes from to
+    DIR/NAME.smt2 as the standard script the portfolio's solvers read (None: none)."""
+    if directory is None:
+        return None
+
+    def emit(assertions) -> None:
+        write_smt2(directory, "".join(c if c.isalnum() or c in "_-.$" else "_" for c in name),
+                   script(assertions, comments))
+    return emit
 
 
 def write_smt2(directory: str, name: str, text: str) -> Path:

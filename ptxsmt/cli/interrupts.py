@@ -54,6 +54,7 @@ def _watch(fd: int) -> None:
     while data := os.read(fd, 64):
         if signal.SIGINT in data:
             _seen.set()
+            solver.request_interrupt()
             z3 = sys.modules.get("z3")
             context = getattr(getattr(z3, "z3", None), "_main_ctx", None)
             if context is not None:  # z3 in use: stop its search; check() then raises

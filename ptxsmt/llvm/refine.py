@@ -14,6 +14,7 @@ addressing as global), 3 shared, 4 const, 5 local.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import z3
@@ -152,7 +153,9 @@ def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return assumed, z3.Or(z3.BoolVal(False), *undefined)
 
 
-def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) -> Refinement:
+def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
+               emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Refinement:
+    """`emit` receives the query's assertions before it is asked (`--emit-smt2`)."""
     ir = encode_function(ir_fn)
     try:
         ptx = encode_ptx(ptx_fn)
@@ -170,6 +173,8 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
     s.set("timeout", timeout_ms)
     links += mem_links
     s.add(*links, bad)
+    if emit is not None:
+        emit(list(s.assertions()))
     answer = s.check()
     if answer == z3.unsat:
         return Refinement("refines")

@@ -41,18 +41,24 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
     end = None if deadline is None else time.monotonic() + deadline
     selector = selectors.DefaultSelector()
     try:
-        for name, (fn, args) in calls.items():
-            read, write = os.pipe()
-            parent = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # the child: never returns into the caller's code
-                os.close(read)
-                _die_with(parent)
-                _child(fn, args, write)
-            os.close(write)
-            children[read] = (name, pid)
-            buffers[read] = bytearray()
-            selector.register(read, selectors.EVENT_READ)
+        # SIGINT held while forking: a Ctrl-C that lands in fork's own handlers would be
+        # lost there (they swallow exceptions); held, it is raised right after
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for name, (fn, args) in calls.items():
+                read, write = os.pipe()
+                parent = os.getpid()
+                pid = os.fork()
+                if pid == 0:  # the child: never returns into the caller's code
+                    os.close(read)
+                    _die_with(parent)
+                    _child(fn, args, write, mask)
+                os.close(write)
+                children[read] = (name, pid)
+                buffers[read] = bytearray()
+                selector.register(read, selectors.EVENT_READ)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         open_ends = set(children)
         while open_ends and not enough(answers):
             left = None if end is None else end - time.monotonic()
@@ -91,8 +97,9 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _child(fn: Callable, args: tuple, write: int) -> None:
+def _child(fn: Callable, args: tuple, write: int, mask: set) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     code = 0
     try:
         try:

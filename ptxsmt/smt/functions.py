@@ -12,6 +12,7 @@ functions before anyone sees it, as for snippets.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
 
@@ -27,8 +28,10 @@ from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES
 from ..sem.options import DEFAULT, Options
+from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
-from .solve import ReplayError, check_with, nice_values
+from .smt2 import subterms
+from .solve import NICE_SECONDS, ReplayError, check_with, nice_values
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,9 @@ def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
                                timeout: float | None = 30.0,
-                               unroll: int = 0, solver: str = "z3") -> FunctionVerdict:
+                               unroll: int = 0, solver: str = "z3",
+                               emit: Callable[[list[z3.BoolRef]], None] | None = None
+                               ) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
@@ -97,7 +102,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
     solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
-    result = check_with(solver, how, timeout)
+    decision = check_with(solver, how, timeout, emit)
+    result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
@@ -105,7 +111,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                                time.perf_counter() - start, unroll)
 
     if result == z3.unknown:
-        return verdict("unknown", solver.reason_unknown() or "timeout")
+        return verdict("unknown", decision.reason or "timeout")
     if result == z3.unsat:
         reached = {f"line {u.line} ({u.text}) is reached where {u.why}": None
                    for u in undefined if check(_solver(timeout), u.when) != z3.unsat}
@@ -118,16 +124,51 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             return verdict("bounded", f"loops that run more than {unroll} times "
                            f"(at {', '.join(beyond)}) are not compared")
         return verdict("equivalent")
-    prefer_nice(solver, el, er, zero=tuple(initial(s)[w] for s, w in witness.items()))
-    model = solver.model()
-    if not _definite(model, el, er, returns, spaces, defined, timeout):
-        free = _free_names(z3.simplify(z3.Or(differ)), el, er)
-        return verdict("unknown", "the functions differ only through values ptxsmt leaves "
-                       "free (results of uninterpreted instructions, NaNs the PTX ISA "
-                       "leaves open, return bytes never written): "
-                       + ", ".join(free or ["(none named)"]))
-    cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
-    return verdict("different", cex=cex)
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    zero = tuple(initial(s)[w] for s, w in witness.items())
+    for asked in range(1, OPEN_ROUNDS + 1):
+        model = prefer_nice(solver, el, er, zero=zero,
+                            seconds=_nice_seconds(decision.solver, _left(deadline)),
+                            start=decision.model) or decision.model
+        agreeing = _agreement(model, el, er, returns, spaces, defined, _left(deadline))
+        if agreeing is None:
+            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
+            return verdict("different", cex=cex)
+        if agreeing is AGREEMENT_UNKNOWN or asked == OPEN_ROUNDS:
+            break
+        # the difference lay only in values the ISA leaves open: ask for one that also
+        # holds under the choice of them that made the sides agree
+        solver.add(_under_choice(agreeing, z3.Implies(defined, z3.Or(differ)), el, er))
+        if deadline is not None:
+            solver.set("timeout", max(1, int(_left(deadline) * 1000)))
+        decision = check_with(solver, how, _left(deadline))
+        if decision.result != z3.sat:
+            break
+    free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+    undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
+                 else " (asking for a difference outside them ran out of time)")
+    return verdict("unknown", "the functions differ only through values ptxsmt leaves "
+                   "free (results of uninterpreted instructions, NaNs the PTX ISA "
+                   "leaves open, return bytes never written): "
+                   + ", ".join(free or ["(none named)"]) + undecided)
+
+
+OPEN_ROUNDS = 4  # models asked for, while each differs only through open values
+AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds to `deadline`, at least NICE_SECONDS (None: no limit)."""
+    return None if deadline is None else max(NICE_SECONDS, deadline - time.perf_counter())
+
+
+def _nice_seconds(winner: str, left: float | None) -> float | None:
+    """Models are for people, but the time is the verdict's: half of what is left (at
+    least a few seconds), or a few seconds when another solver won (z3 may find the
+    query hard). None: no limit."""
+    if winner != "z3":
+        return 4 * NICE_SECONDS
+    return None if left is None else max(4 * NICE_SECONDS, left / 2)
 
 
 def _solver(timeout: float | None) -> z3.Solver:
@@ -137,19 +178,55 @@ def _solver(timeout: float | None) -> z3.Solver:
     return solver
 
 
-def _definite(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
-              returns: list[str], spaces: list[str], defined: z3.BoolRef,
-              timeout: float | None) -> bool:
-    """Whether, on the model's inputs and initial memory, the functions differ for every
-    choice of what ptxsmt leaves free (the results of uninterpreted instructions, with
-    congruence; the NaNs the ISA leaves open; return bytes neither writes)."""
-    pins = [c == model.eval(c, model_completion=True)
-            for c in {**el.inputs, **er.inputs}.values()]
-    pins += [a == model.eval(a, model_completion=True)
-             for a in {**el.memory, **er.memory}.values()]
+def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
+               returns: list[str], spaces: list[str], defined: z3.BoolRef,
+               timeout: float | None) -> z3.ModelRef | None | object:
+    """None when, on the model's inputs and initial memory, the functions differ for
+    every choice of what ptxsmt leaves free (the results of uninterpreted instructions,
+    with congruence; the NaNs the ISA leaves open; return bytes neither writes): the
+    model is a counterexample. Otherwise a choice of those values under which they
+    agree there (a z3 model), or AGREEMENT_UNKNOWN if z3 could not tell."""
+    # the inputs' values substituted and folded (not assumed): what is left is small
+    values = [(c, model.eval(c, model_completion=True))
+              for c in (*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values())]
     same = [el.returns[k] == er.returns[k] for k in returns]
     same += [_final(el, s) == _final(er, s) for s in spaces]
-    return check(_solver(timeout), *pins, *same, defined) == z3.unsat
+    solver = _solver(timeout)
+    solver.add(z3.simplify(z3.substitute(z3.And(*same, defined), *values)))
+    result = check(solver)
+    if result == z3.unsat:
+        return None
+    return solver.model() if result == z3.sat else AGREEMENT_UNKNOWN
+
+
+def _under_choice(choice: z3.ModelRef, term: z3.BoolRef,
+                  *encodings: FunctionEncoding) -> z3.BoolRef:
+    """`term` with each free value (an uninterpreted function or constant other than
+    an input) as `choice` took it: at the arguments its applications had there, the
+    value `choice` gave them; elsewhere the first of those values. Every
+    counterexample that holds for all choices holds under this one, and the model
+    `choice` agreed on does not."""
+    inputs = {c.decl().name() for enc in encodings
+              for c in (*enc.inputs.values(), *enc.memory.values())}
+    apps: dict[z3.FuncDeclRef, list[z3.ExprRef]] = {}
+    for t in subterms(term):
+        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                t.decl().name() not in inputs and not t.decl().name().endswith(".address"):
+            apps.setdefault(t.decl(), []).append(t)
+    constants, functions = [], []
+    for f, uses in apps.items():
+        if f.arity() == 0:
+            constants.append((f(), choice.eval(f(), model_completion=True)))
+            continue
+        params = [z3.Var(i, f.domain(i)) for i in range(f.arity())]
+        points = [([choice.eval(a, model_completion=True) for a in u.children()],
+                   choice.eval(u, model_completion=True)) for u in uses]
+        body = points[0][1]
+        for args, value in reversed(points):
+            body = z3.If(z3.And(*[p == a for p, a in zip(params, args)]), value, body)
+        functions.append((f, body))
+    out = z3.substitute(term, *constants) if constants else term
+    return z3.substitute_funs(out, *functions) if functions else out
 
 
 def _free_names(term: z3.ExprRef, *encodings: FunctionEncoding) -> list[str]:
@@ -178,16 +255,44 @@ WINDOW = 1 << 40  # and the k-th window of the generic space
 
 
 def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
-                zero: tuple[z3.BitVecRef, ...] = ()) -> None:
+                zero: tuple[z3.BitVecRef, ...] = (), seconds: float | None = None,
+                start: z3.ModelRef | None = None) -> z3.ModelRef | None:
     """Fix each input, in order, to the nicest value that keeps the solver's
     constraints: models are for people. A 64-bit parameter or a variable's address is
     first tried as a buffer of its own (0x10000, 0x20000, ...: aligned for every type,
     none aliasing another), other scalars as 0, 1, -1, ...; then each word of initial
-    memory a load reads or a store overwrites as 0, else 1, and each term of `zero` as 0."""
+    memory a load reads or a store overwrites as 0, else 1, and each term of `zero` as 0.
+    Within `seconds` in all (None: each check under the solver's own limit). Once a
+    check runs out of time, the steps are local: the inputs other than the one tried
+    keep the last model's (first `start`'s) values, so z3 only propagates. Returns the
+    nicest model found (None if no check succeeded), and leaves it in `solver`."""
     fixed: list[z3.BoolRef] = []
+    found: list[z3.ModelRef] = []
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    inputs = {k: c for enc in encodings for k, c in enc.inputs.items()}
+    local = False
 
-    def keep(eq: z3.BoolRef) -> bool:
-        if check(solver, *fixed, eq) == z3.sat:
+    def sat(*eqs: z3.BoolRef, trying: z3.ExprRef | None = None) -> bool:
+        nonlocal local
+        if deadline is not None:  # each check a quarter of the time at most
+            left = min(deadline - time.perf_counter(), max(NICE_SECONDS, seconds / 4))
+            if left <= 0:
+                return False
+            solver.set("timeout", max(1, int(left * 1000)))
+        last = found[-1] if found else start
+        pins = [c == last.eval(c, model_completion=True) for c in inputs.values()
+                if trying is None or not c.eq(trying)] if local else []
+        result = check(solver, *fixed, *pins, *eqs)
+        if result == z3.unknown and not local and last is not None:
+            local = True
+            return sat(*eqs, trying=trying)
+        if result != z3.sat:
+            return False
+        found.append(solver.model())
+        return True
+
+    def keep(eq: z3.BoolRef, trying: z3.ExprRef | None = None) -> bool:
+        if sat(eq, trying=trying):
             fixed.append(eq)
             return True
         return False
@@ -195,7 +300,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
     types = {k: t for enc in encodings for k, t in enc.types.items()}
     origins = {k: o for enc in encodings for k, o in enc.origins.items()}
     buffers, windows = count(BUFFER, BUFFER), count(WINDOW, WINDOW)
-    for name, const in {k: c for enc in encodings for k, c in enc.inputs.items()}.items():
+    for name, const in inputs.items():
         wide = not z3.is_bool(const) and const.size() == 64
         pointer = wide and origins[name].startswith(("parameter", "the address of a variable"))
         window = wide and name.startswith("window.")
@@ -203,10 +308,10 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
             nice_values(types[name])[:4]
         for value in values:
             if keep(const == (z3.BoolVal(bool(value)) if z3.is_bool(const)
-                              else z3.BitVecVal(value, const.size()))):
+                              else z3.BitVecVal(value, const.size())), const):
                 break
-    if check(solver, *fixed) == z3.sat:
-        model = solver.model()
+    if found or sat():
+        model = found[-1]
         for enc in encodings:
             for a in (*enc.loads, *enc.stores):  # a stored word's bytes before it too
                 if z3.is_true(model.eval(a.when, model_completion=True)):
@@ -215,7 +320,8 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
                     _ = keep(word == 0) or keep(word == 1)
     for term in zero:
         keep(term == 0)
-    check(solver, *fixed)
+    sat()  # the nicest model left in `solver` too (function_vectors reads it there)
+    return found[-1] if found else None
 
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
@@ -265,12 +371,18 @@ def _covers(loc: Location, byte: Location) -> bool:
 
 def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> list[Location]:
     """Written bytes that end differently: each side's locations, compared byte by byte
-    (a .u32 store on one side may be four .u8 stores on the other)."""
+    (a .u32 store on one side may be four .u8 stores on the other). A value the ISA
+    leaves open (a NaN whose bits are the hardware's) against a value that is not open
+    differs as a whole, as a return does."""
     def bytes_of(ev: FunctionEvaluation) -> dict[tuple[str, int], int]:
         return {(loc.space, loc.address + k): (v >> (8 * k)) & 0xFF
-                for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
+                for loc, v in ev.stores.items() if v is not UNSPECIFIED
+                for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
     bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
-    return [loc for loc in dict.fromkeys([*lhs.stores, *rhs.stores])
-            if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))]
+    locations = list(dict.fromkeys([*lhs.stores, *rhs.stores]))
+    return [loc for loc in locations
+            if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))
+            or (loc.space in OBSERVABLE and loc in lhs.stores and loc in rhs.stores
+                and (lhs.stores[loc] is UNSPECIFIED) != (rhs.stores[loc] is UNSPECIFIED))]

@@ -1,8 +1,8 @@
 """A solver portfolio: z3, bitwuzla and cvc5 on the same query, each in its own process;
 the first definite answer wins and the others are killed.
 
-The query travels as SMT-LIB 2 text (z3 writes it; each solver, z3 included, reads it
-afresh). An answer is trusted only as far as ptxsmt can check it:
+The query travels as standard SMT-LIB 2 text (`smt2.script`, what `--emit-smt2` writes;
+each solver, z3 included, reads it afresh). An answer is trusted only as far as ptxsmt can check it:
 - "unsat" is accepted as unsat of the full query (it is the full query the solver read);
 - "sat" comes back as values of the query's Bool and bit-vector constants, handed to
   the caller as z3 values: the caller pins them in its own z3 solver and replays the
@@ -25,6 +25,7 @@ import z3
 
 from ..isa.errors import PtxError
 from .child import Outcome, race
+from .smt2 import script
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
 GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
@@ -55,12 +56,11 @@ def unavailable() -> list[str]:
 
 
 def smt2(assertions: Sequence[z3.BoolRef]) -> str:
-    """The assertions as SMT-LIB 2 for any solver: logic ALL, no check-sat (each runner
-    asks itself)."""
-    s = z3.Solver()
-    s.add(*assertions)
-    text = s.to_smt2()
-    return "(set-logic ALL)\n" + text[:text.rindex("(check-sat)")]
+    """The assertions as the standard SMT-LIB 2 script every solver reads
+    (`smt2.script`: z3's own operators rewritten, the logic named), less its
+    (check-sat): each runner asks itself."""
+    text = script(assertions)
+    return text[:text.rindex("(check-sat)")]
 
 
 def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
@@ -146,6 +146,8 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
     solver = cvc5.Solver()
     solver.setOption("produce-models", "true")
+    solver.setOption("fp-exp", "true")  # f16 and bf16 sorts
+    solver.setOption("arrays-exp", "true")  # a constant array (memory that starts as zeros)
     if timeout:
         solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
     symbols = cvc5.SymbolManager(solver.getTermManager())

@@ -9,7 +9,7 @@ failed replay is a bug in ptxsmt and raises, it never becomes a verdict.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import z3
@@ -22,7 +22,7 @@ from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
 from ..solver import check
-from . import portfolio
+from . import portfolio, smt2
 from .portfolio import SolverDisagreement
 
 SOLVER_CHOICES = ("z3", "portfolio")
@@ -76,55 +76,12 @@ class Query:
     def smt2(self) -> str:
         """The query in standard SMT-LIB 2, QF_BVFP: only Bool and bit-vector constants
         are declared, and no operator is Z3's own."""
-        s = z3.Solver()
-        s.add(*_ackermann(_no_unary(self.differ)))
-        header = [
-            "; ptxsmt equivalence query: sat means the snippets differ",
-            f"; lhs: {' '.join(self.lhs_text.split())}",
-            f"; rhs: {' '.join(self.rhs_text.split())}",
-            f"; outputs: {', '.join(self.outputs)}",
-        ]
-        return "\n".join(header) + "\n(set-logic QF_BVFP)\n" + s.to_smt2()
-
-
-def _subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """Each distinct subterm once, parents before children, in a fixed order."""
-    seen, order, todo = set(), [], [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            order.append(t)
-            todo.extend(reversed(t.children()))
-    return order
-
-
-def _no_unary(term: z3.BoolRef) -> z3.BoolRef:
-    """A one-operand or/and (a single compared output) as its operand: Z3 writes
-    `(or x)`, which the standard does not allow."""
-    while unary := [t for t in _subterms(term) if t.num_args() == 1 and
-                    (z3.is_or(t) or z3.is_and(t))]:
-        term = z3.substitute(term, *[(t, t.arg(0)) for t in unary])
-    return term
-
-
-def _ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
-    """QF_BVFP has no function symbols: each application of a named free value (a
-    cvt's NaN) becomes a constant, and applications with equal arguments get equal
-    values (Ackermann's reduction, equisatisfiable)."""
-    apps = [t for t in _subterms(term) if t.num_args() and
-            t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
-    consts = [(t, z3.Const(f"{t.decl().name()}!{i}", t.sort())) for i, t in enumerate(apps)]
-    if not consts:
-        return [term]
-    lemmas = []
-    for i, (f, m) in enumerate(consts):
-        for g, n in consts[i + 1:]:
-            if f.decl() == g.decl():
-                same = [z3.substitute(x, *consts) == z3.substitute(y, *consts)
-                        for x, y in zip(f.children(), g.children())]
-                lemmas.append(z3.Implies(same[0] if len(same) == 1 else z3.And(same), m == n))
-    return [*lemmas, z3.substitute(term, *consts)]
+        return smt2.script(smt2.ackermann(smt2.no_unary(self.differ)), [
+            "ptxsmt equivalence query: sat means the snippets differ",
+            f"lhs: {' '.join(self.lhs_text.split())}",
+            f"rhs: {' '.join(self.rhs_text.split())}",
+            f"outputs: {', '.join(self.outputs)}",
+        ])
 
 
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
@@ -173,30 +130,55 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
                   solver)
 
 
-def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None
-               ) -> z3.CheckSatResult:
-    """`check(solver)`, by z3 alone or by the portfolio (`how`). A portfolio "sat" from
-    another solver becomes z3's: its values of the Bool and bit-vector constants are
-    added to `solver` and z3 finds the rest (arrays, functions), so `solver.model()`
-    is a z3 model for the caller to replay. z3 refuting those values raises
-    `SolverDisagreement`; z3 not finishing under them is unknown."""
+@dataclass(frozen=True)
+class Decision:
+    """What `check_with` found: the result, which solver found it, why nobody did
+    (unknown: each solver's reason), and a z3 model of the query (sat)."""
+
+    result: z3.CheckSatResult
+    solver: str = "z3"
+    reason: str = ""
+    model: z3.ModelRef | None = None
+
+
+NICE_SECONDS = 1.0  # z3's time to make another solver's counterexample nice
+
+
+def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
+               emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
+    """Decide the query `solver` holds, by z3 alone or by the portfolio (`how`);
+    `emit` first receives the query's assertions (`--emit-smt2` writes them with
+    `smt2.script`, the text the portfolio's solvers read). A portfolio "sat" becomes a
+    z3 model: the winner's values of the Bool and bit-vector constants are assumed in
+    `solver` (assumptions: the query itself is left as it was, for the caller to
+    minimise) and z3 finds the rest (arrays, functions). z3 refuting those values raises
+    `SolverDisagreement`; z3 not finishing under them is unknown. "unsat" only ever
+    comes from a solver's unsat of the full query, never from a timeout."""
     if how not in SOLVER_CHOICES:
         raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
+    if emit is not None:
+        emit(list(solver.assertions()))
     if how == "z3" or len(portfolio.unavailable()) == len(portfolio.SOLVERS) - 1:
-        return check(solver)  # z3 alone: no need to write the query out
-    assertions = [_no_unary(a) for a in solver.assertions()]
+        result = check(solver)  # z3 alone: no need to write the query out
+        return Decision(result, reason=solver.reason_unknown() if result == z3.unknown else "",
+                        model=solver.model() if result == z3.sat else None)
+    assertions = list(solver.assertions())
     answer = portfolio.solve(assertions, timeout)
     if answer.result != "sat":
-        return z3.unsat if answer.result == "unsat" else z3.unknown
-    free = {t.decl().name(): t for a in assertions for t in _subterms(a)
+        return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
+            Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
+    free = {t.decl().name(): t for a in assertions for t in smt2.subterms(a)
             if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
-    solver.add(*[free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
-                                else z3.BitVecVal(v, free[name].size()))
-                 for name, v in answer.values.items() if name in free])
-    result = check(solver)
+    pins = [free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
+                           else z3.BitVecVal(v, free[name].size()))
+            for name, v in answer.values.items() if name in free]
+    result = check(solver, *pins)
     if result == z3.unsat:
         raise SolverDisagreement(f"{answer.solver} says sat, but z3 refutes its model")
-    return result
+    if result == z3.unknown:
+        return Decision(z3.unknown, answer.solver, f"{answer.solver} says sat, but z3 did not "
+                        f"complete its model ({solver.reason_unknown()})")
+    return Decision(z3.sat, answer.solver, model=solver.model())
 
 
 def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
@@ -206,19 +188,19 @@ def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
     start = time.perf_counter() - q.build_seconds
     how, solver = solver, q.solver(timeout)
     t0 = time.perf_counter()
-    result = check_with(solver, how, timeout)
+    decision = check_with(solver, how, timeout)
     solver_time = time.perf_counter() - t0
-    if result == z3.unsat:
+    if decision.result == z3.unsat:
         return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
                        solver_seconds=solver_time)
-    if result == z3.unknown:
-        return Verdict("unknown", q.outputs, reason=solver.reason_unknown() if how == "z3"
-                       else "no solver of the portfolio answered",
+    if decision.result == z3.unknown:
+        return Verdict("unknown", q.outputs, reason=decision.reason,
                        seconds=time.perf_counter() - start, solver_seconds=solver_time)
     t0 = time.perf_counter()
-    values = _model_values(solver.model(), q)
-    if minimise:  # after the portfolio, z3 may find the query hard: nice values briefly
-        values = _minimise(q, values, timeout if how == "z3" else min(timeout or 1.0, 1.0))
+    values = _model_values(decision.model, q)
+    if minimise:  # another solver won: z3 may find the query hard, nice values briefly
+        values = _minimise(q, values, timeout if decision.solver == "z3"
+                           else min(timeout or NICE_SECONDS, NICE_SECONDS))
     solver_time += time.perf_counter() - t0
     cex = replay(q, values)
     return Verdict("different", q.outputs, cex, seconds=time.perf_counter() - start,

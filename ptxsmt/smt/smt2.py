@@ -1,0 +1,109 @@
+"""Queries as standard SMT-LIB 2: the one text that `--emit-smt2` writes and that every
+solver of the portfolio reads.
+
+z3's own `to_smt2` is nearly standard; three things are z3's alone and are rewritten
+here, each into an equisatisfiable standard form:
+- `fp.to_ieee_bv` (no standard inverse of `to_fp`): each application becomes a fresh
+  bit-vector constant `b` with `(= ((_ to_fp e s) b) x)` -- unique where `x` is a number,
+  any NaN where `x` is NaN (ptxsmt reads an IEEE result's bits only where it is no NaN);
+- a one-operand `or`/`and` (one compared output) becomes its operand;
+- the logic is named from what the query uses (QF_ or quantified; A for arrays, UF for
+  function symbols, BV, FP), instead of z3's unnamed one.
+Snippet queries additionally replace their function symbols by constants
+(`ackermann`), so that they stay in QF_BVFP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import z3
+
+
+def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """Each distinct subterm once, parents before children, in a fixed order."""
+    seen, order, todo = set(), [], [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            order.append(t)
+            todo.extend(reversed(t.children()))
+    return order
+
+
+def no_unary(term: z3.BoolRef) -> z3.BoolRef:
+    """A one-operand or/and (a single compared output) as its operand, and one of none
+    as true/false: z3 writes `(or x)` and `and`, which the standard does not allow."""
+    while odd := [t for t in subterms(term) if z3.is_app(t) and t.num_args() < 2 and
+                  (z3.is_or(t) or z3.is_and(t))]:
+        term = z3.substitute(term, *[(t, t.arg(0) if t.num_args() else z3.BoolVal(z3.is_and(t)))
+                                     for t in odd])
+    return term
+
+
+def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
+    """Function symbols away: each application of a named free value (a cvt's NaN)
+    becomes a constant, and applications with equal arguments get equal values
+    (Ackermann's reduction, equisatisfiable; quadratic in the applications of one
+    symbol, so for snippets only)."""
+    apps = [t for t in subterms(term) if z3.is_app(t) and t.num_args() and
+            t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+    consts = [(t, z3.Const(f"{t.decl().name()}!{i}", t.sort())) for i, t in enumerate(apps)]
+    if not consts:
+        return [term]
+    lemmas = []
+    for i, (f, m) in enumerate(consts):
+        for g, n in consts[i + 1:]:
+            if f.decl() == g.decl():
+                same = [z3.substitute(x, *consts) == z3.substitute(y, *consts)
+                        for x, y in zip(f.children(), g.children())]
+                lemmas.append(z3.Implies(same[0] if len(same) == 1 else z3.And(same), m == n))
+    return [*lemmas, z3.substitute(term, *consts)]
+
+
+def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
+    """The assertions with z3's own operators replaced (module docstring)."""
+    terms = [no_unary(a) for a in assertions]
+    found = {t.get_id(): t for a in terms for t in subterms(a)
+             if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV and _closed(t)}
+    if not found:
+        return terms
+    bits = [(t, z3.BitVec(f"to_ieee_bv!{i}", t.sort().size()))
+            for i, t in enumerate(found.values())]
+    definitions = [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in bits]
+    # a definition's own argument may hold another conversion (a float op on converted bits)
+    return [z3.substitute(d, *bits) for d in definitions] + [z3.substitute(a, *bits)
+                                                              for a in terms]
+
+
+def _closed(term: z3.ExprRef) -> bool:
+    """No variable bound outside it (a term under a quantifier may use its variables)."""
+    return not any(z3.is_var(t) for t in subterms(term))
+
+
+def logic(assertions: Iterable[z3.BoolRef]) -> str:
+    """The SMT-LIB logic the assertions need: [QF_][A][UF]BV[FP]."""
+    quantified = arrays = functions = floats = False
+    for a in assertions:
+        for t in subterms(a):
+            quantified |= z3.is_quantifier(t)
+            if z3.is_quantifier(t):
+                continue
+            kind = t.sort().kind()
+            arrays |= kind == z3.Z3_ARRAY_SORT
+            floats |= kind in (z3.Z3_FLOATING_POINT_SORT, z3.Z3_ROUNDING_MODE_SORT)
+            functions |= (z3.is_app(t) and t.num_args() > 0
+                          and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
+    return (("" if quantified else "QF_") + ("A" if arrays else "") +
+            ("UF" if functions else "") + "BV" + ("FP" if floats else ""))
+
+
+def script(assertions: Sequence[z3.BoolRef], comments: Iterable[str] = ()) -> str:
+    """A standalone SMT-LIB 2 script: comments, set-logic, declarations, the assertions
+    in standard form, (check-sat)."""
+    terms = standard(assertions)
+    s = z3.Solver()
+    s.add(*terms)
+    header = "".join(f"; {c}\n" for c in comments)
+    return f"{header}(set-logic {logic(terms)})\n{s.to_smt2()}"
