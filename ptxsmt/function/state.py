@@ -52,19 +52,14 @@ class Registers(Mapping):
     entries with the old (a dict shared by many versions and a few writes since, folded
     in when they are many), so that a write costs little on a path of thousands of
     registers, and a join finds the registers two paths may hold differently from the
-    writes since they forked."""
+    writes since they forked (`differing`)."""
 
-    __slots__ = ("_base", "_recent")
+    __slots__ = ("_base", "_fold", "_recent")
 
-    def __init__(self, base: Mapping[str, z3.ExprRef] = (), recent: dict | None = None):
-        self._base = dict(base)
-        self._recent = recent or {}
-
-    @classmethod
-    def _of(cls, base: dict, recent: dict) -> Registers:
-        r = cls.__new__(cls)
-        r._base, r._recent = base, recent
-        return r
+    def __init__(self, base: Mapping[str, z3.ExprRef] = ()):
+        self._base: dict[str, z3.ExprRef] = dict(base)
+        self._fold = _Fold((), None)  # how _base came to be
+        self._recent: dict[str, z3.ExprRef] = {}  # written since
 
     def __getitem__(self, key: str) -> z3.ExprRef:
         try:
@@ -84,18 +79,38 @@ class Registers(Mapping):
 
     def set(self, values: Mapping[str, z3.ExprRef]) -> Registers:
         """These registers with `values` written."""
-        recent = {**self._recent, **values}
-        if len(recent) ** 2 > len(self._base) + 1024:  # fold in: O(√n) a write
-            return Registers._of({**self._base, **recent}, {})
-        return Registers._of(self._base, recent)
+        r = Registers.__new__(Registers)
+        r._base, r._fold, r._recent = self._base, self._fold, {**self._recent, **values}
+        if len(r._recent) ** 2 > len(self._base) + 1024:  # fold in: O(√n) a write
+            r._base, r._fold = {**self._base, **r._recent}, _Fold(tuple(r._recent), self._fold)
+            r._recent = {}
+        return r
 
     def differing(self, other: Registers) -> Iterable[str]:
-        """The registers that may hold different values here and in `other` (their
-        writes since they shared a base, or else every register not the same term)."""
-        if self._base is other._base:
-            return dict.fromkeys([*self._recent, *other._recent])
-        return dict.fromkeys([*(k for k, v in self.items() if other.get(k) is not v),
-                              *(k for k in other if k not in self)])
+        """The registers that may hold different values here and in `other`: of the
+        writes since their last common base (of all, for unrelated versions), those that
+        are not the same term in both."""
+        keys = dict.fromkeys([*self._recent, *other._recent])
+        a, b = self._fold, other._fold
+        while a is not b:
+            if a.depth < b.depth:
+                a, b = b, a
+            if a.parent is None:
+                keys = dict.fromkeys([*self, *other])
+                break
+            keys.update(dict.fromkeys(a.keys))
+            a = a.parent
+        return [k for k in keys if self.get(k) is not other.get(k)]
+
+
+class _Fold:
+    """The registers folded into a base over its parent's base (None: a first base)."""
+
+    __slots__ = ("keys", "parent", "depth")
+
+    def __init__(self, keys: tuple[str, ...], parent: _Fold | None):
+        self.keys, self.parent = keys, parent
+        self.depth = parent.depth + 1 if parent else 0
 
 
 def negate(condition: z3.BoolRef) -> z3.BoolRef:
@@ -165,19 +180,22 @@ class _Term:
         return self.id
 
 
-def merge(paths: list[State]) -> State:
+def merge(paths: list[State], registers: bool = True) -> State:
     """One state for paths that meet. Memory a path has not touched is the initial
     memory; a return value a path has not written is `unwritten` there (as in
     `effects.set_return`: a value neither side chooses). A register written on some
     paths only (defined on one side of a branch) keeps what those paths hold: reading it
-    where no path wrote it is undefined in PTX, and any value is a correct reading."""
+    where no path wrote it is undefined in PTX, and any value is a correct reading.
+    `registers=False`: where the paths end (registers die there), none are kept."""
     if len(paths) == 1:
         return paths[0]
     widths = {k: v.size() for p in paths for k, v in p.returns.items()}
     first = paths[0].registers
-    differing = dict.fromkeys(k for p in paths[1:] for k in first.differing(p.registers))
+    differing = dict.fromkeys(k for p in paths[1:] for k in first.differing(p.registers)) \
+        if registers else {}
     return State(disjoin([p.live for p in paths]),
-                 first.set(_merged([(p.live, p.registers) for p in paths], keys=differing)),
+                 first.set(_merged([(p.live, p.registers) for p in paths], keys=differing))
+                 if registers else Registers(),
                  _merged([(p.live, p.memory) for p in paths], initial),
                  _merged([(p.live, p.returns) for p in paths],
                          lambda k: z3.BitVec(f"{k} unwritten", widths[k])))
