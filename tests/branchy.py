@@ -6,7 +6,8 @@ the encode rows of scripts/bench.py.
 Kinds:
   straight  arithmetic only, each instruction a new register over the last few
   diamond   if/else chains: `@p bra ELSE; ...; bra.uni JOIN; ELSE: ...; JOIN:`, both
-            arms writing the register read after the join (a phi, as llc writes it)
+            arms writing the register read after the join (a phi, as llc writes it), or
+            only the first, the other keeping what a `mov` before the branch wrote
   triangle  guarded selects as llc writes them at -O0: `mov r, a; @p bra L; <op> r; L:`
   mixed     diamonds and triangles, some arms nested, some with a store or an early ret
 
@@ -69,6 +70,9 @@ class _Writer:
 
     def diamond(self, depth: int = 0) -> None:
         phi = self.fresh()
+        one_sided = self.rng.random() < 0.3  # only the arm that jumps writes the phi
+        if one_sided:
+            self.emit(f"mov.b32 {phi}, {self.src()}")
         p, other, join = self.compare(), self.label("else"), self.label("join")
         self.emit(f"@{p} bra {other}")
         pool = list(self.pool)
@@ -80,7 +84,8 @@ class _Writer:
                 self.op()
             if depth < 1 and self.rng.random() < 0.2:
                 self.diamond(depth + 1)
-            self.emit(f"mov.b32 {phi}, {self.src()}")
+            if not (one_sided and side):
+                self.emit(f"mov.b32 {phi}, {self.src()}")
             if not side:
                 self.emit(f"bra.uni {join}")
         self.lines.append(f"{join}:")

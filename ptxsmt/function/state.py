@@ -47,6 +47,10 @@ class State:
                      {**self.returns, **returns} if returns else self.returns)
 
 
+FOLD = 1024  # writes since the base are folded in when their square exceeds this more
+# than the base's size
+
+
 class Registers(Mapping):
     """Register values, persistent: a write makes a new version that shares its
     entries with the old (a dict shared by many versions and a few writes since, folded
@@ -81,7 +85,7 @@ class Registers(Mapping):
         """These registers with `values` written."""
         r = Registers.__new__(Registers)
         r._base, r._fold, r._recent = self._base, self._fold, {**self._recent, **values}
-        if len(r._recent) ** 2 > len(self._base) + 1024:  # fold in: O(√n) a write
+        if len(r._recent) ** 2 > len(self._base) + FOLD:  # fold in: O(√n) a write
             r._base, r._fold = {**self._base, **r._recent}, _Fold(tuple(r._recent), self._fold)
             r._recent = {}
         return r
