@@ -24,9 +24,14 @@ _OPS = ("add.s32", "sub.s32", "mul.lo.s32", "min.s32", "max.u32", "shl.b32")
 _CMPS = ("lt.s32", "ge.u32", "eq.s32", "ne.s32", "gt.u32", "le.s32")
 
 
+_COMMUTE = ("add", "mul")
+_FLIP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
 class _Writer:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, swapped: bool):
         self.rng = random.Random(seed)
+        self.swapped = swapped
         self.lines: list[str] = []
         self.count = 0  # instructions (labels not counted)
         self.r = 0  # registers %r1.. used
@@ -56,7 +61,10 @@ class _Writer:
         dest = dest or self.fresh()
         name = self.rng.choice(_OPS)
         second = str(self.rng.randrange(1, 5)) if name.startswith("shl") else self.operand()
-        self.emit(f"{name} {dest}, {self.src()}, {second}")
+        first = self.src()
+        if self.swapped and name.startswith(_COMMUTE):
+            first, second = second, first
+        self.emit(f"{name} {dest}, {first}, {second}")
         self.pool.append(dest)
         return dest
 
@@ -65,7 +73,10 @@ class _Writer:
         a = self.src()
         b = self.rng.choice([x for x in self.pool[-5:] if x != a] or ["7"]) \
             if self.rng.random() < 0.8 else str(self.rng.randrange(-9, 100))
-        self.emit(f"setp.{self.rng.choice(_CMPS)} %p{self.p}, {a}, {b}")
+        cmp, t = self.rng.choice(_CMPS).split(".")
+        if self.swapped and b.startswith("%"):
+            cmp, a, b = _FLIP[cmp], b, a
+        self.emit(f"setp.{cmp}.{t} %p{self.p}, {a}, {b}")
         return f"%p{self.p}"
 
     def diamond(self, depth: int = 0) -> None:
@@ -111,10 +122,12 @@ class _Writer:
         self.lines.append(f"{skip}:")
 
 
-def branchy(n: int, kind: str, seed: int = 0) -> str:
+def branchy(n: int, kind: str, seed: int = 0, swapped: bool = False) -> str:
     """A `.func (.param .b32 func_retval0) f(f_a, f_b, f_c, f_o)` of about n
-    instructions of `kind` (see the module docstring); f_o points to global memory."""
-    w = _Writer(seed)
+    instructions of `kind` (see the module docstring); f_o points to global memory.
+    `swapped`: the same function spelled otherwise (the operands of add and mul
+    swapped, each compare of two registers mirrored: `lt a, b` as `gt b, a`)."""
+    w = _Writer(seed, swapped)
     for k, name in enumerate(PARAMS):
         w.emit(f"ld.param.u32 %r{k + 1}, [{name}]")
     w.r = len(PARAMS)

@@ -27,6 +27,7 @@ from ptxsmt.function import read_function, state
 from ptxsmt.function.encode import encode_function
 from ptxsmt.function.evaluate import evaluate_function
 from ptxsmt.function.state import Registers, conjoin, disjoin, negate
+from ptxsmt.smt import functions
 
 THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
 M32 = 0xFFFFFFFF
@@ -57,6 +58,28 @@ def test_eval_of_generated_branchy_functions_matches_the_interpreter(kind, seed,
     stored = {loc.address + k: (v >> 8 * k) & 0xFF
               for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
     assert stored == memory
+
+
+# ---- equiv on the new encoding, with and without the final simplification -------------
+
+@pytest.mark.parametrize("steps", [functions.SIMPLIFY_STEPS, 1], ids=["", "unsimplified"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_equiv_of_a_respelled_function_and_of_a_mutant(kind, steps, monkeypatch):
+    """The same function spelled otherwise is equivalent; one that adds 1 to what it
+    returns differs, with a counterexample the interpreter confirms. `unsimplified`: the
+    query went to the solver as built (z3.simplify ran past its steps)."""
+    monkeypatch.setattr(functions, "SIMPLIFY_STEPS", steps)
+    text = branchy(40, kind, 4)
+    fn = read_function(text, "f")
+    same = functions.check_function_equivalence(fn, read_function(branchy(40, kind, 4, True), "f"))
+    assert same.verdict == "equivalent", same.reason
+    at = text.rindex("st.param.b32 [func_retval0], ")
+    returned = text[at:].split(", ")[1].split(";")[0]
+    mutant = f"{text[:at]}add.s32 {returned}, {returned}, 1;\n\t{text[at:]}"
+    v = functions.check_function_equivalence(fn, read_function(mutant, "f"))
+    assert v.verdict == "different", v.reason
+    params = {**{k: v.counterexample.inputs[k] for k in ("f_a", "f_b", "f_c")}, "f_o": OUT}
+    assert run(text, "f", params, {}, {}) != run(mutant, "f", params, {}, {})
 
 
 # ---- linear: the work of encoding, counted --------------------------------------------

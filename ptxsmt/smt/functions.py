@@ -96,7 +96,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
+    solver.add(_simplified(z3.Or(differ), mul2concat=True), defined)
     result = check_with(solver, how, timeout)
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
@@ -121,13 +121,29 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     prefer_nice(solver, el, er, zero=tuple(initial(s)[w] for s, w in witness.items()))
     model = solver.model()
     if not _definite(model, el, er, returns, spaces, defined, timeout):
-        free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+        free = _free_names(_simplified(z3.Or(differ)), el, er)
         return verdict("unknown", "the functions differ only through values ptxsmt leaves "
                        "free (results of uninterpreted instructions, NaNs the PTX ISA "
                        "leaves open, return bytes never written): "
                        + ", ".join(free or ["(none named)"]))
     cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
     return verdict("different", cex=cex)
+
+
+# z3.simplify rewrites the query as a DAG, in steps: one past this many is left as built
+# (the solver's own preprocessing simplifies it again), so that no query waits on it long
+SIMPLIFY_STEPS = 2_000_000
+
+
+def _simplified(term: z3.BoolRef, **params) -> z3.BoolRef:
+    """`term` simplified (`params`: z3.simplify's, e.g. mul2concat) within
+    SIMPLIFY_STEPS rewriting steps, else as it is."""
+    try:
+        return z3.simplify(term, max_steps=SIMPLIFY_STEPS, **params)
+    except z3.Z3Exception as e:
+        if "max. steps" not in str(e):
+            raise
+        return term
 
 
 def _solver(timeout: float | None) -> z3.Solver:
