@@ -26,6 +26,10 @@ Rows:
   prove          `prove identities` with 2 jobs vs 1 job; share of time in the solver
   equiv chain N  N-instruction equivalence query; ratio = time per instruction
                  relative to the 10-instruction chain (1.0 = linear growth)
+  encode K N     `encode_function` on a generated N-instruction function of kind K
+                 (straight, diamond, triangle, mixed: tests/branchy.py) vs the old
+                 encoding (commit ENCODE_BASELINE) in the same run, fresh processes; the
+                 baseline capped (60 s; 20 s --quick) (--only-encode: these)
   check N lines  `ptxsmt check` on a ~100k-line module llc-14 writes (3,000 functions of
                  compares, selects, arithmetic, loads, stores, branches) vs `ptxas -arch
                  sm_80` on the same file, each a fresh process; as plain functions (which
@@ -33,7 +37,8 @@ Rows:
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
-< 10 s, linear; one eval < 0.15 s. Issue 21: check within 5x of ptxas.
+< 10 s, linear; one eval < 0.15 s. Issue 21: check within 5x of ptxas. Issue 23: a
+5,000-instruction function encoded in < 15 s, linearly.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -421,10 +427,82 @@ def bench_check(functions: int, kernels: bool) -> None:
         f"{min(ours) / min(theirs):.1f}x")
 
 
+# ---- issue 23: whole-function encoding, linear (--only-encode) ----
+
+ENCODE_BASELINE = "437a00a"  # the last commit with the old encoding (a path condition
+# simplified whole at every branch, every register merged at every join)
+ENCODE_KINDS = ("straight", "diamond", "triangle", "mixed")  # tests/branchy.py
+_ENCODE_ONE = """
+import sys, time
+from branchy import branchy
+from ptxsmt.function import read_function
+from ptxsmt.function.encode import encode_function
+encode_function(read_function(branchy(50, sys.argv[1], 1), "f"))  # tables built, warm
+fn = read_function(branchy(int(sys.argv[2]), sys.argv[1], 0), "f")
+start = time.perf_counter()
+encode_function(fn)
+print(time.perf_counter() - start)
+"""
+
+
+def _encode_seconds(package: Path, kind: str, n: int, cap: float) -> float | None:
+    """Seconds `encode_function` takes on `branchy(n, kind)`, in a fresh process running
+    the ptxsmt at `package` (one core); None past `cap` seconds."""
+    env = {**os.environ, "PYTHONPATH": f"{package}{os.pathsep}{ROOT / 'tests'}"}
+    try:
+        done = subprocess.run([sys.executable, "-c", _ENCODE_ONE, kind, str(n)], env=env,
+                              cwd=package, capture_output=True, text=True, timeout=cap,
+                              check=True)  # cwd: `-c` imports from it first
+    except subprocess.TimeoutExpired:
+        return None
+    return float(done.stdout.split()[-1])
+
+
+def _package_at(rev: str, into: Path) -> Path | None:
+    """The ptxsmt package of commit `rev` of this checkout, written under `into`."""
+    try:
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "ptxsmt"],
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        archive.extractall(into, filter="data")
+    return into
+
+
+def bench_encode(sizes: tuple[int, ...], cap: float, baseline: str = ENCODE_BASELINE) -> None:
+    """`encode_function` on generated functions of n instructions (tests/branchy.py:
+    straight-line; if/else diamonds; llc's guarded selects; a mix with nested arms,
+    early returns and stores), this checkout against the old encoding (commit
+    `baseline`), each in a fresh process; the baseline stops at `cap` seconds (and is
+    not run on larger sizes of a kind past it). Issue 23: 5,000 instructions < 15 s,
+    linear: the per-instruction time stays flat down a kind's rows."""
+    with tempfile.TemporaryDirectory() as place:
+        old = _package_at(baseline, Path(place))
+        for kind in ENCODE_KINDS:
+            over = False
+            for n in sizes:
+                ours = _encode_seconds(ROOT, kind, n, 600)
+                theirs = None if over or old is None else _encode_seconds(old, kind, n, cap)
+                mine = f"{ours:,.2f} s ({1e6 * ours / n:,.0f} us/ins)" if ours else "> 600 s"
+                if old is None:
+                    base, ratio = f"no commit {baseline}", ""
+                elif theirs is None:
+                    base = f"> {cap:,.0f} s ({'not run' if over else baseline})"
+                    ratio = f"> {cap / ours:,.0f}x" if ours else ""
+                    over = True
+                else:
+                    base = f"{theirs:,.2f} s ({baseline})"
+                    ratio = f"{theirs / ours:,.1f}x" if ours else ""
+                row(f"encode {kind} {n:,}", mine, base, ratio)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
     ap.add_argument("--only-check", action="store_true", help="Only the `check` row.")
+    ap.add_argument("--only-encode", action="store_true",
+                    help="Only the issue-23 function-encoding rows.")
     ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
                     help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
@@ -434,6 +512,10 @@ def main() -> None:
             bench_check(300 if args.quick else 3000, kernels)
         return
     print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
+    if args.only_encode:
+        bench_encode((100, 1000, 5000) if args.quick else (100, 1000, 5000, 20_000),
+                     20.0 if args.quick else 60.0)
+        return
     if args.batch_before:
         bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
         return
@@ -449,6 +531,8 @@ def main() -> None:
         bench_sweep()
     bench_prove()
     bench_chains((10, 100) if args.quick else (10, 100, 1000, 10_000))
+    bench_encode((100, 1000, 5000) if args.quick else (100, 1000, 5000, 20_000),
+                 20.0 if args.quick else 60.0)
     bench_synth()
     for kernels in (False, True):
         bench_check(300 if args.quick else 3000, kernels)

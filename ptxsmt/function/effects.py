@@ -460,7 +460,6 @@ class Execution:
         return self.state.live if guard is None else z3.And(self.state.live, guard)
 
     def _update(self, **parts: dict) -> None:
-        self.state = replace(self.state, **{k: {**getattr(self.state, k), **v}
-                                            for k, v in parts.items()})
+        self.state = self.state.updated(**parts)
 
 

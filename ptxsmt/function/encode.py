@@ -115,7 +115,7 @@ def _run(ex: Execution) -> State:
             HANDLERS.get(item.opcode, opaque)(ex, item)
     if ex.state is not None:
         exits.append(ex.state)
-    return merge(exits) if exits else State(z3.BoolVal(False), {}, {}, {})
+    return merge(exits, registers=False) if exits else State(z3.BoolVal(False), {}, {}, {})
 
 
 def _call(ex: Execution, g: Generic) -> None:

@@ -101,7 +101,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(z3.simplify(z3.Or(differ), mul2concat=True), defined)
+    solver.add(_simplified(z3.Or(differ), mul2concat=True), defined)
     decision = check_with(solver, how, timeout, emit)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
@@ -144,7 +144,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         decision = check_with(solver, how, _left(deadline))
         if decision.result != z3.sat:
             break
-    free = _free_names(z3.simplify(z3.Or(differ)), el, er)
+    free = _free_names(_simplified(z3.Or(differ)), el, er)
     undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
                  else " (asking for a difference outside them ran out of time)")
     return verdict("unknown", "the functions differ only through values ptxsmt leaves "
@@ -169,6 +169,22 @@ def _nice_seconds(winner: str, left: float | None) -> float | None:
     if winner != "z3":
         return 4 * NICE_SECONDS
     return None if left is None else max(4 * NICE_SECONDS, left / 2)
+
+
+# z3.simplify rewrites the query as a DAG, in steps: one past this many is left as built
+# (the solver's own preprocessing simplifies it again), so that no query waits on it long
+SIMPLIFY_STEPS = 2_000_000
+
+
+def _simplified(term: z3.BoolRef, **params) -> z3.BoolRef:
+    """`term` simplified (`params`: z3.simplify's, e.g. mul2concat) within
+    SIMPLIFY_STEPS rewriting steps, else as it is."""
+    try:
+        return z3.simplify(term, max_steps=SIMPLIFY_STEPS, **params)
+    except z3.Z3Exception as e:
+        if "max. steps" not in str(e):
+            raise
+        return term
 
 
 def _solver(timeout: float | None) -> z3.Solver:
