@@ -196,6 +196,9 @@ def _decide_ir(pair: Pair) -> dict:
         functions = read_ir(Path(pair.lhs).read_text())
     except OSError as e:
         raise PtxError(f"{pair.lhs}: {e.strerror or e}") from None
+    except Unsupported as e:  # valid IR the reader does not model (a struct type, ...)
+        return {**equiv_row(Validated(pair.function or "?", None, e), pair.rhs, ""),
+                "seconds": round(time.perf_counter() - start, 4)}
     except PtxError as e:
         raise PtxError(f"{pair.lhs}: {e}") from None
     name = pair.function

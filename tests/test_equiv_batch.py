@@ -252,3 +252,13 @@ def test_bad_ir_lines_cost_only_themselves(ir_work):
     assert "unroll does not apply to IR against PTX" in out[1]["error"]
     assert "defines 2 functions" in out[2]["error"] and "@nope" in out[3]["error"]
     assert code == 2
+
+
+def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):
+    (ir_work / "struct.ll").write_text(
+        "%S = type { i16, i16 }\n"
+        "define %S @pack(i16 %a) {\n  %s = insertvalue %S poison, i16 %a, 0\n  ret %S %s\n}\n")
+    code, out, _ = _batch(ir_work, [{"a": "struct.ll", "b": "une_llc14_O2.ptx",
+                                     "function": "pack", "function_b": "add"}])
+    assert [r["verdict"] for r in out] == ["refused"] and out[0]["reason"] == "type"
+    assert code == 3
