@@ -2,14 +2,17 @@
 per input line, in input order.
 
 A line names two .ptx files and a function (`{"a": FILE, "b": FILE, "function": F,
-"function_b"?: G, "options"?: {...}}`) or two snippets (`{"lhs": PTX, "rhs": PTX,
-"options"?: {...}}`). Each pair is decided by the same library calls as a single
-`ptxsmt equiv` (smt.solve for snippets, smt.functions for functions), in a child process
-of its own: a pair that crashes or runs past its limit costs only its own line.
+"function_b"?: G, "options"?: {...}}`), an LLVM IR source and the PTX it was compiled to
+(the same keys, `a` a .ll file: does `b`'s function refine `a`'s?), or two snippets
+(`{"lhs": PTX, "rhs": PTX, "options"?: {...}}`). Each pair is decided by the same library
+calls as a single `ptxsmt equiv` (smt.solve for snippets, smt.functions for functions,
+llvm.refine for IR against PTX), in a child process of its own: a pair that crashes or
+runs past its limit costs only its own line.
 
-Definite verdicts are cached by content (both files' bytes or both snippets, function
-names, options, and the fingerprint of ptxsmt's source and Z3), one small JSON file each
-under the cache directory; unknowns are not cached (a busier machine may decide them).
+Definite verdicts (and IR refused as outside the model) are cached by content (both
+files' bytes or both snippets, function names, options, and the fingerprint of ptxsmt's
+source and Z3), one small JSON file each under the cache directory; unknowns are not
+cached (a busier machine may decide them).
 """
 
 from __future__ import annotations
@@ -37,13 +40,15 @@ from .synth.executor import executor
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs")
 FILE_KEYS = {"a", "b", "function", "function_b", "options"}
 SNIPPET_KEYS = {"lhs", "rhs", "options"}
+IR_OPTIONS = ("timeout",)  # IR against PTX: the refinement query's limit only
+CACHED = ("equivalent", "bounded", "different", "refines", "refused")
 STOP_MARGIN = 5.0  # seconds past twice the solver's limit before a pair is stopped
 
 
 @dataclass(frozen=True)
 class Pair:
     line: int
-    kind: str  # "functions" | "snippets"
+    kind: str  # "functions" | "ir" | "snippets"
     lhs: str  # a path or a snippet
     rhs: str
     function: str | None = None
@@ -54,9 +59,11 @@ class Pair:
         """The content address of the pair's verdict."""
         digest = hashlib.sha256(cache.fingerprint().encode())
         sides = ([Path(p).read_bytes() for p in (self.lhs, self.rhs)]
-                 if self.kind == "functions" else [s.encode() for s in (self.lhs, self.rhs)])
+                 if self.kind != "snippets" else [s.encode() for s in (self.lhs, self.rhs)])
+        # an IR pair's counterexample names the PTX file in its reproduce line
+        named = [self.rhs] if self.kind == "ir" else []
         for part in (self.kind.encode(), *sides,
-                     json.dumps([self.function, self.function_b, self.options],
+                     json.dumps([self.function, self.function_b, self.options, *named],
                                 sort_keys=True).encode()):
             digest.update(len(part).to_bytes(8, "little") + part)
         return digest.hexdigest()
@@ -90,7 +97,15 @@ def parse_line(number: int, text: str, defaults: dict, base: Path) -> Pair:
     names = [spec.get(k) for k in ("function", "function_b")]
     if not all(n is None or isinstance(n, str) for n in names):
         raise PtxError("function and function_b are names (strings)")
-    return Pair(number, "functions", str(paths[0]), str(paths[1]), names[0],
+    kind = "functions"
+    if paths[0].suffix == ".ll" or paths[1].suffix == ".ll":
+        if paths[0].suffix != ".ll" or paths[1].suffix != ".ptx":
+            raise PtxError("IR against PTX takes a SOURCE.ll as a and a TARGET.ptx as b")
+        if given := sorted(set(spec.get("options", {})) - set(IR_OPTIONS)):
+            raise PtxError(f"option {given[0]} does not apply to IR against PTX "
+                           f"(options: {', '.join(IR_OPTIONS)})")
+        kind = "ir"
+    return Pair(number, kind, str(paths[0]), str(paths[1]), names[0],
                 names[1] or names[0], options)
 
 
@@ -145,6 +160,8 @@ def _decide(pair: Pair) -> dict:
             verdict = decide(build_query(pair.lhs, pair.rhs, o.get("outputs"), opts),
                              o["timeout"], solver=o["solver"])
             return verdict_json(verdict)
+        if pair.kind == "ir":
+            return _decide_ir(pair)
         return function_verdict_json(_decide_functions(pair, opts))
     except PtxError as e:
         return {"verdict": "error", "error": str(e)}
@@ -163,6 +180,41 @@ def _decide_functions(pair: Pair, opts: Options):
     b = read_function_file(pair.rhs, pair.function_b)
     return check_function_equivalence(a, b, opts, o["timeout"], o.get("unroll") or 0,
                                       o.get("solver") or "z3")
+
+
+def _decide_ir(pair: Pair) -> dict:
+    """Does the PTX function refine the IR's? The fields of `equiv SOURCE.ll TARGET.ptx
+    --json`, and the seconds it took."""
+    from .function.evaluate import read_function_file
+    from .llvm.errors import Unsupported
+    from .llvm.module import read_ir
+    from .llvm.refine import Validated, ir_refines
+    from .report.llvm import equiv_row
+
+    start = time.perf_counter()
+    try:
+        functions = read_ir(Path(pair.lhs).read_text())
+    except OSError as e:
+        raise PtxError(f"{pair.lhs}: {e.strerror or e}") from None
+    except Unsupported as e:  # valid IR the reader does not model (a struct type, ...)
+        return {**equiv_row(Validated(pair.function or "?", None, e), pair.rhs, ""),
+                "seconds": round(time.perf_counter() - start, 4)}
+    except PtxError as e:
+        raise PtxError(f"{pair.lhs}: {e}") from None
+    name = pair.function
+    if name is None and len(functions) != 1:
+        raise PtxError(f"{pair.lhs} defines {len(functions)} functions: name one (function)")
+    name = name or next(iter(functions))
+    if name not in functions:
+        raise PtxError(f"no function @{name} in {pair.lhs}")
+    ptx_fn = read_function_file(pair.rhs, pair.function_b or name)
+    try:
+        result = Validated(name, ir_refines(functions[name], ptx_fn,
+                                            int(pair.options["timeout"] * 1000)))
+    except Unsupported as e:
+        result = Validated(name, None, e)
+    return {**equiv_row(result, pair.rhs, ptx_fn.name),
+            "seconds": round(time.perf_counter() - start, 4)}
 
 
 def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
@@ -194,7 +246,7 @@ def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
             decided = pool.map(decide_pair, [p for p, _ in todo]) if pool else iter(())
             next_line = 1
             for (pair, key), result in zip(todo, decided):
-                if key and result["verdict"] in ("equivalent", "bounded", "different"):
+                if key and result["verdict"] in CACHED:
                     _write(store, key, result)
                 results[pair.line] = result
                 progress.update()
@@ -213,11 +265,12 @@ def _line(number: int, result: dict) -> dict:
 
 
 def exit_code(results: Iterable[dict]) -> int:
-    """A ptxsmt bug 4, else any different 1, else any bad line 2, else any unknown 3, else 0."""
+    """A ptxsmt bug 4, else any different 1, else any bad line 2, else any unknown (or IR
+    refused) 3, else 0."""
     verdicts = list(results)
     for code, hit in ((4, lambda r: r.get("bug")), (1, lambda r: r["verdict"] == "different"),
                       (2, lambda r: r["verdict"] == "error"),
-                      (3, lambda r: r["verdict"] == "unknown")):
+                      (3, lambda r: r["verdict"] in ("unknown", "refused"))):
         if any(hit(r) for r in verdicts):
             return code
     return 0

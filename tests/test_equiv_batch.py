@@ -1,12 +1,17 @@
 """`ptxsmt equiv --batch`: many pairs, one JSON line each in input order. Verdicts are
 known by construction (u32 addition commutes; a + b and a - b differ exactly when
-2b != 0 mod 2^32, checked in plain Python on the counterexample)."""
+2b != 0 mod 2^32, checked in plain Python on the counterexample; an ordered compare for
+fcmp une differs exactly on NaN operands, checked with Python's unordered !=)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
+import struct
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -199,3 +204,98 @@ def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):
     counts = [line.split()[2] for line in shown]  # a line at each pair, and a last one
     assert counts == ["0/4", "1/4", "2/4", "3/4", "4/4", "4/4"], shown
     assert shown[-1].startswith("equiv --batch: 4/4 pairs done in "), shown
+
+
+# IR against PTX: the pair llc-14 -O2 wrote (tests/ptx/llvm/une.ll); the planted bug is
+# the ordered setp.ne for fcmp une, which differs from it exactly when an operand is NaN.
+LLVM_PAIR = Path(__file__).parent / "ptx" / "llvm"
+LOOP_IR = """define i32 @loop(i32 %n) {
+entry:
+  br label %head
+head:
+  %i = phi i32 [0, %entry], [%j, %head]
+  %j = add i32 %i, 1
+  %c = icmp ult i32 %j, %n
+  br i1 %c, label %head, label %done
+done:
+  ret i32 %j
+}
+"""
+
+
+@pytest.fixture
+def ir_work(work):
+    pytest.importorskip("llvmlite")
+    for name in ("une.ll", "une_llc14_O2.ptx"):
+        shutil.copy(LLVM_PAIR / name, work / name)
+    text = (work / "une_llc14_O2.ptx").read_text()
+    assert text.count("setp.neu.f32") == 1
+    (work / "une_bad.ptx").write_text(text.replace("setp.neu.f32", "setp.ne.f32"))
+    (work / "loop.ll").write_text(LOOP_IR)
+    return work
+
+
+IR_LINES = [
+    {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "une"},
+    {"a": "une.ll", "b": "une_bad.ptx", "function": "une"},
+    {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "add", "options": {"timeout": 20}},
+    {"a": "loop.ll", "b": "une_llc14_O2.ptx", "function": "loop", "function_b": "add"},
+]
+IR_EXPECTED = ["refines", "different", "refines", "refused"]
+
+
+def _f32(bits: str) -> float:
+    return struct.unpack("<f", struct.pack("<I", int(bits, 16)))[0]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ir_against_ptx_pairs(ir_work, jobs):
+    code, out, _ = _batch(ir_work, [*IR_LINES, LINES[0]], "--jobs", jobs)
+    assert [r["verdict"] for r in out] == [*IR_EXPECTED, "equivalent"]
+    assert code == 1
+    cex = out[1]["counterexample"]
+    a, b = (_f32(cex["inputs"][k]) for k in ("a", "b"))
+    assert math.isnan(a) or math.isnan(b)  # the only inputs where une and ne part
+    assert int(cex["ir"], 16) == int(a != b) == 1  # Python's != is unordered, as une is
+    assert int(cex["ptx"], 16) & 1 == 0
+    assert cex["reproduce"]["ptx"].startswith(f"ptxsmt eval {ir_work / 'une_bad.ptx'} ")
+    assert out[3]["reason"] == "loop" and "loop" in out[3]["detail"]
+
+
+def test_ir_verdicts_and_refusals_are_cached(ir_work):
+    first = _batch(ir_work, IR_LINES)[1]
+    code, second, _ = _batch(ir_work, IR_LINES)
+    assert [r.get("cached") for r in second] == [True] * 4
+    assert [{k: v for k, v in r.items() if k != "cached"} for r in second] == first
+    (ir_work / "une_llc14_O2.ptx").write_text((ir_work / "une_bad.ptx").read_text())
+    third = _batch(ir_work, IR_LINES[:1])[1]
+    assert third[0]["verdict"] == "different" and not third[0].get("cached")
+
+
+def test_refused_ir_alone_exits_3(ir_work):
+    assert _batch(ir_work, [IR_LINES[3], IR_LINES[0]])[0] == 3
+
+
+def test_bad_ir_lines_cost_only_themselves(ir_work):
+    lines = [{"a": "une_llc14_O2.ptx", "b": "une.ll", "function": "une"},
+             {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "une",
+              "options": {"unroll": 2}},
+             {"a": "une.ll", "b": "une_llc14_O2.ptx"},
+             {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "nope"},
+             IR_LINES[0]]
+    code, out, _ = _batch(ir_work, lines)
+    assert [r["verdict"] for r in out] == ["error"] * 4 + ["refines"]
+    assert "SOURCE.ll as a and a TARGET.ptx as b" in out[0]["error"]
+    assert "unroll does not apply to IR against PTX" in out[1]["error"]
+    assert "defines 2 functions" in out[2]["error"] and "@nope" in out[3]["error"]
+    assert code == 2
+
+
+def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):
+    (ir_work / "struct.ll").write_text(
+        "%S = type { i16, i16 }\n"
+        "define %S @pack(i16 %a) {\n  %s = insertvalue %S poison, i16 %a, 0\n  ret %S %s\n}\n")
+    code, out, _ = _batch(ir_work, [{"a": "struct.ll", "b": "une_llc14_O2.ptx",
+                                     "function": "pack", "function_b": "add"}])
+    assert [r["verdict"] for r in out] == ["refused"] and out[0]["reason"] == "type"
+    assert code == 3

@@ -53,11 +53,16 @@ def equiv_text(v: Validated, ptx_path: str, ptx_name: str) -> str:
     return "\n".join(lines)
 
 
-def equiv_json(v: Validated, ptx_path: str, ptx_name: str) -> str:
+def equiv_row(v: Validated, ptx_path: str, ptx_name: str) -> dict:
+    """`equiv SOURCE.ll TARGET.ptx --json`'s fields (also one `equiv --batch` line's)."""
     row = _row(v)
     if (line := _reproduce(v, ptx_path, ptx_name)) is not None:
         row["counterexample"]["reproduce"] = {"ptx": line}
-    return dumps(row, indent=2)
+    return row
+
+
+def equiv_json(v: Validated, ptx_path: str, ptx_name: str) -> str:
+    return dumps(equiv_row(v, ptx_path, ptx_name), indent=2)
 
 
 def tv_json(results: list[Validated]) -> str:
