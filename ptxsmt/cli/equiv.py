@@ -191,6 +191,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     from ..llvm.module import read_ir
     from ..llvm.refine import Validated, ir_refines
     from ..report import llvm as rendering
+    from .tv import second_solver
 
     if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
         fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
@@ -211,7 +212,8 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
              f"{', '.join('@' + n for n in functions) or 'none'})")
     ptx_fn = read_function_file(target, name_b or name)
     try:
-        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000)))
+        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
+                                            second_solver()))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

@@ -38,10 +38,23 @@ def tv(file, mcpu, opt, only, timeout, as_json) -> None:
     text = read_text(file, "FILE")
     try:
         results = validate_module(text, cpu=mcpu, opt=opt, timeout_ms=int(timeout * 1000),
-                                  only=only)
+                                  only=only, second=second_solver())
     except PtxError as e:
         fail(str(e))
     report.out(rendering.tv_json(results) if as_json else rendering.tv_text(results))
     verdicts = {v.verdict for v in results}
     raise SystemExit(1 if "different" in verdicts else
                      max((EXIT.get(v, 3) for v in verdicts), default=0))
+
+
+def second_solver():
+    """bitwuzla, through the portfolio, for refinement queries z3 gives up on (None
+    where it is not installed)."""
+    import z3
+
+    from ..smt import portfolio
+    if "bitwuzla" in portfolio.unavailable():
+        return None
+    # simplified first: z3 prints a one-argument `or` that bitwuzla's parser refuses
+    return lambda assertions, timeout: portfolio.solve([z3.simplify(a) for a in assertions],
+                                                       timeout, ("bitwuzla",))

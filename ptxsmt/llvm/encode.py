@@ -19,7 +19,7 @@ from . import intrinsics as intr
 from . import reader
 from .errors import Unsupported
 from .module import IrFunction, IrType, address, ir_type
-from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits
+from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
 ADDRESS = z3.BitVecSort(64)
 
@@ -64,6 +64,8 @@ def concat(value: Value) -> z3.BitVecRef:
 
 
 def encode_function(fn: IrFunction) -> Encoding:
+    if fn.refused is not None:
+        raise fn.refused
     return _Encoder(fn).run()
 
 
@@ -72,6 +74,7 @@ class _Encoder:
         self.fn = fn
         self.choices = Choices()
         self.values: dict[int, Value] = {}
+        self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = {}
@@ -141,8 +144,7 @@ class _Encoder:
         if self.fn.returns.kind != "void":
             result = returns[-1][1]
             for path, value, _ in reversed(returns[:-1]):
-                result = tuple(Lane(z3.If(path, a.bits, b.bits), z3.If(path, a.poison, b.poison))
-                               for a, b in zip(value, result, strict=True))
+                result = tuple(pick(path, a, b) for a, b in zip(value, result, strict=True))
         final = {s: _join([(p, m[s]) for p, _, m in returns]) for s in spaces}
         return Encoding(self.fn, self.params, result, z3.Or(FALSE, *self.ub), final, initial,
                         self.sregs, self.choices.made)
@@ -150,6 +152,19 @@ class _Encoder:
     # ---- operands -------------------------------------------------------------------------
 
     def operand(self, o) -> Value:
+        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN (the
+        same choice at every such use of the value)."""
+        value = self.raw(o)
+        if all(z3.is_false(x.nan) for x in value):
+            return value
+        key = address(o)
+        if key not in self.exposed:
+            fmt = ir_type(o.type).fmt
+            self.exposed[key] = tuple(self.choices.exposed(x, fmt) for x in value)
+        return self.exposed[key]
+
+    def raw(self, o) -> Value:
+        """An operand as its lanes are, for uses that only ask whether it is a NaN."""
         kind = o.value_kind.name
         if kind in ("argument", "instruction"):
             return self.values[address(o)]
@@ -242,13 +257,13 @@ class _Encoder:
                     raise Unsupported("fast-math", "contract through fpext")
             if src is not None and src.opcode == "fmul" and \
                     "contract" in reader.instruction(str(src)).flags:
-                out.append((k, [self.operand(x) for x in src.operands], negated))
+                out.append((k, [self.raw(x) for x in src.operands], negated))
         return out
 
     def _float_arith(self, ins, p: reader.Printed) -> Value:
         t = ir_type(ins.type)
         fmt, flags = t.fmt, self._fast_math(p)
-        args = [self.operand(o) for o in ins.operands]
+        args = [self.raw(o) for o in ins.operands]
         contractions = self._contractions(ins, p)
 
         def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
@@ -267,17 +282,19 @@ class _Encoder:
 
         def lane(i: int, *xs: Lane) -> Lane:
             views = [fl.view(x.bits, fmt) for x in xs]
-            if ins.opcode == "fneg":
-                bits = fl.fneg(xs[0].bits)
+            if ins.opcode == "fneg":  # the negation of any NaN is any NaN
+                bits, nan = fl.fneg(xs[0].bits), xs[0].nan
                 r = fl.view(bits, fmt)
             else:
                 r = fl.BINARY[ins.opcode](*views)
                 for alternative in fusions(i, views):
                     r = z3.If(self.choices.flag("contract"), alternative, r)
-                bits = fl.result_bits(r, fmt, self.choices)
+                bits = fl.result_bits(r, fmt)
+                nan = z3.fpIsNaN(r)
             if "nsz" in flags:
                 bits = fl.nsz(bits, self.choices)
-            return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r])))
+            poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r]))
+            return Lane(bits, poison, nan)
         n = max(len(a) for a in args)
         return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
 
@@ -294,7 +311,7 @@ class _Encoder:
     def _fcmp(self, ins, p: reader.Printed) -> Value:
         fmt = ir_type(next(iter(ins.operands)).type).fmt
         flags = self._fast_math(p, compare=True)
-        a, b = (self.operand(o) for o in ins.operands)
+        a, b = (self.raw(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
             u, v = fl.view(x.bits, fmt), fl.view(y.bits, fmt)
@@ -306,17 +323,16 @@ class _Encoder:
         """"If the condition is an i1 and it evaluates to 1, the instruction returns the
         first value argument; otherwise, it returns the second value argument." Poison
         only from the condition and the chosen arm."""
-        c, a, b = (self.operand(o) for o in ins.operands)
+        c, a, b = (self.raw(o) for o in ins.operands)
         t = ir_type(ins.type)
         flags = self._fast_math(p, compare=True) if t.kind == "float" else frozenset()
 
         def lane(k: Lane, x: Lane, y: Lane) -> Lane:
-            take = k.bits == 1
-            bits = z3.If(take, x.bits, y.bits)
-            poison = z3.Or(k.poison, z3.If(take, x.poison, y.poison))
+            out = pick(k.bits == 1, x, y)
+            poison = z3.Or(k.poison, out.poison)
             if flags:
-                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(bits, t.fmt)]))
-            return Lane(bits, poison)
+                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(out.bits, t.fmt)]))
+            return Lane(out.bits, poison, out.nan)
         return self._lanewise(lane, c, a, b)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
@@ -329,12 +345,11 @@ class _Encoder:
     def _phi(self, ins, p: reader.Printed) -> Value:
         """"the value specified by the pair corresponding to the predecessor basic block
         that executed just prior to the current block" """
-        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.operand(o))
+        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.raw(o))
                  for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True)]
         out = pairs[-1][1]
         for cond, v in reversed(pairs[:-1]):
-            out = tuple(Lane(z3.If(cond, x.bits, y.bits), z3.If(cond, x.poison, y.poison))
-                        for x, y in zip(v, out, strict=True))
+            out = tuple(pick(cond, x, y) for x, y in zip(v, out, strict=True))
         return out
 
     # ---- terminators ----------------------------------------------------------------------
@@ -353,7 +368,7 @@ class _Encoder:
 
     def _ret(self, ins, p: reader.Printed) -> Value | None:
         ops = list(ins.operands)
-        return self.operand(ops[0]) if ops else None
+        return self.raw(ops[0]) if ops else None
 
     def _unreachable(self, ins, p: reader.Printed) -> None:
         self._ub(z3.BoolVal(True))  # "the behavior is undefined" when executed
@@ -378,7 +393,7 @@ class _Encoder:
         op, t = ins.opcode, ir_type(ins.type)
         src = ir_type(next(iter(ins.operands)).type)
         flags = self._fast_math(p)
-        (a,) = (self.operand(o) for o in ins.operands)
+        (a,) = (self.raw(o) for o in ins.operands)
 
         def lane(x: Lane) -> Lane:
             poison = [x.poison]
@@ -394,7 +409,7 @@ class _Encoder:
                 r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
             poison.append(fl.fast_math_poison(flags, [r]))
-            return Lane(fl.result_bits(r, t.fmt, self.choices), z3.Or(*poison))
+            return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)
         return self._lanewise(lane, a)
 
     _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
@@ -415,28 +430,26 @@ class _Encoder:
         """"The result is a scalar of the same type as the element type of val. Its value
         is the value at position idx of val. If idx exceeds the length of val for a
         fixed-length vector, the result is a poison value." """
-        vec, (idx,) = (self.operand(o) for o in ins.operands)
+        vec, (idx,) = (self.raw(o) for o in ins.operands)
         out = Lane(vec[0].bits, z3.BoolVal(True))
         for i in reversed(range(len(vec))):
-            hit = idx.bits == i
-            out = Lane(z3.If(hit, vec[i].bits, out.bits), z3.If(hit, vec[i].poison, out.poison))
-        return (Lane(out.bits, z3.Or(idx.poison, out.poison)),)
+            out = pick(idx.bits == i, vec[i], out)
+        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan),)
 
     def _insertelement(self, ins, p: reader.Printed) -> Value:
         """"a vector of the same type as val. Its element values are those of val except
         at position idx, where it gets the value elt. If idx exceeds the length of val ...
         the result is a poison value." """
-        vec, (elt,), (idx,) = (self.operand(o) for o in ins.operands)
+        vec, (elt,), (idx,) = (self.raw(o) for o in ins.operands)
         bad = z3.Or(idx.poison, z3.UGE(idx.bits, len(vec)))
-        return tuple(Lane(z3.If(idx.bits == i, elt.bits, x.bits),
-                          z3.Or(bad, z3.If(idx.bits == i, elt.poison, x.poison)))
-                     for i, x in enumerate(vec))
+        lanes = [pick(idx.bits == i, elt, x) for i, x in enumerate(vec)]
+        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan) for x in lanes)
 
     def _shufflevector(self, ins, p: reader.Printed) -> Value:
         """"The elements of the two input vectors are numbered from left to right across
         both of the vectors. ... A poison element in the mask vector specifies that the
         resulting element is poison." """
-        a, b = (self.operand(o) for o in list(ins.operands)[:2])
+        a, b = (self.raw(o) for o in list(ins.operands)[:2])
         both = a + b
         width = both[0].bits.size()
         return tuple(Lane(z3.BitVecVal(0, width), z3.BoolVal(True)) if m is None else both[m]
@@ -527,15 +540,17 @@ class _Encoder:
         if base in intr.FLOAT:
             t = ir_type(ins.type)
             flags = self._fast_math(p)
-            values = [self.operand(o) for o in args]
+            bitwise = base in intr.FLOAT_BITWISE  # they see the bits: exposed operands
+            values = [(self.operand if bitwise else self.raw)(o) for o in args]
 
-            def float_lane(*xs: Lane) -> Lane:
+            def lane(*xs: Lane) -> Lane:
                 bits = intr.FLOAT[base](*[x.bits for x in xs], t.fmt, self.choices)
                 if "nsz" in flags:
                     bits = fl.nsz(bits, self.choices)
                 views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
-                return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views)))
-            return self._lanewise(float_lane, *values)
+                poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))
+                return Lane(bits, poison) if bitwise else float_lane(bits, poison, t.fmt)
+            return self._lanewise(lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
 
 

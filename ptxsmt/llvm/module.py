@@ -81,6 +81,7 @@ class IrFunction:
     param_attributes: list[frozenset[str]]
     value: Any
     module: Any
+    refused: Unsupported | None = None  # why it cannot be encoded (raised when it is)
 
     @property
     def text(self) -> str:
@@ -100,9 +101,13 @@ def read_ir(text: str) -> dict[str, IrFunction]:
     for fn in module.functions:
         if fn.is_declaration:
             continue
-        params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
+        try:
+            params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
+            ret = ir_type(fn.global_value_type.get_function_return())
+        except Unsupported as e:  # this function only: the others are still checked
+            out[fn.name] = IrFunction(fn.name, [], IrType("void"), frozenset(), [], fn, module, e)
+            continue
         define = reader.define_line(str(fn))
-        ret = ir_type(fn.global_value_type.get_function_return())
         out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
                                   reader.param_attributes(define), fn, module)
     return out

@@ -14,13 +14,16 @@ addressing as global), 3 shared, 4 const, 5 local.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 
 from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
+from ..sem.sorts import is_nan
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
 from .module import IrFunction
@@ -84,13 +87,15 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list
 
 
 def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx) -> z3.BoolRef:
-    """Some returned bit differs where the IR's lane is not poison."""
+    """The PTX's return differs where the IR's lane is not poison: some bit differs, or,
+    where the IR's lane is any NaN, the PTX's is not a NaN."""
     if ir.result is None:
         return z3.BoolVal(False)
     lane_width = ir.result[0].bits.size()
     bits = concat(ir.result)
     wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
-    covered, out = set(), []
+    returned: dict[int, z3.BitVecRef] = {}  # bit position -> the PTX's bit there
+    out = []
     for key, value in ptx.returns.items():
         base, offset = _split(key)
         if base != RETURN:
@@ -98,18 +103,23 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx) -> z3.BoolRef:
         for b in range(value.size()):
             at = 8 * offset + b
             if at < bits.size():
-                lane = ir.result[at // lane_width]
-                source = z3.Extract(at, at, bits)
-            elif wide is not None and at < 64:
-                lane = ir.result[0]
+                returned[at] = z3.Extract(b, b, value)
+            elif wide is not None and at < 64:  # the zeroext/signext bits
                 source = z3.Extract(at, at, wide)
-            else:
-                continue  # above the IR value: free
-            covered.add(at)
-            out.append(z3.And(z3.Not(lane.poison), z3.Extract(b, b, value) != source))
-    if len(covered & set(range(bits.size()))) < bits.size():
+                out.append(z3.And(z3.Not(ir.result[0].poison), z3.Extract(b, b, value) != source))
+            # above the IR value otherwise: free
+    if len(returned) < bits.size():
         raise Unsupported("calling convention", f"the PTX does not return all of @{ir_fn.name}'s "
                           f"{bits.size()}-bit result in {RETURN}")
+    fmt = ir_fn.returns.fmt
+    for i, lane in enumerate(ir.result):
+        lo = i * lane_width
+        got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
+            if lane_width > 1 else returned[lo]
+        differs = got != lane.bits
+        if fmt is not None and not z3.is_false(lane.nan):
+            differs = z3.If(lane.nan, z3.Not(is_nan(got, fmt)), differs)
+        out.append(z3.And(z3.Not(lane.poison), differs))
     return z3.Or(*out)
 
 
@@ -152,7 +162,14 @@ def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return assumed, z3.Or(z3.BoolVal(False), *undefined)
 
 
-def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) -> Refinement:
+# A second solver for what z3 gives up on: (assertions, timeout in seconds) -> an answer
+# with `.result` ("sat"/"unsat"/"unknown"), `.values` (constant name -> value) and
+# `.reason`, as ptxsmt.smt.portfolio.solve gives (a layer above this one: callers pass it).
+SecondSolver = Callable[[list, float], Any]
+
+
+def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
+               second: SecondSolver | None = None) -> Refinement:
     ir = encode_function(ir_fn)
     try:
         ptx = encode_ptx(ptx_fn)
@@ -166,16 +183,12 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
                                        ptx_undefined))
     # a counterexample must hold for every choice the IR leaves open
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
     links += mem_links
-    s.add(*links, bad)
-    answer = s.check()
+    answer, model, why = _solve([*links, bad], not ir.choices, timeout_ms, second)
     if answer == z3.unsat:
         return Refinement("refines")
     if answer == z3.unknown:
-        return Refinement("unknown", f"solver: {s.reason_unknown()}")
-    model = s.model()
+        return Refinement("unknown", f"solver: {why}")
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
     if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
@@ -193,6 +206,55 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000) ->
     return Refinement("different", "", inputs,
                       value(concat(ir.result)) if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
+
+
+def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
+           second: SecondSolver | None):
+    """(answer, model, why unknown): z3 first; where it gives up on a quantifier-free
+    query, the `second` solver (bitwuzla, often quicker on float terms) reads the same
+    query. Its "unsat" is the answer; its "sat" values are pinned in z3 for the model
+    (checked again by z3, and replayed, before any verdict is given)."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*assertions)
+    answer = s.check()
+    if answer != z3.unknown:
+        return answer, s.model() if answer == z3.sat else None, ""
+    why = s.reason_unknown()
+    if not quantifier_free or second is None:
+        return answer, None, why
+    other = second(assertions, timeout_ms / 1000)
+    if other.result == "unsat":
+        return z3.unsat, None, ""
+    if other.result != "sat":
+        return answer, None, f"{why}; {other.solver or 'second solver'}: " \
+                             f"{other.reason or 'unknown'}"
+    pinned = z3.Solver()
+    pinned.set("timeout", timeout_ms)
+    pinned.add(*assertions)
+    for d in _constants(assertions):
+        if d.name() in other.values:
+            v = other.values[d.name()]
+            pinned.add(d() == (z3.BoolVal(v) if isinstance(v, bool) else
+                               z3.BitVecVal(v, d.range().size())))
+    if pinned.check() != z3.sat:
+        return z3.unknown, None, f"{why}; the second solver's model did not check in z3"
+    return z3.sat, pinned.model(), ""
+
+
+def _constants(assertions: list) -> list[z3.FuncDeclRef]:
+    """The 0-ary constants (Bool and bit-vector) of the assertions."""
+    seen, out, todo = set(), [], list(assertions)
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                (z3.is_bool(t) or z3.is_bv(t)):
+            out.append(t.decl())
+        todo.extend(t.children())
+    return out
 
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
@@ -223,7 +285,8 @@ class Validated:
 
 
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
-                    timeout_ms: int = 30_000, only: str | None = None) -> list[Validated]:
+                    timeout_ms: int = 30_000, only: str | None = None,
+                    second: SecondSolver | None = None) -> list[Validated]:
     """Compile IR `text` with llvmlite's NVPTX backend and check every function it
     defines (or `only` that one) against the PTX it became."""
     from ..function import read_function
@@ -238,7 +301,8 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
         if only is not None and name != only:
             continue
         try:
-            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms)))
+            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms,
+                                                   second)))
         except Unsupported as e:
             out.append(Validated(name, None, e))
     return out
