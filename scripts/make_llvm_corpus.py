@@ -126,12 +126,13 @@ def split_functions(text: str) -> dict[str, str]:
 
 
 def _lite(text: str, opt: int) -> str | None:
-    from ptxsmt.llvm.errors import LlvmError
-    from ptxsmt.llvm.module import compile_to_ptx
-    try:
-        return compile_to_ptx(text, cpu="sm_80", opt=opt)
-    except LlvmError:
-        return None
+    """llvmlite's NVPTX backend, in a child process: an LLVM fatal error ("Cannot
+    select") ends the process that meets it."""
+    code = ("import sys; from ptxsmt.llvm.module import compile_to_ptx; "
+            f"sys.stdout.write(compile_to_ptx(sys.stdin.read(), cpu='sm_80', opt={opt}))")
+    r = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
+                       text=True, timeout=300)
+    return r.stdout if r.returncode == 0 else None
 
 
 def _functions(text: str) -> list[str]:

@@ -392,7 +392,8 @@ MUTANTS = [
       'either = z3.If(ch.flag("minmax.zero"), a, b)', "either = a",
       "minnum/maxnum(+0, -0) always the first operand (either is allowed)"),
     m("llvm-minimum-zeros-unordered", "ptxsmt/llvm/intrinsics.py",
-      "z3.If(_ordered_zero(order)(x, y), a, b))", "z3.If(order[0](x, y), a, b))",
+      "some_nan(fmt),\n                     z3.If(_ordered_zero(order)(x, y), a, b))",
+      "some_nan(fmt),\n                     z3.If(order[0](x, y), a, b))",
       "minimum/maximum without -0 < +0 (minnum's reading)"),
     m("llvm-nan-result-exact", "ptxsmt/llvm/values.py",
       "return Lane(bits, poison, is_nan(bits, fmt))", "return Lane(bits, poison)",
@@ -404,6 +405,13 @@ MUTANTS = [
     m("llvm-zeroext-ignored", "ptxsmt/llvm/refine.py",
       'if "zeroext" in attrs:', 'if False:',
       "a zeroext return's upper bits free"),
+    m("llvm-switch-default", "ptxsmt/llvm/encode.py",
+      "self._edge(address(default), z3.Not(z3.Or(FALSE, *taken)))",
+      "self._edge(address(default), z3.Or(FALSE, *taken))",
+      "switch: the default taken when a case matches"),
+    m("llvm-round-ties-even", "ptxsmt/llvm/intrinsics.py",
+      '("round", z3.RNA())', '("round", z3.RNE())',
+      "llvm.round with ties to even (it rounds them away from zero)"),
 ]
 
 

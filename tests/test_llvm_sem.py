@@ -370,3 +370,15 @@ def test_contract_fuses_subtractions_with_their_signs(line, sign):
     twice = product - c if sign == 1 else c - product  # +0.0 either way, never -0.0
     got = possible(outcome(enc, a=_f32(x), b=_f32(x), c=_f32(c))[2])
     assert got == {_f32(exact), _f32(twice)}
+
+
+def test_switch_on_poison_is_ub_and_takes_its_case():
+    """"If 'value' is poison, the behavior is undefined"; otherwise the matching case's
+    destination, or the default."""
+    body = ("entry:\n%x = add nuw i8 %a, %b\nswitch i8 %x, label %d [ i8 -1, label %m\n"
+            "i8 3, label %m ]\nm:\nret i8 1\nd:\nret i8 2")
+    enc = encode(body)
+    assert outcome(enc, a=255, b=1)[0]  # a + b wraps: poison: UB
+    for a, b, want in ((1, 2, 1), (250, 5, 1), (1, 1, 2), (0, 0, 2)):
+        ub, poison, bits = outcome(enc, a=a, b=b)
+        assert (ub, poison, bits.as_long()) == (False, False, want)

@@ -50,11 +50,7 @@ def tv(file, mcpu, opt, only, timeout, as_json) -> None:
 def second_solver():
     """bitwuzla, through the portfolio, for refinement queries z3 gives up on (None
     where it is not installed)."""
-    import z3
-
     from ..smt import portfolio
     if "bitwuzla" in portfolio.unavailable():
         return None
-    # simplified first: z3 prints a one-argument `or` that bitwuzla's parser refuses
-    return lambda assertions, timeout: portfolio.solve([z3.simplify(a) for a in assertions],
-                                                       timeout, ("bitwuzla",))
+    return lambda assertions, timeout: portfolio.solve(assertions, timeout, ("bitwuzla",))

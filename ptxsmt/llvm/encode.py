@@ -366,6 +366,25 @@ class _Encoder:
         self.edges[self.block, false] = z3.Or(
             self.edges.get((self.block, false), FALSE), z3.And(self.path, z3.Not(taken)))
 
+    def _switch(self, ins, p: reader.Printed) -> None:
+        """"the specified value is compared against each case value; if a match is found,
+        control flows to the corresponding destination, otherwise to the default
+        destination. ... If 'value' is poison, the behavior is undefined." """
+        value, default, *dests = list(ins.operands)
+        (x,) = self.operand(value)
+        self._ub(x.poison)
+        taken = []
+        for case, dest in zip(reader.switch_cases(str(ins)), dests, strict=True):
+            hit = x.bits == z3.BitVecVal(case, x.bits.size())
+            taken.append(hit)
+            self._edge(address(dest), hit)
+        self._edge(address(default), z3.Not(z3.Or(FALSE, *taken)))
+
+    def _edge(self, dest: int, when: z3.BoolRef) -> None:
+        """One more way from this block to `dest` (cases may share a destination)."""
+        key = (self.block, dest)
+        self.edges[key] = z3.Or(self.edges.get(key, FALSE), z3.And(self.path, when))
+
     def _ret(self, ins, p: reader.Printed) -> Value | None:
         ops = list(ins.operands)
         return self.raw(ops[0]) if ops else None

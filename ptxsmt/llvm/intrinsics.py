@@ -205,6 +205,14 @@ FLOAT: dict[str, Callable[..., BitVec]] = {
     "fmuladd": _rounded(_fmuladd),
     # sqrt: "the result matches a conforming libm implementation" (correctly rounded)
     "sqrt": _rounded(lambda a, ch: z3.fpSqrt(fl.RNE, a)),
+    # "returns the same value as the libm" floor/ceil/trunc ("rounded towards negative
+    # infinity / positive infinity / zero to the nearest integer"), round ("halfway
+    # cases away from zero"), roundeven ("halfway cases to even"); rint/nearbyint round
+    # "using the current rounding mode" (nearest even in the default environment)
+    **{name: _rounded(lambda a, ch, mode=mode: z3.fpRoundToIntegral(mode, a))
+       for name, mode in (("floor", z3.RTN()), ("ceil", z3.RTP()), ("trunc", z3.RTZ()),
+                          ("round", z3.RNA()), ("roundeven", z3.RNE()),
+                          ("rint", z3.RNE()), ("nearbyint", z3.RNE()))},
 }
 # Intrinsics whose value is a bit operation on the operands: no fast-math NaN result.
 FLOAT_BITWISE = frozenset({"fabs", "copysign"})

@@ -223,7 +223,7 @@ def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
     why = s.reason_unknown()
     if not quantifier_free or second is None:
         return answer, None, why
-    other = second(assertions, timeout_ms / 1000)
+    other = second(_portable(assertions), timeout_ms / 1000)
     if other.result == "unsat":
         return z3.unsat, None, ""
     if other.result != "sat":
@@ -240,6 +240,33 @@ def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
     if pinned.check() != z3.sat:
         return z3.unknown, None, f"{why}; the second solver's model did not check in z3"
     return z3.sat, pinned.model(), ""
+
+
+def _subterms(terms: list) -> list[z3.ExprRef]:
+    seen, out, todo = set(), [], list(terms)
+    while todo:
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            out.append(t)
+            todo.extend(t.children())
+    return out
+
+
+def _portable(assertions: list) -> list:
+    """The query in standard SMT-LIB for another solver: z3's `fp.to_ieee_bv` (not in
+    the standard) as a fresh bit-vector whose float is the value (every use here is
+    guarded by a NaN test, so which NaN it is does not matter), and no one-operand
+    or/and (z3 writes `(or x)`, which the standard does not allow)."""
+    to_bv = [t for t in _subterms(assertions)
+             if z3.is_app_of(t, z3.Z3_OP_FPA_TO_IEEE_BV)]
+    fresh = [(t, z3.FreshConst(t.sort(), "ieee")) for t in to_bv]
+    out = [z3.substitute(a, *fresh) if fresh else a for a in assertions]
+    out += [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in fresh]
+    while unary := [t for t in _subterms(out) if t.num_args() == 1 and
+                    (z3.is_or(t) or z3.is_and(t))]:
+        out = [z3.substitute(a, *[(t, t.arg(0)) for t in unary]) for a in out]
+    return out
 
 
 def _constants(assertions: list) -> list[z3.FuncDeclRef]:
