@@ -250,8 +250,11 @@ NAN_PTX = """.version 7.0
     ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "-1", "refines"),
     # ... but never a number (infinity where the sum is NaN)
     ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "0x7F800000", "different"),
-    # a NaN the IR passes through (select of a parameter) keeps its bits exactly
-    ("select", "mov.b32 \t%r3, %r1;", "-1", "different"),
+    # a NaN the IR passes through (select of a parameter) keeps its bits exactly: not
+    # proved; but a result that differs only in which NaN it is gives no verdict (the PTX
+    # ISA leaves NaN bits unspecified in places where LLVM relies on hardware)
+    ("select", "mov.b32 \t%r3, %r1;", "-1", "unknown"),
+    ("select", "mov.b32 \t%r3, %r1;", "0x7F800000", "different"),
 ])
 def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, when_nan,
                                                                  verdict):
@@ -273,6 +276,8 @@ def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, 
         assert r.ptx_result == when_nan_bits(when_nan)
         if ir_op == "select":  # the IR's result is the input NaN, bit for bit
             assert r.ir_result == r.inputs["a"] != r.ptx_result
+    if verdict == "unknown":
+        assert "NaN's sign or payload" in r.reason
 
 
 def when_nan_bits(text: str) -> int:
