@@ -412,6 +412,9 @@ MUTANTS = [
     m("llvm-round-ties-even", "ptxsmt/llvm/intrinsics.py",
       '("round", z3.RNA())', '("round", z3.RNE())',
       "llvm.round with ties to even (it rounds them away from zero)"),
+    m("llvm-inline-ub-dropped", "ptxsmt/llvm/encode.py",
+      "        self._ub(inner.ub)\n", "",
+      "a called function's undefined behaviour forgotten"),
 ]
 
 

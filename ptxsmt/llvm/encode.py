@@ -18,7 +18,7 @@ from . import integer as it
 from . import intrinsics as intr
 from . import reader
 from .errors import Unsupported
-from .module import IrFunction, IrType, address, ir_type
+from .module import IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
 ADDRESS = z3.BitVecSort(64)
@@ -69,17 +69,27 @@ def encode_function(fn: IrFunction) -> Encoding:
     return _Encoder(fn).run()
 
 
+INLINE_DEPTH = 8  # calls of this module's functions nested deeper are refused (recursion)
+
+
 class _Encoder:
-    def __init__(self, fn: IrFunction):
+    def __init__(self, fn: IrFunction, caller: _Encoder | None = None,
+                 args: list[Value] | None = None):
+        """`fn` alone (its parameters are inputs), or called by `caller` with `args`
+        (sharing its choices and special registers)."""
         self.fn = fn
-        self.choices = Choices()
+        self.choices = caller.choices if caller else Choices()
+        self.depth = caller.depth + 1 if caller else 0
         self.values: dict[int, Value] = {}
         self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
-        self.sregs: dict[str, z3.BitVecRef] = {}
+        self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
         self.params = {}
-        for (name, t), arg in zip(fn.params, fn.value.arguments, strict=True):
+        for k, ((name, t), arg) in enumerate(zip(fn.params, fn.value.arguments, strict=True)):
+            if args is not None:
+                self.values[address(arg)] = args[k]
+                continue
             bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
             self.params[name] = bits
             self.values[address(arg)] = lanes_of(bits, t)
@@ -535,7 +545,10 @@ class _Encoder:
         callee = list(ins.operands)[-1]
         name = callee.name
         if not name.startswith("llvm."):
-            raise Unsupported("call", f"@{name}")
+            target = self._defined(name)
+            if target is None:
+                raise Unsupported("call", f"@{name}")
+            return self._inline(target, list(ins.operands)[:-1])
         base = reader.intrinsic_base(name)
         args = list(ins.operands)[:-1]
         if base.startswith("nvvm.read.ptx.sreg."):
@@ -571,6 +584,31 @@ class _Encoder:
                 return Lane(bits, poison) if bitwise else float_lane(bits, poison, t.fmt)
             return self._lanewise(lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
+
+
+    def _defined(self, name: str):
+        """The function `name` if this module defines it (a body to inline), else None."""
+        try:
+            fn = self.fn.module.get_function(name)
+        except NameError:
+            return None
+        return None if fn.is_declaration else fn
+
+    def _inline(self, callee, args: list) -> Value | None:
+        """A call of a function this module defines: its body, with the arguments as
+        its parameters (lanes, poison and all); its UB is the caller's where the call
+        runs. Callees that touch memory are refused (their memory is not threaded)."""
+        if self.depth >= INLINE_DEPTH:
+            raise Unsupported("call", f"@{callee.name}: calls nested more than "
+                              f"{INLINE_DEPTH} deep (recursion?)")
+        fn = ir_function(callee, self.fn.module)
+        if fn.refused is not None:
+            raise fn.refused
+        inner = _Encoder(fn, self, [self.raw(o) for o in args]).run()
+        if inner.initial_memory:
+            raise Unsupported("call", f"@{callee.name} reads or writes memory")
+        self._ub(inner.ub)
+        return inner.result
 
 
 # Function attributes that change what float instructions compute (flush denormals,
