@@ -415,6 +415,9 @@ MUTANTS = [
     m("llvm-inline-ub-dropped", "ptxsmt/llvm/encode.py",
       "        self._ub(inner.ub)\n", "",
       "a called function's undefined behaviour forgotten"),
+    m("llvm-nvvm-rounding", "ptxsmt/llvm/nvvm.py",
+      'out[f"nvvm.{op}.{r}.f"] = f"{op}.{r}.f32"', 'out[f"nvvm.{op}.{r}.f"] = f"{op}.rn.f32"',
+      "llvm.nvvm.add.rm.f and kin as round-to-nearest"),
 ]
 
 

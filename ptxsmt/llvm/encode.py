@@ -16,7 +16,7 @@ import z3
 from . import floating as fl
 from . import integer as it
 from . import intrinsics as intr
-from . import reader
+from . import nvvm, reader
 from .errors import Unsupported
 from .module import IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
@@ -560,6 +560,14 @@ class _Encoder:
             (c,) = self.operand(args[0])
             self._ub(z3.Or(c.poison, c.bits == 0))
             return None
+        if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
+            values = [self.operand(o) for o in args]
+            if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:
+                raise Unsupported("intrinsic", f"@{name} on vectors")
+            bits = nvvm.apply(base, [v[0].bits for v in values])
+            if bits.size() != ir_type(ins.type).width:
+                raise Unsupported("intrinsic", f"@{name}: not the PTX instruction's width")
+            return (Lane(bits, any_poison(*[v[0] for v in values])),)
         if base in intr.INTEGER:
             k = intr.IMMEDIATE.get(base, 0)
             values = [self.operand(o) for o in args[:len(args) - k]]
