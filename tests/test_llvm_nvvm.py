@@ -1,12 +1,10 @@
 """NVVM intrinsics that are one PTX instruction (ptxsmt/llvm/nvvm.py): each table entry
 is the instruction LLVM's own NVPTX backend (llvmlite's LLVM) emits for the intrinsic,
-what LLVM emits refines the IR, and a wrong rounding planted in the PTX is found."""
+what LLVM emits refines the IR, and a wrong signedness planted in the PTX is found."""
 
 from __future__ import annotations
 
 import re
-import struct
-from fractions import Fraction
 
 import pytest
 
@@ -61,18 +59,20 @@ def test_what_llvm_emits_refines(compiled, base):
     assert r.verdict == "refines", r
 
 
-def _f32(bits: int) -> Fraction:
-    return Fraction(struct.unpack("<f", struct.pack("<I", bits))[0])
+def _s64(x: int) -> int:
+    return x - (1 << 64) if x >> 63 else x
 
 
-def test_a_wrong_rounding_is_found(compiled):
-    """add.rn planted for add.rm: the counterexample's exact sum is not a float, and the
-    IR's result is the float just below it (rounded toward minus infinity)."""
+def test_a_wrong_signedness_is_found(compiled):
+    """mul.hi.u64 planted for llvm.nvvm.mulhi.ll (mul.hi.s64): the counterexample's IR
+    value is the high half of the signed product, the PTX's of the unsigned one.
+    (Integers: a float counterexample may hinge on a PTX NaN left unspecified.)"""
     ir, ptx = compiled
-    bad = ptx.replace("add.rm.f32", "add.rn.f32")
-    r = ir_refines(read_ir(ir)["nvvm_add_rm_f"], read_function(bad, "nvvm_add_rm_f"),
+    assert "mul.hi.s64" in ptx
+    bad = ptx.replace("mul.hi.s64", "mul.hi.u64")
+    r = ir_refines(read_ir(ir)["nvvm_mulhi_ll"], read_function(bad, "nvvm_mulhi_ll"),
                    timeout_ms=60_000)
     assert r.verdict == "different", r
-    exact = _f32(r.inputs["a0"]) + _f32(r.inputs["a1"])
-    assert _f32(r.ir_result) < exact  # rounded down
-    assert _f32(r.ptx_result) > exact  # rounded to the nearer float, above
+    a, b = r.inputs["a0"], r.inputs["a1"]
+    assert r.ir_result == (_s64(a) * _s64(b) >> 64) % (1 << 64)
+    assert r.ptx_result == (a * b) >> 64 != r.ir_result
