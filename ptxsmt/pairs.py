@@ -190,6 +190,7 @@ def _decide_ir(pair: Pair) -> dict:
     from .llvm.module import read_ir
     from .llvm.refine import Validated, ir_refines
     from .report.llvm import equiv_row
+    from .smt.portfolio import second_solver
 
     start = time.perf_counter()
     try:
@@ -210,7 +211,8 @@ def _decide_ir(pair: Pair) -> dict:
     ptx_fn = read_function_file(pair.rhs, pair.function_b or name)
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn,
-                                            int(pair.options["timeout"] * 1000)))
+                                            int(pair.options["timeout"] * 1000),
+                                            second_solver()))
     except Unsupported as e:
         result = Validated(name, None, e)
     return {**equiv_row(result, pair.rhs, ptx_fn.name),

@@ -130,6 +130,9 @@ for t in ("half", "float", "double"):
     intrinsic("sqrt", [t], t)
     intrinsic("fma", [t, t, t], t)
 intrinsic("fmuladd", ["float", "float", "float"], "float")
+for name in ("floor", "ceil", "trunc", "round", "roundeven", "rint", "nearbyint"):
+    for t in ("float", "double"):
+        intrinsic(name, [t], t)
 intrinsic("fabs", ["float"], "float", flags="nnan")
 
 
@@ -169,7 +172,8 @@ def _special(t: str) -> list[int]:
         top = ((1 << e) - 1) << m
         one = ((1 << (e - 1)) - 1) << m
         vals = [0, one, one | (1 << (m - 1)), top, top | (1 << (m - 1)), top | 1, 1,
-                (1 << m) - 1, 1 << m, top - 1, one + (1 << m), (one - (1 << m)) | 3]
+                (1 << m) - 1, 1 << m, top - 1, one + (1 << m), (one - (1 << m)) | 3,
+                one - (1 << m), one + (1 << m) + (1 << (m - 2))]  # 0.5 and 2.5: ties
         vals += [v | (1 << (lane - 1)) for v in vals]
         if t == "<2 x half>":
             return [a | (b << 16) for a, b in zip(vals, vals[3:] + vals[:3], strict=True)]
@@ -279,6 +283,34 @@ other:
 join:
   %r = phi i32 [ %s, %small ], [ 11, %big ], [ %t, %other ]
   ret i32 %r"""),
+    "switch": ("i32", ["i32", "i32"], """
+  %k = and i32 %x0, 7
+  switch i32 %k, label %other [ i32 0, label %zero
+                                i32 3, label %three
+                                i32 5, label %three
+                                i32 6, label %join ]
+zero:
+  %z = add i32 %x1, 1
+  br label %join
+three:
+  %t = mul i32 %x1, %k
+  br label %join
+other:
+  br label %join
+join:
+  %r = phi i32 [ %k, %other ], [ %z, %zero ], [ %t, %three ], [ 99, %entry ]
+  ret i32 %r"""),
+    "calls": ("i32", ["i32", "i32"], """
+  %a = call i32 @helper_mix(i32 %x0, i32 %x1)
+  %b = call i32 @helper_mix(i32 %x1, i32 7)
+  %c = icmp ult i32 %a, %b
+  br i1 %c, label %then, label %join
+then:
+  %d = call i32 @helper_mix(i32 %b, i32 %a)
+  br label %join
+join:
+  %r = phi i32 [ %d, %then ], [ %a, %entry ]
+  ret i32 %r"""),
     "lanes": ("i32", ["i32", "i32"], """
   %v = bitcast i32 %x0 to <2 x half>
   %k = and i32 %x1, 1
@@ -313,6 +345,22 @@ done:
 }
 
 
+# a function the hand-written ones call (inlined by the encoder)
+HELPER = """
+define internal i32 @helper_mix(i32 %p, i32 %q) {
+  %s = shl i32 %p, 3
+  %c = icmp sgt i32 %s, %q
+  br i1 %c, label %big, label %small
+big:
+  %m = call i32 @llvm.umin.i32(i32 %s, i32 %q)
+  ret i32 %m
+small:
+  %x = xor i32 %p, %q
+  ret i32 %x
+}
+"""
+
+
 def _handwritten_inputs(name: str, params: list[str]) -> list[list]:
     rng = random.Random(name)
     rows = []
@@ -330,7 +378,7 @@ def test_control_flow_vectors_and_memory_agree_with_llvm(name):
     ret, params, body = HANDWRITTEN[name]
     sig = ", ".join(f"{p} %x{i}" for i, p in enumerate(params))
     ir = f"define {ret} @{name}({sig}) {{\nentry:{body}\n}}\n" \
-         "declare i32 @llvm.umin.i32(i32, i32)\n"
+         "declare i32 @llvm.umin.i32(i32, i32)\n" + HELPER
     enc = encode_function(read_ir(ir)[name])
     rows = _handwritten_inputs(name, params)
     widths = [p if p == "ptr" else int(p[1:]) for p in params]

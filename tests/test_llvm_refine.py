@@ -225,3 +225,60 @@ def test_every_jit_table_function_compiled_by_llvm_refines(opt):
                 for n, f in fns.items()}
     assert [n for n, v in verdicts.items() if v == "different"] == []
     assert sum(v == "refines" for v in verdicts.values()) >= 200
+
+
+NAN_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{
+\t.reg .pred \t%p<2>;
+\t.reg .b32 \t%r<5>;
+\tld.param.b32 \t%r1, [f_param_0];
+\tld.param.b32 \t%r2, [f_param_1];
+\tRESULT
+\tsetp.nan.f32 \t%p1, %r3, %r3;
+\tselp.b32 \t%r4, WHEN_NAN, %r3, %p1;
+\tst.param.b32 \t[func_retval0], %r4;
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize("ir_op,ptx_op,when_nan,verdict", [
+    # an arithmetic NaN result is any NaN: a negative all-ones NaN is one of them
+    ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "-1", "refines"),
+    # ... but never a number (infinity where the sum is NaN)
+    ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "0x7F800000", "different"),
+    # a NaN the IR passes through (select of a parameter) keeps its bits exactly: not
+    # proved; but a result that differs only in which NaN it is gives no verdict (the PTX
+    # ISA leaves NaN bits unspecified in places where LLVM relies on hardware)
+    ("select", "mov.b32 \t%r3, %r1;", "-1", "unknown"),
+    ("select", "mov.b32 \t%r3, %r1;", "0x7F800000", "different"),
+])
+def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, when_nan,
+                                                                 verdict):
+    """The IR's "any NaN" is a predicate on the PTX value (it must be a NaN), not a
+    chosen constant: no quantifier in the query."""
+    from ptxsmt.llvm import encode_function
+    body = "%r = fadd float %a, %b" if ir_op == "fadd" else \
+        "%c = fcmp uno float %a, %a\n%r = select i1 %c, float %a, float %a"
+    ir = f"define float @f(float %a, float %b) {{\n{body}\nret float %r\n}}"
+    fn = read_ir(ir)["f"]
+    assert encode_function(fn).choices == []
+    ptx = NAN_PTX.replace("RESULT", ptx_op).replace("WHEN_NAN", when_nan)
+    r = ir_refines(fn, read_function(ptx, "f"))
+    assert r.verdict == verdict, r
+    if verdict == "different":
+        a, b = _f32(r.inputs["a"]), _f32(r.inputs["b"])
+        ir_value = a + b if ir_op == "fadd" else a
+        assert math.isnan(ir_value)  # only where the IR's value is a NaN may the PTX's differ
+        assert r.ptx_result == when_nan_bits(when_nan)
+        if ir_op == "select":  # the IR's result is the input NaN, bit for bit
+            assert r.ir_result == r.inputs["a"] != r.ptx_result
+    if verdict == "unknown":
+        assert "NaN's sign or payload" in r.reason
+
+
+def when_nan_bits(text: str) -> int:
+    return int(text, 0) & 0xFFFFFFFF

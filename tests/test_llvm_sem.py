@@ -370,3 +370,35 @@ def test_contract_fuses_subtractions_with_their_signs(line, sign):
     twice = product - c if sign == 1 else c - product  # +0.0 either way, never -0.0
     got = possible(outcome(enc, a=_f32(x), b=_f32(x), c=_f32(c))[2])
     assert got == {_f32(exact), _f32(twice)}
+
+
+def test_switch_on_poison_is_ub_and_takes_its_case():
+    """"If 'value' is poison, the behavior is undefined"; otherwise the matching case's
+    destination, or the default."""
+    body = ("entry:\n%x = add nuw i8 %a, %b\nswitch i8 %x, label %d [ i8 -1, label %m\n"
+            "i8 3, label %m ]\nm:\nret i8 1\nd:\nret i8 2")
+    enc = encode(body)
+    assert outcome(enc, a=255, b=1)[0]  # a + b wraps: poison: UB
+    for a, b, want in ((1, 2, 1), (250, 5, 1), (1, 1, 2), (0, 0, 2)):
+        ub, poison, bits = outcome(enc, a=a, b=b)
+        assert (ub, poison, bits.as_long()) == (False, False, want)
+
+
+def test_a_call_of_a_defined_function_is_its_body_with_its_ub_and_poison():
+    """The callee's undefined behaviour (a division by zero) is the caller's where the
+    call runs, and a poison argument is poison inside; a callee that touches memory is
+    refused."""
+    callee = ("define internal i8 @div(i8 %p, i8 %q) {\n%r = udiv i8 %p, %q\nret i8 %r\n}\n"
+              "define internal i8 @inc(i8 %p) {\n%r = add nuw i8 %p, 1\nret i8 %r\n}\n")
+    enc = encode("entry:\n%c = icmp eq i8 %a, 0\nbr i1 %c, label %z, label %d\n"
+                 "z:\nret i8 9\nd:\n%x = call i8 @div(i8 %b, i8 %a)\n"
+                 "%y = call i8 @inc(i8 %x)\nret i8 %y", decls=callee)
+    assert outcome(enc, a=0, b=5)[:2] == (False, False)  # the call does not run
+    ub, poison, bits = outcome(enc, a=2, b=9)
+    assert (ub, poison, bits.as_long()) == (False, False, 5)
+    assert outcome(enc, a=1, b=255)[1]  # 255 + 1 overflows nuw in @inc: poison
+    enc = encode("%x = call i8 @div(i8 %a, i8 %b)\nret i8 %x", decls=callee)
+    assert outcome(enc, a=1, b=0)[0]
+    with pytest.raises(Unsupported):
+        encode("%x = call i8 @ld(ptr null)\nret i8 %x",
+               decls="define i8 @ld(ptr %p) {\n%v = load i8, ptr %p\nret i8 %v\n}")

@@ -199,6 +199,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     from ..llvm.module import read_ir
     from ..llvm.refine import Validated, ir_refines
     from ..report import llvm as rendering
+    from ..smt.portfolio import second_solver
 
     if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
         fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
@@ -222,7 +223,8 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         "ptxsmt refinement query: sat means the PTX does not refine the IR (unsat: it does)",
         f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
-        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000), emit))
+        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
+                                            second_solver(), emit))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

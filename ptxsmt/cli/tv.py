@@ -35,10 +35,11 @@ def tv(file, mcpu, opt, only, timeout, as_json) -> None:
       ptxsmt tv kernels.ll --mcpu sm_90 -O 0 --function add --json
     """
     from ..llvm.refine import validate_module
+    from ..smt.portfolio import second_solver
     text = read_text(file, "FILE")
     try:
         results = validate_module(text, cpu=mcpu, opt=opt, timeout_ms=int(timeout * 1000),
-                                  only=only)
+                                  only=only, second=second_solver())
     except PtxError as e:
         fail(str(e))
     report.out(rendering.tv_json(results) if as_json else rendering.tv_text(results))

@@ -16,10 +16,10 @@ import z3
 from . import floating as fl
 from . import integer as it
 from . import intrinsics as intr
-from . import reader
+from . import nvvm, reader
 from .errors import Unsupported
-from .module import IrFunction, IrType, address, ir_type
-from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits
+from .module import IrFunction, IrType, address, ir_function, ir_type
+from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
 ADDRESS = z3.BitVecSort(64)
 
@@ -64,19 +64,32 @@ def concat(value: Value) -> z3.BitVecRef:
 
 
 def encode_function(fn: IrFunction) -> Encoding:
+    if fn.refused is not None:
+        raise fn.refused
     return _Encoder(fn).run()
 
 
+INLINE_DEPTH = 8  # calls of this module's functions nested deeper are refused (recursion)
+
+
 class _Encoder:
-    def __init__(self, fn: IrFunction):
+    def __init__(self, fn: IrFunction, caller: _Encoder | None = None,
+                 args: list[Value] | None = None):
+        """`fn` alone (its parameters are inputs), or called by `caller` with `args`
+        (sharing its choices and special registers)."""
         self.fn = fn
-        self.choices = Choices()
+        self.choices = caller.choices if caller else Choices()
+        self.depth = caller.depth + 1 if caller else 0
         self.values: dict[int, Value] = {}
+        self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
-        self.sregs: dict[str, z3.BitVecRef] = {}
+        self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
         self.params = {}
-        for (name, t), arg in zip(fn.params, fn.value.arguments, strict=True):
+        for k, ((name, t), arg) in enumerate(zip(fn.params, fn.value.arguments, strict=True)):
+            if args is not None:
+                self.values[address(arg)] = args[k]
+                continue
             bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
             self.params[name] = bits
             self.values[address(arg)] = lanes_of(bits, t)
@@ -141,8 +154,7 @@ class _Encoder:
         if self.fn.returns.kind != "void":
             result = returns[-1][1]
             for path, value, _ in reversed(returns[:-1]):
-                result = tuple(Lane(z3.If(path, a.bits, b.bits), z3.If(path, a.poison, b.poison))
-                               for a, b in zip(value, result, strict=True))
+                result = tuple(pick(path, a, b) for a, b in zip(value, result, strict=True))
         final = {s: _join([(p, m[s]) for p, _, m in returns]) for s in spaces}
         return Encoding(self.fn, self.params, result, z3.Or(FALSE, *self.ub), final, initial,
                         self.sregs, self.choices.made)
@@ -150,6 +162,19 @@ class _Encoder:
     # ---- operands -------------------------------------------------------------------------
 
     def operand(self, o) -> Value:
+        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN (the
+        same choice at every such use of the value)."""
+        value = self.raw(o)
+        if all(z3.is_false(x.nan) for x in value):
+            return value
+        key = address(o)
+        if key not in self.exposed:
+            fmt = ir_type(o.type).fmt
+            self.exposed[key] = tuple(self.choices.exposed(x, fmt) for x in value)
+        return self.exposed[key]
+
+    def raw(self, o) -> Value:
+        """An operand as its lanes are, for uses that only ask whether it is a NaN."""
         kind = o.value_kind.name
         if kind in ("argument", "instruction"):
             return self.values[address(o)]
@@ -242,13 +267,13 @@ class _Encoder:
                     raise Unsupported("fast-math", "contract through fpext")
             if src is not None and src.opcode == "fmul" and \
                     "contract" in reader.instruction(str(src)).flags:
-                out.append((k, [self.operand(x) for x in src.operands], negated))
+                out.append((k, [self.raw(x) for x in src.operands], negated))
         return out
 
     def _float_arith(self, ins, p: reader.Printed) -> Value:
         t = ir_type(ins.type)
         fmt, flags = t.fmt, self._fast_math(p)
-        args = [self.operand(o) for o in ins.operands]
+        args = [self.raw(o) for o in ins.operands]
         contractions = self._contractions(ins, p)
 
         def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
@@ -267,17 +292,19 @@ class _Encoder:
 
         def lane(i: int, *xs: Lane) -> Lane:
             views = [fl.view(x.bits, fmt) for x in xs]
-            if ins.opcode == "fneg":
-                bits = fl.fneg(xs[0].bits)
+            if ins.opcode == "fneg":  # the negation of any NaN is any NaN
+                bits, nan = fl.fneg(xs[0].bits), xs[0].nan
                 r = fl.view(bits, fmt)
             else:
                 r = fl.BINARY[ins.opcode](*views)
                 for alternative in fusions(i, views):
                     r = z3.If(self.choices.flag("contract"), alternative, r)
-                bits = fl.result_bits(r, fmt, self.choices)
+                bits = fl.result_bits(r, fmt)
+                nan = z3.fpIsNaN(r)
             if "nsz" in flags:
                 bits = fl.nsz(bits, self.choices)
-            return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r])))
+            poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r]))
+            return Lane(bits, poison, nan)
         n = max(len(a) for a in args)
         return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
 
@@ -294,7 +321,7 @@ class _Encoder:
     def _fcmp(self, ins, p: reader.Printed) -> Value:
         fmt = ir_type(next(iter(ins.operands)).type).fmt
         flags = self._fast_math(p, compare=True)
-        a, b = (self.operand(o) for o in ins.operands)
+        a, b = (self.raw(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
             u, v = fl.view(x.bits, fmt), fl.view(y.bits, fmt)
@@ -306,17 +333,16 @@ class _Encoder:
         """"If the condition is an i1 and it evaluates to 1, the instruction returns the
         first value argument; otherwise, it returns the second value argument." Poison
         only from the condition and the chosen arm."""
-        c, a, b = (self.operand(o) for o in ins.operands)
+        c, a, b = (self.raw(o) for o in ins.operands)
         t = ir_type(ins.type)
         flags = self._fast_math(p, compare=True) if t.kind == "float" else frozenset()
 
         def lane(k: Lane, x: Lane, y: Lane) -> Lane:
-            take = k.bits == 1
-            bits = z3.If(take, x.bits, y.bits)
-            poison = z3.Or(k.poison, z3.If(take, x.poison, y.poison))
+            out = pick(k.bits == 1, x, y)
+            poison = z3.Or(k.poison, out.poison)
             if flags:
-                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(bits, t.fmt)]))
-            return Lane(bits, poison)
+                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(out.bits, t.fmt)]))
+            return Lane(out.bits, poison, out.nan)
         return self._lanewise(lane, c, a, b)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
@@ -329,12 +355,11 @@ class _Encoder:
     def _phi(self, ins, p: reader.Printed) -> Value:
         """"the value specified by the pair corresponding to the predecessor basic block
         that executed just prior to the current block" """
-        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.operand(o))
+        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.raw(o))
                  for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True)]
         out = pairs[-1][1]
         for cond, v in reversed(pairs[:-1]):
-            out = tuple(Lane(z3.If(cond, x.bits, y.bits), z3.If(cond, x.poison, y.poison))
-                        for x, y in zip(v, out, strict=True))
+            out = tuple(pick(cond, x, y) for x, y in zip(v, out, strict=True))
         return out
 
     # ---- terminators ----------------------------------------------------------------------
@@ -351,9 +376,28 @@ class _Encoder:
         self.edges[self.block, false] = z3.Or(
             self.edges.get((self.block, false), FALSE), z3.And(self.path, z3.Not(taken)))
 
+    def _switch(self, ins, p: reader.Printed) -> None:
+        """"the specified value is compared against each case value; if a match is found,
+        control flows to the corresponding destination, otherwise to the default
+        destination. ... If 'value' is poison, the behavior is undefined." """
+        value, default, *dests = list(ins.operands)
+        (x,) = self.operand(value)
+        self._ub(x.poison)
+        taken = []
+        for case, dest in zip(reader.switch_cases(str(ins)), dests, strict=True):
+            hit = x.bits == z3.BitVecVal(case, x.bits.size())
+            taken.append(hit)
+            self._edge(address(dest), hit)
+        self._edge(address(default), z3.Not(z3.Or(FALSE, *taken)))
+
+    def _edge(self, dest: int, when: z3.BoolRef) -> None:
+        """One more way from this block to `dest` (cases may share a destination)."""
+        key = (self.block, dest)
+        self.edges[key] = z3.Or(self.edges.get(key, FALSE), z3.And(self.path, when))
+
     def _ret(self, ins, p: reader.Printed) -> Value | None:
         ops = list(ins.operands)
-        return self.operand(ops[0]) if ops else None
+        return self.raw(ops[0]) if ops else None
 
     def _unreachable(self, ins, p: reader.Printed) -> None:
         self._ub(z3.BoolVal(True))  # "the behavior is undefined" when executed
@@ -378,7 +422,7 @@ class _Encoder:
         op, t = ins.opcode, ir_type(ins.type)
         src = ir_type(next(iter(ins.operands)).type)
         flags = self._fast_math(p)
-        (a,) = (self.operand(o) for o in ins.operands)
+        (a,) = (self.raw(o) for o in ins.operands)
 
         def lane(x: Lane) -> Lane:
             poison = [x.poison]
@@ -394,7 +438,7 @@ class _Encoder:
                 r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
             poison.append(fl.fast_math_poison(flags, [r]))
-            return Lane(fl.result_bits(r, t.fmt, self.choices), z3.Or(*poison))
+            return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)
         return self._lanewise(lane, a)
 
     _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
@@ -415,28 +459,26 @@ class _Encoder:
         """"The result is a scalar of the same type as the element type of val. Its value
         is the value at position idx of val. If idx exceeds the length of val for a
         fixed-length vector, the result is a poison value." """
-        vec, (idx,) = (self.operand(o) for o in ins.operands)
+        vec, (idx,) = (self.raw(o) for o in ins.operands)
         out = Lane(vec[0].bits, z3.BoolVal(True))
         for i in reversed(range(len(vec))):
-            hit = idx.bits == i
-            out = Lane(z3.If(hit, vec[i].bits, out.bits), z3.If(hit, vec[i].poison, out.poison))
-        return (Lane(out.bits, z3.Or(idx.poison, out.poison)),)
+            out = pick(idx.bits == i, vec[i], out)
+        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan),)
 
     def _insertelement(self, ins, p: reader.Printed) -> Value:
         """"a vector of the same type as val. Its element values are those of val except
         at position idx, where it gets the value elt. If idx exceeds the length of val ...
         the result is a poison value." """
-        vec, (elt,), (idx,) = (self.operand(o) for o in ins.operands)
+        vec, (elt,), (idx,) = (self.raw(o) for o in ins.operands)
         bad = z3.Or(idx.poison, z3.UGE(idx.bits, len(vec)))
-        return tuple(Lane(z3.If(idx.bits == i, elt.bits, x.bits),
-                          z3.Or(bad, z3.If(idx.bits == i, elt.poison, x.poison)))
-                     for i, x in enumerate(vec))
+        lanes = [pick(idx.bits == i, elt, x) for i, x in enumerate(vec)]
+        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan) for x in lanes)
 
     def _shufflevector(self, ins, p: reader.Printed) -> Value:
         """"The elements of the two input vectors are numbered from left to right across
         both of the vectors. ... A poison element in the mask vector specifies that the
         resulting element is poison." """
-        a, b = (self.operand(o) for o in list(ins.operands)[:2])
+        a, b = (self.raw(o) for o in list(ins.operands)[:2])
         both = a + b
         width = both[0].bits.size()
         return tuple(Lane(z3.BitVecVal(0, width), z3.BoolVal(True)) if m is None else both[m]
@@ -503,7 +545,10 @@ class _Encoder:
         callee = list(ins.operands)[-1]
         name = callee.name
         if not name.startswith("llvm."):
-            raise Unsupported("call", f"@{name}")
+            target = self._defined(name)
+            if target is None:
+                raise Unsupported("call", f"@{name}")
+            return self._inline(target, list(ins.operands)[:-1])
         base = reader.intrinsic_base(name)
         args = list(ins.operands)[:-1]
         if base.startswith("nvvm.read.ptx.sreg."):
@@ -515,6 +560,14 @@ class _Encoder:
             (c,) = self.operand(args[0])
             self._ub(z3.Or(c.poison, c.bits == 0))
             return None
+        if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
+            values = [self.operand(o) for o in args]
+            if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:
+                raise Unsupported("intrinsic", f"@{name} on vectors")
+            bits = nvvm.apply(base, [v[0].bits for v in values])
+            if bits.size() != ir_type(ins.type).width:
+                raise Unsupported("intrinsic", f"@{name}: not the PTX instruction's width")
+            return (Lane(bits, any_poison(*[v[0] for v in values])),)
         if base in intr.INTEGER:
             k = intr.IMMEDIATE.get(base, 0)
             values = [self.operand(o) for o in args[:len(args) - k]]
@@ -527,16 +580,43 @@ class _Encoder:
         if base in intr.FLOAT:
             t = ir_type(ins.type)
             flags = self._fast_math(p)
-            values = [self.operand(o) for o in args]
+            bitwise = base in intr.FLOAT_BITWISE  # they see the bits: exposed operands
+            values = [(self.operand if bitwise else self.raw)(o) for o in args]
 
-            def float_lane(*xs: Lane) -> Lane:
+            def lane(*xs: Lane) -> Lane:
                 bits = intr.FLOAT[base](*[x.bits for x in xs], t.fmt, self.choices)
                 if "nsz" in flags:
                     bits = fl.nsz(bits, self.choices)
                 views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
-                return Lane(bits, z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views)))
-            return self._lanewise(float_lane, *values)
+                poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))
+                return Lane(bits, poison) if bitwise else float_lane(bits, poison, t.fmt)
+            return self._lanewise(lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
+
+
+    def _defined(self, name: str):
+        """The function `name` if this module defines it (a body to inline), else None."""
+        try:
+            fn = self.fn.module.get_function(name)
+        except NameError:
+            return None
+        return None if fn.is_declaration else fn
+
+    def _inline(self, callee, args: list) -> Value | None:
+        """A call of a function this module defines: its body, with the arguments as
+        its parameters (lanes, poison and all); its UB is the caller's where the call
+        runs. Callees that touch memory are refused (their memory is not threaded)."""
+        if self.depth >= INLINE_DEPTH:
+            raise Unsupported("call", f"@{callee.name}: calls nested more than "
+                              f"{INLINE_DEPTH} deep (recursion?)")
+        fn = ir_function(callee, self.fn.module)
+        if fn.refused is not None:
+            raise fn.refused
+        inner = _Encoder(fn, self, [self.raw(o) for o in args]).run()
+        if inner.initial_memory:
+            raise Unsupported("call", f"@{callee.name} reads or writes memory")
+        self._ub(inner.ub)
+        return inner.result
 
 
 # Function attributes that change what float instructions compute (flush denormals,

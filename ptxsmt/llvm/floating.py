@@ -11,15 +11,16 @@ import z3
 
 from ..isa.types import FloatFormat
 from ..sem.sorts import as_float, fp_sort
-from .values import Choices
+from .values import Choices, some_nan
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
 
 
-def result_bits(r: z3.FPRef, fmt: FloatFormat, choices: Choices) -> z3.BitVecRef:
-    """A rounded result's bits; a NaN result is a fresh NaN."""
-    return z3.If(z3.fpIsNaN(r), choices.any_nan(fmt), z3.fpToIEEEBV(r))
+def result_bits(r: z3.FPRef, fmt: FloatFormat) -> z3.BitVecRef:
+    """A rounded result's bits; a NaN result is any NaN (`some_nan` stands for it: the
+    lane is marked, see values.float_lane)."""
+    return z3.If(z3.fpIsNaN(r), some_nan(fmt), z3.fpToIEEEBV(r))
 
 
 # "The value produced is the floating-point sum/difference/product/quotient of the two
@@ -110,11 +111,11 @@ def fptoi(a: z3.FPRef, width: int, signed: bool) -> tuple[z3.BitVecRef, z3.BoolR
     """fptosi/fptoui: "converts ... rounding towards zero ... If the value cannot fit in
     ty2, the result is a poison value." (NaN and infinities never fit.)"""
     t = z3.fpRoundToIntegral(RTZ, a)
-    lo = -(2 ** (width - 1)) if signed else -1
-    hi = 2 ** (width - 1) if signed else 2 ** width
-    exact = z3.fpToReal(t)
+    # the bounds are powers of two (and -1): exact in the format, or an infinity beyond it
+    lo = z3.FPVal(-(2.0 ** (width - 1)) if signed else -1.0, a.sort())
+    hi = z3.FPVal(2.0 ** (width - 1) if signed else 2.0 ** width, a.sort())
     fits = z3.And(z3.Not(z3.fpIsNaN(a)), z3.Not(z3.fpIsInf(a)),
-                  exact >= lo if signed else exact > lo, exact < hi)
+                  z3.fpGEQ(t, lo) if signed else z3.fpGT(t, lo), z3.fpLT(t, hi))
     bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, a, z3.BitVecSort(width))
     return bits, z3.Not(fits)
 

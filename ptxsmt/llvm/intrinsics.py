@@ -10,7 +10,7 @@ import z3
 
 from ..isa.types import FloatFormat
 from . import floating as fl
-from .values import FALSE, Choices
+from .values import FALSE, Choices, some_nan
 
 BitVec = z3.BitVecRef
 Result = tuple[BitVec, z3.BoolRef]
@@ -134,7 +134,7 @@ def _num(pick_a: Callable) -> Callable:
         either operand." (LLVM 22; signalling NaNs are not told apart.)"""
         x, y = fl.view(a, fmt), fl.view(b, fmt)
         either = z3.If(ch.flag("minmax.zero"), a, b)
-        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), ch.any_nan(fmt),
+        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), some_nan(fmt),
                      z3.If(z3.fpIsNaN(x), b, z3.If(z3.fpIsNaN(y), a,
                            z3.If(z3.fpEQ(x, y), either, z3.If(pick_a(x, y), a, b)))))
     return minmaxnum
@@ -162,7 +162,7 @@ def _imum(order: tuple[Callable, Callable]) -> Callable:
         the lesser/greater of the two arguments. -0.0 is considered to be less than +0.0
         for this intrinsic." """
         x, y = fl.view(a, fmt), fl.view(b, fmt)
-        return z3.If(z3.Or(z3.fpIsNaN(x), z3.fpIsNaN(y)), ch.any_nan(fmt),
+        return z3.If(z3.Or(z3.fpIsNaN(x), z3.fpIsNaN(y)), some_nan(fmt),
                      z3.If(_ordered_zero(order)(x, y), a, b))
     return minmax
 
@@ -174,7 +174,7 @@ def _imumnum(order: tuple[Callable, Callable]) -> Callable:
         return the number. Otherwise returns the lesser/greater of the two arguments.
         -0.0 is considered to be less than +0.0 for this intrinsic." """
         x, y = fl.view(a, fmt), fl.view(b, fmt)
-        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), ch.any_nan(fmt),
+        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), some_nan(fmt),
                      z3.If(z3.fpIsNaN(x), b, z3.If(z3.fpIsNaN(y), a,
                            z3.If(_ordered_zero(order)(x, y), a, b))))
     return minmaxnum
@@ -183,7 +183,7 @@ def _imumnum(order: tuple[Callable, Callable]) -> Callable:
 def _rounded(op: Callable) -> Callable:
     def arith(*args):
         *bits, fmt, ch = args
-        return fl.result_bits(op(*[fl.view(b, fmt) for b in bits], ch), fmt, ch)
+        return fl.result_bits(op(*[fl.view(b, fmt) for b in bits], ch), fmt)
     return arith
 
 
@@ -205,6 +205,14 @@ FLOAT: dict[str, Callable[..., BitVec]] = {
     "fmuladd": _rounded(_fmuladd),
     # sqrt: "the result matches a conforming libm implementation" (correctly rounded)
     "sqrt": _rounded(lambda a, ch: z3.fpSqrt(fl.RNE, a)),
+    # "returns the same value as the libm" floor/ceil/trunc ("rounded towards negative
+    # infinity / positive infinity / zero to the nearest integer"), round ("halfway
+    # cases away from zero"), roundeven ("halfway cases to even"); rint/nearbyint round
+    # "using the current rounding mode" (nearest even in the default environment)
+    **{name: _rounded(lambda a, ch, mode=mode: z3.fpRoundToIntegral(mode, a))
+       for name, mode in (("floor", z3.RTN()), ("ceil", z3.RTP()), ("trunc", z3.RTZ()),
+                          ("round", z3.RNA()), ("roundeven", z3.RNE()),
+                          ("rint", z3.RNE()), ("nearbyint", z3.RNE()))},
 }
 # Intrinsics whose value is a bit operation on the operands: no fast-math NaN result.
 FLOAT_BITWISE = frozenset({"fabs", "copysign"})

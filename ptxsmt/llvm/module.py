@@ -81,6 +81,7 @@ class IrFunction:
     param_attributes: list[frozenset[str]]
     value: Any
     module: Any
+    refused: Unsupported | None = None  # why it cannot be encoded (raised when it is)
 
     @property
     def text(self) -> str:
@@ -96,16 +97,20 @@ def read_ir(text: str) -> dict[str, IrFunction]:
     except RuntimeError as e:
         lines = [x for x in str(e).strip().splitlines() if "error:" in x] or ["invalid IR"]
         raise LlvmError(f"LLVM IR: {lines[0].removeprefix('<string>:')}") from None
-    out = {}
-    for fn in module.functions:
-        if fn.is_declaration:
-            continue
+    return {fn.name: ir_function(fn, module) for fn in module.functions
+            if not fn.is_declaration}
+
+
+def ir_function(fn, module) -> IrFunction:
+    """One defined function of a parsed module (refused alone where its type is)."""
+    try:
         params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
-        define = reader.define_line(str(fn))
         ret = ir_type(fn.global_value_type.get_function_return())
-        out[fn.name] = IrFunction(fn.name, params, ret, reader.return_attributes(define),
-                                  reader.param_attributes(define), fn, module)
-    return out
+    except Unsupported as e:  # this function only: the others are still checked
+        return IrFunction(fn.name, [], IrType("void"), frozenset(), [], fn, module, e)
+    define = reader.define_line(str(fn))
+    return IrFunction(fn.name, params, ret, reader.return_attributes(define),
+                      reader.param_attributes(define), fn, module)
 
 
 def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2) -> str:

@@ -146,6 +146,15 @@ def shuffle_mask(text: str) -> list[int | None]:
     return [None if v in ("poison", "undef") else int(v) for v in lanes]
 
 
+def switch_cases(text: str) -> list[int]:
+    """The case values of `switch i32 %x, label %d [ i32 0, label %a  i32 3, label %b ]`,
+    in order (the binding gives the destinations, not the values)."""
+    words = _tokens(text)
+    cases = words[words.index("[") + 1:words.index("]")]  # TYPE VALUE , label DEST
+    return [{"true": 1, "false": 0}[v] if v in ("true", "false") else int(v)
+            for v in cases[1::5]]
+
+
 # ---- constants ---------------------------------------------------------------------------
 
 UNDEF, POISON = "undef", "poison"

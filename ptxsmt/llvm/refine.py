@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 
 from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
+from ..sem.sorts import is_nan
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
 from .module import IrFunction
@@ -84,14 +86,18 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list
     return links
 
 
-def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx) -> z3.BoolRef:
-    """Some returned bit differs where the IR's lane is not poison."""
+def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
+                     ) -> z3.BoolRef:
+    """The PTX's return differs where the IR's lane is not poison: some bit differs, or,
+    where the IR's lane is any NaN, the PTX's is not a NaN. `nan_blind`: two NaNs never
+    differ (see `ir_refines`)."""
     if ir.result is None:
         return z3.BoolVal(False)
     lane_width = ir.result[0].bits.size()
     bits = concat(ir.result)
     wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
-    covered, out = set(), []
+    returned: dict[int, z3.BitVecRef] = {}  # bit position -> the PTX's bit there
+    out = []
     for key, value in ptx.returns.items():
         base, offset = _split(key)
         if base != RETURN:
@@ -99,18 +105,26 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx) -> z3.BoolRef:
         for b in range(value.size()):
             at = 8 * offset + b
             if at < bits.size():
-                lane = ir.result[at // lane_width]
-                source = z3.Extract(at, at, bits)
-            elif wide is not None and at < 64:
-                lane = ir.result[0]
+                returned[at] = z3.Extract(b, b, value)
+            elif wide is not None and at < 64:  # the zeroext/signext bits
                 source = z3.Extract(at, at, wide)
-            else:
-                continue  # above the IR value: free
-            covered.add(at)
-            out.append(z3.And(z3.Not(lane.poison), z3.Extract(b, b, value) != source))
-    if len(covered & set(range(bits.size()))) < bits.size():
+                out.append(z3.And(z3.Not(ir.result[0].poison), z3.Extract(b, b, value) != source))
+            # above the IR value otherwise: free
+    if len(returned) < bits.size():
         raise Unsupported("calling convention", f"the PTX does not return all of @{ir_fn.name}'s "
                           f"{bits.size()}-bit result in {RETURN}")
+    fmt = ir_fn.returns.fmt
+    for i, lane in enumerate(ir.result):
+        lo = i * lane_width
+        got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
+            if lane_width > 1 else returned[lo]
+        differs = got != lane.bits
+        if fmt is not None and not z3.is_false(lane.nan):
+            differs = z3.If(lane.nan, z3.Not(is_nan(got, fmt)), differs)
+        if fmt is not None and nan_blind:
+            both = z3.And(is_nan(got, fmt), is_nan(lane.bits, fmt))
+            differs = z3.And(differs, z3.Not(both))
+        out.append(z3.And(z3.Not(lane.poison), differs))
     return z3.Or(*out)
 
 
@@ -153,7 +167,14 @@ def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return assumed, z3.Or(z3.BoolVal(False), *undefined)
 
 
+# A second solver for what z3 gives up on: (assertions, timeout in seconds) -> an answer
+# with `.result` ("sat"/"unsat"/"unknown"), `.values` (constant name -> value) and
+# `.reason`, as ptxsmt.smt.portfolio.solve gives (a layer above this one: callers pass it).
+SecondSolver = Callable[[list, float], Any]
+
+
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
+               second: SecondSolver | None = None,
                emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Refinement:
     """`emit` receives the query's assertions before it is asked (`--emit-smt2`)."""
     ir = encode_function(ir_fn)
@@ -169,24 +190,29 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
                                        ptx_undefined))
     # a counterexample must hold for every choice the IR leaves open
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
     links += mem_links
-    s.add(*links, bad)
     if emit is not None:
-        emit(list(s.assertions()))
-    answer = s.check()
+        emit([*links, bad])
+    answer, model, why = _solve([*links, bad], not ir.choices, timeout_ms, second)
     if answer == z3.unsat:
         return Refinement("refines")
     if answer == z3.unknown:
-        return Refinement("unknown", f"solver: {s.reason_unknown()}")
-    model = s.model()
+        return Refinement("unknown", f"solver: {why}")
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
     if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
                           + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs)
     if not _replayed(model, links, body, ir.choices, timeout_ms):
         return Refinement("unknown", "a counterexample did not replay", inputs)
+    # The PTX ISA leaves NaN bits open or reads oddly in places (abs/neg/copysign "yield
+    # an unspecified NaN", abs.f64 "passes NaN through unchanged") where hardware and
+    # LLVM agree on a bit operation: a result that differs only in which NaN it is
+    # says more about that text than about the compiler, so it is no verdict.
+    blind = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
+                                        mem_mismatch, ptx_undefined))
+    if not _replayed(model, links, blind, ir.choices, timeout_ms):
+        return Refinement("unknown", "the results differ only in a NaN's sign or payload, "
+                          "which the PTX ISA leaves unspecified in places", inputs)
 
     def value(term):
         v = model.eval(term, model_completion=True)
@@ -198,6 +224,82 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     return Refinement("different", "", inputs,
                       value(concat(ir.result)) if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
+
+
+def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
+           second: SecondSolver | None):
+    """(answer, model, why unknown): z3 first; where it gives up on a quantifier-free
+    query, the `second` solver (bitwuzla, often quicker on float terms) reads the same
+    query. Its "unsat" is the answer; its "sat" values are pinned in z3 for the model
+    (checked again by z3, and replayed, before any verdict is given)."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*assertions)
+    answer = s.check()
+    if answer != z3.unknown:
+        return answer, s.model() if answer == z3.sat else None, ""
+    why = s.reason_unknown()
+    if not quantifier_free or second is None:
+        return answer, None, why
+    other = second(_portable(assertions), timeout_ms / 1000)
+    if other.result == "unsat":
+        return z3.unsat, None, ""
+    if other.result != "sat":
+        return answer, None, f"{why}; {other.solver or 'second solver'}: " \
+                             f"{other.reason or 'unknown'}"
+    pinned = z3.Solver()
+    pinned.set("timeout", timeout_ms)
+    pinned.add(*assertions)
+    for d in _constants(assertions):
+        if d.name() in other.values:
+            v = other.values[d.name()]
+            pinned.add(d() == (z3.BoolVal(v) if isinstance(v, bool) else
+                               z3.BitVecVal(v, d.range().size())))
+    if pinned.check() != z3.sat:
+        return z3.unknown, None, f"{why}; the second solver's model did not check in z3"
+    return z3.sat, pinned.model(), ""
+
+
+def _subterms(terms: list) -> list[z3.ExprRef]:
+    seen, out, todo = set(), [], list(terms)
+    while todo:
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            out.append(t)
+            todo.extend(t.children())
+    return out
+
+
+def _portable(assertions: list) -> list:
+    """The query in standard SMT-LIB for another solver: z3's `fp.to_ieee_bv` (not in
+    the standard) as a fresh bit-vector whose float is the value (every use here is
+    guarded by a NaN test, so which NaN it is does not matter), and no one-operand
+    or/and (z3 writes `(or x)`, which the standard does not allow)."""
+    to_bv = [t for t in _subterms(assertions)
+             if z3.is_app_of(t, z3.Z3_OP_FPA_TO_IEEE_BV)]
+    fresh = [(t, z3.FreshConst(t.sort(), "ieee")) for t in to_bv]
+    out = [z3.substitute(a, *fresh) if fresh else a for a in assertions]
+    out += [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in fresh]
+    while unary := [t for t in _subterms(out) if t.num_args() == 1 and
+                    (z3.is_or(t) or z3.is_and(t))]:
+        out = [z3.substitute(a, *[(t, t.arg(0)) for t in unary]) for a in out]
+    return out
+
+
+def _constants(assertions: list) -> list[z3.FuncDeclRef]:
+    """The 0-ary constants (Bool and bit-vector) of the assertions."""
+    seen, out, todo = set(), [], list(assertions)
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                (z3.is_bool(t) or z3.is_bv(t)):
+            out.append(t.decl())
+        todo.extend(t.children())
+    return out
 
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
@@ -228,7 +330,8 @@ class Validated:
 
 
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
-                    timeout_ms: int = 30_000, only: str | None = None) -> list[Validated]:
+                    timeout_ms: int = 30_000, only: str | None = None,
+                    second: SecondSolver | None = None) -> list[Validated]:
     """Compile IR `text` with llvmlite's NVPTX backend and check every function it
     defines (or `only` that one) against the PTX it became."""
     from ..function import read_function
@@ -243,7 +346,8 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
         if only is not None and name != only:
             continue
         try:
-            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms)))
+            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms,
+                                                   second)))
         except Unsupported as e:
             out.append(Validated(name, None, e))
     return out

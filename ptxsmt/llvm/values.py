@@ -1,6 +1,15 @@
-"""IR values as terms: a lane is its bits and whether it is poison; a value is its lanes
-(one for a scalar). Choices (undef, freeze of poison, a NaN's bits) are fresh constants
-a `Choices` hands out and remembers, so a query can quantify over them."""
+"""IR values as terms: a lane is its bits, whether it is poison, and whether it is "any
+NaN"; a value is its lanes (one for a scalar). Choices (undef, freeze of poison, a NaN's
+bits where they are seen) are fresh constants a `Choices` hands out and remembers, so a
+query can quantify over them.
+
+A float result that is NaN may be any NaN (LangRef "Behavior of Floating-Point NaN
+values"). Rather than a chosen constant (a quantifier in every refinement query), such
+a lane says so in `nan` and holds one NaN in `bits`: instructions that only ask whether
+their operand is a NaN (arithmetic, fcmp, casts, min/max, select, phi, vector lanes) use
+it as is, and a comparison against PTX asks only that the PTX value be a NaN. Where the
+bits themselves are seen (a bitcast, a store, fabs/copysign, an integer use) the lane is
+`exposed`: its bits become a chosen NaN, one choice per value."""
 
 from __future__ import annotations
 
@@ -20,6 +29,24 @@ FALSE = z3.BoolVal(False)
 class Lane:
     bits: z3.BitVecRef
     poison: z3.BoolRef = FALSE
+    nan: z3.BoolRef = FALSE  # the value is any NaN (`bits` holds one)
+
+
+def pick(cond: z3.BoolRef, a: Lane, b: Lane) -> Lane:
+    """`a` where `cond` holds, else `b`: bits, poison and NaN freedom alike."""
+    return Lane(z3.If(cond, a.bits, b.bits), z3.If(cond, a.poison, b.poison),
+                z3.If(cond, a.nan, b.nan))
+
+
+def some_nan(fmt: FloatFormat) -> z3.BitVecRef:
+    """The NaN an "any NaN" lane holds."""
+    return z3.BitVecVal(canonical_nan(fmt), fmt.width)
+
+
+def float_lane(bits: z3.BitVecRef, poison: z3.BoolRef, fmt: FloatFormat) -> Lane:
+    """The lane of a float operation whose every NaN result is any NaN (its bits hold
+    `some_nan` then): arithmetic, casts, min/max, fma, sqrt."""
+    return Lane(bits, poison, is_nan(bits, fmt))
 
 
 Value = tuple[Lane, ...]
@@ -46,7 +73,13 @@ class Choices:
         """LangRef "Behavior of Floating-Point NaN values": a NaN result's sign and payload
         are chosen non-deterministically (modelled as any NaN of the format)."""
         c = self.bits("nan", fmt.width)
-        return z3.If(is_nan(c, fmt), c, z3.BitVecVal(canonical_nan(fmt), fmt.width))
+        return z3.If(is_nan(c, fmt), c, some_nan(fmt))
+
+    def exposed(self, lane: Lane, fmt: FloatFormat | None) -> Lane:
+        """The lane with an "any NaN" made a chosen NaN: for uses that see the bits."""
+        if fmt is None or z3.is_false(lane.nan):
+            return lane
+        return Lane(z3.If(lane.nan, self.any_nan(fmt), lane.bits), lane.poison)
 
 
 def bool_bits(b: z3.BoolRef) -> z3.BitVecRef:

@@ -170,3 +170,11 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
 
 RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}
+
+
+def second_solver():
+    """bitwuzla, through the portfolio, for refinement queries z3 gives up on (None
+    where it is not installed)."""
+    if "bitwuzla" in unavailable():
+        return None
+    return lambda assertions, timeout: solve(assertions, timeout, ("bitwuzla",))
