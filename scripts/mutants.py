@@ -9,6 +9,7 @@ exit 2). Prints a table and exits 1 if any mutant survives or no longer applies
 
     python scripts/mutants.py                      # every mutant, whole suite (-x -q)
     python scripts/mutants.py -k vset --jobs 2     # mutants whose name contains "vset"
+    python scripts/mutants.py -k prmt-,shf- -- tests/test_mutant_kills_sem.py -x -q
     python scripts/mutants.py -- tests/test_every_variant.py -x -q   # a pytest selection
 """
 
@@ -674,7 +675,8 @@ def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, fl
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-k", dest="pattern", help="only mutants whose name contains this")
+    parser.add_argument("-k", dest="pattern",
+                        help="only mutants whose name contains this (or one of a,b,c)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -682,7 +684,8 @@ def main() -> int:
                         help="skip checking that the unmutated tree passes first")
     parser.add_argument("pytest_args", nargs="*", help="after --: pytest arguments")
     args = parser.parse_args()
-    chosen = [x for x in MUTANTS if not args.pattern or args.pattern in x.name]
+    patterns = args.pattern.split(",") if args.pattern else []
+    chosen = [x for x in MUTANTS if not patterns or any(p in x.name for p in patterns)]
     if args.list:
         for x in chosen:
             print(f"{x.name:28} {x.file:28} {x.what}")
