@@ -32,9 +32,14 @@ from ptxsmt.smt.solve import check_equivalence
     # 9.7.3.6: "mad.rnd.{f32,f64} ... is the same as fma.rnd.{f32,f64}"
     ("mad.rn.f32 d, a, b, c;", "fma.rn.f32 d, a, b, c;"),
     ("mad.rz.ftz.f32 d, a, b, c;", "fma.rz.ftz.f32 d, a, b, c;"),
+    # 9.7.4: the .f16x2 forms operate on each half: a lane of add.f16x2 is add.f16
+    ("add.f16x2 d, a, b;", "mov.b32 {x, y}, a; mov.b32 {z, w}, b; add.f16 u, x, z;"
+     " add.f16 v, y, w; mov.b32 d, {u, v};"),
+    # "the minimum of a and b" names no order
+    ("min.f32 d, a, b;", "min.f32 d, b, a;"),
 ])
 def test_one_instruction_spelled_two_ways_is_proved(lhs, rhs):
-    assert check_equivalence(lhs, rhs).verdict == "equivalent"
+    assert check_equivalence(lhs, rhs, outputs=["d"]).verdict == "equivalent"
 
 
 @pytest.mark.parametrize("lhs, rhs", [
@@ -135,6 +140,8 @@ EDGES = [
     # float-arith
     ("sub.f32 d, a, b;", {"a": F32_ONE, "b": F32_ONE}),
     ("fma.rn.f32 d, a, b, c;", {"a": 0x40000000, "b": 0x40400000, "c": F32_ONE}),  # 2*3+1
+    # fma rounds once: (1 + 2**-12)**2 - 1 keeps the 2**-24 that a rounded product drops
+    ("fma.rn.f32 d, a, b, c;", {"a": 0x3F800800, "b": 0x3F800800, "c": 0xBF800000}),
     ("rcp.rn.f32 d, a;", {"a": 0x40000000}),  # 1/2
     ("rcp.rz.f32 d, a;", {"a": 0x40400000}),  # 1/3 toward zero
     ("div.rz.f32 d, a, b;", {"a": F32_ONE, "b": 0x40400000}),
@@ -152,6 +159,7 @@ EDGES = [
     ("add.sat.f32 d, a, b;", {"a": F32_ONE, "b": F32_ONE}),  # 2 -> 1
     ("add.sat.f32 d, a, b;", {"a": F32_ONE, "b": 0x3F000000}),  # 1.5 -> 1
     ("mul.sat.f32 d, a, b;", {"a": 0x3F000000, "b": 0x3F000000}),  # 0.25 kept
+    ("add.sat.f32 d, a, b;", {"a": 0x80000000, "b": 0x80000000}),  # -0 -> +0 (ptxas folds)
     ("cvt.sat.f32.f16 d, a;", {"a": 0x4000}),  # 2 -> 1
     ("cvt.rn.sat.f16.f32 d, a;", {"a": 0x40000000}),
     # testp
@@ -169,6 +177,7 @@ EDGES = [
     # .ftz: inputs and results, sign kept, only subnormals
     ("add.ftz.f32 d, a, b;", {"a": 0x80000001, "b": 0x80000000}),  # -0 + -0 = -0
     ("add.ftz.f32 d, a, b;", {"a": 0x00800000, "b": 0}),  # the smallest normal stays
+    ("add.ftz.f32 d, a, b;", {"a": 0x00000001, "b": 0x00800000}),  # an input flushed
     ("mul.rn.ftz.f32 d, a, b;", {"a": 0x00800000, "b": 0x3F000000}),  # a subnormal result
     ("add.ftz.f16 d, a, b;", {"a": 0x0001, "b": 0}),
     ("min.ftz.f32 d, a, b;", {"a": 0x80000001, "b": 0}),
@@ -182,6 +191,7 @@ EDGES = [
     ("cvt.rzi.u32.f32 d, a;", {"a": 0x4F32D05E}),  # 3e9 fits u32
     ("cvt.rni.u16.f32 d, a;", {"a": 0x477FFF80}),  # 65535.5 -> 65535 (clamped)
     ("cvt.rp.f32.s32 d, a;", {"a": 0x01000001}),
+    ("cvt.rn.f32.s32 d, a;", {"a": 0xFFFFFFFF}),  # -1
     ("cvt.rz.f32.u32 d, a;", {"a": 0xFFFFFFFF}),
     ("cvt.rz.f16.f32 d, a;", {"a": 0x47800000}),  # 65536 -> the largest finite
     ("cvt.rm.bf16.f32 d, a;", {"a": 0xBF808001}),
@@ -258,22 +268,33 @@ EDGES = [
 ]
 
 
+# sm_1x: f32 inputs and results flush without .ftz
+SM1X = [
+    ("cvt.rpi.s32.f32 d, a;", {"a": 0x00000001}),
+    ("cvt.rn.f32.f64 d, a;", {"a": 0x3800000000000000}),
+    ("add.f32 d, a, b;", {"a": 0x00000001, "b": 0x00000001}),
+    ("mul.rn.f32 d, a, b;", {"a": 0x00800000, "b": 0x3F000000}),
+]
+
+
 def _out(ptx: str) -> str:
     return "p" if "testp" in ptx else "d"
 
 
-def _expect(ptx, inputs):
-    return reference(ptx, inputs)[_out(ptx)]
+def _expect(ptx, inputs, target=90):
+    return reference(ptx, inputs, target)[_out(ptx)]
 
 
-@pytest.mark.parametrize("ptx, inputs", EDGES, ids=[f"{p} {i}" for p, i in EDGES])
-def test_edges_match_the_oracle(ptx, inputs):
-    want = _expect(ptx, inputs)
+@pytest.mark.parametrize("ptx, inputs, target", [(*e, 90) for e in EDGES] +
+                         [(*e, 13) for e in SM1X],
+                         ids=[f"{p} {i}" for p, i in EDGES] + [f"sm_13 {p} {i}" for p, i in SM1X])
+def test_edges_match_the_oracle(ptx, inputs, target):
+    want = _expect(ptx, inputs, target)
     if want == UNSPECIFIED:
         with pytest.raises(PtxError, match="unspecified"):
-            evaluate(ptx, inputs)
+            evaluate(ptx, inputs, Options(target=target))
         return
-    got = evaluate(ptx, inputs).outputs[_out(ptx)]
+    got = evaluate(ptx, inputs, Options(target=target)).outputs[_out(ptx)]
     assert got == want, (hex(got), hex(want))
 
 
