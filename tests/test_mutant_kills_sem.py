@@ -281,13 +281,17 @@ def _out(ptx: str) -> str:
     return "p" if "testp" in ptx else "d"
 
 
+def _id(ptx: str, inputs: dict) -> str:
+    return f"{ptx[:-1]} " + " ".join(f"{k}={int(v):#x}" for k, v in inputs.items())
+
+
 def _expect(ptx, inputs, target=90):
     return reference(ptx, inputs, target)[_out(ptx)]
 
 
 @pytest.mark.parametrize("ptx, inputs, target", [(*e, 90) for e in EDGES] +
                          [(*e, 13) for e in SM1X],
-                         ids=[f"{p} {i}" for p, i in EDGES] + [f"sm_13 {p} {i}" for p, i in SM1X])
+                         ids=[_id(*e) for e in EDGES] + [f"sm_13 {_id(*e)}" for e in SM1X])
 def test_edges_match_the_oracle(ptx, inputs, target):
     want = _expect(ptx, inputs, target)
     if want == UNSPECIFIED:
