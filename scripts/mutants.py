@@ -9,7 +9,7 @@ exit 2). Prints a table and exits 1 if any mutant survives or no longer applies
 
     python scripts/mutants.py                      # every mutant, whole suite (-x -q)
     python scripts/mutants.py -k vset --jobs 2     # mutants whose name contains "vset"
-    python scripts/mutants.py -k prmt-,shf- -- tests/test_mutant_kills_sem.py -x -q
+    python scripts/mutants.py --block sem22 -- tests/test_mutant_kills_sem.py -x -q
     python scripts/mutants.py -- tests/test_every_variant.py -x -q   # a pytest selection
 """
 
@@ -636,6 +636,10 @@ SEM22 = [
       "every destination of an uninterpreted instruction gets the same value"),
 ]
 MUTANTS += SEM22
+_first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")
+BLOCKS = {  # --block NAME: the rounding families' mutants, both sessions (docs/mutants.md)
+    "sem22": MUTANTS[_first:MUTANTS.index(SEM22[-1]) + 1],
+}
 
 
 def apply(tree: Path, mutant: Mutant) -> str:
@@ -681,6 +685,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-k", dest="pattern",
                         help="only mutants whose name contains this (or one of a,b,c)")
+    parser.add_argument("--block", choices=sorted(BLOCKS), help="only this block's mutants")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -689,7 +694,8 @@ def main() -> int:
     parser.add_argument("pytest_args", nargs="*", help="after --: pytest arguments")
     args = parser.parse_args()
     patterns = args.pattern.split(",") if args.pattern else []
-    chosen = [x for x in MUTANTS if not patterns or any(p in x.name for p in patterns)]
+    pool = BLOCKS[args.block] if args.block else MUTANTS
+    chosen = [x for x in pool if not patterns or any(p in x.name for p in patterns)]
     if args.list:
         for x in chosen:
             print(f"{x.name:28} {x.file:28} {x.what}")
