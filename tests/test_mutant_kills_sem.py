@@ -26,10 +26,10 @@ from ptxsmt.smt.solve import check_equivalence
 
 
 @pytest.mark.parametrize("lhs, rhs", [
-    # 9.7.3: "the default is .rn": add.f32 is add.rn.f32, NaN results included
+    # 9.7.3: no rounding modifier means .rn: add.f32 is add.rn.f32, NaN results included
     ("add.f32 d, a, b;", "add.rn.f32 d, a, b;"),
     ("mul.f16x2 d, a, b;", "mul.rn.f16x2 d, a, b;"),
-    # 9.7.3.6: "mad.rnd.{f32,f64} ... is the same as fma.rnd.{f32,f64}"
+    # 9.7.3.6: mad with a rounding modifier is fma with it (one rounding of a*b + c)
     ("mad.rn.f32 d, a, b, c;", "fma.rn.f32 d, a, b, c;"),
     ("mad.rz.ftz.f32 d, a, b, c;", "fma.rz.ftz.f32 d, a, b, c;"),
     # 9.7.4: the .f16x2 forms operate on each half: a lane of add.f16x2 is add.f16
