@@ -658,7 +658,7 @@ def apply(tree: Path, mutant: Mutant) -> str:
 
 
 def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, float, str]:
-    """(status, seconds, detail): killed | SURVIVED | STALE | TIMEOUT."""
+    """(status, seconds, detail): killed | SURVIVED | STALE | TIMEOUT | NO TESTS."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"mut-{mutant.name}-") as tmp:
         tree = Path(tmp) / "tree"
@@ -677,6 +677,8 @@ def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, fl
     tail = proc.stdout.strip().splitlines()[-1:] or [""]
     if proc.returncode == 0:
         return "SURVIVED", seconds, tail[0]
+    if proc.returncode in (4, 5):  # pytest's usage error / no test selected: nothing ran
+        return "NO TESTS", seconds, tail[0]
     failed = [line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     return "killed", seconds, (failed or tail)[0]
 
