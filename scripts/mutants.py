@@ -496,6 +496,9 @@ SEM22 = [
     m("cvt-flushes-every-float", "ptxsmt/sem/convert.py",
       'return t.name == "f32" and (v.ftz or opts.sm_1x)', "return t.is_float and (v.ftz or "
       "opts.sm_1x)", "cvt.ftz flushes f16/f64 too"),
+    m("cvt-nan-one-for-all-roundings", "ptxsmt/sem/convert.py",
+      "rnd = f\"{v.rnd or 'rn'}.\" if v.rnd or", "rnd = \"\" if False and",
+      "cvt.rn.f16.f32 and cvt.rz.f16.f32 share one open NaN"),
     m("cvt-sat-dropped", "ptxsmt/sem/convert.py",
       'return {"d": saturate(out, dst.fmt) if v.sat else out}', 'return {"d": out}',
       "cvt.sat to a float does not clamp"),

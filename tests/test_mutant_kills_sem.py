@@ -48,6 +48,10 @@ def test_one_instruction_spelled_two_ways_is_proved(lhs, rhs):
     ("add.f32 t, a, b; add.f32 u, a, c; xor.b32 d, t, u;",
      "add.f32 t, a, b; add.f32 u, a, c; xor.b32 d, t, u; testp.notanumber.f32 p, a;"
      " selp.b32 d, 0, d, p;"),
+    # the same for a cvt: each conversion and rounding has its own open NaN
+    ("cvt.rn.f16.f32 t, a; cvt.rz.f16.f32 u, a; xor.b16 d, t, u;",
+     "cvt.rn.f16.f32 t, a; cvt.rz.f16.f32 u, a; xor.b16 d, t, u; testp.notanumber.f32 p, a;"
+     " selp.b16 d, 0, d, p;"),
     # "Division by zero yields an unspecified, machine-specific value": a / 0 and c / 0
     # need not be equal
     ("div.u32 t, a, b; div.u32 u, c, b; setp.eq.u32 p, t, u;",
