@@ -9,6 +9,7 @@ exit 2). Prints a table and exits 1 if any mutant survives or no longer applies
 
     python scripts/mutants.py                      # every mutant, whole suite (-x -q)
     python scripts/mutants.py -k vset --jobs 2     # mutants whose name contains "vset"
+    python scripts/mutants.py --block sem22 -- tests/test_mutant_kills_sem.py -x -q
     python scripts/mutants.py -- tests/test_every_variant.py -x -q   # a pytest selection
 """
 
@@ -421,6 +422,281 @@ MUTANTS = [
 ]
 
 
+# ---- the sem/ families of issue 22 and the congruence rule (helper "mutants"):
+# tests/test_rounding.py, tests/test_arith.py, tests/test_mutant_kills_sem.py and
+# tests/test_function_soundness.py kill them; docs/mutants.md records which.
+SEM22 = [
+    # rounding directions (sem/sorts.py: one table for every family)
+    m("round-rz-rm-swapped", "ptxsmt/sem/sorts.py",
+      '"rz": z3.RTZ, "rm": z3.RTN,', '"rz": z3.RTN, "rm": z3.RTZ,', ".rz and .rm swapped"),
+    m("round-rn-ties-away", "ptxsmt/sem/sorts.py",
+      '{"rn": z3.RNE,', '{"rn": z3.RNA,', ".rn rounds ties away from zero"),
+    m("round-rzi-is-rni", "ptxsmt/sem/sorts.py",
+      '"rzi": z3.RTZ,', '"rzi": z3.RNE,', "cvt.rzi rounds to nearest"),
+    m("round-rmi-rpi-swapped", "ptxsmt/sem/sorts.py",
+      '"rmi": z3.RTN, "rpi": z3.RTP}', '"rmi": z3.RTP, "rpi": z3.RTN}', ".rmi and .rpi swapped"),
+    m("round-default-rz", "ptxsmt/sem/sorts.py",
+      'return ROUNDING_MODES[rnd or "rn"]()', 'return ROUNDING_MODES[rnd or "rz"]()',
+      "no rounding modifier rounds toward zero"),
+    m("nan-result-fixed", "ptxsmt/sem/sorts.py",
+      "return z3.If(z3.fpIsNaN(x), nan, z3.fpToIEEEBV(x))", "return z3.fpToIEEEBV(x)",
+      "a NaN result gets Z3's NaN bits instead of an open NaN"),
+    m("free-nan-any-bits", "ptxsmt/sem/sorts.py",
+      "return z3.If(is_nan(u, fmt), u, z3.BitVecVal(canonical_nan(fmt), fmt.width))",
+      "return u", "an open NaN may be any bits, a number too"),
+    # float-arith (sem/floatarith.py)
+    m("fa-sub-is-add", "ptxsmt/sem/floatarith.py",
+      "return rounded(v, fmt, flush, z3.fpSub, a, b)",
+      "return rounded(v, fmt, flush, z3.fpAdd, a, b)", "sub adds"),
+    m("fa-fma-addend-swapped", "ptxsmt/sem/floatarith.py",
+      "z3.fpFMA, a, b, c)", "z3.fpFMA, a, c, b)", "fma computes a*c + b"),
+    m("fa-rcp-inverted", "ptxsmt/sem/floatarith.py",
+      "z3.fpDiv(rm, as_float(_one(fmt), fmt), x)", "z3.fpDiv(rm, x, as_float(_one(fmt), fmt))",
+      "rcp computes a / 1"),
+    m("fa-div-ignores-rounding", "ptxsmt/sem/floatarith.py",
+      "return rounded(v, fmt, flush, z3.fpDiv, a, b)",
+      "return rounded(v, fmt, flush, lambda rm, x, y: z3.fpDiv(z3.RNE(), x, y), a, b)",
+      "div.rz/.rm/.rp round to nearest"),
+    m("fa-sqrt-ignores-rounding", "ptxsmt/sem/floatarith.py",
+      "return rounded(v, fmt, flush, z3.fpSqrt, a)",
+      "return rounded(v, fmt, flush, lambda rm, x: z3.fpSqrt(z3.RNE(), x), a)",
+      "sqrt.rz/.rm/.rp round to nearest"),
+    m("fa-mad-nan-not-fma", "ptxsmt/sem/floatarith.py",
+      'op = "fma" if v.opcode == "mad" else v.opcode', "op = v.opcode",
+      "mad.rn.f32's open NaN is not fma.rn.f32's (one instruction, two NaNs)"),
+    m("fa-default-nan-not-rn", "ptxsmt/sem/floatarith.py",
+      "return f\"{op}.{v.rnd or 'rn'}.{v.type.lane} NaN\"",
+      "return f\"{op}.{v.rnd}.{v.type.lane} NaN\"",
+      "add.f32's open NaN is not add.rn.f32's"),
+    m("fa-nan-lane-named-by-vector", "ptxsmt/sem/floatarith.py",
+      "return f\"{op}.{v.rnd or 'rn'}.{v.type.lane} NaN\"",
+      "return f\"{op}.{v.rnd or 'rn'}.{v.type} NaN\"",
+      "a lane of add.f16x2 has another open NaN than add.f16"),
+    m("fa-nan-of-first-input", "ptxsmt/sem/floatarith.py",
+      "z3.Concat(*xs) if len(xs) > 1 else xs[0]", "xs[0]",
+      "an open NaN depends on the first input only (add(x, 1) and add(x, 2) the same NaN)"),
+    m("fa-sat-high-unclamped", "ptxsmt/sem/floatarith.py",
+      "z3.If(z3.fpGT(x, as_float(one, fmt)), one, bits))", "bits)",
+      ".sat does not clamp at 1.0"),
+    m("fa-sat-one-is-two", "ptxsmt/sem/floatarith.py",
+      "((1 << (fmt.ebits - 1)) - 1) << (fmt.sbits - 1)",
+      "(1 << (fmt.ebits - 1)) << (fmt.sbits - 1)",
+      "1.0's bits are 2.0's (.sat's clamp, rcp's numerator)"),
+    m("fa-copysign-keeps-a", "ptxsmt/sem/floatarith.py",
+      "return z3.Concat(sign, z3.Extract(fmt.width - 2, 0, b))",
+      "return z3.Concat(sign, z3.Extract(fmt.width - 2, 0, a))", "copysign returns |a| signed"),
+    m("fa-lanes-swapped", "ptxsmt/sem/floatarith.py",
+      "for xs in zip(*srcs)])}", "for xs in zip(*srcs)][::-1])}", "f16x2 lanes written swapped"),
+    m("testp-finite-nan", "ptxsmt/sem/floatarith.py",
+      '"finite": z3.Not(z3.Or(z3.fpIsInf(x), z3.fpIsNaN(x)))', '"finite": z3.Not(z3.fpIsInf(x))',
+      "testp.finite true of NaN"),
+    m("testp-subnormal-zero", "ptxsmt/sem/floatarith.py",
+      '"subnormal": z3.fpIsSubnormal(x)}', '"subnormal": z3.Or(z3.fpIsSubnormal(x), '
+      'z3.fpIsZero(x))}', "testp.subnormal true of zero"),
+    m("testp-normal-subnormal", "ptxsmt/sem/floatarith.py",
+      "return z3.If(z3.fpIsZero(x), zero, z3.fpIsNormal(x))",
+      "return z3.If(z3.fpIsZero(x), zero, z3.Not(z3.fpIsInf(x)))",
+      "testp.normal true of subnormals (and NaN)"),
+    m("testp-normal-zero-decided", "ptxsmt/sem/floatarith.py",
+      "return z3.If(z3.fpIsZero(x), zero, z3.fpIsNormal(x))",
+      "return z3.Or(z3.fpIsZero(x), z3.fpIsNormal(x))",
+      "testp.normal of zero decided (true) where the text and ptxas disagree"),
+    m("testp-number-is-finite", "ptxsmt/sem/floatarith.py",
+      '"number": z3.Not(z3.fpIsNaN(x)),', '"number": z3.Not(z3.Or(z3.fpIsInf(x), '
+      'z3.fpIsNaN(x))),', "testp.number false of infinities"),
+    # FTZ and saturation helpers (sem/arith.py flush_bits, used by float-arith and cvt)
+    m("flush-sign-lost", "ptxsmt/sem/arith.py",
+      "return z3.If(exp == 0, z3.Concat(sign, z3.BitVecVal(0, fmt.width - 1)), x)",
+      "return z3.If(exp == 0, z3.BitVecVal(0, fmt.width), x)",
+      ".ftz flushes a negative subnormal to +0.0"),
+    m("flush-exponent-one", "ptxsmt/sem/arith.py",
+      "return z3.If(exp == 0, z3.Concat(sign, z3.BitVecVal(0, fmt.width - 1)), x)",
+      "return z3.If(z3.ULE(exp, 1), z3.Concat(sign, z3.BitVecVal(0, fmt.width - 1)), x)",
+      ".ftz also flushes the smallest normals"),
+    m("ftz-ignored-f16", "ptxsmt/sem/floatarith.py",
+      "flush = ftz(v, t.lane, opts)", 'flush = ftz(v, t.lane, opts) and t.lane.name == "f32"',
+      ".ftz flushes f32 only (f16/f16x2 keep subnormals)"),
+    m("int-sat-ends-swapped", "ptxsmt/sem/arith.py",
+      "z3.If(wide < lo, lo, z3.If(wide > hi, hi, wide))",
+      "z3.If(wide < lo, hi, z3.If(wide > hi, lo, wide))",
+      "integer .sat clamps to the wrong end"),
+    # convert (sem/convert.py)
+    m("cvt-no-clamp-low", "ptxsmt/sem/convert.py",
+      "z3.If(below, z3.BitVecVal(lo, n), ", "z3.If(False, z3.BitVecVal(lo, n), ",
+      "float-to-integer cvt does not clamp at the bottom"),
+    m("cvt-unsigned-below-minus-one", "ptxsmt/sem/convert.py",
+      "z3.fpLT(r, z3.FPVal(0, x.sort()))", "z3.fpLT(r, z3.FPVal(-1, x.sort()))",
+      "cvt to unsigned of -1.0 is not clamped to 0"),
+    m("cvt-signed-top-inclusive", "ptxsmt/sem/convert.py",
+      "above = z3.fpGEQ(r, z3.FPVal(hi + 1, x.sort()))",
+      "above = z3.fpGT(r, z3.FPVal(hi + 1, x.sort()))",
+      "cvt of exactly 2**31 to s32 is not clamped"),
+    m("cvt-int-source-round-rn", "ptxsmt/sem/convert.py",
+      "(rm, a, sort)", "(z3.RNE(), a, sort)", "cvt.rz/.rm/.rp.f32.s32 round to nearest"),
+    m("cvt-narrowing-round-rn", "ptxsmt/sem/convert.py",
+      "else z3.fpToFP(rm, x, sort)", "else z3.fpToFP(z3.RNE(), x, sort)",
+      "cvt.rz/.rm/.rp.f16.f32 round to nearest"),
+    m("cvt-rni-same-format-ignored", "ptxsmt/sem/convert.py",
+      "if v.rnd in INT_ROUNDINGS else", "if False else",
+      "cvt.rni.f32.f32 keeps the fraction"),
+    m("cvt-src-flush-dropped", "ptxsmt/sem/convert.py",
+      "if src.is_float and _flushes(v, src, opts):", "if False:",
+      "cvt.ftz does not flush its f32 input"),
+    m("cvt-dst-flush-dropped", "ptxsmt/sem/convert.py",
+      "    if _flushes(v, dst, opts):\n", "    if False:\n",
+      "cvt.ftz does not flush its f32 result"),
+    m("cvt-flushes-every-float", "ptxsmt/sem/convert.py",
+      'return t.name == "f32" and (v.ftz or opts.sm_1x)', "return t.is_float and (v.ftz or "
+      "opts.sm_1x)", "cvt.ftz flushes f16/f64 too"),
+    m("cvt-nan-one-for-all-roundings", "ptxsmt/sem/convert.py",
+      "rnd = f\"{v.rnd or 'rn'}.\" if v.rnd or", "rnd = \"\" if False and",
+      "cvt.rn.f16.f32 and cvt.rz.f16.f32 share one open NaN"),
+    m("cvt-sat-dropped", "ptxsmt/sem/convert.py",
+      'return {"d": saturate(out, dst.fmt) if v.sat else out}', 'return {"d": out}',
+      "cvt.sat to a float does not clamp"),
+    m("cvt-unsigned-dst-signed", "ptxsmt/sem/convert.py",
+      "n, signed = dst.width, dst.kind is Kind.SIGNED", "n, signed = dst.width, True",
+      "cvt to .u32 clamps to the signed range"),
+    # bits (sem/bits.py)
+    m("popc-low-word", "ptxsmt/sem/bits.py",
+      "for i in range(a.size())),", "for i in range(32)),", "popc.b64 counts the low word only"),
+    m("clz-zero-width-less-one", "ptxsmt/sem/bits.py",
+      "out = z3.BitVecVal(n, 32)", "out = z3.BitVecVal(n - 1, 32)", "clz of 0 is 31"),
+    m("clz-lowest-one", "ptxsmt/sem/bits.py",
+      "    for i in range(n):  # the highest", "    for i in reversed(range(n)):  # the highest",
+      "clz counted from the lowest one bit"),
+    m("brev-identity", "ptxsmt/sem/bits.py",
+      "for i in range(a.size())))", "for i in reversed(range(a.size()))))",
+      "brev reverses nothing"),
+    m("bfe-pos-unmasked", "ptxsmt/sem/bits.py",
+      "pos, length = b & 0xFF, c & 0xFF", "pos, length = b, c & 0xFF", "bfe reads pos unmasked"),
+    m("bfe-len-unmasked", "ptxsmt/sem/bits.py",
+      "pos, length = b & 0xFF, c & 0xFF", "pos, length = b & 0xFF, c", "bfe reads len unmasked"),
+    m("bfe-pos-past-msb-wraps", "ptxsmt/sem/bits.py",
+      "z3.If(z3.ULE(pos, msb), _min(length, msb + 1 - pos), z3.BitVecVal(0, 32))",
+      "_min(length, msb + 1 - pos)", "bfe with pos > msb takes bits anyway"),
+    m("bfe-len0-sign-extends", "ptxsmt/sem/bits.py",
+      "z3.And(length != 0, sbit == 1)", "sbit == 1", "bfe.s32 with len 0 sign-extends"),
+    m("bfe-unsigned-sign-extends", "ptxsmt/sem/bits.py",
+      "if v.type.kind is not Kind.SIGNED:", "if False:", "bfe.u32 sign-extends"),
+    m("bfe-64-dispute-decided", "ptxsmt/sem/bits.py",
+      "if a.size() == 64:", "if False:",
+      "bfe.u64 with pos or len >= 256 decided where ptxas and the text disagree"),
+    m("prmt-sign-from-bit-2", "ptxsmt/sem/bits.py",
+      "z3.If(z3.Extract(3, 3, ctl) == 1, sign, byte)", "z3.If(z3.Extract(2, 2, ctl) == 1, "
+      "sign, byte)", "prmt's sign-replicate flag read from bit 2 of the nibble"),
+    m("prmt-a-b-swapped", "ptxsmt/sem/bits.py",
+      "source = lanes(z3.Concat(b, a), 8)", "source = lanes(z3.Concat(a, b), 8)",
+      "prmt numbers b's bytes 0-3"),
+    m("prmt-nibbles-reversed", "ptxsmt/sem/bits.py",
+      "for ctl in lanes(c, 4)[:4]:", "for ctl in reversed(lanes(c, 4)[:4]):",
+      "prmt's selector nibbles read from the top"),
+    m("prmt-f4e-backward", "ptxsmt/sem/bits.py",
+      '"f4e": lambda sel, i: sel + i,', '"f4e": lambda sel, i: sel + 3 - i,',
+      "prmt.f4e extracts backward"),
+    m("prmt-b4e-forward", "ptxsmt/sem/bits.py",
+      '"b4e": lambda sel, i: (sel - i) % 8,', '"b4e": lambda sel, i: (sel + i) % 8,',
+      "prmt.b4e extracts forward"),
+    m("prmt-rc8-is-identity", "ptxsmt/sem/bits.py",
+      '"rc8": lambda sel, i: sel,', '"rc8": lambda sel, i: i,', "prmt.rc8 copies a"),
+    m("prmt-ecl-is-ecr", "ptxsmt/sem/bits.py",
+      '"ecl": lambda sel, i: max(i, sel),', '"ecl": lambda sel, i: min(i, sel),',
+      "prmt.ecl clamps to the right"),
+    m("prmt-rc16-high-bit", "ptxsmt/sem/bits.py",
+      '"rc16": lambda sel, i: 2 * (sel & 1) + (i & 1),',
+      '"rc16": lambda sel, i: 2 * (sel >> 1) + (i & 1),', "prmt.rc16 picks the half by c[1]"),
+    m("prmt-mode-three-bits", "ptxsmt/sem/bits.py",
+      "sel = z3.Extract(1, 0, c)", "sel = z3.Extract(2, 0, c)",
+      "prmt modes read c[2:0], not c[1:0]"),
+    m("shf-wrap-six-bits", "ptxsmt/sem/bits.py",
+      "else c & 0x1F", "else c & 0x3F", "shf.wrap masks the amount to 6 bits"),
+    m("shf-clamp-31", "ptxsmt/sem/bits.py",
+      "n = _min(c, 32) if", "n = _min(c, 31) if", "shf.clamp clamps at 31"),
+    m("shf-l-r-swapped", "ptxsmt/sem/bits.py",
+      'if v.dir == "l":', 'if v.dir == "r":', "shf.l shifts right and shf.r left"),
+    m("shf-l-low-word", "ptxsmt/sem/bits.py",
+      "return z3.Extract(63, 32, wide << amount)", "return z3.Extract(31, 0, wide << amount)",
+      "shf.l returns the low word"),
+    m("mul-hi-low-half", "ptxsmt/sem/arith.py",
+      "return t if v.mode == \"wide\" else z3.Extract(2 * n - 1, n, t)",
+      "return t if v.mode == \"wide\" else z3.Extract(n - 1, 0, t)",
+      "mul.hi and mad.hi take the low half"),
+    m("mul-hi-off-by-one", "ptxsmt/sem/arith.py",
+      "z3.Extract(2 * n - 1, n, t)", "z3.Extract(2 * n - 2, n - 1, t)",
+      "mul.hi takes bits 2n-2..n-1"),
+    m("mad-c-dropped", "ptxsmt/sem/arith.py",
+      "        else part + c\n", "        else part\n", "mad drops c"),
+    m("mad-sat-not-only-hi", "ptxsmt/sem/arith.py",
+      "return _saturate(z3.SignExt(1, part) + z3.SignExt(1, c), part.size()) if v.sat",
+      "return _saturate(z3.ZeroExt(1, part) + z3.ZeroExt(1, c), part.size()) if v.sat",
+      "mad.hi.sat adds unsigned"),
+    m("rem-sign-of-divisor", "ptxsmt/sem/arith.py",
+      "r = z3.SRem(a, b) if signed", "r = z3.SMod(a, b) if signed",
+      "rem.s32 takes the divisor's sign (floored)"),
+    m("div-by-zero-one-value", "ptxsmt/sem/arith.py",
+      'return z3.If(b == 0, free_value(f"{format_variant(v)} by zero", a, a.size()), q)',
+      'return z3.If(b == 0, free_value(f"{format_variant(v)} by zero", a * 0, a.size()), q)',
+      "x / 0 is one open value for every x (div.u32 of 1 and of 2 by 0 taken equal)"),
+    m("rem-by-zero-is-a", "ptxsmt/sem/arith.py",
+      'return z3.If(b == 0, free_value(f"{format_variant(v)} by zero", a, a.size()), r)',
+      "return z3.If(b == 0, a, r)", "x % 0 = x (a choice the ISA does not make)"),
+    m("imin-unsigned", "ptxsmt/sem/arith.py",
+      "return z3.If(a < b if signed else z3.ULT(a, b), a, b)",
+      "return z3.If(z3.ULT(a, b), a, b)", "min.s32 compares unsigned"),
+    m("imax-is-min", "ptxsmt/sem/arith.py",
+      "return z3.If(a > b if signed else z3.UGT(a, b), a, b)",
+      "return z3.If(a > b if signed else z3.UGT(a, b), b, a)", "max returns the smaller"),
+    m("fmin-nan-mode-ignored", "ptxsmt/sem/arith.py",
+      "    if v.nan:\n", "    if False:\n", "min.NaN returns the number beside a NaN"),
+    m("fmin-nan-mode-needs-both", "ptxsmt/sem/arith.py",
+      "out = z3.If(z3.Or(is_nan(a, fmt), is_nan(b, fmt)), canonical_nan_of(fmt), out)",
+      "out = z3.If(z3.And(is_nan(a, fmt), is_nan(b, fmt)), canonical_nan_of(fmt), out)",
+      "min.NaN returns NaN only if both are NaN"),
+    m("fmin-nan-picks-nan", "ptxsmt/sem/arith.py",
+      "pick = z3.If(is_nan(a, fmt), b,", "pick = z3.If(is_nan(a, fmt), a,",
+      "min of NaN and x returns the NaN"),
+    m("fmin-zero-order-dropped", "ptxsmt/sem/arith.py",
+      "first = z3.Or(z3.fpLT(x, y) if less else z3.fpGT(x, y), neg_zero_first)",
+      "first = z3.fpLT(x, y) if less else z3.fpGT(x, y)",
+      "min(-0.0, +0.0) is +0.0 (b)"),
+    m("fmin-pair-ordered", "ptxsmt/sem/arith.py",
+      "pair = z3.If(z3.ULE(a, b), z3.Concat(a, b), z3.Concat(b, a))", "pair = z3.Concat(a, b)",
+      "the open NaN of min a, b is not min b, a's"),
+    m("fmin-ftz-dropped", "ptxsmt/sem/arith.py",
+      "    if flush:\n        a, b = flush_bits(a, fmt), flush_bits(b, fmt)",
+      "    if False:\n        a, b = flush_bits(a, fmt), flush_bits(b, fmt)",
+      "min.ftz does not flush"),
+    m("guard-negation-ignored", "ptxsmt/sem/prims.py",
+      "return z3.Not(p) if negated else p", "return p", "@!p runs where p holds"),
+    m("guard-old-is-zero", "ptxsmt/sem/prims.py",
+      "return new if holds is None else z3.If(holds, new, old())",
+      "return new if holds is None else z3.If(holds, new, new * 0 if z3.is_bv(new) else "
+      "z3.BoolVal(False))",
+      "a false guard zeroes its destination"),
+    # the congruence rule for uninterpreted instructions (function/instructions.py)
+    m("cong-key-registers", "ptxsmt/function/instructions.py",
+      'parts.append("!_" if negated else "_")', "parts.append(e)",
+      "an uninterpreted instruction keyed by its register names"),
+    m("cong-key-negation-dropped", "ptxsmt/function/instructions.py",
+      'parts.append("!_" if negated else "_")', 'parts.append("_")',
+      "an uninterpreted instruction keyed without its operands' negation (!p as p)"),
+    m("cong-key-modifiers-dropped", "ptxsmt/function/instructions.py",
+      'head = ".".join((g.opcode, *g.modifiers))', "head = g.opcode",
+      "an uninterpreted instruction keyed without its modifiers (mul24.lo as mul24.hi)"),
+    m("cong-key-opcode-dropped", "ptxsmt/function/instructions.py",
+      'head = ".".join((g.opcode, *g.modifiers))', 'head = ".".join(g.modifiers)',
+      "different opcodes with the same modifiers congruent (sin.approx as cos.approx)"),
+    m("cong-destinations-shared", "ptxsmt/function/instructions.py",
+      '(f" #{k}" if len(dests) > 1 else "")', '""',
+      "every destination of an uninterpreted instruction gets the same value"),
+]
+MUTANTS += SEM22
+_first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")
+BLOCKS = {  # --block NAME: the rounding families' mutants, both sessions (docs/mutants.md)
+    "sem22": MUTANTS[_first:MUTANTS.index(SEM22[-1]) + 1],
+}
+
+
 def apply(tree: Path, mutant: Mutant) -> str:
     """Edit the copy; '' or why the mutant no longer applies."""
     if not mutant.edits:
@@ -437,7 +713,7 @@ def apply(tree: Path, mutant: Mutant) -> str:
 
 
 def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, float, str]:
-    """(status, seconds, detail): killed | SURVIVED | STALE | TIMEOUT."""
+    """(status, seconds, detail): killed | SURVIVED | STALE | TIMEOUT | NO TESTS."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"mut-{mutant.name}-") as tmp:
         tree = Path(tmp) / "tree"
@@ -456,13 +732,17 @@ def run(mutant: Mutant, pytest_args: list[str], timeout: float) -> tuple[str, fl
     tail = proc.stdout.strip().splitlines()[-1:] or [""]
     if proc.returncode == 0:
         return "SURVIVED", seconds, tail[0]
+    if proc.returncode in (4, 5):  # pytest's usage error / no test selected: nothing ran
+        return "NO TESTS", seconds, tail[0]
     failed = [line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     return "killed", seconds, (failed or tail)[0]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-k", dest="pattern", help="only mutants whose name contains this")
+    parser.add_argument("-k", dest="pattern",
+                        help="only mutants whose name contains this (or one of a,b,c)")
+    parser.add_argument("--block", choices=sorted(BLOCKS), help="only this block's mutants")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -470,7 +750,9 @@ def main() -> int:
                         help="skip checking that the unmutated tree passes first")
     parser.add_argument("pytest_args", nargs="*", help="after --: pytest arguments")
     args = parser.parse_args()
-    chosen = [x for x in MUTANTS if not args.pattern or args.pattern in x.name]
+    patterns = args.pattern.split(",") if args.pattern else []
+    pool = BLOCKS[args.block] if args.block else MUTANTS
+    chosen = [x for x in pool if not patterns or any(p in x.name for p in patterns)]
     if args.list:
         for x in chosen:
             print(f"{x.name:28} {x.file:28} {x.what}")
