@@ -35,18 +35,7 @@ MANIFEST = ROOT / "tests" / "corpus" / "functions" / "manifest.jsonl"
 PAIRS = {p["id"]: p for p in map(json.loads, MANIFEST.read_text().splitlines())}
 
 # Wrong verdicts of today's ptxsmt on this corpus, by class (docs/function-corpus.md).
-KNOWN_WRONG: dict[str, str] = {
-    "scalar:switch_dense:llvm22-O0-sm80~llvm22-O2-sm80":
-        "false alarm: initialised .global data read as free memory",
-    "scalar:switch_dense:llvm14-O2-sm80~llvm22-O2-sm80":
-        "false alarm: initialised .global data read as free memory",
-    "kernels:k_shared:nvcc-G-sm80~nvcc-O3-sm80":
-        "false alarm: memory space (shared memory compared at an .entry's exit, where -O3 "
-        "drops the stores)",
-    "kernels:k_shared:nvcc-G-sm90~nvcc-O3-sm90":
-        "false alarm: memory space (shared memory compared at an .entry's exit, where -O3 "
-        "drops the stores)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # one or a few pairs of each source and class; the mutants all (they guard against "equivalent")
 SUBSET = [

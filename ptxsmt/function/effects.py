@@ -97,6 +97,18 @@ class Assumption:
 
 
 @dataclass(frozen=True)
+class Initialised:
+    """A module variable's bytes when the function starts (its initializer: `.const`, or a
+    `.global` no other module can name), at its address in `space`."""
+
+    space: str
+    address: z3.BitVecRef
+    size: int
+    data: bytes | None  # None: not known (no initializer ptxsmt reads, or linked)
+    name: str
+
+
+@dataclass(frozen=True)
 class Access:
     """One ld or st of memory, with the condition under which it runs."""
 
@@ -146,6 +158,7 @@ class FunctionEncoding:
     return_registers: dict[str, str] = field(default_factory=dict)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
+    initialised: list[Initialised] = field(default_factory=list)  # module variables met
 
 
 def _variables(fn: Function):
@@ -279,7 +292,8 @@ class Execution:
 
     def variable(self, name: str, g: Generic) -> z3.ExprRef:
         """The address of a variable (an input). One the body declares in shared or local
-        memory lies in its state space, below 2^32 (the window) and aligned as declared."""
+        memory lies in its state space, below 2^32 (the window) and aligned as declared;
+        a module's variable (`_module_variable`) holds its initializer."""
         new = name not in self.enc.inputs
         address = self.input(name, TYPES["u64"], "the address of a variable")
         if new and name in self.variables:
@@ -290,7 +304,39 @@ class Execution:
                 aligned = z3.URem(address, v.align or 1) == 0
                 self.enc.assumed.append(Assumption(z3.And(fits, aligned), g.line, name,
                                                    f"a .{space} variable lies in its window"))
+        elif new and name in self.fn.variables:
+            self._module_variable(name, address, g)
         return address
+
+    def _module_variable(self, name: str, address: z3.BitVecRef, g: Generic) -> None:
+        """A `.global`/`.const` variable of the module lies whole in its space, aligned as
+        declared, apart from the module's other variables there; its bytes at entry are
+        its initializer (zeros without one) where nothing outside this module can have
+        written them: always for `.const` (read-only), for a `.global` that no other module
+        and no host code can name (not `.visible`, `.extern`, `.weak`, `.common`: a
+        switch's lookup table, a private constant)."""
+        mv = self.fn.variables[name]
+        size = param_type(mv.declaration).width // 8
+        if mv.space not in ("global", "const") or size == 0:
+            return
+        bits = memory.address_bits(mv.space)
+        at = memory.address(address, bits)
+        placed = [i for i in self.enc.initialised if i.space == mv.space]
+        apart = [z3.Or(z3.ULE(at + size, i.address), z3.ULE(i.address + i.size, at))
+                 for i in placed]
+        self.enc.assumed.append(Assumption(
+            z3.And(z3.ULE(at, (1 << bits) - size), z3.URem(at, mv.declaration.align or 1) == 0,
+                   *apart), g.line, name, f"a .{mv.space} variable of the module lies whole "
+            "in its space, apart from the others"))
+        known = None if mv.space == "global" and mv.linked else mv.initial
+        self.enc.initialised.append(Initialised(mv.space, at, size, known, name))
+        if known is None:
+            return
+        self.enc.memory.setdefault(mv.space, memory.initial(mv.space))
+        start = self.enc.memory[mv.space]
+        self.enc.assumed.append(Assumption(
+            z3.And([z3.Select(start, at + k) == b for k, b in enumerate(mv.initial)]),
+            g.line, name, f"the .{mv.space} variable holds its initializer at entry"))
 
     def register(self, key: str) -> z3.ExprRef:
         if key not in self.state.registers:  # read before written: an input

@@ -36,6 +36,14 @@ SPACES = {"": "generic", "global": "global", "shared": "shared", "local": "local
 OBSERVABLE = ("global", "shared")
 
 
+def observable(*kinds: str) -> tuple[str, ...]:
+    """The spaces equiv compares for functions of these kinds ("entry", "func"): shared
+    memory is an output of a `.func` (its caller reads it after the call) but not of an
+    `.entry`, after whose end the CTA's shared memory has no reader that a barrier orders
+    after the store (NVVM drops such stores: nvcc -O3 of `s[i] = v; return;`)."""
+    return tuple(s for s in OBSERVABLE if s != "shared" or "func" in kinds)
+
+
 def address_bits(space: str) -> int:
     """Shared and local addresses are 32-bit (a window's offsets); a 64-bit address into
     them keeps its low half."""

@@ -1,7 +1,8 @@
 """Translation validation of one function: two bodies (before and after a pass, -O0 and
 -O3) agree when, from the same parameters, special registers and initial memory, they
 end with the same return values and the same global and shared memory at every address
-(`function.memory.OBSERVABLE`; local memory dies with the thread).
+(`function.memory.observable`: local memory dies with the thread, and an `.entry`'s
+shared memory with its CTA).
 
 The second function's parameters and return parameters are named after the first's, by
 position. An instruction ptxsmt does not model is an uninterpreted function on both
@@ -21,7 +22,7 @@ from ..eval.values import Value
 from ..function.effects import param_spelling, param_type
 from ..function.encode import FunctionEncoding, encode_function
 from ..function.evaluate import FunctionEvaluation, Location, evaluate_function
-from ..function.memory import OBSERVABLE, address_bits, initial, load
+from ..function.memory import address_bits, initial, load, observable
 from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
@@ -83,7 +84,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
                            f".{er.types[name].name} in {rhs.name}")
-    spaces = [s for s in OBSERVABLE if s in el.memory or s in er.memory]
+    spaces = [s for s in observable(lhs.kind, rhs.kind) if s in el.memory or s in er.memory]
     witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
     returns = [k for k in el.returns if k in er.returns]
     differ = [el.returns[k] != er.returns[k] for k in returns]
@@ -126,7 +127,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                        "free (results of uninterpreted instructions, NaNs the PTX ISA "
                        "leaves open, return bytes never written): "
                        + ", ".join(free or ["(none named)"]))
-    cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
+    cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll, spaces)
     return verdict("different", cex=cex)
 
 
@@ -220,7 +221,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
             model: z3.ModelRef, opts: Options,
-            rename: dict[str, str], unroll: int) -> FunctionCounterexample:
+            rename: dict[str, str], unroll: int, spaces: list[str]) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
@@ -252,7 +253,7 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
     differ = tuple(dict.fromkeys(
         [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
-        + [str(loc) for loc in _differing_locations(*sides)]))
+        + [str(loc) for loc in _differing_locations(*sides, spaces)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
                           "give the same returns and memory")
@@ -263,7 +264,8 @@ def _covers(loc: Location, byte: Location) -> bool:
     return loc.space == byte.space and 0 <= byte.address - loc.address < loc.type.width // 8
 
 
-def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> list[Location]:
+def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation,
+                         spaces: list[str]) -> list[Location]:
     """Written bytes that end differently: each side's locations, compared byte by byte
     (a .u32 store on one side may be four .u8 stores on the other)."""
     def bytes_of(ev: FunctionEvaluation) -> dict[tuple[str, int], int]:
@@ -271,6 +273,6 @@ def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> li
                 for loc, v in ev.stores.items() for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
-    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
+    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in spaces}
     return [loc for loc in dict.fromkeys([*lhs.stores, *rhs.stores])
             if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))]
