@@ -53,6 +53,14 @@ def param_type(p: Param) -> PtxType:
     return TYPES.get(f"b{width}") or PtxType(f"b{width}", Kind.BIT, width)
 
 
+def _widened(t: PtxType, width: int) -> PtxType:
+    """A parameter compared with a wider one of the other function (a half passed as
+    `.b8 [2]` there and `.b32` here): one input of the wider size, whose low bytes this
+    side reads."""
+    return t if width <= t.width else TYPES.get(f"b{width}") or PtxType(f"b{width}",
+                                                                         Kind.BIT, width)
+
+
 def param_spelling(p: Param) -> str:
     return f".{p.type.name}" + (f" [{p.array}]" if p.array is not None else "")
 
@@ -179,8 +187,9 @@ class Execution:
 
     def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str],
                  caller: Execution | None = None, bound: dict[str, z3.BitVecRef] | None = None,
-                 site: int = 0, unroll: int = 0):
+                 site: int = 0, unroll: int = 0, widths: dict[str, int] | None = None):
         self.fn, self.opts, self.mode, self.rename = fn, opts, unmodelled, rename
+        self.widths = widths or {}
         self.unroll = unroll  # each loop's body runs at most this many times
         self.declared = {r.key: r.type for r in fn.body.registers}
         self.variables = dict(_variables(fn))
@@ -219,7 +228,8 @@ class Execution:
         elif name in self.bound:
             whole = self.bound[name]
         else:
-            whole = self.input(key, param_type(p), f"parameter {param_spelling(p)}")
+            whole = self.input(key, _widened(param_type(p), self.widths.get(key, 0)),
+                               f"parameter {param_spelling(p)}")
         return _bytes(whole, offset, t.width)
 
     def declare(self, d: Directive) -> None:

@@ -54,19 +54,40 @@ class FunctionVerdict:
     unroll: int = 0  # --unroll K: each loop ran at most K times
 
 
-def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
-    """rhs's parameter and return names -> lhs's, by position (the same size in bytes:
-    `.b32` and `.b8 p[4]` are the same four bytes)."""
-    out = {}
+# Loops without --unroll: each runs at most this many times; a counterexample within them
+# is a real one ("different"), agreement only "unknown" (equivalent up to that many).
+DEFAULT_UNROLL = 4
+
+
+def _renaming(lhs: Function, rhs: Function) -> tuple[dict[str, str], dict[str, int], str]:
+    """rhs's parameter and return names -> lhs's, by position; the parameters whose sizes
+    differ (a half as `.b32` on one side, `.b8 p[2]` on the other), by lhs name -> the
+    larger width in bits: both read one input of that size, each its own bytes of it (the
+    caller passes the same bytes to both); and a note naming the parameters and return
+    values compared on the bytes both declare ("" if none)."""
+    out, widths, notes = {}, {}, []
     for what, left, right in (("parameters", lhs.params, rhs.params),
                               ("return parameters", lhs.returns, rhs.returns)):
-        sizes = [[param_type(p).width // 8 for p in side] for side in (left, right)]
-        if sizes[0] != sizes[1]:
+        if len(left) != len(right):
             raise PtxError(f"{lhs.name} and {rhs.name} have different {what}: "
                            f"{[param_spelling(p) for p in left]} and "
                            f"{[param_spelling(p) for p in right]}")
         out |= {r.name: ll.name for ll, r in zip(left, right)}
-    return out
+        for ll, r in zip(left, right):
+            a, b = param_type(ll).width, param_type(r).width
+            if a != b:
+                widths[ll.name] = max(a, b)
+                notes.append(f"{ll.name} ({param_spelling(ll)} and {param_spelling(r)}) on "
+                             f"its {min(a, b) // 8} low bytes")
+    note = ("compared on the bytes both functions declare: " + "; ".join(notes)) if notes \
+        else ""
+    return out, widths, note
+
+
+def _low(a: z3.BitVecRef, b: z3.BitVecRef) -> tuple[z3.BitVecRef, z3.BitVecRef]:
+    """Two return values on the bytes both declare (the low ones)."""
+    w = min(a.size(), b.size())
+    return tuple(x if x.size() == w else z3.Extract(w - 1, 0, x) for x in (a, b))
 
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
@@ -75,11 +96,13 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
-    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`)."""
+    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`).
+    `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`."""
     start = time.perf_counter()
-    rename = _renaming(lhs, rhs)
-    el = encode_function(lhs, opts, unroll=unroll)
-    er = encode_function(rhs, opts, rename=rename, unroll=unroll)
+    asked, unroll = unroll, unroll or DEFAULT_UNROLL
+    rename, widths, note = _renaming(lhs, rhs)
+    el = encode_function(lhs, opts, unroll=unroll, widths=widths)
+    er = encode_function(rhs, opts, rename=rename, unroll=unroll, widths=widths)
     for name in el.inputs.keys() & er.inputs.keys():
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
@@ -87,7 +110,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     spaces = [s for s in observable(lhs.kind, rhs.kind) if s in el.memory or s in er.memory]
     witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
     returns = [k for k in el.returns if k in er.returns]
-    differ = [el.returns[k] != er.returns[k] for k in returns]
+    differ = [z3.Distinct(*_low(el.returns[k], er.returns[k])) for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
     undefined = [*el.undefined, *er.undefined]
     bounded = [*el.bounded, *er.bounded]
@@ -103,7 +126,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
-                               time.perf_counter() - start, unroll)
+                               time.perf_counter() - start, unroll if asked or bounded else 0)
 
     if result == z3.unknown:
         return verdict("unknown", solver.reason_unknown() or "timeout")
@@ -115,10 +138,15 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                            + "; ".join(reached))
         beyond = {f"line {u.line} ({u.text})": None
                   for u in bounded if check(_solver(timeout), u.when) != z3.unsat}
+        if beyond and not asked:
+            return verdict("unknown", f"equivalent up to {unroll} iterations of each loop "
+                           f"(at {', '.join(beyond)}), not beyond; give --unroll K to "
+                           "compare up to K" + (f"; {note}" if note else ""))
         if beyond:
             return verdict("bounded", f"loops that run more than {unroll} times "
-                           f"(at {', '.join(beyond)}) are not compared")
-        return verdict("equivalent")
+                           f"(at {', '.join(beyond)}) are not compared"
+                           + (f"; {note}" if note else ""))
+        return verdict("equivalent", note)
     prefer_nice(solver, el, er, zero=tuple(initial(s)[w] for s, w in witness.items()))
     model = solver.model()
     if not _definite(model, el, er, returns, spaces, defined, timeout):
@@ -148,7 +176,7 @@ def _definite(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
             for c in {**el.inputs, **er.inputs}.values()]
     pins += [a == model.eval(a, model_completion=True)
              for a in {**el.memory, **er.memory}.values()]
-    same = [el.returns[k] == er.returns[k] for k in returns]
+    same = [z3.Not(z3.Distinct(*_low(el.returns[k], er.returns[k]))) for k in returns]
     same += [_final(el, s) == _final(er, s) for s in spaces]
     return check(_solver(timeout), *pins, *same, defined) == z3.unsat
 
@@ -247,12 +275,21 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     own = {ll: r for r, ll in rename.items()}
     sides = []
     for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
-        scalars = {names.get(k, k): v for k, v in inputs.items() if k in enc.inputs}
+        declared = {p.name: param_type(p).width for p in fn.params}
+        scalars = {(n := names.get(k, k)): v % (1 << declared[n]) if n in declared else v
+                   for k, v in inputs.items() if k in enc.inputs}
         scalars |= {k: value(t) for k, t in enc.opaque.items()}
         sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch, unroll))
-    rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
+    rhs_returns = {rename.get(k, k): (v, sides[1].types[k]) for k, v in sides[1].returns.items()}
+
+    def differs(k: str) -> bool:  # on the bytes both declare
+        (a, ta), (b, tb) = (sides[0].returns[k], sides[0].types[k]), rhs_returns[k]
+        if isinstance(a, int) and isinstance(b, int):
+            return (a - b) % (1 << min(ta.width, tb.width)) != 0
+        return a != b
+
     differ = tuple(dict.fromkeys(
-        [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
+        [k for k in sides[0].returns if k in rhs_returns and differs(k)]
         + [str(loc) for loc in _differing_locations(*sides, spaces)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
