@@ -70,3 +70,53 @@ def test_an_entry_s_shared_memory_is_no_output_a_func_s_is():
     assert _equiv(ENTRY, "k_store", "k_drop")[0] == 0
     code, out = _equiv(ENTRY, "f_store", "f_drop")
     assert code == 1 and any(d.startswith("shared[") for d in out["counterexample"]["differ"])
+
+
+# ---- atom and red, as one thread sees them ----------------------------------------------
+
+ATOMICS = HERE / "atomics.ptx"
+
+
+def _signed(x: int, w: int) -> int:
+    return x - (1 << w) if x >> (w - 1) else x
+
+
+# the PTX ISA's pseudocode for atom (9.7.13.5), on Python integers
+ATOM_OPS = {
+    "add": lambda old, b, w: (old + b) % (1 << w),
+    "and": lambda old, b, w: old & b, "or": lambda old, b, w: old | b,
+    "xor": lambda old, b, w: old ^ b, "exch": lambda old, b, w: b,
+    "inc": lambda old, b, w: 0 if old >= b else old + 1,
+    "dec": lambda old, b, w: b if old == 0 or old > b else old - 1,
+    "min_s": lambda old, b, w: min(old, b, key=lambda x: _signed(x, w)),
+    "max_s": lambda old, b, w: max(old, b, key=lambda x: _signed(x, w)),
+    "min_u": lambda old, b, w: min(old, b), "max_u": lambda old, b, w: max(old, b),
+}
+
+
+@pytest.mark.parametrize("name", ["add_u32", "and_b32", "or_b32", "xor_b32", "exch_b32",
+                                  "inc_u32", "dec_u32", "min_s32", "max_s32", "min_u32",
+                                  "max_u32", "add_u64"])
+@pytest.mark.parametrize("old, b", [(0, 5), (5, 5), (7, 3), (0xFFFFFFFF, 1), (0x80000000, 2)])
+def test_an_atomic_returns_the_old_value_and_stores_the_new(name, old, b):
+    op, t = name.split("_")
+    w = int(t[1:])
+    key = f"{op}_{t[0]}" if op in ("min", "max") else op
+    fn = read_function(ATOMICS.read_text(), f"atom_{name}")
+    ev = evaluate_function(fn, {"q": 0x1000, "b": b, f"global[0x1008].{t}": old})
+    assert ev.returns == {"r": old}
+    assert {str(loc): v for loc, v in ev.stores.items()} == \
+        {"global[0x1008]": ATOM_OPS[key](old, b, w)}
+
+
+@pytest.mark.parametrize("old, expect", [(3, 9), (4, 4)])
+def test_compare_and_swap(old, expect):
+    fn = read_function(ATOMICS.read_text(), "atom_cas")
+    ev = evaluate_function(fn, {"q": 0x40, "b": 3, "c": 9, "global[0x40].u32": old})
+    assert ev.returns == {"r": old} and list(ev.stores.values()) == [expect]
+
+
+def test_red_is_a_load_add_store_for_one_thread():
+    assert _equiv(ATOMICS, "red_add", "plain_add")[0] == 0
+    code, _ = _equiv(ATOMICS, "atom_add_u32", "atom_exch_b32")
+    assert code == 1
