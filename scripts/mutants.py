@@ -320,6 +320,13 @@ MUTANTS = [
     m("fn-atomic-cas-swapped", "ptxsmt/function/instructions.py",
       "z3.If(old == b, c, old)", "z3.If(old == b, old, c)",
       "atom.cas stores c where the old value differs from b"),
+    m("fn-param-address-offset-ignored", "ptxsmt/function/instructions.py",
+      'value = ex.parameter_at(ex.value(base, TYPES["u64"], g) + at, t, g)',
+      'value = ex.parameter_at(ex.value(base, TYPES["u64"], g), t, g)',
+      "ld.param [%rd+1] through a parameter's address reads byte 0"),
+    m("fn-param-addresses-alias", "ptxsmt/function/effects.py",
+      "k = [p.name for p in self.fn.params].index(name)", "k = 0",
+      "every parameter's address is the first one's"),
     # the rounding families (float-arith, convert, bits) and arith's additions
     m("round-rm-rp-swapped", "ptxsmt/sem/sorts.py",
       '"rm": z3.RTN, "rp": z3.RTP', '"rm": z3.RTP, "rp": z3.RTN', ".rm and .rp swapped"),

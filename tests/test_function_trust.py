@@ -120,3 +120,25 @@ def test_red_is_a_load_add_store_for_one_thread():
     assert _equiv(ATOMICS, "red_add", "plain_add")[0] == 0
     code, _ = _equiv(ATOMICS, "atom_add_u32", "atom_exch_b32")
     assert code == 1
+
+
+# ---- a parameter's address ------------------------------------------------------------
+
+PARAMS = HERE / "param_address.ptx"
+
+
+# byte 1 (little-endian) of a = 0x11223344 or b = 0x55667788
+@pytest.mark.parametrize("c, expect", [(1, 0x33), (3, 0x33), (0, 0x77), (2, 0x77)])
+def test_a_load_through_a_parameter_s_address(c, expect):
+    fn = read_function(PARAMS.read_text(), "pick")
+    ev = evaluate_function(fn, {"a": 0x11223344, "b": 0x55667788, "c": c})
+    assert ev.returns == {"r": expect}
+
+
+def test_a_parameter_s_address_and_its_value_agree():
+    assert _equiv(PARAMS, "pick", "pick2")[0] == 0
+    wrong = PARAMS.read_text().replace("[%rd3+1]", "[%rd3+2]")
+    fn, other = read_function(wrong, "pick"), read_function(PARAMS.read_text(), "pick2")
+    from ptxsmt.smt.functions import check_function_equivalence
+    v = check_function_equivalence(fn, other)
+    assert v.verdict == "different" and v.counterexample.differ == ("r",)

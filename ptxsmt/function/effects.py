@@ -232,6 +232,28 @@ class Execution:
                                f"parameter {param_spelling(p)}")
         return _bytes(whole, offset, t.width)
 
+    def param_address(self, name: str) -> z3.BitVecRef:
+        """The address of a parameter in the param space (`mov.b64 %rd1, f_param_0`, which
+        LLVM writes to select between two parameters and then `ld.param [%rd1]`): the k-th
+        at (k + 1) * 2^16 (a parameter has at most 32764 bytes), apart from the
+        parameters of any function it calls (2^32 * depth). Nothing else is in this space."""
+        k = [p.name for p in self.fn.params].index(name)
+        return z3.BitVecVal((len(self.stack) << 32) + ((k + 1) << 16), memory.ADDRESS_BITS)
+
+    def parameter_at(self, at: z3.BitVecRef, t: PtxType, g: Generic) -> z3.BitVecRef:
+        """`ld.param.T d, [%rd1+off]` through a register: the bytes of the parameter whose
+        address (`param_address`) it holds; reading outside every parameter is assumed
+        not to happen."""
+        space = z3.K(z3.BitVecSort(memory.ADDRESS_BITS), z3.BitVecVal(0, 8))
+        inside = []
+        for p in self.fn.params:
+            base, whole = self.param_address(p.name), param_type(p)
+            space = memory.store(space, base, self.parameter(p.name, 0, whole, g))
+            inside.append(z3.And(z3.UGE(at, base),
+                                 z3.ULE(at + t.width // 8, base + whole.width // 8)))
+        self.assume(z3.Or(inside), g, "the address is inside one parameter")
+        return memory.load(space, at, t.width)
+
     def declare(self, d: Directive) -> None:
         """A `.param` the body declares (a call's argument or result): fresh bytes."""
         if d.name == ".param":
@@ -304,6 +326,8 @@ class Execution:
         """The address of a variable (an input). One the body declares in shared or local
         memory lies in its state space, below 2^32 (the window) and aligned as declared;
         a module's variable (`_module_variable`) holds its initializer."""
+        if name in (p.name for p in self.fn.params):
+            return self.param_address(name)
         new = name not in self.enc.inputs
         address = self.input(name, TYPES["u64"], "the address of a variable")
         if new and name in self.variables:

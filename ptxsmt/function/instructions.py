@@ -70,7 +70,9 @@ def ld(ex: Execution, g: Generic) -> None:
     base, offset = address(g, g.operands[1])
     for k, dest in enumerate(elements(g.operands[0])):
         at = offset + k * t.width // 8
-        if space == "param":
+        if space == "param" and base.lstrip("%") in ex.declared:  # a parameter's address
+            value = ex.parameter_at(ex.value(base, TYPES["u64"], g) + at, t, g)
+        elif space == "param":
             value = ex.parameter(base, at, t, g)
         else:
             value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g, dest)
@@ -95,6 +97,9 @@ def cvta(ex: Execution, g: Generic) -> None:
     d, a = g.operands
     t = instruction_type(g)
     value = memory.address(resize(ex.value(a, t, g), t.width, False))
+    if any(m in ("const", "param") for m in g.modifiers):
+        raise PtxError(f"{quote(g.spelled)} is not modelled: ptxsmt's generic space holds "
+                       "global, shared and local memory only", g.line, g.col)
     space = next((m for m in g.modifiers if m in memory.WINDOWED), "global")
     to = "to" in g.modifiers
     if space == "global":
