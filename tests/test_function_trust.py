@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from ptxsmt.cli import main
 from ptxsmt.function import read_function
 from ptxsmt.function.evaluate import evaluate_function
-from ptxsmt.isa.module import read_module_variable
+from ptxsmt.isa.module import read_module_variable, written_variables
 
 HERE = Path(__file__).parent / "ptx" / "functions"
 VARIABLES, ENTRY = HERE / "module_variables.ptx", HERE / "entry_shared.ptx"
@@ -64,6 +64,26 @@ def test_a_visible_global_s_initializer_is_not_assumed():
     """The host (cudaMemcpyToSymbol) may have written a .visible .global before the call."""
     code, out = _equiv(VARIABLES, "read_settable", "one")
     assert code == 1 and out["verdict"] == "different"
+
+
+def test_a_global_the_module_writes_is_not_its_initializer():
+    """counter is private but bump increments it: a later call reads 6, 7, ..."""
+    code, out = _equiv(VARIABLES, "read_counter", "five")
+    assert code == 1 and out["verdict"] == "different"
+
+
+@pytest.mark.parametrize("body, written", [
+    ("mov.u64 %rd1, t; add.s64 %rd2, %rd1, 4; st.global.u32 [%rd2], 1;", {"t"}),
+    ("mov.u64 %rd1, t; ld.global.u32 %r1, [%rd1+4]; st.global.u32 [%rd3], %r1;", set()),
+    ("mov.u64 %rd1, t; st.global.u64 [%rd3], %rd1;", {"t"}),  # its address escapes
+    ("atom.global.add.u32 %r1, [t+4], 1;", {"t"}),
+    ("mov.u64 %rd1, u; selp.b64 %rd2, %rd1, %rd3, %p1; red.global.add.u32 [%rd2], 1;", {"u"}),
+    ("st.global.u32 [%rd2], 1; add.s64 %rd2, %rd1, 8; mov.u64 %rd1, u;", {"u"}),  # a loop
+])
+def test_the_variables_a_module_may_write(body, written):
+    text = (".global .align 4 .b8 t[8];\n.global .align 4 .b8 u[8];\n.visible .func f()\n{\n"
+            + "\n".join(f"{i.strip()};" for i in body.split(";") if i.strip()) + "\n}\n")
+    assert written_variables(text, {"t", "u"}) == written
 
 
 def test_an_entry_s_shared_memory_is_no_output_a_func_s_is():

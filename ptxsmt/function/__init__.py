@@ -16,9 +16,16 @@ and the other arithmetic are the catalogue's, from sem/ (`program.execute`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..isa.errors import PtxError, quote
-from ..isa.module import Function, ModuleVariable, read_module, read_module_variable
+from ..isa.module import (
+    Function,
+    ModuleVariable,
+    read_module,
+    read_module_variable,
+    written_variables,
+)
 
 
 def read_function(text: str, name: str | None = None) -> Function:
@@ -27,6 +34,8 @@ def read_function(text: str, name: str | None = None) -> Function:
     module = read_module(text, only=name)  # only that function's body (and its callees')
     defined = [f for f in module.functions if f.defined]
     variables = dict(_variables(module.variables))
+    written = written_variables(text, {k for k, v in variables.items() if v.space == "global"})
+    variables = {k: replace(v, written=k in written) for k, v in variables.items()}
     for f in defined:
         f.module = {g.name: g for g in defined}
         f.variables = variables

@@ -345,10 +345,11 @@ class Execution:
     def _module_variable(self, name: str, address: z3.BitVecRef, g: Generic) -> None:
         """A `.global`/`.const` variable of the module lies whole in its space, aligned as
         declared, apart from the module's other variables there; its bytes at entry are
-        its initializer (zeros without one) where nothing outside this module can have
-        written them: always for `.const` (read-only), for a `.global` that no other module
-        and no host code can name (not `.visible`, `.extern`, `.weak`, `.common`: a
-        switch's lookup table, a private constant)."""
+        its initializer (zeros without one) where nothing can have written them: always
+        for `.const` (read-only), for a `.global` that no other module and no host code
+        can name (not `.visible`, `.extern`, `.weak`, `.common`) and that no instruction
+        of the module may write (`isa.module.written_variables`): a switch's lookup
+        table, a private constant."""
         mv = self.fn.variables[name]
         size = param_type(mv.declaration).width // 8
         if mv.space not in ("global", "const") or size == 0:
@@ -362,7 +363,7 @@ class Execution:
             z3.And(z3.ULE(at, (1 << bits) - size), z3.URem(at, mv.declaration.align or 1) == 0,
                    *apart), g.line, name, f"a .{mv.space} variable of the module lies whole "
             "in its space, apart from the others"))
-        known = None if mv.space == "global" and mv.linked else mv.initial
+        known = None if mv.space == "global" and (mv.linked or mv.written) else mv.initial
         self.enc.initialised.append(Initialised(mv.space, at, size, known, name))
         if known is None:
             return

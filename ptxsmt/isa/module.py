@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import chain
 
-from .body import Body, check_labels, read_body
+from .body import Body, _generic, check_labels, read_address, read_body, vector_elements
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .statements import Statement, iter_statements
@@ -76,6 +77,7 @@ class ModuleVariable:
     declaration: Param
     initial: bytes | None
     linked: bool
+    written: bool = False  # some instruction of the module may write it (`written_variables`)
 
 
 @dataclass
@@ -300,6 +302,55 @@ def read_module_variable(text: str, line: int, col: int) -> tuple[str, ModuleVar
     if ".extern" in words or space not in ("global", "const") or v.array == 0:
         data = None
     return v.name, ModuleVariable(space, v, data, linked)
+
+
+WRITES = {"st": 0, "red": 0, "atom": 1}  # opcode -> the operand that is an address
+
+
+def written_variables(text: str, names: set[str]) -> set[str]:
+    """The variables of `names` that some instruction of the module may write, or whose
+    address it lets escape: a `st`/`atom`/`red` through an address computed from the
+    variable's (`mov.u64 %rd1, tbl; add.s64 %rd2, %rd1, 4; st.u32 [%rd2], ...`), or that
+    address stored as a value (`st.param` to a call's argument included). Registers
+    carry the variables their values are computed from across the whole module (a name
+    reused by two functions joins them: more variables written, never fewer)."""
+    instructions = []
+    for st in iter_statements(text, spans_lines=True):
+        if st.kind == "instruction":
+            with suppress(PtxError):
+                instructions.append(_generic(st))
+    carried: dict[str, set[str]] = {}
+    written: set[str] = set()
+
+    def origins(operand: str) -> set[str]:
+        found = read_address(operand)
+        tokens = [found[0]] if found else vector_elements(operand)
+        out: set[str] = set()
+        for token in (t.lstrip("!-") for t in tokens):
+            out |= ({token} if token in names else set()) | carried.get(token, set())
+        return out
+
+    changed = True
+    while changed:  # to a fixpoint: a loop uses registers written below
+        changed = False
+        for g in instructions:
+            if g.opcode in WRITES and len(g.operands) > WRITES[g.opcode]:
+                at = WRITES[g.opcode]
+                new = origins(g.operands[at]) | set().union(
+                    *(origins(o) for o in g.operands[at + 1:]))
+            elif g.opcode in ("ld", "ldu") or not g.operands:
+                continue
+            else:
+                new = set().union(*(origins(o) for o in g.operands[1:]))
+                for d in g.destinations():
+                    if not new <= carried.get(d, set()):
+                        carried[d] = carried.get(d, set()) | new
+                        changed = True
+                continue
+            if not new <= written:
+                written |= new
+                changed = True
+    return written
 
 
 def _initial_bytes(text: str, t: PtxType, size: int) -> bytes | None:
