@@ -22,7 +22,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import chain
 
-from .body import Body, _generic, check_labels, read_address, read_body, vector_elements
+from .body import Body, Generic, _generic, check_labels, read_address, read_body, vector_elements
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .statements import Statement, iter_statements
@@ -312,13 +312,27 @@ def written_variables(text: str, names: set[str]) -> set[str]:
     address it lets escape: a `st`/`atom`/`red` through an address computed from the
     variable's (`mov.u64 %rd1, tbl; add.s64 %rd2, %rd1, 4; st.u32 [%rd2], ...`), or that
     address stored as a value (`st.param` to a call's argument included). Registers
-    carry the variables their values are computed from across the whole module (a name
-    reused by two functions joins them: more variables written, never fewer)."""
-    instructions = []
+    carry the variables their values are computed from within one function body (its
+    nested blocks joined: more variables written, never fewer)."""
+    bodies: list[list[Generic]] = [[]]
+    depth = 0
     for st in iter_statements(text, spans_lines=True):
-        if st.kind == "instruction":
+        if st.kind == "open":
+            depth += 1
+        elif st.kind == "close":
+            depth -= 1
+            if depth == 0:
+                bodies.append([])
+        elif st.kind == "instruction":
             with suppress(PtxError):
-                instructions.append(_generic(st))
+                bodies[-1].append(_generic(st))
+    written: set[str] = set()
+    for body in bodies:
+        written |= _written(body, names)
+    return written
+
+
+def _written(instructions: list[Generic], names: set[str]) -> set[str]:
     carried: dict[str, set[str]] = {}
     written: set[str] = set()
 
@@ -338,18 +352,15 @@ def written_variables(text: str, names: set[str]) -> set[str]:
                 at = WRITES[g.opcode]
                 new = origins(g.operands[at]) | set().union(
                     *(origins(o) for o in g.operands[at + 1:]))
-            elif g.opcode in ("ld", "ldu") or not g.operands:
-                continue
-            else:
+                if not new <= written:
+                    written |= new
+                    changed = True
+            elif g.opcode not in ("ld", "ldu") and g.operands:
                 new = set().union(*(origins(o) for o in g.operands[1:]))
                 for d in g.destinations():
                     if not new <= carried.get(d, set()):
                         carried[d] = carried.get(d, set()) | new
                         changed = True
-                continue
-            if not new <= written:
-                written |= new
-                changed = True
     return written
 
 
