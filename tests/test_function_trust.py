@@ -53,6 +53,14 @@ def test_a_const_array_reads_its_initializer(i, expect):
     assert ev.returns == {"r": expect}
 
 
+@pytest.mark.parametrize("i, expect", [(0, 7), (1, 9)])
+def test_a_const_array_through_the_generic_space(i, expect):
+    ev = evaluate_function(read_function(VARIABLES.read_text(), "by_const_generic"),
+                           {"i": i, "odd_even": 0x40, "window.const": 1 << 40})
+    assert ev.returns == {"r": expect}
+    assert _equiv(VARIABLES, "by_const_generic", "by_const")[0] == 0
+
+
 def test_a_switch_by_table_is_the_switch_by_compares():
     assert _equiv(VARIABLES, "by_table", "by_compare")[0] == 0
     assert _equiv(VARIABLES, "by_const", "by_select")[0] == 0

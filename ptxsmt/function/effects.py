@@ -477,26 +477,34 @@ class Execution:
             self.assume(memory.in_window(at, base), g, f"an address computed from the "
                         f"{windows[0]} window stays in it")
             return [(windows[0], z3.simplify(memory.address(at - base, 32)), None)]
-        bases = {w: self.window(w) for w in memory.WINDOWED}
+        bases = {w: self.window(w) for w in self._windows()}
         out = [(w, memory.address(at - b, 32), memory.in_window(at, b))
                for w, b in bases.items()]
         outside = z3.Not(z3.Or([inside for _, _, inside in out]))
         return [*out, ("global", at, outside)]
 
     def window(self, space: str) -> z3.BitVecRef:
-        """The generic address of byte 0 of `space`'s window (an input)."""
+        """The generic address of byte 0 of `space`'s window (an input; the shared and
+        local ones come together, the const one where a `cvta.const` needs it), apart
+        from the other windows."""
         name = f"window.{space}"
         if name not in self.enc.inputs:
-            for w in memory.WINDOWED:
-                self.input(f"window.{w}", TYPES["u64"], f"the generic address of {w} byte 0")
+            before = [self.enc.inputs[f"window.{w}"] for w in self._windows()]
+            group = memory.PAIRED if space in memory.PAIRED else (space,)
+            new = [self.input(f"window.{w}", TYPES["u64"], f"the generic address of {w} byte 0")
+                   for w in group]
             self.enc.assumed.append(Assumption(
-                memory.windows_apart([self.enc.inputs[f"window.{w}"] for w in memory.WINDOWED]),
-                self.fn.line, self.fn.name, "the windows of the generic space do not overlap"))
+                memory.windows_apart([*before, *new]), self.fn.line, self.fn.name,
+                "the windows of the generic space do not overlap"))
         return self.enc.inputs[name]
+
+    def _windows(self) -> list[str]:
+        """The windows of the generic space this pass has met so far."""
+        return [w for w in memory.WINDOWED if f"window.{w}" in self.enc.inputs]
 
     def outside_windows(self, at: z3.BitVecRef) -> z3.BoolRef:
         return z3.And([z3.Not(memory.in_window(memory.address(at), self.window(w)))
-                       for w in memory.WINDOWED])
+                       for w in self._windows()])
 
     def assume(self, condition: z3.BoolRef, g: Generic, why: str) -> None:
         self.enc.assumed.append(Assumption(z3.Implies(self._when(g), condition), g.line,

@@ -97,9 +97,9 @@ def cvta(ex: Execution, g: Generic) -> None:
     d, a = g.operands
     t = instruction_type(g)
     value = memory.address(resize(ex.value(a, t, g), t.width, False))
-    if any(m in ("const", "param") for m in g.modifiers):
+    if "param" in g.modifiers:
         raise PtxError(f"{quote(g.spelled)} is not modelled: ptxsmt's generic space holds "
-                       "global, shared and local memory only", g.line, g.col)
+                       "global, shared, local and const memory only", g.line, g.col)
     space = next((m for m in g.modifiers if m in memory.WINDOWED), "global")
     to = "to" in g.modifiers
     if space == "global":
