@@ -102,6 +102,8 @@ KNOWN_DIFFERENT = {
         t="i8", w=8, what="the 32-bit product's upper bits"),
     ("trunc32", "LLVM 14 vs LLVM 22 at -O2"): NARROW_RETURN.format(
         t="i16", w=16, what="the argument's upper bits"),
+    ("sel_i8_sum", "LLVM 14 vs LLVM 22 at -O2"): NARROW_RETURN.format(
+        t="i8", w=8, what="the carry of the 16-bit add of the bytes (bit 8)"),
     ("fcmp_ueq_h", "LLVM 14 vs LLVM 22 at -O2"): NARROW_RETURN.format(
         t="i1", w=1, what="all ones for true (selp.b32 -1, 0)"),
     **{(f, what): INT_TO_FP_RZ for f in ("i2f_rz", "ui2f_rz", "ll2d_rz")
