@@ -154,6 +154,6 @@ def test_the_ir_oracle_confirms_llvm14s_rotate_miscompile():
     pair = PAIRS["scalar:rotl64_var:llvm14-O2-sm80~llvm22-O2-sm80"]
     run = equiv(pair)
     assert run.returncode == 1, run.stderr
-    kind, evidence = runner.triage_different(pair, json.loads(run.stdout), oracle)
+    kind, evidence = runner.triage_different(pair, json.loads(run.stdout), {"scalar": oracle})
     assert kind == "expected"
     assert "scalar.llvm14-O2-sm80.ptx is wrong" in evidence, evidence
