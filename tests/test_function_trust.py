@@ -170,3 +170,22 @@ def test_a_parameter_s_address_and_its_value_agree():
     from ptxsmt.smt.functions import check_function_equivalence
     v = check_function_equivalence(fn, other)
     assert v.verdict == "different" and v.counterexample.differ == ("r",)
+
+
+# ---- parameters and returns of different sizes --------------------------------------------
+
+SIZES = HERE / "sizes.ptx"
+
+
+def test_a_half_as_b32_and_as_two_bytes_compare_on_the_bytes_both_declare():
+    code, out = _equiv(SIZES, "wide", "narrow")
+    assert code == 0 and "2 low bytes" in out["reason"]
+    code, out = _equiv(SIZES, "wide", "narrow_wrong")
+    assert code == 1 and out["counterexample"]["differ"] == ["r"]
+    # the counterexample's values replay on each side at its own size: x + y vs x - y
+    x, y = (int(out["counterexample"]["inputs"][k], 16) for k in ("x", "y"))
+    assert int(out["counterexample"]["lhs"]["r"], 16) & 0xFFFF == (x + y) & 0xFFFF
+    assert int(out["counterexample"]["rhs"]["r"], 16) == (x - y) & 0xFFFF
+    # where only the store differs, the return (equal on its 2 low bytes) is not named
+    code, out = _equiv(SIZES, "wide_store", "narrow_store")
+    assert code == 1 and out["counterexample"]["differ"] == ["global[0x10000]"], out
