@@ -257,7 +257,6 @@ def test_cli_eval_on_a_file():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("equiv", G, O3, "--function", "_Z3sumPKiPii"), "loop:"),
     (("eval", O3, "--function", "_Z3sumPKiPii"), "branches back to"),
     (("equiv", G, O3), "name one with --function"),
     (("eval", O3, "--function", "nope"), "no function"),

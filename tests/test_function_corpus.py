@@ -35,18 +35,7 @@ MANIFEST = ROOT / "tests" / "corpus" / "functions" / "manifest.jsonl"
 PAIRS = {p["id"]: p for p in map(json.loads, MANIFEST.read_text().splitlines())}
 
 # Wrong verdicts of today's ptxsmt on this corpus, by class (docs/function-corpus.md).
-KNOWN_WRONG: dict[str, str] = {
-    "scalar:switch_dense:llvm22-O0-sm80~llvm22-O2-sm80":
-        "false alarm: initialised .global data read as free memory",
-    "scalar:switch_dense:llvm14-O2-sm80~llvm22-O2-sm80":
-        "false alarm: initialised .global data read as free memory",
-    "kernels:k_shared:nvcc-G-sm80~nvcc-O3-sm80":
-        "false alarm: memory space (shared memory compared at an .entry's exit, where -O3 "
-        "drops the stores)",
-    "kernels:k_shared:nvcc-G-sm90~nvcc-O3-sm90":
-        "false alarm: memory space (shared memory compared at an .entry's exit, where -O3 "
-        "drops the stores)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # one or a few pairs of each source and class; the mutants all (they guard against "equivalent")
 SUBSET = [
@@ -92,6 +81,13 @@ SUBSET = [
     "nvvm:i2f_rz:llvm14-O0-sm80~llvm14-O2-sm80",
     "nvvm:i2d_rz:llvm14-O0-sm80~llvm14-O2-sm80",
     "nvvm:cttz64:llvm14-O0-sm80~llvm14-O2-sm80",
+    "more:switch_table8:llvm22-O2-sm80~llvm22-O2-sm53",
+    "more:m_const_lookup:nvcc-G-sm80~nvcc-O3-sm80",
+    "more:m_atomics:nvcc-G-sm80~nvcc-O3-sm80",
+    "more:atomic_cas:llvm14-O0-sm80~llvm14-O2-sm80",
+    "scalar:hadd:llvm14-O2-sm80~llvm22-O2-sm80",
+    "scalar:sel_i8:llvm22-O0-sm80~llvm22-O2-sm80",
+    "more:loop_n:llvm22-O0-sm80~llvm22-O2-sm80",
     "reject1:cond_store:llvm14-O2-sm80~reject1",
     "reject2:cond_store:llvm14-O2-sm80~reject2",
     "reject3:cond_store:llvm14-O2-sm80~reject3",
@@ -158,6 +154,6 @@ def test_the_ir_oracle_confirms_llvm14s_rotate_miscompile():
     pair = PAIRS["scalar:rotl64_var:llvm14-O2-sm80~llvm22-O2-sm80"]
     run = equiv(pair)
     assert run.returncode == 1, run.stderr
-    kind, evidence = runner.triage_different(pair, json.loads(run.stdout), oracle)
+    kind, evidence = runner.triage_different(pair, json.loads(run.stdout), {"scalar": oracle})
     assert kind == "expected"
     assert "scalar.llvm14-O2-sm80.ptx is wrong" in evidence, evidence

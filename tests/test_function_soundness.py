@@ -301,8 +301,9 @@ def test_a_continue_is_a_branch_back():
 
 @pytest.mark.parametrize("name", ["sum", "nest"])
 def test_loops_are_equivalent_only_up_to_k_iterations(name):
+    # without --unroll: up to DEFAULT_UNROLL iterations, and agreement there is unknown
     r = _cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name)
-    assert r.exit_code == 2 and "--unroll" in r.output
+    assert r.exit_code == 3 and "--unroll" in r.output and "equivalent up to 4" in r.output
     r = _cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name, "--unroll", "3")
     assert r.exit_code == 0 and r.stdout.startswith("equivalent up to 3 iterations")
     out = json.loads(_cli("equiv", LOOPS_O0, LOOPS_O2, "--function", name, "--unroll", "3",
@@ -318,6 +319,11 @@ def test_a_wrong_loop_bound_is_found_within_k_iterations(tmp_path):
     r = _cli("equiv", LOOPS_O0, wrong, "--function", "sum", "--unroll", "3")
     assert r.exit_code == 1, r.output
     _reproduce(LOOPS_O0, wrong, "sum", "sum", unroll=3)
+    # without --unroll: a counterexample within the default bound is a real one
+    r = _cli("equiv", LOOPS_O0, wrong, "--function", "sum", "--json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1 and out["verdict"] == "different" and out["unroll"] == 4
+    _reproduce(LOOPS_O0, wrong, "sum", "sum", unroll=4)
 
 
 # ---- counterexamples a person can use ---------------------------------------------------

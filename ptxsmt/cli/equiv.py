@@ -56,7 +56,8 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
                    "compare (default: the only one).")
 @click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
               help="With two .ptx files: unroll each loop K times; a verdict is then "
-                   "'equivalent up to K iterations'.")
+                   "'equivalent up to K iterations'. Without it a loop runs up to 4 "
+                   "times, and agreement there is 'unknown' (exit 3).")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
 @click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="z3", show_default=True,
@@ -82,8 +83,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     Inputs are the registers read before written; outputs compared are the
     registers both snippets write. Two .ptx files: one function of each, equal
     when their return values and global and shared memory agree for all
-    parameters, special registers and initial memory (a loop only with --unroll K:
-    then "equivalent up to K iterations"). Exit 0 equivalent (or up to K
+    parameters, special registers and initial memory (a loop: with --unroll K
+    "equivalent up to K iterations"; without, up to 4 and "unknown"). Exit 0 equivalent (or up to K
     iterations), 1 different (with a counterexample), 2 bad input, 3 unknown
     (timeout, or a difference only through what ptxsmt does not model; never
     reported as equal). SOURCE.ll and TARGET.ptx: does the PTX function refine the
@@ -237,9 +238,10 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     """Which file's function an error belongs to: the first, if it fails alone."""
     from ..function.encode import encode_function
+    from ..smt.functions import DEFAULT_UNROLL
 
     try:
-        encode_function(fn, opts, unroll=unroll)
+        encode_function(fn, opts, unroll=unroll or DEFAULT_UNROLL)
     except PtxError:
         return lhs
     return rhs

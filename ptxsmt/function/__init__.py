@@ -15,8 +15,17 @@ and the other arithmetic are the catalogue's, from sem/ (`program.execute`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+
 from ..isa.errors import PtxError, quote
-from ..isa.module import Function, read_module
+from ..isa.module import (
+    Function,
+    ModuleVariable,
+    read_module,
+    read_module_variable,
+    written_variables,
+)
 
 
 def read_function(text: str, name: str | None = None) -> Function:
@@ -24,8 +33,12 @@ def read_function(text: str, name: str | None = None) -> Function:
     None); raise `PtxError` naming what is wrong."""
     module = read_module(text, only=name)  # only that function's body (and its callees')
     defined = [f for f in module.functions if f.defined]
+    variables = dict(_variables(module.variables))
+    written = written_variables(text, {k for k, v in variables.items() if v.space == "global"})
+    variables = {k: replace(v, written=k in written) for k, v in variables.items()}
     for f in defined:
         f.module = {g.name: g for g in defined}
+        f.variables = variables
     if name is None:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"
@@ -37,3 +50,13 @@ def read_function(text: str, name: str | None = None) -> Function:
             return f
     raise PtxError(f"no function {quote(name)} in the file (it defines "
                    f"{', '.join(f.name for f in defined) or 'none'})")
+
+
+def _variables(statements) -> Iterator[tuple[str, ModuleVariable]]:
+    """The module's variables ptxsmt can read (one it cannot, a `.texref` say, stays an
+    address and nothing more)."""
+    for st in statements:
+        try:
+            yield read_module_variable(st.text, st.line, st.col)
+        except PtxError:
+            continue

@@ -53,6 +53,14 @@ def param_type(p: Param) -> PtxType:
     return TYPES.get(f"b{width}") or PtxType(f"b{width}", Kind.BIT, width)
 
 
+def _widened(t: PtxType, width: int) -> PtxType:
+    """A parameter compared with a wider one of the other function (a half passed as
+    `.b8 [2]` there and `.b32` here): one input of the wider size, whose low bytes this
+    side reads."""
+    return t if width <= t.width else TYPES.get(f"b{width}") or PtxType(f"b{width}",
+                                                                         Kind.BIT, width)
+
+
 def param_spelling(p: Param) -> str:
     return f".{p.type.name}" + (f" [{p.array}]" if p.array is not None else "")
 
@@ -94,6 +102,18 @@ class Assumption:
     line: int
     text: str
     why: str
+
+
+@dataclass(frozen=True)
+class Initialised:
+    """A module variable's bytes when the function starts (its initializer: `.const`, or a
+    `.global` no other module can name), at its address in `space`."""
+
+    space: str
+    address: z3.BitVecRef
+    size: int
+    data: bytes | None  # None: not known (no initializer ptxsmt reads, or linked)
+    name: str
 
 
 @dataclass(frozen=True)
@@ -146,6 +166,7 @@ class FunctionEncoding:
     return_registers: dict[str, str] = field(default_factory=dict)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
+    initialised: list[Initialised] = field(default_factory=list)  # module variables met
 
 
 def _variables(fn: Function):
@@ -166,8 +187,9 @@ class Execution:
 
     def __init__(self, fn: Function, opts: Options, unmodelled: str, rename: dict[str, str],
                  caller: Execution | None = None, bound: dict[str, z3.BitVecRef] | None = None,
-                 site: int = 0, unroll: int = 0):
+                 site: int = 0, unroll: int = 0, widths: dict[str, int] | None = None):
         self.fn, self.opts, self.mode, self.rename = fn, opts, unmodelled, rename
+        self.widths = widths or {}
         self.unroll = unroll  # each loop's body runs at most this many times
         self.declared = {r.key: r.type for r in fn.body.registers}
         self.variables = dict(_variables(fn))
@@ -206,8 +228,31 @@ class Execution:
         elif name in self.bound:
             whole = self.bound[name]
         else:
-            whole = self.input(key, param_type(p), f"parameter {param_spelling(p)}")
+            whole = self.input(key, _widened(param_type(p), self.widths.get(key, 0)),
+                               f"parameter {param_spelling(p)}")
         return _bytes(whole, offset, t.width)
+
+    def param_address(self, name: str) -> z3.BitVecRef:
+        """The address of a parameter in the param space (`mov.b64 %rd1, f_param_0`, which
+        LLVM writes to select between two parameters and then `ld.param [%rd1]`): the k-th
+        at (k + 1) * 2^16 (a parameter has at most 32764 bytes), apart from the
+        parameters of any function it calls (2^32 * depth). Nothing else is in this space."""
+        k = [p.name for p in self.fn.params].index(name)
+        return z3.BitVecVal((len(self.stack) << 32) + ((k + 1) << 16), memory.ADDRESS_BITS)
+
+    def parameter_at(self, at: z3.BitVecRef, t: PtxType, g: Generic) -> z3.BitVecRef:
+        """`ld.param.T d, [%rd1+off]` through a register: the bytes of the parameter whose
+        address (`param_address`) it holds; reading outside every parameter is assumed
+        not to happen."""
+        space = z3.K(z3.BitVecSort(memory.ADDRESS_BITS), z3.BitVecVal(0, 8))
+        inside = []
+        for p in self.fn.params:
+            base, whole = self.param_address(p.name), param_type(p)
+            space = memory.store(space, base, self.parameter(p.name, 0, whole, g))
+            inside.append(z3.And(z3.UGE(at, base),
+                                 z3.ULE(at + t.width // 8, base + whole.width // 8)))
+        self.assume(z3.Or(inside), g, "the address is inside one parameter")
+        return memory.load(space, at, t.width)
 
     def declare(self, d: Directive) -> None:
         """A `.param` the body declares (a call's argument or result): fresh bytes."""
@@ -279,7 +324,10 @@ class Execution:
 
     def variable(self, name: str, g: Generic) -> z3.ExprRef:
         """The address of a variable (an input). One the body declares in shared or local
-        memory lies in its state space, below 2^32 (the window) and aligned as declared."""
+        memory lies in its state space, below 2^32 (the window) and aligned as declared;
+        a module's variable (`_module_variable`) holds its initializer."""
+        if name in (p.name for p in self.fn.params):
+            return self.param_address(name)
         new = name not in self.enc.inputs
         address = self.input(name, TYPES["u64"], "the address of a variable")
         if new and name in self.variables:
@@ -290,7 +338,40 @@ class Execution:
                 aligned = z3.URem(address, v.align or 1) == 0
                 self.enc.assumed.append(Assumption(z3.And(fits, aligned), g.line, name,
                                                    f"a .{space} variable lies in its window"))
+        elif new and name in self.fn.variables:
+            self._module_variable(name, address, g)
         return address
+
+    def _module_variable(self, name: str, address: z3.BitVecRef, g: Generic) -> None:
+        """A `.global`/`.const` variable of the module lies whole in its space, aligned as
+        declared, apart from the module's other variables there; its bytes at entry are
+        its initializer (zeros without one) where nothing can have written them: always
+        for `.const` (read-only), for a `.global` that no other module and no host code
+        can name (not `.visible`, `.extern`, `.weak`, `.common`) and that no instruction
+        of the module may write (`isa.module.written_variables`): a switch's lookup
+        table, a private constant."""
+        mv = self.fn.variables[name]
+        size = param_type(mv.declaration).width // 8
+        if mv.space not in ("global", "const") or size == 0:
+            return
+        bits = memory.address_bits(mv.space)
+        at = memory.address(address, bits)
+        placed = [i for i in self.enc.initialised if i.space == mv.space]
+        apart = [z3.Or(z3.ULE(at + size, i.address), z3.ULE(i.address + i.size, at))
+                 for i in placed]
+        self.enc.assumed.append(Assumption(
+            z3.And(z3.ULE(at, (1 << bits) - size), z3.URem(at, mv.declaration.align or 1) == 0,
+                   *apart), g.line, name, f"a .{mv.space} variable of the module lies whole "
+            "in its space, apart from the others"))
+        known = None if mv.space == "global" and (mv.linked or mv.written) else mv.initial
+        self.enc.initialised.append(Initialised(mv.space, at, size, known, name))
+        if known is None:
+            return
+        self.enc.memory.setdefault(mv.space, memory.initial(mv.space))
+        start = self.enc.memory[mv.space]
+        self.enc.assumed.append(Assumption(
+            z3.And([z3.Select(start, at + k) == b for k, b in enumerate(mv.initial)]),
+            g.line, name, f"the .{mv.space} variable holds its initializer at entry"))
 
     def register(self, key: str) -> z3.ExprRef:
         if key not in self.state.registers:  # read before written: an input
@@ -396,26 +477,34 @@ class Execution:
             self.assume(memory.in_window(at, base), g, f"an address computed from the "
                         f"{windows[0]} window stays in it")
             return [(windows[0], z3.simplify(memory.address(at - base, 32)), None)]
-        bases = {w: self.window(w) for w in memory.WINDOWED}
+        bases = {w: self.window(w) for w in self._windows()}
         out = [(w, memory.address(at - b, 32), memory.in_window(at, b))
                for w, b in bases.items()]
         outside = z3.Not(z3.Or([inside for _, _, inside in out]))
         return [*out, ("global", at, outside)]
 
     def window(self, space: str) -> z3.BitVecRef:
-        """The generic address of byte 0 of `space`'s window (an input)."""
+        """The generic address of byte 0 of `space`'s window (an input; the shared and
+        local ones come together, the const one where a `cvta.const` needs it), apart
+        from the other windows."""
         name = f"window.{space}"
         if name not in self.enc.inputs:
-            for w in memory.WINDOWED:
-                self.input(f"window.{w}", TYPES["u64"], f"the generic address of {w} byte 0")
+            before = [self.enc.inputs[f"window.{w}"] for w in self._windows()]
+            group = memory.PAIRED if space in memory.PAIRED else (space,)
+            new = [self.input(f"window.{w}", TYPES["u64"], f"the generic address of {w} byte 0")
+                   for w in group]
             self.enc.assumed.append(Assumption(
-                memory.windows_apart([self.enc.inputs[f"window.{w}"] for w in memory.WINDOWED]),
-                self.fn.line, self.fn.name, "the windows of the generic space do not overlap"))
+                memory.windows_apart([*before, *new]), self.fn.line, self.fn.name,
+                "the windows of the generic space do not overlap"))
         return self.enc.inputs[name]
+
+    def _windows(self) -> list[str]:
+        """The windows of the generic space this pass has met so far."""
+        return [w for w in memory.WINDOWED if f"window.{w}" in self.enc.inputs]
 
     def outside_windows(self, at: z3.BitVecRef) -> z3.BoolRef:
         return z3.And([z3.Not(memory.in_window(memory.address(at), self.window(w)))
-                       for w in memory.WINDOWED])
+                       for w in self._windows()])
 
     def assume(self, condition: z3.BoolRef, g: Generic, why: str) -> None:
         self.enc.assumed.append(Assumption(z3.Implies(self._when(g), condition), g.line,

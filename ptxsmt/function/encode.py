@@ -36,11 +36,13 @@ __all__ = ["Access", "FunctionEncoding", "encode_function"]
 
 
 def encode_function(fn: Function, opts: Options = DEFAULT, unmodelled: str = "function",
-                    rename: dict[str, str] | None = None, unroll: int = 0) -> FunctionEncoding:
+                    rename: dict[str, str] | None = None, unroll: int = 0,
+                    widths: dict[str, int] | None = None) -> FunctionEncoding:
     """The function's effect as terms, each loop unrolled `unroll` times (`unroll.py`):
     raise `PtxError` naming the first thing ptxsmt cannot follow (a loop without
-    `unroll`, recursion, an instruction ptxas refuses)."""
-    ex = Execution(fn, opts, unmodelled, rename or {}, unroll=unroll)
+    `unroll`, recursion, an instruction ptxas refuses). `widths`: parameters read as
+    inputs of more bits than declared (`Execution.parameter`)."""
+    ex = Execution(fn, opts, unmodelled, rename or {}, unroll=unroll, widths=widths)
     end = _run(ex)
     ex.enc.final = {space: end.memory.get(space, m) for space, m in ex.enc.memory.items()}
     ex.enc.returns = {k: v for k, v in end.returns.items()

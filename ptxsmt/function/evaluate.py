@@ -110,6 +110,12 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
 
     arrays = dict(empty)
     given: set[tuple[str, int]] = set()
+    for i in enc.initialised:  # a module variable's initializer (given locations on top)
+        if i.data is not None:
+            at = concrete(i.address, empty)
+            arrays[i.space] = store(arrays[i.space], at,
+                                    z3.BitVecVal(int.from_bytes(i.data, "little"), 8 * i.size))
+            given.update((i.space, at.as_long() + k) for k in range(i.size))
     for (space, at, t), raw in located.items():
         t = t or _load_type(enc, space, at, lambda x: concrete(x, empty))
         bits = _convert(raw, t, f"{space}[{at:#x}]")

@@ -5,6 +5,7 @@ the path's registers, memory and return values.
     ld.SPACE.T  d, [a+off]   memory (`memory.py`); .nc/.ca/.volatile... change nothing here
     st.SPACE.T  [a+off], v   memory; st.param to a return parameter is a return value
     cvta[.to].SPACE.T d, a   into or out of the generic space (`memory.py`: its windows)
+    atom.op.T d, [a], b      read-modify-write of memory, as one thread sees it (red alike)
     mov.T d, %tid.x          special registers (%tid.x, %ctaid.x, %laneid...) are inputs
     bar, membar, fence       no effect on one thread's registers and memory
 
@@ -12,7 +13,7 @@ Every other instruction is opaque: in `equiv` its destination is an uninterprete
 function of its opcode with modifiers and its source values (the same instruction on
 the same values gives the same result on both sides, which is sound for equivalence);
 in `eval` it is an input named by its destination register (`%r5=7`). An opaque
-instruction that touches memory (`atom`, `tex`, `call`...) is refused: no function of
+instruction that touches memory (`tex`, `call`...) is refused: no function of
 its register operands can stand for it.
 """
 
@@ -69,7 +70,9 @@ def ld(ex: Execution, g: Generic) -> None:
     base, offset = address(g, g.operands[1])
     for k, dest in enumerate(elements(g.operands[0])):
         at = offset + k * t.width // 8
-        if space == "param":
+        if space == "param" and base.lstrip("%") in ex.declared:  # a parameter's address
+            value = ex.parameter_at(ex.value(base, TYPES["u64"], g) + at, t, g)
+        elif space == "param":
             value = ex.parameter(base, at, t, g)
         else:
             value = ex.load(space, ex.value(base, TYPES["u64"], g), at, t, g, dest)
@@ -94,6 +97,9 @@ def cvta(ex: Execution, g: Generic) -> None:
     d, a = g.operands
     t = instruction_type(g)
     value = memory.address(resize(ex.value(a, t, g), t.width, False))
+    if "param" in g.modifiers:
+        raise PtxError(f"{quote(g.spelled)} is not modelled: ptxsmt's generic space holds "
+                       "global, shared, local and const memory only", g.line, g.col)
     space = next((m for m in g.modifiers if m in memory.WINDOWED), "global")
     to = "to" in g.modifiers
     if space == "global":
@@ -133,6 +139,54 @@ def mov(ex: Execution, g: Generic) -> None:
                                    False), g)
     else:
         ex.write(d, resize(ex.value(a, t, g), ex.width(d, g), t.kind is Kind.SIGNED), g)
+
+
+# atom/red (PTX ISA 9.7.13.5, 9.7.13.6) as one thread sees it: "atomically loads the
+# original value at location a ..., performs a reduction operation with operand b and the
+# value in location a, and stores the result ... back to location a"; atom writes the
+# original value to d. op(old, b, c) -> the new value at a.
+ATOMIC = {
+    "add": lambda old, b, c, signed: old + b,
+    "and": lambda old, b, c, signed: old & b,
+    "or": lambda old, b, c, signed: old | b,
+    "xor": lambda old, b, c, signed: old ^ b,
+    "exch": lambda old, b, c, signed: b,
+    "cas": lambda old, b, c, signed: z3.If(old == b, c, old),
+    "inc": lambda old, b, c, signed: z3.If(z3.UGE(old, b), z3.BitVecVal(0, old.size()),
+                                           old + 1),  # .u32 only
+    "dec": lambda old, b, c, signed: z3.If(z3.Or(old == 0, z3.UGT(old, b)), b, old - 1),
+    "min": lambda old, b, c, signed: z3.If((old < b) if signed else z3.ULT(old, b), old, b),
+    "max": lambda old, b, c, signed: z3.If((old > b) if signed else z3.UGT(old, b), old, b),
+}
+
+
+def atom(ex: Execution, g: Generic) -> None:
+    """`atom.op.T d, [a], b{, c}` and `red.op.T [a], b`: a read-modify-write of memory, as
+    the one thread ptxsmt follows sees it (what other threads do in between is not
+    modelled: an atomic and a plain load, operation and store are the same here). Integer
+    and bit types only; a float or vector one is refused."""
+    t = instruction_type(g)
+    ops = [m for m in g.modifiers if m in ATOMIC]
+    if len(ops) != 1 or t.is_float or t.is_half or any(m.startswith("v") and m[1:].isdigit()
+                                                       for m in g.modifiers):
+        raise PtxError(f"{quote(g.spelled)} is not modelled: ptxsmt follows atom and red of "
+                       "integer and bit types only", g.line, g.col)
+    operands = g.operands if g.opcode == "atom" else ("_", *g.operands)
+    if len(operands) != (4 if ops[0] == "cas" else 3):
+        raise PtxError(f"{quote(g.spelled)}: expected {'d, ' if g.opcode == 'atom' else ''}"
+                       "[a], b" + (", c" if ops[0] == "cas" else ""), g.line, g.col)
+    space = _space(g)
+    if space == "param":
+        raise PtxError(f"{quote(g.spelled)}: no atomic on .param", g.line, g.col)
+    base, offset = address(g, operands[1])
+    where = ex.value(base, TYPES["u64"], g)
+    b, c = (resize(ex.value(o, t, g), t.width, False) if o else None
+            for o in (operands[2], operands[3] if len(operands) == 4 else None))
+    old = ex.load(space, where, offset, t, g)
+    new = ATOMIC[ops[0]](old, b, c, t.kind is Kind.SIGNED)
+    ex.store(space, where, offset, t, new, g)
+    if operands[0] != "_":
+        ex.write(operands[0], resize(old, ex.width(operands[0], g), False), g)
 
 
 def no_effect(ex: Execution, g: Generic) -> None:
@@ -180,5 +234,5 @@ def opaque(ex: Execution, g: Generic) -> None:
         ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
-HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov,
+HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "atom": atom, "red": atom,
             **dict.fromkeys(NO_EFFECT, no_effect)}

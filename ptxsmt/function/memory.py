@@ -5,17 +5,18 @@ lowest address holds the lowest byte), so a load after a store to the same addre
 the stored value and two stores to one address leave the last. Addresses are 64-bit; a
 32-bit address (`ld.shared.u32 %r1, [%r2]`) is zero-extended.
 
-Generic addresses (a `ld`/`st` without a state space): the generic space holds two
-windows of 2^32 bytes, the shared window (its byte k is shared byte k) and the local
-one, whose bases are inputs (`window.shared`, `window.local`; apart from each other, not
-wrapping). `cvta.shared a` is `window.shared + a` and `cvta.to.shared g` is
-`g - window.shared` (local alike). A generic address computed from a window's base (its
-term holds `window.shared` or `window.local`) reaches whichever memory its value falls
-in (computed from one base only: in that window, as pointer arithmetic stays inside
-the object it starts from); any other generic address is a global one: a pointer the
-function receives or loads is taken to point to global memory (nvcc's -O0 code passes
-kernel pointers to generic `ld`/`st` where -O3 converts them to global ones first; both
-reach one memory).
+Generic addresses (a `ld`/`st` without a state space): the generic space holds windows
+of 2^32 bytes, the shared window (its byte k is shared byte k), the local one and the
+const one, whose bases are inputs (`window.shared`, `window.local`, `window.const`;
+apart from each other, not wrapping). `cvta.shared a` is `window.shared + a` and
+`cvta.to.shared g` is `g - window.shared` (local and const alike: nvcc -G reads
+`__constant__` arrays through `cvta.const` and generic `ld`). A generic address computed
+from a window's base (its term holds `window.shared`, ...) reaches whichever memory its
+value falls in (computed from one base only: in that window, as pointer arithmetic stays
+inside the object it starts from); any other generic address is a global one: a pointer
+the function receives or loads is taken to point to global memory (nvcc's -O0 code
+passes kernel pointers to generic `ld`/`st` where -O3 converts them to global ones
+first; both reach one memory).
 
 What the ISA leaves undefined is assumed not to happen (`Execution.assume`):
 `cvta.to.global` of a window address, `cvta.to.shared` of an address outside its window,
@@ -34,6 +35,14 @@ SPACES = {"": "generic", "global": "global", "shared": "shared", "local": "local
 # Memory that outlives the function and is compared by equiv: a thread's local memory
 # dies with it, and constant memory is never written.
 OBSERVABLE = ("global", "shared")
+
+
+def observable(*kinds: str) -> tuple[str, ...]:
+    """The spaces equiv compares for functions of these kinds ("entry", "func"): shared
+    memory is an output of a `.func` (its caller reads it after the call) but not of an
+    `.entry`, after whose end the CTA's shared memory has no reader that a barrier orders
+    after the store (NVVM drops such stores: nvcc -O3 of `s[i] = v; return;`)."""
+    return tuple(s for s in OBSERVABLE if s != "shared" or "func" in kinds)
 
 
 def address_bits(space: str) -> int:
@@ -76,7 +85,9 @@ def store(memory: z3.ArrayRef, at: z3.BitVecRef, value: z3.BitVecRef) -> z3.Arra
     return memory
 
 
-WINDOWED = ("shared", "local")  # the state spaces with a window in the generic space
+# the state spaces with a window in the generic space (shared and local always together)
+WINDOWED = ("shared", "local", "const")
+PAIRED = ("shared", "local")
 WINDOW_BYTES = 1 << 32
 
 

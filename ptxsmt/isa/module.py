@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import chain
 
-from .body import Body, check_labels, read_body
+from .body import Body, Generic, _generic, check_labels, read_address, read_body, vector_elements
 from .errors import PtxError, quote
+from .literals import LiteralError, parse_immediate
 from .statements import Statement, iter_statements
 from .targets import Target, parse_target, parse_version
 from .types import TYPES, PtxType
@@ -54,11 +56,28 @@ class Function:
     source: list[Statement] | None = field(default=None, repr=False, compare=False)
     # the module's functions with a body, by name (calls are followed into them)
     module: dict[str, Function] = field(default_factory=dict, repr=False, compare=False)
+    # the module's variables (`.global`, `.const` ...), by name
+    variables: dict[str, ModuleVariable] = field(default_factory=dict, repr=False,
+                                                 compare=False)
 
     @property
     def defined(self) -> bool:
         """Whether the module gives its body (read or not), not only a prototype."""
         return self.body is not None or self.source is not None
+
+
+@dataclass(frozen=True)
+class ModuleVariable:
+    """`.global .align 4 .b8 tbl[8] = {3, 0, 0, 0, 14};` at module level: its state space,
+    declaration, initial bytes (little-endian, the elements an initializer leaves out
+    zero; None: no initializer, or one that names an address) and whether other modules
+    or the host can name it (`.visible`, `.extern`, `.weak`, `.common`)."""
+
+    space: str
+    declaration: Param
+    initial: bytes | None
+    linked: bool
+    written: bool = False  # some instruction of the module may write it (`written_variables`)
 
 
 @dataclass
@@ -265,6 +284,103 @@ def read_variable(text: str, line: int, col: int) -> tuple[str, Param]:
     if len(found) != 1:
         raise PtxError(f"cannot read the variable {quote(text)}", line, col)
     return space.lstrip("."), found[0]
+
+
+def read_module_variable(text: str, line: int, col: int) -> tuple[str, ModuleVariable]:
+    """(name, variable) of a module-level declaration; a `.const`/`.global` variable
+    without an initializer holds zeros (PTX ISA 5.1.4, 5.1.3: "initialized to zero by
+    default")."""
+    text = text.strip().removesuffix(";")
+    space, v = read_variable(text, line, col)
+    words = text.split("=")[0].split()
+    linked = any(w in words for w in (".visible", ".extern", ".weak", ".common"))
+    size = v.type.width // 8 * (v.array or 1)
+    _, eq, init = text.partition("=")
+    data: bytes | None = bytes(size)
+    if eq:
+        data = _initial_bytes(init.strip().rstrip(";").strip(), v.type, size)
+    if ".extern" in words or space not in ("global", "const") or v.array == 0:
+        data = None
+    return v.name, ModuleVariable(space, v, data, linked)
+
+
+WRITES = {"st": 0, "red": 0, "atom": 1}  # opcode -> the operand that is an address
+
+
+def written_variables(text: str, names: set[str]) -> set[str]:
+    """The variables of `names` that some instruction of the module may write, or whose
+    address it lets escape: a `st`/`atom`/`red` through an address computed from the
+    variable's (`mov.u64 %rd1, tbl; add.s64 %rd2, %rd1, 4; st.u32 [%rd2], ...`), or that
+    address stored as a value (`st.param` to a call's argument included). Registers
+    carry the variables their values are computed from within one function body (its
+    nested blocks joined: more variables written, never fewer)."""
+    bodies: list[list[Generic]] = [[]]
+    depth = 0
+    for st in iter_statements(text, spans_lines=True):
+        if st.kind == "open":
+            depth += 1
+        elif st.kind == "close":
+            depth -= 1
+            if depth == 0:
+                bodies.append([])
+        elif st.kind == "instruction":
+            with suppress(PtxError):
+                bodies[-1].append(_generic(st))
+    written: set[str] = set()
+    for body in bodies:
+        written |= _written(body, names)
+    return written
+
+
+def _written(instructions: list[Generic], names: set[str]) -> set[str]:
+    carried: dict[str, set[str]] = {}
+    written: set[str] = set()
+
+    def origins(operand: str) -> set[str]:
+        found = read_address(operand)
+        tokens = [found[0]] if found else vector_elements(operand)
+        out: set[str] = set()
+        for token in (t.lstrip("!-") for t in tokens):
+            out |= ({token} if token in names else set()) | carried.get(token, set())
+        return out
+
+    changed = True
+    while changed:  # to a fixpoint: a loop uses registers written below
+        changed = False
+        for g in instructions:
+            if g.opcode in WRITES and len(g.operands) > WRITES[g.opcode]:
+                at = WRITES[g.opcode]
+                new = origins(g.operands[at]) | set().union(
+                    *(origins(o) for o in g.operands[at + 1:]))
+                if not new <= written:
+                    written |= new
+                    changed = True
+            elif g.opcode not in ("ld", "ldu") and g.operands:
+                new = set().union(*(origins(o) for o in g.operands[1:]))
+                for d in g.destinations():
+                    if not new <= carried.get(d, set()):
+                        carried[d] = carried.get(d, set()) | new
+                        changed = True
+    return written
+
+
+def _initial_bytes(text: str, t: PtxType, size: int) -> bytes | None:
+    """`{3, 0, 14}` (or `{{1, 2}, {3, 4}}`, or one value) as `size` bytes of .t elements,
+    little-endian; None where an element is not a literal (`generic(foo)`, `foo+4`)."""
+    width = t.width // 8
+    out = bytearray()
+    for element in filter(None, (e.strip() for e in text.replace("{", ",").replace("}", ",")
+                                 .split(","))):
+        try:
+            bits = parse_immediate(element, t)
+        except LiteralError:
+            return None
+        if isinstance(bits, bool):
+            return None
+        out += (bits % (1 << t.width)).to_bytes(width, "little")
+    if len(out) > size:
+        return None
+    return bytes(out) + bytes(size - len(out))
 
 
 def _params(text: str, st: Statement) -> list[Param]:

@@ -67,7 +67,8 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
               f"{text} (line {line})" for text, line in v.uninterpreted.items()]
     if v.verdict == "equivalent":
         return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
-                          f"global and shared memory for all inputs ({v.seconds:.3f} s)", *opaque])
+                          f"global and shared memory for all inputs ({v.seconds:.3f} s)",
+                          *([f"  {v.reason}"] if v.reason else []), *opaque])
     if v.verdict == "bounded":
         return "\n".join([f"equivalent up to {v.unroll} iterations: {v.lhs} and {v.rhs} agree "
                           "on their return values and global and shared memory for all "

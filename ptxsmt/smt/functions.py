@@ -1,7 +1,8 @@
 """Translation validation of one function: two bodies (before and after a pass, -O0 and
 -O3) agree when, from the same parameters, special registers and initial memory, they
 end with the same return values and the same global and shared memory at every address
-(`function.memory.OBSERVABLE`; local memory dies with the thread).
+(`function.memory.observable`: local memory dies with the thread, and an `.entry`'s
+shared memory with its CTA).
 
 The second function's parameters and return parameters are named after the first's, by
 position. An instruction ptxsmt does not model is an uninterpreted function on both
@@ -22,7 +23,7 @@ from ..eval.values import Value
 from ..function.effects import param_spelling, param_type
 from ..function.encode import FunctionEncoding, encode_function
 from ..function.evaluate import FunctionEvaluation, Location, evaluate_function
-from ..function.memory import OBSERVABLE, address_bits, initial, load
+from ..function.memory import address_bits, initial, load, observable
 from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
@@ -56,19 +57,40 @@ class FunctionVerdict:
     unroll: int = 0  # --unroll K: each loop ran at most K times
 
 
-def _renaming(lhs: Function, rhs: Function) -> dict[str, str]:
-    """rhs's parameter and return names -> lhs's, by position (the same size in bytes:
-    `.b32` and `.b8 p[4]` are the same four bytes)."""
-    out = {}
+# Loops without --unroll: each runs at most this many times; a counterexample within them
+# is a real one ("different"), agreement only "unknown" (equivalent up to that many).
+DEFAULT_UNROLL = 4
+
+
+def _renaming(lhs: Function, rhs: Function) -> tuple[dict[str, str], dict[str, int], str]:
+    """rhs's parameter and return names -> lhs's, by position; the parameters whose sizes
+    differ (a half as `.b32` on one side, `.b8 p[2]` on the other), by lhs name -> the
+    larger width in bits: both read one input of that size, each its own bytes of it (the
+    caller passes the same bytes to both); and a note naming the parameters and return
+    values compared on the bytes both declare ("" if none)."""
+    out, widths, notes = {}, {}, []
     for what, left, right in (("parameters", lhs.params, rhs.params),
                               ("return parameters", lhs.returns, rhs.returns)):
-        sizes = [[param_type(p).width // 8 for p in side] for side in (left, right)]
-        if sizes[0] != sizes[1]:
+        if len(left) != len(right):
             raise PtxError(f"{lhs.name} and {rhs.name} have different {what}: "
                            f"{[param_spelling(p) for p in left]} and "
                            f"{[param_spelling(p) for p in right]}")
         out |= {r.name: ll.name for ll, r in zip(left, right)}
-    return out
+        for ll, r in zip(left, right):
+            a, b = param_type(ll).width, param_type(r).width
+            if a != b:
+                widths[ll.name] = max(a, b)
+                notes.append(f"{ll.name} ({param_spelling(ll)} and {param_spelling(r)}) on "
+                             f"its {min(a, b) // 8} low bytes")
+    note = ("compared on the bytes both functions declare: " + "; ".join(notes)) if notes \
+        else ""
+    return out, widths, note
+
+
+def _low(a: z3.BitVecRef, b: z3.BitVecRef) -> tuple[z3.BitVecRef, z3.BitVecRef]:
+    """Two return values on the bytes both declare (the low ones)."""
+    w = min(a.size(), b.size())
+    return tuple(x if x.size() == w else z3.Extract(w - 1, 0, x) for x in (a, b))
 
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
@@ -79,19 +101,21 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
-    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`)."""
+    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`).
+    `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`."""
     start = time.perf_counter()
-    rename = _renaming(lhs, rhs)
-    el = encode_function(lhs, opts, unroll=unroll)
-    er = encode_function(rhs, opts, rename=rename, unroll=unroll)
+    asked, unroll = unroll, unroll or DEFAULT_UNROLL
+    rename, widths, note = _renaming(lhs, rhs)
+    el = encode_function(lhs, opts, unroll=unroll, widths=widths)
+    er = encode_function(rhs, opts, rename=rename, unroll=unroll, widths=widths)
     for name in el.inputs.keys() & er.inputs.keys():
         if el.inputs[name].sort() != er.inputs[name].sort():
             raise PtxError(f"{name} is .{el.types[name].name} in {lhs.name} and "
                            f".{er.types[name].name} in {rhs.name}")
-    spaces = [s for s in OBSERVABLE if s in el.memory or s in er.memory]
+    spaces = [s for s in observable(lhs.kind, rhs.kind) if s in el.memory or s in er.memory]
     witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
     returns = [k for k in el.returns if k in er.returns]
-    differ = [el.returns[k] != er.returns[k] for k in returns]
+    differ = [z3.Distinct(*_low(el.returns[k], er.returns[k])) for k in returns]
     differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
     undefined = [*el.undefined, *er.undefined]
     bounded = [*el.bounded, *er.bounded]
@@ -108,7 +132,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
-                               time.perf_counter() - start, unroll)
+                               time.perf_counter() - start, unroll if asked or bounded else 0)
 
     if result == z3.unknown:
         return verdict("unknown", decision.reason or "timeout")
@@ -120,21 +144,26 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                            + "; ".join(reached))
         beyond = {f"line {u.line} ({u.text})": None
                   for u in bounded if check(_solver(timeout), u.when) != z3.unsat}
+        if beyond and not asked:
+            return verdict("unknown", f"equivalent up to {unroll} iterations of each loop "
+                           f"(at {', '.join(beyond)}), not beyond; give --unroll K to "
+                           "compare up to K" + (f"; {note}" if note else ""))
         if beyond:
             return verdict("bounded", f"loops that run more than {unroll} times "
-                           f"(at {', '.join(beyond)}) are not compared")
-        return verdict("equivalent")
+                           f"(at {', '.join(beyond)}) are not compared"
+                           + (f"; {note}" if note else ""))
+        return verdict("equivalent", note)
     deadline = None if timeout is None else time.perf_counter() + timeout
     zero = tuple(initial(s)[w] for s, w in witness.items())
-    for asked in range(1, OPEN_ROUNDS + 1):
+    for round_ in range(1, OPEN_ROUNDS + 1):
         model = prefer_nice(solver, el, er, zero=zero,
                             seconds=_nice_seconds(decision.solver, _left(deadline)),
                             start=decision.model) or decision.model
         agreeing = _agreement(model, el, er, returns, spaces, defined, _left(deadline))
         if agreeing is None:
-            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll)
+            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll, spaces)
             return verdict("different", cex=cex)
-        if agreeing is AGREEMENT_UNKNOWN or asked == OPEN_ROUNDS:
+        if agreeing is AGREEMENT_UNKNOWN or round_ == OPEN_ROUNDS:
             break
         # the difference lay only in values the ISA leaves open: ask for one that also
         # holds under the choice of them that made the sides agree
@@ -205,7 +234,7 @@ def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
     # the inputs' values substituted and folded (not assumed): what is left is small
     values = [(c, model.eval(c, model_completion=True))
               for c in (*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values())]
-    same = [el.returns[k] == er.returns[k] for k in returns]
+    same = [z3.Not(z3.Distinct(*_low(el.returns[k], er.returns[k]))) for k in returns]
     same += [_final(el, s) == _final(er, s) for s in spaces]
     solver = _solver(timeout)
     solver.add(z3.simplify(z3.substitute(z3.And(*same, defined), *values)))
@@ -342,7 +371,7 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
             model: z3.ModelRef, opts: Options,
-            rename: dict[str, str], unroll: int) -> FunctionCounterexample:
+            rename: dict[str, str], unroll: int, spaces: list[str]) -> FunctionCounterexample:
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
@@ -368,13 +397,22 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
     own = {ll: r for r, ll in rename.items()}
     sides = []
     for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
-        scalars = {names.get(k, k): v for k, v in inputs.items() if k in enc.inputs}
+        declared = {p.name: param_type(p).width for p in fn.params}
+        scalars = {(n := names.get(k, k)): v % (1 << declared[n]) if n in declared else v
+                   for k, v in inputs.items() if k in enc.inputs}
         scalars |= {k: value(t) for k, t in enc.opaque.items()}
         sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch, unroll))
-    rhs_returns = {rename.get(k, k): v for k, v in sides[1].returns.items()}
+    rhs_returns = {rename.get(k, k): (v, sides[1].types[k]) for k, v in sides[1].returns.items()}
+
+    def differs(k: str) -> bool:  # on the bytes both declare
+        (a, ta), (b, tb) = (sides[0].returns[k], sides[0].types[k]), rhs_returns[k]
+        if isinstance(a, int) and isinstance(b, int):
+            return (a - b) % (1 << min(ta.width, tb.width)) != 0
+        return a != b
+
     differ = tuple(dict.fromkeys(
-        [k for k in sides[0].returns if k in rhs_returns and sides[0].returns[k] != rhs_returns[k]]
-        + [str(loc) for loc in _differing_locations(*sides)]))
+        [k for k in sides[0].returns if k in rhs_returns and differs(k)]
+        + [str(loc) for loc in _differing_locations(*sides, spaces)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
                           "give the same returns and memory")
@@ -385,7 +423,8 @@ def _covers(loc: Location, byte: Location) -> bool:
     return loc.space == byte.space and 0 <= byte.address - loc.address < loc.type.width // 8
 
 
-def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> list[Location]:
+def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation,
+                         spaces: list[str]) -> list[Location]:
     """Written bytes that end differently: each side's locations, compared byte by byte
     (a .u32 store on one side may be four .u8 stores on the other). A value the ISA
     leaves open (a NaN whose bits are the hardware's) against a value that is not open
@@ -396,9 +435,9 @@ def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation) -> li
                 for k in range(loc.type.width // 8)}
 
     a, b = bytes_of(lhs), bytes_of(rhs)
-    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in OBSERVABLE}
+    bad = {key for key in a.keys() & b.keys() if a[key] != b[key] and key[0] in spaces}
     locations = list(dict.fromkeys([*lhs.stores, *rhs.stores]))
     return [loc for loc in locations
             if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))
-            or (loc.space in OBSERVABLE and loc in lhs.stores and loc in rhs.stores
+            or (loc.space in spaces and loc in lhs.stores and loc in rhs.stores
                 and (lhs.stores[loc] is UNSPECIFIED) != (rhs.stores[loc] is UNSPECIFIED))]
