@@ -34,11 +34,16 @@ Rows:
                  compares, selects, arithmetic, loads, stores, branches) vs `ptxas -arch
                  sm_80` on the same file, each a fresh process; as plain functions (which
                  ptxas only reads) and as kernels (which it compiles) (--only-check: these)
+  fequiv K N     `ptxsmt equiv` of llc-14 -O0 against opt-14 -O2 | llc-14 -O2 of a
+                 generated IR function of N operations of kind K (int, intnomul, float:
+                 scripts/scale_functions.py), equivalence sweeping against the whole query
+                 at once (--no-sweep), each under the issue's limit (--only-fequiv: these)
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
 < 10 s, linear; one eval < 0.15 s. Issue 21: check within 5x of ptxas. Issue 23: a
-5,000-instruction function encoded in < 15 s, linearly.
+5,000-instruction function encoded in < 15 s, linearly; -O0 against -O2 of 100, 300 and
+1,000 operations decided equivalent within 30, 60 and 120 s.
 """
 
 from __future__ import annotations
@@ -497,12 +502,64 @@ def bench_encode(sizes: tuple[int, ...], cap: float, baseline: str = ENCODE_BASE
                 row(f"encode {kind} {n:,}", mine, base, ratio)
 
 
+# ---- issue 23: function equivalence at compiler scale (--only-fequiv) ----
+
+FEQUIV_KINDS = ("int", "intnomul", "float")  # scripts/scale_functions.py
+FEQUIV_LIMITS = {100: 30, 300: 60, 1000: 120}  # the issue's seconds for n operations
+
+
+def _equiv_seconds(a: Path, b: Path, *flags: str, cap: float) -> tuple[str, float]:
+    """(verdict, seconds) of `ptxsmt equiv A B --function f` in a fresh process; the
+    verdict "> cap" when it runs past `cap` seconds."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-m", "ptxsmt", "equiv", str(a), str(b),
+                               "--function", "f", "--json", "--timeout", str(cap), *flags],
+                              capture_output=True, text=True, timeout=2 * cap + 30,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return f"> {2 * cap + 30:.0f} s", time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    try:
+        return json.loads(done.stdout)["verdict"], seconds
+    except (ValueError, KeyError):
+        return f"error {done.returncode}", seconds
+
+
+def bench_function_equivalence(sizes: tuple[int, ...], kinds: tuple[str, ...] = FEQUIV_KINDS,
+                               seed: int = 0) -> None:
+    """`ptxsmt equiv O0.ptx O2.ptx --function f` on generated IR functions of n
+    operations compiled by llc-14 -O0 and by opt-14 -O2 | llc-14 -O2
+    (scripts/scale_functions.py), with equivalence sweeping (the default) against the
+    monolithic query (`--no-sweep`), in the same run, each with --timeout the issue's
+    limit for n operations (100: 30 s, 300: 60 s, 1,000: 120 s)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import scale_functions
+
+    if not scale_functions.available():
+        row("function equivalence", "skipped", "needs llc-14 and opt-14", "")
+        return
+    with tempfile.TemporaryDirectory() as place:
+        for kind in kinds:
+            for n in sizes:
+                a, b = scale_functions.compile_pair(scale_functions.generate(n, kind, seed),
+                                                    Path(place) / f"{kind}-{n}")
+                cap = FEQUIV_LIMITS.get(n, 120)
+                ours, t_ours = _equiv_seconds(a, b, cap=cap)
+                theirs, t_theirs = _equiv_seconds(a, b, "--no-sweep", cap=cap)
+                row(f"fequiv {kind} {n:,}", f"{ours} {t_ours:,.1f} s",
+                    f"{theirs} {t_theirs:,.1f} s (monolithic)",
+                    f"{t_theirs / t_ours:,.1f}x" if ours == "equivalent" else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
     ap.add_argument("--only-check", action="store_true", help="Only the `check` row.")
     ap.add_argument("--only-encode", action="store_true",
                     help="Only the issue-23 function-encoding rows.")
+    ap.add_argument("--only-fequiv", action="store_true",
+                    help="Only the issue-23 function-equivalence rows.")
     ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
                     help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
@@ -515,6 +572,9 @@ def main() -> None:
     if args.only_encode:
         bench_encode((100, 1000, 5000) if args.quick else (100, 1000, 5000, 20_000),
                      20.0 if args.quick else 60.0)
+        return
+    if args.only_fequiv:
+        bench_function_equivalence((100, 300) if args.quick else (100, 300, 1000))
         return
     if args.batch_before:
         bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
@@ -533,6 +593,7 @@ def main() -> None:
     bench_chains((10, 100) if args.quick else (10, 100, 1000, 10_000))
     bench_encode((100, 1000, 5000) if args.quick else (100, 1000, 5000, 20_000),
                  20.0 if args.quick else 60.0)
+    bench_function_equivalence((100, 300) if args.quick else (100, 300, 1000))
     bench_synth()
     for kernels in (False, True):
         bench_check(300 if args.quick else 3000, kernels)

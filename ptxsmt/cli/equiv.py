@@ -63,6 +63,10 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="z3", show_default=True,
               help="portfolio: z3, bitwuzla and cvc5 race on the query (pip install "
                    "'ptxsmt[portfolio]'); the first definite answer wins.")
+@click.option("--no-sweep", "no_sweep", is_flag=True,
+              help="With two .ptx files: ask the whole query at once, without first "
+                   "merging the values both functions share (equivalence sweeping, "
+                   "docs/scale.md); for comparison.")
 @click.option("--batch", "batch", type=click.File("rb"), metavar="PAIRS.jsonl",
               help="Many pairs, one JSON object a line (see docs/scale.md); one JSON result "
                    "line each, in order.")
@@ -75,8 +79,8 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @merge_option
 @max_input_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          function, unroll, function_b, solver, batch, jobs, executor, scheduler, target,
-          vset_merge) -> None:
+          function, unroll, function_b, solver, no_sweep, batch, jobs, executor, scheduler,
+          target, vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
@@ -108,7 +112,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         from .equiv_batch import run_batch
 
         refuse(given("lhs", "rhs", "lhs_file", "rhs_file", "outputs", "all_classes", "emit_smt2",
-                     "function", "function_b"), "with --batch (each line names its pair)")
+                     "function", "function_b", "no_sweep"),
+               "with --batch (each line names its pair)")
         warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
         if scheduler and executor != "dask":
             refuse(["--scheduler"], "without --executor dask")
@@ -116,7 +121,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file", "unroll",
-                     "solver", "target", "vset_merge"), "to SOURCE.ll against TARGET.ptx")
+                     "solver", "target", "vset_merge", "no_sweep"),
+               "to SOURCE.ll against TARGET.ptx")
         equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2)
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
@@ -127,11 +133,12 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, unroll, solver, emit_smt2)
+                        vset_merge, as_json, unroll, solver, emit_smt2, not no_sweep)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
-    refuse(given("function_b"), "to snippets (only with --function and two .ptx files)")
+    refuse(given("function_b", "no_sweep"),
+           "to snippets (only with --function and two .ptx files)")
     if (lhs_file or rhs_file) and (lhs or rhs):
         fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
     if bool(lhs_file) != bool(rhs_file):
@@ -168,7 +175,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
                     target: str, vset_merge: str, as_json: bool, unroll: int = 0,
-                    solver: str = "z3", emit_smt2: str | None = None) -> None:
+                    solver: str = "z3", emit_smt2: str | None = None,
+                    sweeping: bool = True) -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -183,7 +191,8 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
         "are defined (unsat: equivalent, if no undefined behaviour is reached)",
         f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
     try:
-        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit)
+        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit,
+                                             sweeping)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:

@@ -17,7 +17,7 @@ from ..isa.variants import Variant
 from .comparison import ftz
 from .options import Options
 from .prims import lanes, pack
-from .sorts import as_float, fields, free_nan, free_value, is_nan
+from .sorts import as_float, fields, free_nan, free_value, is_nan, unordered
 
 
 def arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -181,10 +181,7 @@ def _min_max(v: Variant, fmt: FloatFormat, flush: bool, a, b, less: bool) -> z3.
     first = z3.Or(z3.fpLT(x, y) if less else z3.fpGT(x, y), neg_zero_first)
     pick = z3.If(is_nan(a, fmt), b, z3.If(is_nan(b, fmt), a, z3.If(first, a, b)))
     both = z3.And(is_nan(a, fmt), is_nan(b, fmt))
-    # "the minimum of a and b" names no order: the open NaN of two NaNs is one function
-    # of the pair, so min a, b and min b, a are the same instruction
-    pair = z3.If(z3.ULE(a, b), z3.Concat(a, b), z3.Concat(b, a))
-    out = z3.If(both, free_nan(format_variant(v), pair, fmt), pick)
+    out = z3.If(both, free_nan(format_variant(v), unordered(a, b), fmt), pick)
     if v.nan:
         out = z3.If(z3.Or(is_nan(a, fmt), is_nan(b, fmt)), canonical_nan_of(fmt), out)
     return out

@@ -21,7 +21,7 @@ from .arith import flush_bits
 from .comparison import ftz
 from .options import Options
 from .prims import lanes, pack
-from .sorts import as_float, fields, free_nan, free_value, rounding, to_bits
+from .sorts import as_float, fields, free_nan, free_value, rounding, to_bits, unordered
 
 
 def float_arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -39,10 +39,15 @@ def rounded(v: Variant, fmt: FloatFormat, flush: bool, op, *inputs) -> z3.BitVec
     sign-preserving zero";  ".sat clamps the result to [0.0, 1.0]. NaN results are
     flushed to +0.0f" (saturate)."""
     xs = [flush_bits(x, fmt) if flush else x for x in inputs]
-    nan = free_nan(nan_name(v), z3.Concat(*xs) if len(xs) > 1 else xs[0], fmt)
+    # a + b, a * b and the product of a*b + c name no order of a and b
+    key = [unordered(*xs[:2]), *xs[2:]] if v.opcode in COMMUTING else xs
+    nan = free_nan(nan_name(v), z3.Concat(*key) if len(key) > 1 else key[0], fmt)
     out = to_bits(op(rounding(v.rnd), *(as_float(x, fmt) for x in xs)), nan)
     out = flush_bits(out, fmt) if flush else out
     return saturate(out, fmt) if v.sat else out
+
+
+COMMUTING = {"add", "mul", "fma", "mad"}
 
 
 def nan_name(v: Variant) -> str:

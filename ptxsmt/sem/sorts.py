@@ -13,7 +13,9 @@ from __future__ import annotations
 import z3
 
 from ..isa.literals import canonical_nan
-from ..isa.types import FloatFormat, PtxType
+from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
+
+FORMATS = (F16, BF16, F32, F64)
 
 
 def fp_sort(fmt: FloatFormat) -> z3.FPSortRef:
@@ -21,7 +23,50 @@ def fp_sort(fmt: FloatFormat) -> z3.FPSortRef:
 
 
 def as_float(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.FPRef:
-    return z3.fpBVToFP(bits, fp_sort(fmt))
+    """The float the bits stand for; the bits of an IEEE result (`to_bits`) read back as
+    that very result, which they equal: `to_bits` writes every value but a NaN exactly
+    and a NaN as a NaN (`free_nan` gives only NaNs). So a chain of float instructions is
+    one chain of IEEE operations, with no round trip through bits between them."""
+    sort = fp_sort(fmt)
+    result = ieee_result(bits, sort)
+    if result is not None:
+        return result
+    if z3.is_app_of(bits, z3.Z3_OP_ITE) and any(  # a selp of results: read each arm
+            ieee_result(arm, sort) is not None for arm in bits.children()[1:]):
+        test, yes, no = bits.children()
+        return z3.If(test, as_float(yes, fmt), as_float(no, fmt))
+    return z3.fpBVToFP(bits, sort)
+
+
+def ieee_result(bits: z3.BitVecRef, sort: z3.FPSortRef) -> z3.FPRef | None:
+    """x where `bits` is `to_bits(x, nan)` (x of `sort`, `nan` as `free_nan` builds it),
+    operands of and/or in any order."""
+    if not z3.is_app_of(bits, z3.Z3_OP_ITE):
+        return None
+    test, nan, value = bits.children()
+    if not (z3.is_app_of(value, z3.Z3_OP_FPA_TO_IEEE_BV) and value.arg(0).sort() == sort
+            and test.eq(z3.fpIsNaN(value.arg(0))) and _always_nan(nan, sort)):
+        return None
+    return value.arg(0)
+
+
+def _always_nan(bits: z3.BitVecRef, sort: z3.FPSortRef) -> bool:
+    """`bits` is built as `free_nan` builds a NaN: any NaN, else the canonical one."""
+    if not z3.is_app_of(bits, z3.Z3_OP_ITE):
+        return False
+    test, u, fallback = bits.children()
+    fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
+    return fmt is not None and _same(test, is_nan(u, fmt)) and \
+        fallback.eq(z3.BitVecVal(canonical_nan(fmt), fmt.width))
+
+
+def _same(a: z3.ExprRef, b: z3.ExprRef) -> bool:
+    """a and b are one term up to the order of and/or operands."""
+    if a.eq(b):
+        return True
+    return z3.is_app(a) and z3.is_app(b) and a.decl().eq(b.decl()) and \
+        a.decl().kind() in (z3.Z3_OP_AND, z3.Z3_OP_OR) and a.num_args() == b.num_args() and \
+        sorted(c.get_id() for c in a.children()) == sorted(c.get_id() for c in b.children())
 
 
 def register(name: str, t: PtxType) -> z3.ExprRef:
@@ -68,6 +113,13 @@ def widen(bits: z3.BitVecRef, src: FloatFormat, dst: FloatFormat) -> z3.BitVecRe
     normal = z3.ZeroExt(grow, exp) + rebias if grow else exp
     return z3.If(exp == 0, small,
                  z3.If(exp == top, pack((1 << dst.ebits) - 1, frac), pack(normal, frac)))
+
+
+def unordered(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """The pair {a, b} as one value, whatever their order: the argument of the open NaN
+    of an operation that names no order of its operands ("the minimum of a and b", "a +
+    b", "a * b"), so that swapping them gives the same instruction (Spec notes 10)."""
+    return z3.If(z3.ULE(a, b), z3.Concat(a, b), z3.Concat(b, a))
 
 
 def free_nan(name: str, arg: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:

@@ -31,6 +31,7 @@ from ..isa.types import TYPES
 from ..sem.options import DEFAULT, Options
 from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
+from .fraig import sweep_if_large
 from .smt2 import subterms
 from .solve import NICE_SECONDS, ReplayError, check_with, nice_values
 
@@ -96,13 +97,15 @@ def _low(a: z3.BitVecRef, b: z3.BitVecRef) -> tuple[z3.BitVecRef, z3.BitVecRef]:
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
                                timeout: float | None = 30.0,
                                unroll: int = 0, solver: str = "z3",
-                               emit: Callable[[list[z3.BoolRef]], None] | None = None
-                               ) -> FunctionVerdict:
+                               emit: Callable[[list[z3.BoolRef]], None] | None = None,
+                               sweeping: bool = True) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
     `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`).
-    `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`."""
+    `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`.
+    `sweeping`: merge the values both sides share before the whole query (`fraig.py`),
+    where the query is large enough to need it."""
     start = time.perf_counter()
     asked, unroll = unroll, unroll or DEFAULT_UNROLL
     rename, widths, note = _renaming(lhs, rhs)
@@ -122,10 +125,14 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
     how, solver = solver, _solver(timeout)
+    query = [z3.Or(differ), defined]
+    if sweeping:
+        inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
+        query = sweep_if_large(query, inputs, timeout)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(_simplified(z3.Or(differ), mul2concat=True), defined)
+    solver.add(_simplified(query[0], mul2concat=True), query[1])
     decision = check_with(solver, how, timeout, emit)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}

@@ -172,6 +172,16 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}
 
 
+def solve_here(assertions: Sequence[z3.BoolRef], timeout: float,
+               solver: str = "bitwuzla") -> Answer:
+    """One solver on a small query in this process (sweeping's many small proofs, where a
+    process of its own would cost more than the query); unknown where it is missing."""
+    if solver in unavailable():
+        return Answer("unknown", reason=f"{solver} is not installed")
+    result, values, reason = RUNNERS[solver](smt2(assertions), timeout)
+    return Answer(result, solver, values, reason)
+
+
 def second_solver():
     """bitwuzla, through the portfolio, for refinement queries z3 gives up on (None
     where it is not installed)."""

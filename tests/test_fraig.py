@@ -1,0 +1,156 @@
+"""Equivalence sweeping (`ptxsmt/smt/fraig.py`) and the simulation it groups values by
+(`ptxsmt/smt/simulate.py`).
+
+The simulation interprets Z3's operators; it is checked against Z3's own evaluation of
+the same terms on concrete inputs (the reference for SMT-LIB's meaning), not against
+itself. Sweeping may only merge what a solver proved equal: a pair that simulation
+cannot tell apart but that differs somewhere must survive it, and the swept query must
+be equivalent to the original.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+import z3
+
+from ptxsmt.cli.common import read_function_file
+from ptxsmt.smt import fraig
+from ptxsmt.smt.fraig import sweep
+from ptxsmt.smt.functions import check_function_equivalence
+from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node
+
+SCALE = Path(__file__).parent / "ptx" / "scale"
+F32, F16 = z3.FPSort(8, 24), z3.FPSort(5, 11)
+MODES = [z3.RNE(), z3.RNA(), z3.RTZ(), z3.RTP(), z3.RTN()]
+
+
+def _terms(x, y, z):
+    """Terms over three 32-bit inputs, each operator the simulation interprets."""
+    fx, fy, fz = (z3.fpBVToFP(v, F32) for v in (x, y, z))
+    out = [x + y, x - y, x * y, x & y, x | y, x ^ y, ~x, -x, z3.LShR(x, y & 31),
+           x << (y & 31), x >> (y & 31), z3.UDiv(x, y), z3.URem(x, y), x / y, z3.SRem(x, y),
+           x % y, z3.Extract(15, 4, x), z3.Concat(x, y), z3.ZeroExt(8, x),
+           z3.SignExt(8, x), z3.RotateLeft(x, 5), z3.If(z3.ULT(x, y), x, y),
+           z3.If(x < y, x, y), z3.And(z3.UGE(x, y), x != z), z3.Or(x == y, x <= z)]
+    for m in MODES:
+        out += [z3.fpAdd(m, fx, fy), z3.fpSub(m, fx, fy), z3.fpMul(m, fx, fy),
+                z3.fpDiv(m, fx, fy), z3.fpFMA(m, fx, fy, fz), z3.fpRoundToIntegral(m, fx),
+                z3.fpToFP(m, fx, F16), z3.fpToFP(m, x, F32), z3.fpToFPUnsigned(m, y, F16)]
+    out += [z3.fpSqrt(z3.RNE(), fx), z3.fpRem(fx, fy), z3.fpNeg(fx), z3.fpAbs(fx),
+            z3.fpLT(fx, fy), z3.fpLEQ(fx, fy), z3.fpEQ(fx, fy), z3.fpIsNaN(fx),
+            z3.fpIsInf(fx), z3.fpIsZero(fx), z3.fpIsSubnormal(fx), z3.fpIsNormal(fx),
+            z3.fpIsNegative(fx), fx == fy,
+            z3.If(z3.fpIsNaN(fx), z3.BitVecVal(0, 32), z3.fpToIEEEBV(fx))]
+    return out
+
+
+def _as_z3(value, sort):
+    if isinstance(sort, z3.FPSortRef):
+        return z3.FPVal(value, None, sort) if not math.isnan(value) else z3.fpNaN(sort)
+    return z3.BoolVal(value) if sort == z3.BoolSort() else z3.BitVecVal(value, sort.size())
+
+
+def _interesting(rng: random.Random) -> int:
+    floats = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, 3.4e38, 1e-45, 2.5, -7.0, 0.5]
+    pick = rng.random()
+    if pick < 0.3:
+        return _bits_of_float(rng.choice(floats), (8, 24))
+    if pick < 0.6:
+        return _bits_of_float(rng.uniform(-100, 100), (8, 24))
+    return rng.getrandbits(32) if pick < 0.85 else rng.randint(0, 40)
+
+
+def test_simulation_agrees_with_z3_on_every_operator():
+    rng = random.Random(23)
+    x, y, z = z3.BitVecs("x y z", 32)
+    terms = _terms(x, y, z)
+    for _ in range(40):
+        given = {v.get_id(): [_interesting(rng)] for v in (x, y, z)}
+        subst = [(v, z3.BitVecVal(given[v.get_id()][0], 32)) for v in (x, y, z)]
+        values: dict[int, list | None] = {}
+        for t in fraig._post_order(terms):
+            values[t.get_id()] = fraig._values(t, values, given)
+        for t in terms:
+            got = values[t.get_id()]
+            if got is None:  # out of range for fp.to_sbv/ubv, or a rounding not done here
+                continue
+            expected = z3.simplify(z3.substitute(t, *subst))
+            assert z3.is_true(z3.simplify(expected == _as_z3(got[0], t.sort()))), \
+                (t, [hex(v[0]) for v in given.values()], expected, got[0])
+
+
+def test_simulated_floats_round_trip_through_their_bits():
+    for bits in (0, 0x80000000, 0x7f800000, 0x00000001, 0x007fffff, 0x3f800000, 0xff7fffff):
+        assert _bits_of_float(_float_of_bits(bits, (8, 24)), (8, 24)) == bits
+
+
+def test_a_free_function_is_simulated_as_one_function():
+    """Congruence: equal arguments give equal values, on both sides of a query."""
+    f = z3.Function("opaque", z3.BitVecSort(32), z3.BitVecSort(32))
+    x = z3.BitVec("x", 32)
+    a, b = f(x + 0), f(x)
+    values = {x.get_id(): [1, 2, 3]}
+    assert evaluate_node(a, [[1, 2, 3]], values) == evaluate_node(b, [[1, 2, 3]], values)
+
+
+def _equivalent(a: z3.BoolRef, b: z3.BoolRef) -> bool:
+    s = z3.Solver()
+    s.add(a != b)
+    return s.check() == z3.unsat
+
+
+def test_sweeping_merges_what_it_proves():
+    x, y = z3.BitVecs("x y", 32)
+    lhs, rhs = (x + y) * 4, (y << 2) + (x << 2)
+    query = z3.Distinct(lhs, rhs)
+    (out,), stats = sweep([query], [x, y], seconds=60)
+    assert stats.proved >= 1
+    assert z3.is_false(z3.simplify(out))
+
+
+def test_sweeping_never_merges_values_that_differ_somewhere():
+    """Equal on every simulated input, different at one: the proof refutes the guess,
+    its counterexample joins the simulation, and the query keeps its models."""
+    x, y = z3.BitVecs("x y", 32)
+    lhs = x * 3 + y
+    rhs = z3.If(x == 0x12345678, z3.BitVecVal(0, 32), x * 3) + y
+    query = z3.Distinct(lhs, rhs)
+    (out,), stats = sweep([query], [x, y], seconds=60)
+    assert _equivalent(out, query)
+    s = z3.Solver()
+    s.add(out)
+    assert s.check() == z3.sat
+    assert stats.refuted >= 1
+
+
+def test_swept_terms_are_the_original_terms():
+    rng = random.Random(5)
+    x, y, z = z3.BitVecs("x y z", 32)
+    terms = [t for t in _terms(x, y, z) if z3.is_bv(t) and t.size() == 32][:20]
+    pairs = [z3.Distinct(rng.choice(terms), rng.choice(terms)) for _ in range(6)]
+    out, _ = sweep(pairs, [x, y, z], seconds=60)
+    for before, after in zip(pairs, out, strict=True):
+        assert _equivalent(before, after)
+
+
+def _pair(name: str, rhs: str = "O2"):
+    return (read_function_file(str(SCALE / f"{name}.O0.ptx"), "f"),
+            read_function_file(str(SCALE / f"{name}.{rhs}.ptx"), "f"))
+
+
+@pytest.mark.parametrize("name", ["int-40", "intnomul-20"])
+def test_llc_O0_and_opt_O2_of_generated_ir_are_equivalent(name):
+    """`scripts/scale_functions.py`: llc-14 -O0 against opt-14 -O2 | llc-14 -O2."""
+    assert check_function_equivalence(*_pair(name), timeout=300).verdict == "equivalent"
+
+
+def test_an_add_made_sub_in_the_optimised_function_differs():
+    a = read_function_file(str(SCALE / "int-40.O0.ptx"), "f")
+    b = read_function_file(str(SCALE / "int-40.mutant.ptx"), "f")
+    verdict = check_function_equivalence(a, b, timeout=300)
+    assert verdict.verdict == "different"
+    assert verdict.counterexample.differ == ("func_retval0",)
