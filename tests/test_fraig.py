@@ -21,7 +21,7 @@ from ptxsmt.cli.common import read_function_file
 from ptxsmt.smt import fraig
 from ptxsmt.smt.fraig import sweep
 from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node
+from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
 
 SCALE = Path(__file__).parent / "ptx" / "scale"
 F32, F16 = z3.FPSort(8, 24), z3.FPSort(5, 11)
@@ -68,14 +68,18 @@ def test_simulation_agrees_with_z3_on_every_operator():
     rng = random.Random(23)
     x, y, z = z3.BitVecs("x y z", 32)
     terms = _terms(x, y, z)
+    dag = fraig._Dag()
+    top = dag.add_roots(terms)
     for _ in range(40):
-        given = {v.get_id(): [_interesting(rng)] for v in (x, y, z)}
-        subst = [(v, z3.BitVecVal(given[v.get_id()][0], 32)) for v in (x, y, z)]
-        values: dict[int, list | None] = {}
-        for t in fraig._post_order(terms):
-            values[t.get_id()] = fraig._values(t, values, given)
-        for t in terms:
-            got = values[t.get_id()]
+        given = {dag.index[v.get_id()]: [_interesting(rng)] for v in (x, y, z)}
+        subst = [(v, z3.BitVecVal(given[dag.index[v.get_id()]][0], 32)) for v in (x, y, z)]
+        values: list[list | None] = []
+        for i, node in enumerate(dag.nodes):
+            args = [values[k] for k in dag.kids[i]]
+            values.append(None if any(a is None for a in args) else
+                          evaluate_node(node, args, given.get(i), 1))
+        for t, i in zip(terms, top, strict=True):
+            got = values[i]
             if got is None:  # out of range for fp.to_sbv/ubv, or a rounding not done here
                 continue
             expected = z3.simplify(z3.substitute(t, *subst))
@@ -93,8 +97,8 @@ def test_a_free_function_is_simulated_as_one_function():
     f = z3.Function("opaque", z3.BitVecSort(32), z3.BitVecSort(32))
     x = z3.BitVec("x", 32)
     a, b = f(x + 0), f(x)
-    values = {x.get_id(): [1, 2, 3]}
-    assert evaluate_node(a, [[1, 2, 3]], values) == evaluate_node(b, [[1, 2, 3]], values)
+    assert evaluate_node(read_node(a, [x + 0]), [[1, 2, 3]], None, 3) == \
+        evaluate_node(read_node(b, [x]), [[1, 2, 3]], None, 3)
 
 
 def _equivalent(a: z3.BoolRef, b: z3.BoolRef) -> bool:

@@ -20,7 +20,8 @@ unsat of the (whole, rebuilt) query, and a model of it is a model of the origina
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cache
 
 import z3
@@ -28,10 +29,24 @@ import z3
 from ..sem.sorts import ieee_result
 from ..solver import check
 from .portfolio import solve_here, unavailable
-from .simulate import as_key, evaluate_node, input_vectors, model_vector
+from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 
 SIMULATIONS = 128  # input vectors to start with
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
+CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
+# Queries of fewer nodes go to the solver whole: they are decided faster than swept
+SMALL = 100
+# The share of a query's time limit that sweeping may take (the whole query gets the rest)
+SWEEP_SHARE = 0.75
+
+# Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
+# have one NaN, so they commute exactly; fp.min and fp.max do not, on zeros of two signs)
+COMMUTATIVE = {z3.Z3_OP_BADD, z3.Z3_OP_BMUL, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
+               z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_XOR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
+               z3.Z3_OP_FPA_EQ}
+COMMUTATIVE_AFTER_ROUNDING = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL}
+_HARD = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM,
+         z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM_I}
 
 
 @dataclass
@@ -45,271 +60,268 @@ class SweepStats:
     seconds: float = 0.0
 
 
-def _post_order(roots: list[z3.ExprRef]) -> list[z3.ExprRef]:
-    """The DAG's nodes, each after its children."""
-    order, seen = [], set()
-    stack = [(r, False) for r in reversed(roots)]
-    while stack:
-        n, expanded = stack.pop()
-        i = n.get_id()
-        if expanded:
-            order.append(n)
-            continue
-        if i in seen:
-            continue
-        seen.add(i)
-        stack.append((n, True))
-        if z3.is_app(n):
-            stack.extend((c, False) for c in reversed(n.children()) if c.get_id() not in seen)
-    return order
+@dataclass
+class _Dag:
+    """The query's DAG as a table, each node read from Z3 once, children first."""
 
+    terms: list[z3.ExprRef] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    kids: list[tuple[int, ...]] = field(default_factory=list)
+    index: dict[int, int] = field(default_factory=dict)  # AST id -> position
 
-# Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
-# have one NaN, so they commute exactly; fp.min and fp.max do not, on zeros of two signs)
-COMMUTATIVE = {z3.Z3_OP_BADD, z3.Z3_OP_BMUL, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
-               z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_XOR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
-               z3.Z3_OP_FPA_EQ}
-COMMUTATIVE_AFTER_ROUNDING = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL}
-
-
-def _rebuild(n: z3.ExprRef, merged: dict[int, z3.ExprRef]) -> z3.ExprRef:
-    """`n` over its children's representatives, the operands of a commutative operator
-    in one order (by AST id), so that `a + b` and `b + a` are one term."""
-    if not z3.is_app(n) or n.num_args() == 0:
-        return n
-    children = n.children()
-    new = [merged.get(c.get_id(), c) for c in children]
-    k = n.decl().kind()
-    if k in COMMUTATIVE:
-        new.sort(key=lambda c: c.get_id())
-    elif k in COMMUTATIVE_AFTER_ROUNDING:
-        new[1:] = sorted(new[1:], key=lambda c: c.get_id())
-    if k == z3.Z3_OP_FPA_TO_FP and len(new) == 1:  # a float read back from its bits
-        result = ieee_result(new[0], n.sort())
-        if result is not None:
-            return result
-    if all(a.eq(b) for a, b in zip(children, new, strict=True)):
-        return n
-    return n.decl()(*new)
-
-
-# Queries of fewer nodes go to the solver whole: they are decided faster than swept
-SMALL = 100
-# The share of a query's time limit that sweeping may take (the whole query gets the rest)
-SWEEP_SHARE = 0.75
+    def add_roots(self, roots: Sequence[z3.ExprRef]) -> list[int]:
+        stack = [(r, None) for r in reversed(roots)]
+        while stack:
+            n, children = stack.pop()
+            if children is None:
+                if n.get_id() in self.index:
+                    continue
+                children = n.children() if z3.is_app(n) else []
+                stack.append((n, children))
+                stack.extend((c, None) for c in reversed(children))
+                continue
+            i = n.get_id()
+            if i in self.index:
+                continue
+            self.index[i] = len(self.terms)
+            self.terms.append(n)
+            self.nodes.append(read_node(n, children))
+            self.kids.append(tuple(self.index[c.get_id()] for c in children))
+        return [self.index[r.get_id()] for r in roots]
 
 
 def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
                    timeout: float | None) -> list[z3.ExprRef]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
     SWEEP_SHARE of `timeout` (None: no limit)."""
-    if len(_post_order(roots)) < SMALL:
+    dag = _Dag()
+    dag.add_roots(roots)
+    if len(dag.terms) < SMALL:
         return roots
-    return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"))[0]
+    return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"), dag=dag)[0]
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
-          query_seconds: float = QUERY_SECONDS) -> tuple[list[z3.ExprRef], SweepStats]:
+          query_seconds: float = QUERY_SECONDS,
+          dag: _Dag | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` with every internal value proved equal to an earlier one replaced by it,
     within `seconds` (past them the rest is rebuilt without new proofs)."""
     start = time.perf_counter()
-    stats = SweepStats()
-    order = _post_order(roots)
-    given = {c.get_id() for c in inputs}
-    inputs = [*inputs, *(n for n in order if _is_leaf(n) and n.decl().kind() ==
-                         z3.Z3_OP_UNINTERPRETED and n.get_id() not in given)]
-    free = _free(order, given)
-    stats.nodes = len(order)
-    vectors = input_vectors(inputs, SIMULATIONS)
-    names = {c.decl().name(): c for c in inputs if z3.is_bv(c) or z3.is_bool(c)}
-    values: dict[int, list | None] = {}
-    for n in order:
-        values[n.get_id()] = _values(n, values, vectors)
-    stats.simulated = sum(v is not None for v in values.values())
-
-    merged: dict[int, z3.ExprRef] = {}  # original node id -> its representative
-    classes: dict[tuple, z3.ExprRef] = {}  # (sort, signature) -> representative
-    done: list[z3.ExprRef] = []  # nodes walked, in order (their keys may change)
-    deadline = start + seconds
-    for n in order:
-        new = _rebuild(n, merged)
-        if not new.eq(n):
-            merged[n.get_id()] = new
-        v = values.get(n.get_id())
-        if v is None or not (z3.is_bv(n) or z3.is_bool(n) or z3.is_fp(n)):
-            continue
-        if (n.get_id() in free and len(set(v)) == 1) or _ieee_bits(n):
-            continue  # constant where a free value was simulated: rarely so for all;
-            # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, `smt2.py`)
-        key = (n.sort_kind(), n.sort().sexpr(), as_key(v, n.sort()))
-        rep = classes.get(key)
-        if rep is None:
-            classes[key] = new
-            done.append(n)
-            continue
-        if rep.eq(new):
-            stats.structural += 1
-            continue
-        if _is_leaf(new) and _is_leaf(rep):
-            continue
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            continue
-        result, vector = _prove_equal(new, rep, min(query_seconds, left), names)
-        if result == "unsat":
-            merged[n.get_id()] = rep
-            stats.proved += 1
-        elif result == "sat":
-            stats.refuted += 1
-            _add_vector(vector, order, values, vectors)
-            classes = _classes(done, values, merged)
-            if values.get(n.get_id()) is not None:
-                key = (n.sort_kind(), n.sort().sexpr(), as_key(values[n.get_id()], n.sort()))
-                classes.setdefault(key, new)
-                done.append(n)
-        else:
-            stats.undecided += 1
-    out = [merged.get(r.get_id(), r) for r in roots]
-    stats.seconds = time.perf_counter() - start
-    return out, stats
+    if dag is None:
+        dag = _Dag()
+    top = dag.add_roots(roots)
+    return _Sweep(dag, inputs, start + seconds, query_seconds).run(top, start)
 
 
-def _free(order: list[z3.ExprRef], inputs: set[int]) -> set[int]:
+class _Sweep:
+    def __init__(self, dag: _Dag, inputs: list[z3.ExprRef], deadline: float,
+                 query_seconds: float):
+        self.dag, self.deadline, self.query_seconds = dag, deadline, query_seconds
+        nodes = dag.nodes
+        given = {dag.index[c.get_id()] for c in inputs if c.get_id() in dag.index}
+        # every free constant is an input of the simulation (an opaque result too)
+        self.inputs = [i for i, n in enumerate(nodes)
+                       if n.leaf and n.kind == z3.Z3_OP_UNINTERPRETED]
+        self.free = _free(dag, given)
+        vectors = input_vectors([nodes[i].sort for i in self.inputs], SIMULATIONS)
+        self.given: dict[int, list | None] = dict(zip(self.inputs, vectors, strict=True))
+        self.values: list[list | None] = []
+        for i in range(len(nodes)):
+            self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
+        self.rep: list[int] = list(range(len(nodes)))  # each node's representative
+        self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
+        self.classes: dict[tuple, int] = {}
+        self.walked: list[int] = []
+
+    def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
+        args = [values[j] for j in self.dag.kids[i]]
+        if any(a is None for a in args):
+            return None
+        try:
+            return evaluate_node(self.dag.nodes[i], args, given.get(i), count)
+        except (ValueError, ArithmeticError, OverflowError):
+            return None
+
+    def run(self, top: list[int], start: float) -> tuple[list[z3.ExprRef], SweepStats]:
+        stats = SweepStats(nodes=len(self.term),
+                           simulated=sum(v is not None for v in self.values))
+        for i, n in enumerate(self.dag.nodes):
+            self._rebuild(i)
+            v = self.values[i]
+            if v is None or n.sort.kind not in ("bv", "bool", "fp") or n.leaf:
+                continue
+            if (i in self.free and len(set(v)) == 1) or self._ieee_bits(i):
+                continue  # constant where a free value was simulated: rarely so for all;
+                # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
+            key = (n.sort, as_key(v, n.sort))
+            r = self.classes.get(key)
+            if r is None:
+                self.classes[key] = i
+                self.walked.append(i)
+                continue
+            if self.term[r].eq(self.term[i]):
+                self.rep[i] = r
+                stats.structural += 1
+                continue
+            left = self.deadline - time.perf_counter()
+            if left <= 0:
+                continue
+            result, vector = self._prove_equal(i, r, min(self.query_seconds, left))
+            if result == "unsat":
+                self.rep[i], self.term[i] = r, self.term[r]
+                stats.proved += 1
+            elif result == "sat":
+                stats.refuted += 1
+                self._add_vector(vector)
+            else:
+                stats.undecided += 1
+        stats.seconds = time.perf_counter() - start
+        return [self.term[i] for i in top], stats
+
+    def _rebuild(self, i: int) -> None:
+        """Node i over its children's representatives, the operands of a commutative
+        operator in one order, so that `a + b` and `b + a` are one term."""
+        kids = self.dag.kids[i]
+        if not kids:
+            return
+        n = self.dag.nodes[i]
+        order = [self.rep[j] for j in kids]
+        if n.kind in COMMUTATIVE:
+            order.sort()
+        elif n.kind in COMMUTATIVE_AFTER_ROUNDING:
+            order[1:] = sorted(order[1:])
+        if n.kind == z3.Z3_OP_FPA_TO_FP and len(kids) == 1:  # a float read from its bits
+            k = self._ieee_result_of(order[0])
+            if k is not None:
+                self.rep[i], self.term[i] = k, self.term[k]
+                return
+        if order == list(kids) and all(self.term[j] is self.dag.terms[j] for j in order):
+            return
+        self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
+
+    def _ieee_result_of(self, bits: int) -> int | None:
+        """The node whose float `to_bits` wrote node `bits` (`sem.sorts.ieee_result`)."""
+        term = self.term[bits]
+        kids = self.dag.kids[bits]
+        if self.dag.nodes[bits].kind != z3.Z3_OP_ITE or len(kids) != 3:
+            return None
+        value = self.rep[kids[2]]
+        if self.dag.nodes[value].kind != z3.Z3_OP_FPA_TO_IEEE_BV:
+            return None
+        x = self.rep[self.dag.kids[value][0]]
+        found = ieee_result(term, self.term[x].sort())
+        return x if found is not None and found.eq(self.term[x]) else None
+
+    def _ieee_bits(self, i: int) -> bool:
+        n = self.dag.nodes[i]
+        if n.kind == z3.Z3_OP_EXTRACT:
+            n = self.dag.nodes[self.dag.kids[i][0]]
+        return n.kind == z3.Z3_OP_FPA_TO_IEEE_BV
+
+    def _add_vector(self, vector: dict[int, object]) -> None:
+        """Extend every node's values by one input vector (a counterexample's), and
+        regroup the nodes walked."""
+        given = {i: [vector.get(i, False if self.dag.nodes[i].sort.kind == "bool" else 0)]
+                 for i in self.inputs}
+        one: list[list | None] = []
+        for i, v in enumerate(self.values):
+            extra = self._evaluate(i, one, given, 1) if v is not None else None
+            one.append(extra)
+            self.values[i] = None if extra is None else [*v, extra[0]]
+        self.classes = {}
+        for i in self.walked:
+            if (v := self.values[i]) is not None:
+                self.classes.setdefault((self.dag.nodes[i].sort, as_key(v, self.dag.nodes[i].sort)),
+                                        i)
+
+    def _prove_equal(self, i: int, r: int, seconds: float) -> tuple[str, dict | None]:
+        """"unsat": node i always equals node r; "sat", with the inputs of a model where
+        they differ; or "unknown". First with the terms cut below a depth (the nodes
+        there free constants, and every multiplier or float operation both share): a
+        proof there holds for whatever values they take."""
+        a, b = self.term[i], self.term[r]
+        for depth in CUT_DEPTHS:
+            cut = self._cut(i, r, depth)
+            if not cut:
+                break
+            if _check(z3.substitute(a != b, *cut), seconds / 8, {})[0] == "unsat":
+                return "unsat", None
+        names = {self.dag.terms[j].decl().name(): j for j in self.inputs
+                 if self.dag.nodes[j].sort.kind in ("bv", "bool")}
+        return _check(a != b, seconds, names)
+
+    def _cut(self, i: int, r: int, depth: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """Each node `depth` levels below nodes i and r (and each hard one above that
+        both reach), with a fresh constant."""
+        seen: dict[int, int] = {}  # node -> 1 reached from i, 2 from r, 3 both
+        for side, root in ((1, self.rep[i] if self.rep[i] != i else i), (2, r)):
+            level, d = [root], 0
+            while level and d <= depth:
+                nxt = []
+                for j in level:
+                    if seen.get(j, 0) & side:
+                        continue
+                    seen[j] = seen.get(j, 0) | side
+                    if d < depth:
+                        nxt.extend(self.rep[k] for k in self.dag.kids[j])
+                level, d = nxt, d + 1
+        out = []
+        for j, sides in seen.items():
+            n = self.dag.nodes[j]
+            if n.leaf or n.sort.kind not in ("bv", "bool", "fp") or j in (i, r):
+                continue
+            if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
+                out.append((self.term[j], z3.FreshConst(self.term[j].sort(), "cut")))
+        return out
+
+    def _is_frontier(self, j: int, seen: dict[int, int]) -> bool:
+        """A node reached whose children were not all reached: where the cut lies."""
+        return any(self.rep[k] not in seen for k in self.dag.kids[j])
+
+
+def _hard(n: Node, dag: _Dag, j: int) -> bool:
+    """A multiplier or divider of two values, or a floating-point operation: costly to
+    bit-blast."""
+    return (n.kind in _HARD and not any(dag.nodes[k].const is not None for k in dag.kids[j])) \
+        or z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN <= n.kind <= z3.Z3_OP_FPA_BV2RM
+
+
+def _free(dag: _Dag, inputs: set[int]) -> set[int]:
     """The nodes that depend on a free value other than an input: a function symbol
     (an uninterpreted instruction, a NaN the ISA leaves open) or a free constant."""
     out = set()
-    for n in order:
-        if not z3.is_app(n):
-            continue
-        if (n.decl().kind() == z3.Z3_OP_UNINTERPRETED and n.get_id() not in inputs) or \
-                any(c.get_id() in out for c in n.children()):
-            out.add(n.get_id())
+    for i, n in enumerate(dag.nodes):
+        if (n.kind == z3.Z3_OP_UNINTERPRETED and i not in inputs) or \
+                any(k in out for k in dag.kids[i]):
+            out.add(i)
     return out
-
-
-def _ieee_bits(n: z3.ExprRef) -> bool:
-    k = n.decl().kind()
-    if k == z3.Z3_OP_EXTRACT:
-        k = n.arg(0).decl().kind()
-    return k == z3.Z3_OP_FPA_TO_IEEE_BV
-
-
-def _is_leaf(n: z3.ExprRef) -> bool:
-    return z3.is_app(n) and n.num_args() == 0
-
-
-def _values(n: z3.ExprRef, values: dict[int, list | None],
-            vectors: dict[int, list]) -> list | None:
-    if not z3.is_app(n):
-        return None
-    args = [values.get(c.get_id()) for c in n.children()]
-    if any(a is None for a in args):
-        return None
-    try:
-        return evaluate_node(n, args, vectors)
-    except (ValueError, ArithmeticError, OverflowError, z3.Z3Exception):
-        return None
-
-
-def _add_vector(vector: dict[int, list], order: list[z3.ExprRef],
-                values: dict[int, list | None], vectors: dict[int, list]) -> None:
-    """Extend every node's values by one input vector (a counterexample's)."""
-    for i, v in vector.items():
-        if i in vectors:
-            vectors[i].append(v[0])
-    one: dict[int, list | None] = {}
-    for n in order:
-        i = n.get_id()
-        if values.get(i) is None:
-            continue
-        extra = _values(n, one, vector)
-        one[i] = extra
-        values[i] = None if extra is None else [*values[i], extra[0]]  # lists are shared
-
-
-def _classes(done: list[z3.ExprRef], values: dict[int, list | None],
-             merged: dict[int, z3.ExprRef]) -> dict[tuple, z3.ExprRef]:
-    out: dict[tuple, z3.ExprRef] = {}
-    for n in done:
-        v = values.get(n.get_id())
-        if v is not None:
-            key = (n.sort_kind(), n.sort().sexpr(), as_key(v, n.sort()))
-            out.setdefault(key, merged.get(n.get_id(), n))
-    return out
-
-
-def _prove_equal(a: z3.ExprRef, b: z3.ExprRef, seconds: float,
-                 names: dict[str, z3.ExprRef]) -> tuple[str, dict[int, list] | None]:
-    """"unsat": a = b always; "sat", with the inputs of a model where they differ (one
-    simulation vector); or "unknown". bitwuzla where it is installed (it decides these
-    small bit-vector queries far faster than z3), else z3; first with the values both
-    share cut off (free) below a depth, deeper and deeper: a proof there holds for
-    whatever they are."""
-    for depth in CUT_DEPTHS:
-        cut = _cut(a, b, depth)
-        if not cut:
-            break
-        if _check(z3.substitute(a != b, *cut), seconds / 8, {})[0] == "unsat":
-            return "unsat", None
-    return _check(a != b, seconds, names)
-
-
-CUT_DEPTHS = (2, 4)
 
 
 def _check(term: z3.BoolRef, seconds: float,
-           names: dict[str, z3.ExprRef]) -> tuple[str, dict[int, list] | None]:
+           names: dict[str, int]) -> tuple[str, dict[int, object] | None]:
+    """The query's answer, and for sat the values of the named inputs (by node)."""
     if _fast_solver() is not None:
         answer = solve_here([term], seconds)
         if answer.result != "sat":
             return answer.result, None
-        return "sat", {c.get_id(): [answer.values.get(name, False if z3.is_bool(c) else 0)]
-                       for name, c in names.items()}
+        return "sat", {i: answer.values[name] for name, i in names.items()
+                       if name in answer.values}
     solver = z3.Solver()
     solver.set("timeout", max(1, int(seconds * 1000)))
     solver.add(term)
     result = check(solver)
     if result != z3.sat:
         return str(result), None
-    return "sat", model_vector(solver.model(), list(names.values()))
+    model, out = solver.model(), {}
+    for d in model.decls():
+        if d.arity() == 0 and d.name() in names:
+            v = model[d]
+            out[names[d.name()]] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+    return "sat", out
 
 
 @cache
 def _fast_solver() -> str | None:
+    """bitwuzla where it is installed: it decides these small bit-vector queries far
+    faster than z3."""
     return None if "bitwuzla" in unavailable() else "bitwuzla"
-
-
-def _cut(a: z3.ExprRef, b: z3.ExprRef, depth: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-    """The values `a` and `b` both contain at `depth` or more below them (or a
-    multiplication or division of two values), each with a fresh constant."""
-    cone_a = {n.get_id() for n in _post_order([a])}
-    shared = {n.get_id() for n in _post_order([b]) if n.get_id() in cone_a}
-    out, seen = [], set()
-    level = [a, b]
-    for d in range(depth + 64):
-        nxt = []
-        for n in level:
-            if n.get_id() in seen:
-                continue
-            seen.add(n.get_id())
-            if n.get_id() in shared and not _is_leaf(n) and (d >= depth or _hard(n)) and \
-                    (z3.is_bv(n) or z3.is_bool(n) or z3.is_fp(n)):
-                out.append((n, z3.FreshConst(n.sort(), "cut")))
-            elif z3.is_app(n):
-                nxt.extend(n.children())
-        level = nxt
-        if not level:
-            break
-    return out
-
-
-_HARD = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM,
-         z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM_I}
-
-
-def _hard(n: z3.ExprRef) -> bool:
-    """A multiplier or divider of two values, or a floating-point operation: costly to
-    bit-blast, and shared by both sides."""
-    k = n.decl().kind()
-    return (k in _HARD and not any(z3.is_bv_value(c) for c in n.children())) or \
-        z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN <= k <= z3.Z3_OP_FPA_BV2RM

@@ -18,15 +18,12 @@ import operator
 import random
 import struct
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import z3
 
 Values = list | None
-
-
-def _bv(n: z3.ExprRef) -> int:
-    return n.size()
 
 
 def _signed(x: int, w: int) -> int:
@@ -252,42 +249,90 @@ def _map(f: Callable, args: Sequence[list]) -> list | None:
     return None if any(v is None for v in out) else out
 
 
-def evaluate_node(n: z3.ExprRef, args: list[list], inputs: dict[int, list]) -> Values:
-    """The node's values, from its children's (`args`, in order, none None) and the
-    inputs' (by AST id)."""
-    k = n.decl().kind()
-    if k == z3.Z3_OP_UNINTERPRETED:
-        return inputs.get(n.get_id()) if n.num_args() == 0 else _free_function(n, args)
-    count = len(next(iter(inputs.values()))) if inputs else 1
+@dataclass(frozen=True)
+class Sort:
+    """What evaluation needs of a sort: "bv" of `width` bits, "bool", "fp" of `fmt`
+    (ebits, sbits), "rm" (a rounding mode) or "other"."""
+
+    kind: str
+    width: int = 0
+    fmt: tuple[int, int] = (0, 0)
+
+
+def sort_of(s: z3.SortRef) -> Sort:
+    if isinstance(s, z3.FPSortRef):
+        return Sort("fp", s.ebits() + s.sbits(), _format(s))
+    if isinstance(s, z3.BitVecSortRef):
+        return Sort("bv", s.size())
+    if s.kind() == z3.Z3_BOOL_SORT:
+        return Sort("bool", 1)
+    return Sort("rm" if isinstance(s, z3.FPRMSortRef) else "other")
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node of a term DAG, read from Z3 once (its Python API costs more than the
+    evaluation): the operator, its sort and its children's, parameters, a constant."""
+
+    kind: int
+    sort: Sort
+    kids: tuple[Sort, ...]
+    params: tuple = ()
+    name: str = ""  # a function symbol's
+    const: object = None  # a numeral's value (an int, a float), a rounding mode's name
+    leaf: bool = False
+
+
+def read_node(n: z3.ExprRef, children: Sequence[z3.ExprRef]) -> Node:
+    k = n.decl().kind() if z3.is_app(n) else -1
+    sort = sort_of(n.sort())
+    const = None
     if z3.is_bv_value(n):
-        return [n.as_long()] * count
+        const = n.as_long()
+    elif k in _RM:
+        const = _RM[k]
+    elif k == z3.Z3_OP_FPA_NAN:
+        const = math.nan
+    elif sort.kind == "fp" and not children:
+        bits = z3.simplify(z3.fpToIEEEBV(n))
+        const = _float_of_bits(bits.as_long(), sort.fmt) if z3.is_bv_value(bits) else None
+    return Node(k, sort, tuple(sort_of(c.sort()) for c in children),
+                tuple(n.params()) if z3.is_app(n) else (),
+                n.decl().name() if k == z3.Z3_OP_UNINTERPRETED else "", const,
+                z3.is_app(n) and not children)
+
+
+def evaluate_node(n: Node, args: list[list], given: list | None, count: int) -> Values:
+    """The node's `count` values, from its children's (`args`, in order, none None);
+    `given`: an input's."""
+    k = n.kind
+    if k == z3.Z3_OP_UNINTERPRETED:
+        return given if n.leaf else _free_function(n, args)
+    if n.const is not None:
+        return [n.const] * count
     if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE) or (k in (z3.Z3_OP_AND, z3.Z3_OP_OR) and not args):
         return [k in (z3.Z3_OP_TRUE, z3.Z3_OP_AND)] * count  # and of nothing is true
-    if k in _RM:
-        return [_RM[k]] * count
-    if z3.is_bv(n):
+    kind = n.sort.kind
+    if kind == "bv":
         return _bit_vector(n, k, args)
-    if z3.is_bool(n):
+    if kind == "bool":
         return _boolean(n, k, args)
-    if z3.is_fp(n):
-        return _floating(n, k, args, count)
-    return None
+    return _floating(n, k, args) if kind == "fp" else None
 
 
-def _free_function(n: z3.ExprRef, args: list[list]) -> Values:
+def _free_function(n: Node, args: list[list]) -> Values:
     """A function symbol (an uninterpreted instruction, a NaN the ISA leaves open) as one
     fixed function: a hash of its name and arguments, so that equal arguments give equal
     results, as congruence says."""
-    sort, name = n.sort(), n.decl().name()
+    sort = n.sort
 
     def value(xs: tuple) -> object:
-        h = int.from_bytes(hashlib.blake2b(repr((name, xs)).encode(), digest_size=8).digest())
-        if isinstance(sort, z3.FPSortRef):
-            e, p = _format(sort)
-            return _float_of_bits(h & ((1 << (e + p)) - 1), (e, p))
-        if z3.is_bool(n):
+        h = int.from_bytes(hashlib.blake2b(repr((n.name, xs)).encode(), digest_size=8).digest())
+        if sort.kind == "fp":
+            return _float_of_bits(h & ((1 << sort.width) - 1), sort.fmt)
+        if sort.kind == "bool":
             return bool(h & 1)
-        return h & ((1 << sort.size()) - 1) if z3.is_bv(n) else None
+        return h & ((1 << sort.width) - 1) if sort.kind == "bv" else None
 
     out = [value(tuple(_hashable(x) for x in xs)) for xs in zip(*args, strict=True)]
     return None if any(v is None for v in out) else out
@@ -297,10 +342,10 @@ def _hashable(x: object) -> object:
     return struct.pack("d", x) if isinstance(x, float) else x
 
 
-def _bit_vector(n: z3.BitVecRef, k: int, args: list[list]) -> Values:
-    w = n.size()
+def _bit_vector(n: Node, k: int, args: list[list]) -> Values:
+    w = n.sort.width
     mask = (1 << w) - 1
-    c = n.children()
+    c = n.kids
     if k in _BV_BINARY:
         op = _BV_BINARY[k]
         out = args[0]
@@ -314,17 +359,17 @@ def _bit_vector(n: z3.BitVecRef, k: int, args: list[list]) -> Values:
     if k == z3.Z3_OP_ITE:
         return [y if b else z for b, y, z in zip(*args, strict=True)]
     if k == z3.Z3_OP_EXTRACT:
-        hi, lo = n.params()
+        lo = n.params[1]
         return [(x >> lo) & mask for x in args[0]]
     if k == z3.Z3_OP_CONCAT:
         out = args[0]
         for child, a in zip(c[1:], args[1:], strict=True):
-            out = [x << child.size() | y for x, y in zip(out, a, strict=True)]
+            out = [x << child.width | y for x, y in zip(out, a, strict=True)]
         return out
     if k == z3.Z3_OP_ZERO_EXT:
         return args[0]
     if k == z3.Z3_OP_SIGN_EXT:
-        cw = c[0].size()
+        cw = c[0].width
         return [_signed(x, cw) & mask for x in args[0]]
     if k == z3.Z3_OP_BSHL:
         return [(x << y) & mask if y < w else 0 for x, y in zip(*args, strict=True)]
@@ -336,11 +381,11 @@ def _bit_vector(n: z3.BitVecRef, k: int, args: list[list]) -> Values:
         f = _DIVISION[k]
         return [f(x, y, w) for x, y in zip(*args, strict=True)]
     if k in (z3.Z3_OP_ROTATE_LEFT, z3.Z3_OP_ROTATE_RIGHT):
-        r = n.params()[0] % w
+        r = n.params[0] % w
         r = r if k == z3.Z3_OP_ROTATE_LEFT else (w - r) % w
         return [((x << r) | (x >> (w - r))) & mask for x in args[0]]
     if k == z3.Z3_OP_FPA_TO_IEEE_BV:
-        fmt = _format(c[0].sort())
+        fmt = c[0].fmt
         return [_bits_of_float(x, fmt) for x in args[0]]
     if k in (z3.Z3_OP_FPA_TO_UBV, z3.Z3_OP_FPA_TO_SBV):
         signed = k == z3.Z3_OP_FPA_TO_SBV
@@ -348,8 +393,8 @@ def _bit_vector(n: z3.BitVecRef, k: int, args: list[list]) -> Values:
     return None
 
 
-def _boolean(n: z3.BoolRef, k: int, args: list[list]) -> Values:
-    c = n.children()
+def _boolean(n: Node, k: int, args: list[list]) -> Values:
+    c = n.kids
     if k == z3.Z3_OP_AND:
         return [all(xs) for xs in zip(*args, strict=True)]
     if k == z3.Z3_OP_OR:
@@ -363,8 +408,8 @@ def _boolean(n: z3.BoolRef, k: int, args: list[list]) -> Values:
     if k == z3.Z3_OP_ITE:
         return [y if b else z for b, y, z in zip(*args, strict=True)]
     if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT, z3.Z3_OP_IFF):
-        if z3.is_fp(c[0]):  # SMT-LIB `=` on floats: the same datum (NaN = NaN, -0 != +0)
-            fmt = _format(c[0].sort())
+        if c[0].kind == "fp":  # SMT-LIB `=` on floats: the same datum (NaN = NaN, -0 != +0)
+            fmt = c[0].fmt
             args = [[_bits_of_float(x, fmt) for x in a] for a in args]
         if k == z3.Z3_OP_DISTINCT:
             return [len(set(xs)) == len(xs) for xs in zip(*args, strict=True)]
@@ -373,7 +418,7 @@ def _boolean(n: z3.BoolRef, k: int, args: list[list]) -> Values:
         op = _U_COMPARE[k]
         return [op(x, y) for x, y in zip(*args, strict=True)]
     if k in _S_COMPARE:
-        op, w = _S_COMPARE[k], c[0].size()
+        op, w = _S_COMPARE[k], c[0].width
         return [op(_signed(x, w), _signed(y, w)) for x, y in zip(*args, strict=True)]
     if k in _FP_COMPARE:
         op = _FP_COMPARE[k]
@@ -381,7 +426,7 @@ def _boolean(n: z3.BoolRef, k: int, args: list[list]) -> Values:
     if k in _FP_CLASS:
         return [bool(_FP_CLASS[k](x)) for x in args[0]]
     if k in (z3.Z3_OP_FPA_IS_NORMAL, z3.Z3_OP_FPA_IS_SUBNORMAL):
-        ebits, _ = _format(c[0].sort())
+        ebits, _ = c[0].fmt
         tiny = math.ldexp(1.0, 2 - (1 << (ebits - 1)))
         normal = k == z3.Z3_OP_FPA_IS_NORMAL
         return [not math.isnan(x) and not math.isinf(x) and x != 0 and
@@ -389,28 +434,22 @@ def _boolean(n: z3.BoolRef, k: int, args: list[list]) -> Values:
     return None
 
 
-def _floating(n: z3.FPRef, k: int, args: list[list], count: int) -> Values:
-    fmt = _format(n.sort())
-    c = n.children()
-    if k == z3.Z3_OP_FPA_NUM or k in (z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
-                                      z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF,
-                                      z3.Z3_OP_FPA_NAN):
-        bits = z3.simplify(z3.fpToIEEEBV(n)) if k != z3.Z3_OP_FPA_NAN else None
-        value = math.nan if bits is None else _float_of_bits(bits.as_long(), fmt)
-        return [value] * count
+def _floating(n: Node, k: int, args: list[list]) -> Values:
+    fmt = n.sort.fmt
+    c = n.kids
     if k == z3.Z3_OP_ITE:
         return [y if b else z for b, y, z in zip(*args, strict=True)]
     if k == z3.Z3_OP_FPA_FP:
-        sign, exp, sig = (x.size() for x in c)
+        exp, sig = c[1].width, c[2].width
         return [_float_of_bits(s << (exp + sig) | e << sig | f, fmt)
                 for s, e, f in zip(*args, strict=True)]
     if k == z3.Z3_OP_FPA_TO_FP:
         if len(c) == 1:
             return [_float_of_bits(x, fmt) for x in args[0]]
-        if len(c) == 2 and z3.is_fp(c[1]):
+        if len(c) == 2 and c[1].kind == "fp":
             return [_to_format(x, fmt, m) for m, x in zip(*args, strict=True)]
-        if len(c) == 2 and z3.is_bv(c[1]):
-            w = c[1].size()
+        if len(c) == 2 and c[1].kind == "bv":
+            w = c[1].width
             return [_from_int(_signed(x, w), fmt, m) for m, x in zip(*args, strict=True)]
         return None
     if k == z3.Z3_OP_FPA_TO_FP_UNSIGNED:
@@ -470,18 +509,20 @@ def _specials(w: int) -> list[int]:
     return [x & mask for x in out]
 
 
-def input_vectors(inputs: Sequence[z3.ExprRef], count: int, seed: int = 0) -> dict[int, list]:
-    """`count` values for each input (by AST id): special values first, in turns, then
-    random ones (uniform bits, small integers, floats of ordinary size)."""
+def input_vectors(inputs: Sequence[Sort], count: int, seed: int = 0) -> list[list | None]:
+    """`count` values for each input (of these sorts; None for a sort without values):
+    special values first, in turns, then random ones (uniform bits, small integers,
+    floats of ordinary size)."""
     rng = random.Random(seed)
-    out = {}
-    for i, c in enumerate(inputs):
-        if z3.is_bool(c):
-            out[c.get_id()] = [rng.random() < 0.5 for _ in range(count)]
+    out: list[list | None] = []
+    for i, sort in enumerate(inputs):
+        if sort.kind == "bool":
+            out.append([rng.random() < 0.5 for _ in range(count)])
             continue
-        if not z3.is_bv(c):
+        if sort.kind != "bv":
+            out.append(None)
             continue
-        w = c.size()
+        w = sort.width
         special = _specials(w)
         values = []
         for j in range(count):
@@ -494,7 +535,7 @@ def input_vectors(inputs: Sequence[z3.ExprRef], count: int, seed: int = 0) -> di
                 values.append(rng.randint(-16, 16) & ((1 << w) - 1))
             else:
                 values.append(_ordinary_float(rng, w))
-        out[c.get_id()] = values
+        out.append(values)
     return out
 
 
@@ -506,25 +547,12 @@ def _ordinary_float(rng: random.Random, w: int) -> int:
     return _bits_of_float(_to_format(value, fmt), fmt)
 
 
-def model_vector(model: z3.ModelRef, inputs: Sequence[z3.ExprRef]) -> dict[int, list]:
-    """One more input vector: the inputs' values in a model."""
-    out = {}
-    for c in inputs:
-        v = model.eval(c, model_completion=True)
-        if z3.is_bool(c):
-            out[c.get_id()] = [z3.is_true(v)]
-        elif z3.is_bv(c):
-            out[c.get_id()] = [v.as_long()]
-    return out
-
-
-def as_key(values: list, sort: z3.SortRef) -> tuple:
+def as_key(values: list, sort: Sort) -> tuple:
     """Values as a hashable signature (floats by their bits: NaN equals NaN, -0 is not
     +0, as for SMT-LIB `=`)."""
-    if isinstance(sort, z3.FPSortRef):
-        fmt = _format(sort)
-        return tuple(_bits_of_float(x, fmt) for x in values)
+    if sort.kind == "fp":
+        return tuple(_bits_of_float(x, sort.fmt) for x in values)
     return tuple(values)
 
 
-__all__ = ["as_key", "evaluate_node", "input_vectors", "model_vector"]
+__all__ = ["Node", "Sort", "as_key", "evaluate_node", "input_vectors", "read_node", "sort_of"]
