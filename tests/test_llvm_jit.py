@@ -342,11 +342,50 @@ done:
   %r = load i32, ptr %x3, align 4
   %s = add i32 %r, %l
   ret i32 %s"""),
+    # structs and arrays as values: fields in and out, nested, constants (a c-string
+    # too), select and phi of whole structs, a callee taking and returning one
+    "aggregates": ("i64", ["i32", "i16", "i8"], """
+  %s0 = insertvalue { i32, { i8, [2 x i16] } }
+        { i32 1, { i8, [2 x i16] } { i8 2, [2 x i16] [i16 3, i16 4] } }, i16 %x1, 1, 1, 0
+  %s1 = insertvalue { i32, { i8, [2 x i16] } } %s0, i8 %x2, 1, 0
+  %c = icmp ult i32 %x0, 1000
+  %s2 = select i1 %c, { i32, { i8, [2 x i16] } } %s1, { i32, { i8, [2 x i16] } } zeroinitializer
+  %in = extractvalue { i32, { i8, [2 x i16] } } %s2, 1
+  %b = extractvalue { i8, [2 x i16] } %in, 0
+  %h = extractvalue { i32, { i8, [2 x i16] } } %s2, 1, 1, 1
+  %p = call { i16, i32 } @helper_pair({ i8, i32 } { i8 7, i32 9 }, i32 %x0, [2 x i8] c"a\\01")
+  br i1 %c, label %then, label %join
+then:
+  %q = insertvalue { i16, i32 } %p, i16 %h, 0
+  br label %join
+join:
+  %r = phi { i16, i32 } [ %q, %then ], [ %p, %entry ]
+  %r0 = extractvalue { i16, i32 } %r, 0
+  %r1 = extractvalue { i16, i32 } %r, 1
+  %w0 = zext i16 %r0 to i64
+  %w1 = zext i32 %r1 to i64
+  %w2 = zext i8 %b to i64
+  %u = shl i64 %w1, 16
+  %v = shl i64 %w2, 48
+  %o = or i64 %w0, %u
+  %r2 = or i64 %o, %v
+  ret i64 %r2"""),
 }
 
 
 # a function the hand-written ones call (inlined by the encoder)
 HELPER = """
+define internal { i16, i32 } @helper_pair({ i8, i32 } %s, i32 %k, [2 x i8] %a) {
+  %a0 = extractvalue { i8, i32 } %s, 0
+  %a1 = extractvalue [2 x i8] %a, 1
+  %d = sub i8 %a0, %a1
+  %w = zext i8 %d to i16
+  %k1 = extractvalue { i8, i32 } %s, 1
+  %m = mul i32 %k, %k1
+  %r0 = insertvalue { i16, i32 } undef, i16 %w, 0
+  %r1 = insertvalue { i16, i32 } %r0, i32 %m, 1
+  ret { i16, i32 } %r1
+}
 define internal i32 @helper_mix(i32 %p, i32 %q) {
   %s = shl i32 %p, 3
   %c = icmp sgt i32 %s, %q
@@ -382,7 +421,8 @@ def test_control_flow_vectors_and_memory_agree_with_llvm(name):
     enc = encode_function(read_ir(ir)[name])
     rows = _handwritten_inputs(name, params)
     widths = [p if p == "ptr" else int(p[1:]) for p in params]
-    results = run_jit(ir, {name: (32, widths, BUFFER if "ptr" in params else 0, rows)})[name]
+    out = 64 if ret == "i64" else 32
+    results = run_jit(ir, {name: (out, widths, BUFFER if "ptr" in params else 0, rows)})[name]
     checked = 0
     for args, observed in zip(rows, results, strict=True):
         sub = [(enc.params[f"x{i}"], z3.BitVecVal(v, int(p[1:])))

@@ -54,8 +54,18 @@ class Encoding:
 
 
 def lanes_of(bits: z3.BitVecRef, t: IrType) -> Value:
+    """The lanes of a value whose bits are `bits`: a vector's side by side, lane 0 in the
+    low bits; an aggregate's from its memory image (each at its offset, padding unread)."""
+    if t.kind == "struct":
+        return tuple(Lane(z3.Extract(8 * at + x.width - 1, 8 * at, bits))
+                     for at, x in zip(t.offsets, t.leaves, strict=True))
     return tuple(Lane(z3.Extract(i * t.width + t.width - 1, i * t.width, bits))
                  for i in range(t.lanes)) if t.lanes > 1 else (Lane(bits),)
+
+
+def image_width(t: IrType) -> int:
+    """Bits of a parameter of type `t`: an aggregate's memory image, padding included."""
+    return 8 * t.size if t.kind == "struct" else t.width * t.lanes
 
 
 def concat(value: Value) -> z3.BitVecRef:
@@ -90,7 +100,7 @@ class _Encoder:
             if args is not None:
                 self.values[address(arg)] = args[k]
                 continue
-            bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
+            bits = z3.BitVec(f"%{name}", image_width(t))  # apart from PTX names
             self.params[name] = bits
             self.values[address(arg)] = lanes_of(bits, t)
 
@@ -169,8 +179,9 @@ class _Encoder:
             return value
         key = address(o)
         if key not in self.exposed:
-            fmt = ir_type(o.type).fmt
-            self.exposed[key] = tuple(self.choices.exposed(x, fmt) for x in value)
+            leaves = ir_type(o.type).leaves
+            self.exposed[key] = tuple(self.choices.exposed(x, t.fmt)
+                                      for x, t in zip(value, leaves, strict=True))
         return self.exposed[key]
 
     def raw(self, o) -> Value:
@@ -183,10 +194,29 @@ class _Encoder:
         return self._constant(o, ir_type(o.type))
 
     def _constant(self, o, t: IrType) -> Value:
+        if t.kind == "struct":
+            return self._aggregate_constant(reader.aggregate_constant(str(o)), t)
         words = reader.constant_words(str(o), str(o.type))
         if len(words) == 1 and t.lanes > 1:
             words = words * t.lanes
         return tuple(self._constant_lane(w, t.scalar) for w in words)
+
+    def _aggregate_constant(self, tree: str | list, t: IrType) -> Value:
+        """A struct, array or vector constant from reader.aggregate_constant's tree: one
+        word (poison, undef, zeroinitializer) for all its lanes, else one per field."""
+        if isinstance(tree, str):
+            if t.kind == "struct" and tree not in (reader.POISON, reader.UNDEF,
+                                                    "zeroinitializer"):
+                raise Unsupported("constant", f"{t.text} {tree}")
+            return tuple(self._constant_lane(tree, x) for x in t.leaves)
+        if t.kind != "struct":  # a vector's lanes
+            if len(tree) != t.lanes or not all(isinstance(w, str) for w in tree):
+                raise Unsupported("constant", f"{t.text} {tree}")
+            return tuple(self._constant_lane(w, t.scalar) for w in tree)
+        if len(tree) != len(t.fields):
+            raise Unsupported("constant", f"{t.text} with {len(tree)} fields")
+        return tuple(x for sub, f in zip(tree, t.fields, strict=True)
+                     for x in self._aggregate_constant(sub, f))
 
     def _constant_lane(self, word: str, t: IrType) -> Lane:
         if word == reader.POISON:
@@ -484,13 +514,49 @@ class _Encoder:
         return tuple(Lane(z3.BitVecVal(0, width), z3.BoolVal(True)) if m is None else both[m]
                      for m in reader.shuffle_mask(str(ins)))
 
+    # ---- aggregates ---------------------------------------------------------------------------
+
+    def _field(self, t: IrType, indices: list[int]) -> tuple[int, int, IrType]:
+        """(first lane, lanes, type) of the field that `indices` name in an aggregate of
+        type t (a field of a field ... for more than one index)."""
+        start = 0
+        for k in indices:
+            if t.kind != "struct" or not 0 <= k < len(t.fields):
+                raise Unsupported("instruction", f"index {k} into {t.text}")
+            first, _ = t.field_lanes(k)
+            start, t = start + first, t.fields[k]
+        return start, len(t.leaves), t
+
+    def _extractvalue(self, ins, p: reader.Printed) -> Value:
+        """"The result is the value at the position in the aggregate specified by the
+        index operands." """
+        (agg,) = list(ins.operands)
+        value = self.raw(agg)
+        start, n, t = self._field(ir_type(agg.type), reader.aggregate_indices(str(ins)))
+        if t.text != ir_type(ins.type).text:  # the indices read wrong: never guess
+            raise Unsupported("instruction", f"extractvalue: {t.text} at the indices, "
+                              f"{ir_type(ins.type).text} in the result")
+        return value[start:start + n]
+
+    def _insertvalue(self, ins, p: reader.Printed) -> Value:
+        """"The result is an aggregate of the same type as val. Its value is that of val
+        except that the value at the position specified by the indices is that of elt."
+        Each field keeps its own poison: an aggregate is poison field by field."""
+        agg, elt = list(ins.operands)
+        value, new = self.raw(agg), self.raw(elt)
+        start, n, t = self._field(ir_type(agg.type), reader.aggregate_indices(str(ins)))
+        if t.text != ir_type(elt.type).text or len(new) != n:
+            raise Unsupported("instruction", f"insertvalue: {t.text} at the indices, "
+                              f"{ir_type(elt.type).text} inserted")
+        return value[:start] + new + value[start + n:]
+
     # ---- memory ---------------------------------------------------------------------------
 
     def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef, int]:
         if p.flags & reader.MEMORY_FLAGS:
             raise Unsupported("memory", f"{' '.join(sorted(p.flags & reader.MEMORY_FLAGS))} "
                               f"{ins.opcode}")
-        if t.width % 8:
+        if t.kind == "struct" or t.width % 8:
             raise Unsupported("memory", f"{ins.opcode} of {t.text}")
         space = reader.address_space(str(ptr.type))
         (lane,) = self.operand(ptr)

@@ -93,7 +93,13 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
     differ (see `ir_refines`)."""
     if ir.result is None:
         return z3.BoolVal(False)
-    lane_width = ir.result[0].bits.size()
+    t = ir_fn.returns
+    # where each lane's bits are in func_retval0: a vector's side by side, an aggregate's
+    # fields at their offsets (padding, and a field's bits above its width, are free)
+    at_bit = [8 * o for o in t.offsets] if t.kind == "struct" else \
+        [i * x.bits.size() for i, x in enumerate(ir.result)]
+    wanted = {at + b for at, x in zip(at_bit, ir.result, strict=True)
+              for b in range(x.bits.size())}
     bits = concat(ir.result)
     wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
     returned: dict[int, z3.BitVecRef] = {}  # bit position -> the PTX's bit there
@@ -104,18 +110,17 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
             continue
         for b in range(value.size()):
             at = 8 * offset + b
-            if at < bits.size():
+            if at in wanted:
                 returned[at] = z3.Extract(b, b, value)
-            elif wide is not None and at < 64:  # the zeroext/signext bits
+            elif wide is not None and bits.size() <= at < 64:  # the zeroext/signext bits
                 source = z3.Extract(at, at, wide)
                 out.append(z3.And(z3.Not(ir.result[0].poison), z3.Extract(b, b, value) != source))
             # above the IR value otherwise: free
-    if len(returned) < bits.size():
+    if len(returned) < len(wanted):
         raise Unsupported("calling convention", f"the PTX does not return all of @{ir_fn.name}'s "
-                          f"{bits.size()}-bit result in {RETURN}")
-    fmt = ir_fn.returns.fmt
-    for i, lane in enumerate(ir.result):
-        lo = i * lane_width
+                          f"{len(wanted)}-bit result in {RETURN}")
+    for lo, lane, leaf in zip(at_bit, ir.result, t.leaves, strict=True):
+        fmt, lane_width = leaf.fmt, lane.bits.size()
         got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
             if lane_width > 1 else returned[lo]
         differs = got != lane.bits
