@@ -465,7 +465,7 @@ class _Encoder:
                            for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
             else:
                 v = fl.view(x.bits, src.fmt)
-                r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
+                r = fl.fptrunc(v, t.fmt) if op == "fptrunc" else fl.fpext(x.bits, src.fmt, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
             poison.append(fl.fast_math_poison(flags, [r]))
             return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)

@@ -61,12 +61,18 @@ def _extension(attrs: frozenset[str], bits: z3.BitVecRef, width: int) -> z3.BitV
     return None
 
 
-def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list[z3.BoolRef]:
-    """PTX parameter reads equal the IR arguments' bits (extended where the IR says)."""
+def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
+                 ) -> tuple[list[z3.BoolRef], list[tuple[z3.ExprRef, z3.ExprRef]]]:
+    """PTX parameter reads equal the IR arguments' bits (extended where the IR says): the
+    links, and each read as the IR's terms (its bits above the IR value stay the read's
+    own), to put in its place in the query so that the two sides share their terms (a
+    `cvt.rn.f64.s64` of the IR's own bits is then the very term of `sitofp`: z3 need not
+    show two conversion circuits equal). The links stay in the query: the model still
+    gives each read a value, and each substitution holds under them."""
     if len(ptx_fn.params) != len(ir_fn.params):
         raise LlvmError(f"@{ir_fn.name} has {len(ir_fn.params)} parameters, the PTX function "
                         f"{ptx_fn.name} {len(ptx_fn.params)}")
-    links = []
+    links, same = [], []
     for (name, _), attrs, param in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params,
                                        strict=True):
         bits = ir.params[name]
@@ -80,10 +86,15 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list
             if lo < top:
                 source = wide if wide is not None else bits
                 links.append(z3.Extract(top - lo - 1, 0, read) == z3.Extract(top - 1, lo, source))
+                known = source if (lo, top) == (0, source.size()) else \
+                    z3.Extract(top - 1, lo, source)
+                same.append((read, known if top - lo == read.size() else z3.Concat(
+                    z3.Extract(read.size() - 1, top - lo, read), known)))
     for reg, term in ir.sregs.items():
         if reg in ptx.inputs:
             links.append(ptx.inputs[reg] == term)
-    return links
+            same.append((ptx.inputs[reg], term))
+    return links, same
 
 
 def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
@@ -187,12 +198,15 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
         ptx = encode_ptx(ptx_fn)
     except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
         return Refinement("unknown", f"PTX: {e}")
-    links = _link_params(ir, ir_fn, ptx, ptx_fn)
+    links, same = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
     assumed, ptx_undefined = _ptx_undefined(ptx)
     links += assumed
-    body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
-                                       ptx_undefined))
+
+    def shared(term: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(term, *same) if same else term
+    body = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
+                                              ptx_undefined)))
     # a counterexample must hold for every choice the IR leaves open
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
     links += mem_links
@@ -213,8 +227,8 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     # an unspecified NaN", abs.f64 "passes NaN through unchanged") where hardware and
     # LLVM agree on a bit operation: a result that differs only in which NaN it is
     # says more about that text than about the compiler, so it is no verdict.
-    blind = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
-                                        mem_mismatch, ptx_undefined))
+    blind = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
+                                               mem_mismatch, ptx_undefined)))
     if not _replayed(model, links, blind, ir.choices, timeout_ms):
         return Refinement("unknown", "the results differ only in a NaN's sign or payload, "
                           "which the PTX ISA leaves unspecified in places", inputs)
