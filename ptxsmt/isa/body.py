@@ -21,7 +21,7 @@ from .opcodes import SYNTAX
 from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
 from .syntax import Guard, Instruction, opcode_col, parse_statement
-from .types import PRED, bit_type
+from .types import PRED, Kind, bit_type
 from .variants import Variant, operand_types, requirement
 
 
@@ -269,11 +269,16 @@ def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
         return _generic(st)
     try:
         _require_end(st)
-        return Checked(ins, _declared(ins, scope, module))
+        declared = _declared(ins, scope, module)
     except PtxError as e:
         if not module:
             raise
         return Rejected(st.text, e)
+    if module and _wider(ins, scope):
+        # cvt between integers with a register wider than its type (`cvt.s64.s32 %rd2,
+        # %rd1`): the relaxed type-checking rules, function/instructions.py's `cvt`
+        return _generic(st)
+    return Checked(ins, declared)
 
 
 def _generic(st: Statement) -> Generic:
@@ -378,6 +383,20 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
                            "takes for it)", ins.line, col)
         found[name] = reg
     return found
+
+
+INTEGER = (Kind.SIGNED, Kind.UNSIGNED)
+
+
+def _wider(ins: Instruction, scope: Scope) -> bool:
+    """Whether an integer cvt names a register declared wider than its operand."""
+    v = ins.variant
+    if v.opcode != "cvt" or v.atype.kind not in INTEGER or v.dtype.kind not in INTEGER:
+        return False
+    types = operand_types(v)
+    return any((reg := scope.lookup(name)) is not None and reg.vector <= 1 and
+               reg.type.width > types[slot].width > 1
+               for slot, o in ins.operands.items() if o.kind != "vec" for name in o.registers)
 
 
 def _names(ins: Instruction) -> list[str]:
