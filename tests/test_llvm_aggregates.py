@@ -147,6 +147,17 @@ def test_a_parameter_field_read_at_the_wrong_offset_is_found(opt):
     assert r.ir_result == (a + b) & 0xFFFFFFFF
 
 
+def test_a_struct_result_is_reported_as_its_memory_image():
+    """Fields at their offsets, as func_retval0 holds them: the i32 of %S at byte 4."""
+    ptx = compile_to_ptx(IR, opt=2)
+    bad = _plant(ptx, "pair", "ld.param.b32", "ld.param.s8")  # the i32 read as a byte
+    r = ir_refines(read_ir(IR)["pair"], read_function(bad, "pair"))
+    assert r.verdict == "different", r
+    a, b = r.inputs["a"], r.inputs["b"]
+    assert r.ir_result == a | b << 32
+    assert r.ptx_result >> 32 != b
+
+
 def test_sext_for_zext_of_a_field_is_found():
     """The i8 field's zext read as a signed byte."""
     ptx = compile_to_ptx(IR, opt=2)

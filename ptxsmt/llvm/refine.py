@@ -236,12 +236,20 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     def value(term):
         v = model.eval(term, model_completion=True)
         return v.as_long() if z3.is_bv_value(v) else None
+    def ir_value() -> int | None:
+        """The IR's result as func_retval0 holds it: an aggregate's fields at their
+        offsets (padding 0), a vector's lanes side by side."""
+        t = ir_fn.returns
+        if t.kind != "struct":
+            return value(concat(ir.result))
+        lanes = [value(x.bits) for x in ir.result]
+        return None if None in lanes else \
+            sum(v << 8 * at for v, at in zip(lanes, t.offsets, strict=True))
     ptx_ret = ptx.returns.get(RETURN)
     ptx_inputs = None if ptx.memory else {k: value(v) for k, v in ptx.inputs.items()}
     if ptx_inputs is not None and None in ptx_inputs.values():
         ptx_inputs = None
-    return Refinement("different", "", inputs,
-                      value(concat(ir.result)) if ir.result else None,
+    return Refinement("different", "", inputs, ir_value() if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
 
 
