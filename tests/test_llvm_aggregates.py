@@ -61,12 +61,26 @@ define [3 x i32] @rot([3 x i32] %a) {
   %r = insertvalue [3 x i32] %a, i32 %x, 0
   ret [3 x i32] %r
 }
+define { i32, i1 } @sovf(i32 %a, i32 %b) {
+  %r = call { i32, i1 } @llvm.sadd.with.overflow.i32(i32 %a, i32 %b)
+  ret { i32, i1 } %r
+}
+define i32 @uovf(i16 %a, i16 %b) {
+  %r = call { i16, i1 } @llvm.umul.with.overflow.i16(i16 %a, i16 %b)
+  %v = extractvalue { i16, i1 } %r, 0
+  %o = extractvalue { i16, i1 } %r, 1
+  %w = zext i16 %v to i32
+  %s = select i1 %o, i32 -1, i32 %w
+  ret i32 %s
+}
+declare { i32, i1 } @llvm.sadd.with.overflow.i32(i32, i32)
+declare { i16, i1 } @llvm.umul.with.overflow.i16(i16, i16)
 define { i32, i64 } @half_poison(i32 %a) {
   %s = insertvalue { i32, i64 } poison, i32 %a, 0
   ret { i32, i64 } %s
 }
 """
-NAMES = ("split", "pair", "sum", "flip", "pass", "rot", "half_poison")
+NAMES = ("split", "pair", "sum", "flip", "pass", "rot", "half_poison", "sovf", "uovf")
 
 
 def _llc14(opt: str, tmp_path) -> str:
@@ -181,6 +195,18 @@ def test_padding_and_a_poison_field_are_free():
     off = _plant(ptx, "half_poison", "[func_retval0]", "[func_retval0+4]")
     r = ir_refines(fns["half_poison"], read_function(off, "half_poison"))
     assert r.verdict != "refines"
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_an_unsigned_overflow_check_for_a_signed_one_is_found(opt):
+    """sadd.with.overflow's bit from an unsigned compare: a carry is no signed overflow."""
+    ptx = compile_to_ptx(IR, opt=opt)
+    bad = _plant(ptx, "sovf", "setp.lt.s32", "setp.lt.u32")
+    r = ir_refines(read_ir(IR)["sovf"], read_function(bad, "sovf"))
+    assert r.verdict == "different", r
+    a, b = (r.inputs[k] - (r.inputs[k] >> 31 << 32) for k in "ab")
+    overflow = not -(2 ** 31) <= a + b < 2 ** 31
+    assert r.ir_result == ((a + b) & 0xFFFFFFFF) | overflow << 32
 
 
 def test_reading_aggregate_constants_and_indices():

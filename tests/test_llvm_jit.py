@@ -370,6 +370,60 @@ join:
   %o = or i64 %w0, %u
   %r2 = or i64 %o, %v
   ret i64 %r2"""),
+    # the with.overflow intrinsics: { result, overflow bit } on scalars and vectors
+    "overflow": ("i64", ["i16", "i16", "i32", "i32"], """
+  %sa = call { i16, i1 } @llvm.sadd.with.overflow.i16(i16 %x0, i16 %x1)
+  %ua = call { i16, i1 } @llvm.uadd.with.overflow.i16(i16 %x0, i16 %x1)
+  %ss = call { i32, i1 } @llvm.ssub.with.overflow.i32(i32 %x2, i32 %x3)
+  %us = call { i32, i1 } @llvm.usub.with.overflow.i32(i32 %x2, i32 %x3)
+  %sm = call { i16, i1 } @llvm.smul.with.overflow.i16(i16 %x0, i16 %x1)
+  %v = insertelement <2 x i32> <i32 65537, i32 poison>, i32 %x2, i32 1
+  %um = call { <2 x i32>, <2 x i1> } @llvm.umul.with.overflow.v2i32(<2 x i32> %v,
+                                                                    <2 x i32> %v)
+  %o0 = extractvalue { i16, i1 } %sa, 1
+  %o1 = extractvalue { i16, i1 } %ua, 1
+  %o2 = extractvalue { i32, i1 } %ss, 1
+  %o3 = extractvalue { i32, i1 } %us, 1
+  %o4 = extractvalue { i16, i1 } %sm, 1
+  %ov = extractvalue { <2 x i32>, <2 x i1> } %um, 1
+  %o5 = extractelement <2 x i1> %ov, i32 0
+  %o6 = extractelement <2 x i1> %ov, i32 1
+  %r0 = extractvalue { i16, i1 } %sa, 0
+  %r1 = extractvalue { i16, i1 } %sm, 0
+  %r2 = extractvalue { i32, i1 } %us, 0
+  %r3v = extractvalue { <2 x i32>, <2 x i1> } %um, 0
+  %r3 = extractelement <2 x i32> %r3v, i32 1
+  %w0 = zext i16 %r0 to i64
+  %w1 = zext i16 %r1 to i64
+  %w2 = zext i32 %r2 to i64
+  %w3 = zext i32 %r3 to i64
+  %x = xor i64 %w2, %w3
+  %h = shl i64 %w1, 16
+  %l = or i64 %x, %h
+  %k = shl i64 %w0, 40
+  %a0 = or i64 %l, %k
+  %b0 = zext i1 %o0 to i64
+  %b1 = zext i1 %o1 to i64
+  %b2 = zext i1 %o2 to i64
+  %b3 = zext i1 %o3 to i64
+  %b4 = zext i1 %o4 to i64
+  %b5 = zext i1 %o5 to i64
+  %b6 = zext i1 %o6 to i64
+  %c1 = shl i64 %b1, 1
+  %c2 = shl i64 %b2, 2
+  %c3 = shl i64 %b3, 3
+  %c4 = shl i64 %b4, 4
+  %c5 = shl i64 %b5, 5
+  %c6 = shl i64 %b6, 6
+  %d0 = or i64 %b0, %c1
+  %d1 = or i64 %d0, %c2
+  %d2 = or i64 %d1, %c3
+  %d3 = or i64 %d2, %c4
+  %d4 = or i64 %d3, %c5
+  %d5 = or i64 %d4, %c6
+  %bits = shl i64 %d5, 56
+  %r = xor i64 %a0, %bits
+  ret i64 %r"""),
 }
 
 
@@ -400,6 +454,14 @@ small:
 """
 
 
+OVERFLOW_DECLS = "".join(
+    f"declare {{ {t}, {o} }} @llvm.{op}.with.overflow.{m}({t}, {t})\n"
+    for op, (t, o, m) in [("sadd", ("i16", "i1", "i16")), ("uadd", ("i16", "i1", "i16")),
+                          ("ssub", ("i32", "i1", "i32")), ("usub", ("i32", "i1", "i32")),
+                          ("smul", ("i16", "i1", "i16")),
+                          ("umul", ("<2 x i32>", "<2 x i1>", "v2i32"))])
+
+
 def _handwritten_inputs(name: str, params: list[str]) -> list[list]:
     rng = random.Random(name)
     rows = []
@@ -417,7 +479,7 @@ def test_control_flow_vectors_and_memory_agree_with_llvm(name):
     ret, params, body = HANDWRITTEN[name]
     sig = ", ".join(f"{p} %x{i}" for i, p in enumerate(params))
     ir = f"define {ret} @{name}({sig}) {{\nentry:{body}\n}}\n" \
-         "declare i32 @llvm.umin.i32(i32, i32)\n" + HELPER
+         "declare i32 @llvm.umin.i32(i32, i32)\n" + HELPER + OVERFLOW_DECLS
     enc = encode_function(read_ir(ir)[name])
     rows = _handwritten_inputs(name, params)
     widths = [p if p == "ptr" else int(p[1:]) for p in params]

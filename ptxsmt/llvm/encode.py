@@ -57,6 +57,9 @@ def lanes_of(bits: z3.BitVecRef, t: IrType) -> Value:
     """The lanes of a value whose bits are `bits`: a vector's side by side, lane 0 in the
     low bits; an aggregate's from its memory image (each at its offset, padding unread)."""
     if t.kind == "struct":
+        if not t.offsets:
+            raise Unsupported("calling convention", f"{t.text}: lanes that are not whole "
+                              "bytes (a vector of i1)")
         return tuple(Lane(z3.Extract(8 * at + x.width - 1, 8 * at, bits))
                      for at, x in zip(t.offsets, t.leaves, strict=True))
     return tuple(Lane(z3.Extract(i * t.width + t.width - 1, i * t.width, bits))
@@ -626,6 +629,14 @@ class _Encoder:
             (c,) = self.operand(args[0])
             self._ub(z3.Or(c.poison, c.bits == 0))
             return None
+        if base in it.WITH_OVERFLOW:  # { result, overflow bit }: field 0's lanes, then 1's
+            op, signed = it.WITH_OVERFLOW[base]
+            a, b = (self.operand(o) for o in args)
+            pairs = self._lanewise(lambda x, y: (x, y), a, b)
+            return tuple(Lane(it.BINARY[op](x.bits, y.bits), any_poison(x, y))
+                         for x, y in pairs) + \
+                tuple(Lane(bool_bits(it.overflows(it.BINARY[op], x.bits, y.bits, signed)),
+                           any_poison(x, y)) for x, y in pairs)
         if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
             values = [self.operand(o) for o in args]
             if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:

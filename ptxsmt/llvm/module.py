@@ -48,7 +48,7 @@ class IrType:
     text: str = ""
     element_text: str = ""  # a vector's element type, as LLVM prints it
     fields: tuple[IrType, ...] = ()
-    offsets: tuple[int, ...] = ()  # bytes, one per leaf lane (aggregates only)
+    offsets: tuple[int, ...] = ()  # bytes, one per leaf lane (aggregates; none: no layout)
     size: int = 0  # bytes (aggregates only)
 
     @property
@@ -81,19 +81,20 @@ def _aggregate(tref, text: str, datalayout: str) -> IrType:
     if "<{" in text:
         raise Unsupported("type", f"packed struct {text}")
     layout = binding().create_target_data(datalayout)
-    offsets = []
+    offsets: list[int] | None = []
     for i, f in enumerate(fields):
         at = layout.get_element_offset(tref, i) if tref.is_struct else \
             i * layout.get_abi_size(elements[0])
-        if f.kind == "struct":
+        if offsets is None or (f.kind == "struct" and not f.offsets) or \
+                (f.kind != "struct" and f.lanes > 1 and f.width % 8):
+            offsets = None  # a vector of i1 (bits packed): no byte per lane to point at
+        elif f.kind == "struct":
             offsets += [at + o for o in f.offsets]
-        elif f.lanes > 1 and f.width % 8:
-            raise Unsupported("type", f"{f.text} in {text} (its lanes are not whole bytes)")
         else:
             offsets += [at + k * ((f.width + 7) // 8) for k in range(f.lanes)]
     name = f"%{tref.name}" if tref.is_struct and tref.name else text
-    return IrType("struct", 0, len(offsets), None, name, "", fields, tuple(offsets),
-                  layout.get_abi_size(tref))
+    return IrType("struct", 0, sum(len(f.leaves) for f in fields), None, name, "", fields,
+                  tuple(offsets or ()), layout.get_abi_size(tref))
 
 
 def ir_type(tref, datalayout: str = NVPTX64_DATALAYOUT) -> IrType:

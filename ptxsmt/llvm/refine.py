@@ -105,6 +105,8 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
     if ir.result is None:
         return z3.BoolVal(False)
     t = ir_fn.returns
+    if t.kind == "struct" and not t.offsets:
+        raise Unsupported("calling convention", f"{t.text}: lanes that are not whole bytes")
     # where each lane's bits are in func_retval0: a vector's side by side, an aggregate's
     # fields at their offsets (padding, and a field's bits above its width, are free)
     at_bit = [8 * o for o in t.offsets] if t.kind == "struct" else \
