@@ -122,7 +122,7 @@ def test_layout_follows_the_datalayout():
 
 def _plant(ptx: str, name: str, old: str, new: str) -> str:
     """`old` replaced by `new` in function `name` only (it must be there)."""
-    start = ptx.index(f") {name}(")
+    start = ptx.index(f" {name}(")
     end = ptx.index("\n}", start)
     body = ptx[start:end]
     assert old in body, (old, body)
@@ -209,6 +209,38 @@ def test_an_unsigned_overflow_check_for_a_signed_one_is_found(opt):
     assert r.ir_result == ((a + b) & 0xFFFFFFFF) | overflow << 32
 
 
+MEMORY = """
+define void @put(ptr addrspace(1) %p, i8 %a, i32 %b) {
+  %s0 = insertvalue { i8, i32 } poison, i8 %a, 0
+  %s1 = insertvalue { i8, i32 } %s0, i32 %b, 1
+  store { i8, i32 } %s1, ptr addrspace(1) %p, align 4
+  ret void
+}
+define i32 @get(ptr addrspace(1) %p) {
+  %s = load [2 x { i16, i8 }], ptr addrspace(1) %p, align 2
+  %a = extractvalue [2 x { i16, i8 }] %s, 1, 0
+  %b = extractvalue [2 x { i16, i8 }] %s, 0, 1
+  %wa = zext i16 %a to i32
+  %wb = zext i8 %b to i32
+  %r = sub i32 %wa, %wb
+  ret i32 %r
+}
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_structs_in_memory_are_their_fields_at_their_offsets(opt):
+    """A struct stored and loaded whole: each field at its offset, the padding bytes
+    neither written nor read; a field stored one byte off is found."""
+    ptx = compile_to_ptx(MEMORY, opt=opt)
+    fns = read_ir(MEMORY)
+    for name in fns:
+        assert ir_refines(fns[name], read_function(ptx, name)).verdict == "refines", name
+    bad = _plant(ptx, "get", "[%rd1+2]", "[%rd1+3]")  # the i8 of field 0: byte 2
+    r = ir_refines(fns["get"], read_function(bad, "get"))
+    assert r.verdict == "different", r
+
+
 def test_reading_aggregate_constants_and_indices():
     assert aggregate_constant('{ i32, { i8, [2 x i8] } } { i32 1, { i8, [2 x i8] } '
                               '{ i8 2, [2 x i8] c"a\\01" } }') == ["1", ["2", ["97", "1"]]]
@@ -222,7 +254,9 @@ def test_reading_aggregate_constants_and_indices():
 
 
 @pytest.mark.parametrize("body,why", [
-    ("%v = load %S, ptr %p\n%r = extractvalue %S %v, 1", "memory"),
+    ("%v = load { i1, i32 }, ptr %p\n%r = extractvalue { i1, i32 } %v, 1", "memory"),
+    ("%v = load { <2 x i1>, i32 }, ptr %p\n%r = extractvalue { <2 x i1>, i32 } %v, 1",
+     "memory"),
     ("%r = extractvalue <{ i8, i32 }> <{ i8 1, i32 2 }>, 1", "type"),
 ])
 def test_what_stays_refused(body, why):

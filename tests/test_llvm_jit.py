@@ -370,6 +370,27 @@ join:
   %o = or i64 %w0, %u
   %r2 = or i64 %o, %v
   ret i64 %r2"""),
+    # structs and arrays in memory: each field at its offset, padding untouched
+    "struct_memory": ("i32", ["i32", "i16", "ptr"], """
+  %s0 = insertvalue { i8, i32, [2 x i16] } poison, i8 7, 0
+  %s1 = insertvalue { i8, i32, [2 x i16] } %s0, i32 %x0, 1
+  %s2 = insertvalue { i8, i32, [2 x i16] } %s1, [2 x i16] [i16 -1, i16 3], 2
+  %s3 = insertvalue { i8, i32, [2 x i16] } %s2, i16 %x1, 2, 1
+  %q = getelementptr i8, ptr %x2, i64 4
+  %old = load { i16, <2 x i8> }, ptr %q, align 4
+  store { i8, i32, [2 x i16] } %s3, ptr %x2, align 4
+  %a = extractvalue { i16, <2 x i8> } %old, 0
+  %v = extractvalue { i16, <2 x i8> } %old, 1
+  %b = extractelement <2 x i8> %v, i32 1
+  %n = load [2 x i16], ptr %q, align 2
+  %c = extractvalue [2 x i16] %n, 1
+  %wa = zext i16 %a to i32
+  %wb = zext i8 %b to i32
+  %wc = zext i16 %c to i32
+  %t = shl i32 %wb, 16
+  %u = xor i32 %wa, %t
+  %r = add i32 %u, %wc
+  ret i32 %r"""),
     # the with.overflow intrinsics: { result, overflow bit } on scalars and vectors
     "overflow": ("i64", ["i16", "i16", "i32", "i32"], """
   %sa = call { i16, i1 } @llvm.sadd.with.overflow.i16(i16 %x0, i16 %x1)

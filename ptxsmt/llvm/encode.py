@@ -18,7 +18,7 @@ from . import integer as it
 from . import intrinsics as intr
 from . import nvvm, reader
 from .errors import Unsupported
-from .module import IrFunction, IrType, address, ir_function, ir_type
+from .module import NVPTX64_DATALAYOUT, IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
 ADDRESS = z3.BitVecSort(64)
@@ -555,11 +555,13 @@ class _Encoder:
 
     # ---- memory ---------------------------------------------------------------------------
 
-    def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef, int]:
+    def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef]:
+        """The address space and address a load or store of type t goes through (its UB:
+        a poison, null or misaligned pointer, taken where the instruction runs)."""
         if p.flags & reader.MEMORY_FLAGS:
             raise Unsupported("memory", f"{' '.join(sorted(p.flags & reader.MEMORY_FLAGS))} "
                               f"{ins.opcode}")
-        if t.kind == "struct" or t.width % 8:
+        if any(x.width % 8 for x in t.leaves) or (t.kind == "struct" and not t.offsets):
             raise Unsupported("memory", f"{ins.opcode} of {t.text}")
         space = reader.address_space(str(ptr.type))
         (lane,) = self.operand(ptr)
@@ -570,31 +572,40 @@ class _Encoder:
         if space == 0:
             bad.append(lane.bits == 0)
         self._ub(z3.Or(*bad))
-        return space, lane.bits, t.width // 8
+        return space, lane.bits
+
+    def _memory_type(self, tref) -> tuple[IrType, list[int]]:
+        """A loaded or stored type and the byte offset of each of its lanes: a vector's
+        side by side, a struct's or array's fields where the module's datalayout puts
+        them (padding neither read nor written)."""
+        t = ir_type(tref, self.fn.module.data_layout or NVPTX64_DATALAYOUT)
+        if t.kind == "struct":
+            return t, list(t.offsets)
+        return t, [i * (t.width // 8) for i in range(t.lanes)]
 
     def _load(self, ins, p: reader.Printed) -> Value:
-        t = ir_type(ins.type)
-        space, base, size = self._pointer(ins, next(iter(ins.operands)), t.scalar, p)
+        t, offsets = self._memory_type(ins.type)
+        space, base = self._pointer(ins, next(iter(ins.operands)), t, p)
         mem = self.memory[space]
         out = []
-        for i in range(t.lanes):
-            at = [base + (i * size + k) for k in range(size)]
-            data = [z3.Select(mem.bytes, a) for a in at]
-            bits = z3.Concat(*reversed(data)) if size > 1 else data[0]
-            out.append(Lane(bits, z3.Or(*[z3.Select(mem.poison, a) for a in at])))
+        for leaf, at in zip(t.leaves, offsets, strict=True):
+            where = [base + (at + k) for k in range(leaf.width // 8)]
+            data = [z3.Select(mem.bytes, a) for a in where]
+            bits = z3.Concat(*reversed(data)) if len(data) > 1 else data[0]
+            out.append(Lane(bits, z3.Or(*[z3.Select(mem.poison, a) for a in where])))
         return tuple(out)
 
     def _store(self, ins, p: reader.Printed) -> None:
         value_op, ptr = list(ins.operands)
-        t = ir_type(value_op.type)
-        space, base, size = self._pointer(ins, ptr, t.scalar, p)
+        t, offsets = self._memory_type(value_op.type)
+        space, base = self._pointer(ins, ptr, t, p)
         value = self.operand(value_op)
         data, poison = self.memory[space].bytes, self.memory[space].poison
-        for i, x in enumerate(value):
-            for k in range(size):
-                at = base + (i * size + k)
-                data = z3.Store(data, at, z3.Extract(8 * k + 7, 8 * k, x.bits))
-                poison = z3.Store(poison, at, x.poison)
+        for x, at in zip(value, offsets, strict=True):
+            for k in range(x.bits.size() // 8):
+                where = base + (at + k)
+                data = z3.Store(data, where, z3.Extract(8 * k + 7, 8 * k, x.bits))
+                poison = z3.Store(poison, where, x.poison)
         self.memory = {**self.memory, space: Memory(data, poison)}
 
     def _getelementptr(self, ins, p: reader.Printed) -> Value:
