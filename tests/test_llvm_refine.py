@@ -319,3 +319,48 @@ def test_a_conversion_and_its_cvt_share_one_term(cast, opt):
                 found.add(t.get_id())
             todo.extend(t.children())
         assert len(found) == most, (name, [str(q)[:300] for q in query])
+
+
+DEPOT = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .func  (.param .b32 func_retval0) ext(
+	.param .align 4 .b8 ext_param_0[4],
+	.param .b32 ext_param_1
+)
+{
+	.local .align 4 .b8 	__local_depot0[4];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .b16 	%rs<3>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<6>;
+
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+	ld.param.v2.u16 	{%rs1, %rs2}, [ext_param_0];
+	ld.param.u32 	%r1, [ext_param_1];
+	st.v2.u16 	[%SP+0], {%rs1, %rs2};
+	cvt.u64.u32 	%rd1, %r1;
+	and.b64  	%rd2, %rd1, 1;
+	shl.b64 	%rd3, %rd2, 1;
+	add.u64 	%rd4, %SP, 0;
+	or.b64  	%rd5, %rd4, %rd3;
+	ld.u16 	%r2, [%rd5];
+	st.param.b32 	[func_retval0+0], %r2;
+	ret;
+}
+"""
+
+
+def test_an_offset_ored_into_a_local_depot_address_refines():
+    """llc-14 -O0's extractelement by a variable index: the vector stored to the local
+    depot, the lane's offset ORed into the depot's generic address, which is aligned as
+    the depot is declared (the local window's base is: memory.WINDOW_ALIGN)."""
+    ir = "define i16 @ext(<2 x i16> %a, i32 %i) {\n%r = extractelement <2 x i16> %a, i32 %i\n" \
+         "ret i16 %r\n}"
+    r = ir_refines(read_ir(ir)["ext"], read_function(DEPOT, "ext"))
+    assert r.verdict == "refines", r
+    wrong = DEPOT.replace("shl.b64 \t%rd3, %rd2, 1", "shl.b64 \t%rd3, %rd2, 2")
+    assert ir_refines(read_ir(ir)["ext"], read_function(wrong, "ext")).verdict == "different"
