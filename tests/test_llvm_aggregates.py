@@ -265,3 +265,29 @@ def test_what_stays_refused(body, why):
     with pytest.raises(Unsupported) as e:
         encode_function(read_ir(ir)["f"])
     assert e.value.reason == why
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_byval_parameter_is_refused_not_judged(opt):
+    """`ptr byval(%S)`: the IR's pointer to the caller's copy is, in PTX, the .param's
+    own bytes (ld.param [p+4]): no address the IR's memory could link. Judged as a plain
+    pointer it came out "different"; it is refused. sret stays a plain pointer."""
+    ir = """%S = type { i32, i32 }
+define i32 @f(ptr byval(%S) align 4 %p) {
+  %q = getelementptr i8, ptr %p, i64 4
+  %a = load i32, ptr %p, align 4
+  %b = load i32, ptr %q, align 4
+  %r = add i32 %a, %b
+  ret i32 %r
+}
+define void @sr(ptr sret({ i32, i32 }) align 4 %o, i32 %x) {
+  store i32 %x, ptr %o, align 4
+  ret void
+}
+"""
+    ptx = compile_to_ptx(ir, opt=opt)
+    fns = read_ir(ir)
+    with pytest.raises(Unsupported) as e:
+        ir_refines(fns["f"], read_function(ptx, "f"))
+    assert e.value.reason == "calling convention"
+    assert ir_refines(fns["sr"], read_function(ptx, "sr")).verdict == "refines"

@@ -222,7 +222,8 @@ def constant_words(text: str, type_text: str) -> list[str]:
 # ---- function signatures ---------------------------------------------------------------
 
 PARAM_ATTRS = frozenset({"zeroext", "signext", "noundef", "inreg", "nonnull", "noalias",
-                         "nocapture", "readonly", "writeonly", "byval", "align"})
+                         "nocapture", "readonly", "writeonly", "byval", "align", "byref",
+                         "sret", "inalloca", "preallocated"})
 
 
 def define_line(function_text: str) -> str:

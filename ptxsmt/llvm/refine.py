@@ -31,6 +31,9 @@ from .module import IrFunction
 PTX_SPACE = {0: "global", 1: "global", 3: "shared", 4: "const", 5: "local"}
 OBSERVABLE = ("global", "shared")
 RETURN = "func_retval0"
+# Pointer parameters to memory the call provides (a byval copy is the PTX parameter's own
+# bytes, read with ld.param): not modelled; a pointer is otherwise an address in memory.
+BY_MEMORY = frozenset({"byval", "byref", "inalloca", "preallocated"})
 
 
 @dataclass
@@ -75,6 +78,9 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
     links, same = [], []
     for (name, _), attrs, param in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params,
                                        strict=True):
+        if attrs & BY_MEMORY:  # the IR's pointer to a copy is the PTX's .param bytes
+            raise Unsupported("calling convention", f"{' '.join(sorted(attrs & BY_MEMORY))} "
+                              f"parameter %{name} of @{ir_fn.name}")
         bits = ir.params[name]
         for key, read in ptx.inputs.items():
             base, offset = _split(key)
