@@ -66,3 +66,31 @@ def test_integer_cvt_matches_the_isa_text(a, d, sat, wide):
         x &= (1 << a_reg) - 1
         got = evaluate_function(fn, {"f_param_0": x}).returns["func_retval0"]
         assert got == oracle(x, a, d, sat, d_reg), (hex(x), hex(got))
+
+
+GUARDED = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b64 func_retval0) g(.param .b64 g_param_0, .param .b32 g_param_1)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<2>;
+\t.reg .b64 %rd<3>;
+\tld.param.b64 %rd1, [g_param_0];
+\tld.param.b32 %r1, [g_param_1];
+\tmov.b64 %rd2, 7;
+\tsetp.ne.b32 %p1, %r1, 0;
+\t@%p1 cvt.s64.s32 %rd2, %rd1;
+\tst.param.b64 [func_retval0], %rd2;
+\tret;
+}
+"""
+
+
+@pytest.mark.parametrize("on", [0, 1])
+def test_a_guarded_cvt_on_a_wider_register_keeps_the_old_value_when_off(on):
+    fn = read_function(GUARDED, "g")
+    x = 0x1234_5678_8000_0001
+    got = evaluate_function(fn, {"g_param_0": x, "g_param_1": on}).returns["func_retval0"]
+    assert got == (oracle(x, "s32", "s64", False, 64) if on else 7)

@@ -274,10 +274,6 @@ def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
         if not module:
             raise
         return Rejected(st.text, e)
-    if module and _wider(ins, scope):
-        # cvt between integers with a register wider than its type (`cvt.s64.s32 %rd2,
-        # %rd1`): the relaxed type-checking rules, function/instructions.py's `cvt`
-        return _generic(st)
     return Checked(ins, declared)
 
 
@@ -388,15 +384,24 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
 INTEGER = (Kind.SIGNED, Kind.UNSIGNED)
 
 
-def _wider(ins: Instruction, scope: Scope) -> bool:
-    """Whether an integer cvt names a register declared wider than its operand."""
+def relaxed_cvt(item: Checked) -> bool:
+    """Whether a cvt between integers names a register declared wider than its operand
+    (`cvt.s64.s32 %rd2, %rd1`: PTX ISA 6.4.4.1's relaxed type-checking, which ptxsmt's
+    families do not model: function/instructions.py's `cvt` does)."""
+    ins = item.instruction
     v = ins.variant
     if v.opcode != "cvt" or v.atype.kind not in INTEGER or v.dtype.kind not in INTEGER:
         return False
     types = operand_types(v)
-    return any((reg := scope.lookup(name)) is not None and reg.vector <= 1 and
+    return any((reg := item.registers.get(name)) is not None and reg.vector <= 1 and
                reg.type.width > types[slot].width > 1
                for slot, o in ins.operands.items() if o.kind != "vec" for name in o.registers)
+
+
+def as_generic(item: Checked) -> Generic:
+    """A family instruction read as an ordinary one: opcode, modifiers, operands."""
+    ins = item.instruction
+    return _generic(Statement("instruction", ins.text, ins.line, ins.col))
 
 
 def _names(ins: Instruction) -> list[str]:
