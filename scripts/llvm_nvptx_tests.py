@@ -280,19 +280,83 @@ def _int_type(t: IrType) -> str:
     return f"i{t.width * t.lanes}"
 
 
+def _image_bits(t: IrType) -> int:
+    """Bits of a value as ptxsmt's counterexamples give it: an aggregate's memory image."""
+    return 8 * t.size if t.kind == "struct" else t.width * t.lanes
+
+
+def _fields(t: IrType, path: tuple[int, ...] = ()):
+    """(index path, field type) of each field of a struct that is not an aggregate."""
+    for k, f in enumerate(t.fields):
+        if f.kind == "struct":
+            yield from _fields(f, (*path, k))
+        else:
+            yield (*path, k), f
+
+
+def _leaf_offsets(t: IrType) -> list[tuple[tuple[int, ...], IrType, int]]:
+    """(index path, field type, byte offset) of each such field (a vector: its lane 0's)."""
+    out, lane = [], 0
+    for path, f in _fields(t):
+        out.append((path, f, t.offsets[lane]))
+        lane += len(f.leaves)
+    return out
+
+
+def _from_image(t: IrType, x: str, w: int, tag: str, body: list[str]) -> str:
+    """IR building a value of aggregate type t from its memory image in i{w} %x."""
+    agg = "poison"
+    for n, (path, f, at) in enumerate(_leaf_offsets(t)):
+        bits = _int_type(f)
+        body.append(f"%{tag}s{n} = lshr i{w} {x}, {8 * at}")
+        body.append(f"%{tag}t{n} = trunc i{w} %{tag}s{n} to {bits}")
+        v = f"%{tag}t{n}"
+        if f.kind == "float" or f.lanes > 1:
+            body.append(f"%{tag}c{n} = bitcast {bits} {v} to {f.text}")
+            v = f"%{tag}c{n}"
+        body.append(f"%{tag}a{n} = insertvalue {t.text} {agg}, {f.text} {v}, "
+                    + ", ".join(map(str, path)))
+        agg = f"%{tag}a{n}"
+    return agg
+
+
+def _to_image(t: IrType, r: str, w: int, body: list[str]) -> str:
+    """IR packing aggregate %r of type t into its memory image, an i{w} (padding 0)."""
+    acc = "0"
+    for n, (path, f, at) in enumerate(_leaf_offsets(t)):
+        bits = _int_type(f)
+        body.append(f"%re{n} = extractvalue {t.text} {r}, " + ", ".join(map(str, path)))
+        v = f"%re{n}"
+        if f.kind == "float" or f.lanes > 1:
+            body.append(f"%rb{n} = bitcast {f.text} {v} to {bits}")
+            v = f"%rb{n}"
+        body.append(f"%rz{n} = zext {bits} {v} to i{w}")
+        body.append(f"%rs{n} = shl i{w} %rz{n}, {8 * at}")
+        body.append(f"%ro{n} = or i{w} {acc}, %rs{n}")
+        acc = f"%ro{n}"
+    return acc
+
+
 def host_call(src: Path, name: str) -> tuple[str, tuple, list[str]] | None:
-    """A wrapper taking and returning integers (floats bitcast inside the IR), as
-    tests/llvm_host.py runs them; None for a function with pointers or no result."""
+    """A wrapper taking and returning integers (floats bitcast inside the IR; a struct or
+    array as its memory image, fields at their offsets), as tests/llvm_host.py runs
+    them; None for a function with pointers or no result."""
     fn = read_ir(src.read_text())[name]
-    if fn.returns.kind in ("void", "ptr") or any(t.kind == "ptr" for _, t in fn.params):
+    types = [t for _, t in fn.params] + [fn.returns]
+    if fn.returns.kind in ("void", "ptr") or any(
+            x.kind == "ptr" for t in types for x in t.leaves) or \
+            any(t.kind == "struct" and not t.offsets for t in types):
         return None
-    widths = [_host_width(t.width * t.lanes) for _, t in fn.params]
-    ret_w = _host_width(fn.returns.width * fn.returns.lanes)
+    widths = [_host_width(_image_bits(t)) for _, t in fn.params]
+    ret_w = _host_width(_image_bits(fn.returns))
     if None in widths or ret_w is None:
         return None
     body, args = [], []
     for i, ((_, t), w) in enumerate(zip(fn.params, widths)):
         x = f"%x{i}"
+        if t.kind == "struct":
+            args.append(f"{t.text} {_from_image(t, x, w, f'p{i}', body)}")
+            continue
         bits = _int_type(t)
         if w != t.width * t.lanes:
             body.append(f"%t{i} = trunc i{w} {x} to {bits}")
@@ -303,16 +367,30 @@ def host_call(src: Path, name: str) -> tuple[str, tuple, list[str]] | None:
         args.append(f"{t.text} {x}")
     body.append(f"%r = call {fn.returns.text} @{name}({', '.join(args)})")
     r, bits = "%r", _int_type(fn.returns)
-    if fn.returns.kind == "float" or fn.returns.lanes > 1:
+    if fn.returns.kind == "struct":
+        r = _to_image(fn.returns, r, ret_w, body)
+    elif fn.returns.kind == "float" or fn.returns.lanes > 1:
         body.append(f"%rb = bitcast {fn.returns.text} %r to {bits}")
         r = "%rb"
-    if ret_w != fn.returns.width * fn.returns.lanes:
+    if fn.returns.kind != "struct" and ret_w != fn.returns.width * fn.returns.lanes:
         body.append(f"%rz = zext {bits} {r} to i{ret_w}")
         r = "%rz"
     params = ", ".join(f"i{w} %x{i}" for i, w in enumerate(widths))
     wrapper = (f"define i{ret_w} @host.{name}({params}) {{\n  "
                + "\n  ".join(body) + f"\n  ret i{ret_w} {r}\n}}\n")
+    wrapper = _as_spelled(wrapper, src.read_text())
     return wrapper, (ret_w, widths), [n for n, _ in fn.params]
+
+
+def _as_spelled(wrapper: str, source: str) -> str:
+    """Named struct types as the source spells them: this process's LLVM context names a
+    second module's %S `%S.0` (every module is read into the one global context)."""
+    def name(m: re.Match) -> str:
+        t = m.group(0)
+        while f"{t} = type" not in source and re.search(r"\.\d+$", t):
+            t = t.rsplit(".", 1)[0]
+        return t if f"{t} = type" in source else m.group(0)
+    return re.sub(r"%[A-Za-z$._][\w$.]*\.\d+(?=[\s,}\]>)]|$)", name, wrapper)
 
 
 def _host_width(bits: int) -> int | None:

@@ -472,6 +472,23 @@ MUTANTS = [
     m("llvm-nvvm-rounding", "ptxsmt/llvm/nvvm.py",
       'out[f"nvvm.{op}.{r}.f"] = f"{op}.{r}.f32"', 'out[f"nvvm.{op}.{r}.f"] = f"{op}.rn.f32"',
       "llvm.nvvm.add.rm.f and kin as round-to-nearest"),
+    m("llvm-struct-field-off-by-one", "ptxsmt/llvm/encode.py",
+      "start, t = start + first, t.fields[k]", "start, t = start + first + (k > 0), t.fields[k]",
+      "extractvalue/insertvalue one lane past the field"),
+    m("llvm-struct-offsets-reversed", "ptxsmt/llvm/refine.py",
+      "at_bit = [8 * o for o in t.offsets] if t.kind",
+      "at_bit = [8 * o for o in reversed(t.offsets)] if t.kind",
+      "a struct's return fields read from each other's offsets"),
+    m("llvm-cvt-two-terms", "ptxsmt/llvm/floating.py",
+      "bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, t, z3.BitVecSort(width))",
+      "bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, a, z3.BitVecSort(width))",
+      "fptosi of the operand: a second conversion term beside cvt.rzi's"),
+    m("llvm-with-overflow-unsigned", "ptxsmt/llvm/integer.py",
+      '"sadd.with.overflow": ("add", True)', '"sadd.with.overflow": ("add", False)',
+      "sadd.with.overflow's bit from unsigned overflow"),
+    m("llvm-byval-as-pointer", "ptxsmt/llvm/refine.py",
+      "        if attrs & BY_MEMORY:", "        if False:",
+      "a byval parameter judged as a plain pointer"),
 ]
 
 

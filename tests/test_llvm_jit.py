@@ -342,11 +342,125 @@ done:
   %r = load i32, ptr %x3, align 4
   %s = add i32 %r, %l
   ret i32 %s"""),
+    # structs and arrays as values: fields in and out, nested, constants (a c-string
+    # too), select and phi of whole structs, a callee taking and returning one
+    "aggregates": ("i64", ["i32", "i16", "i8"], """
+  %s0 = insertvalue { i32, { i8, [2 x i16] } }
+        { i32 1, { i8, [2 x i16] } { i8 2, [2 x i16] [i16 3, i16 4] } }, i16 %x1, 1, 1, 0
+  %s1 = insertvalue { i32, { i8, [2 x i16] } } %s0, i8 %x2, 1, 0
+  %c = icmp ult i32 %x0, 1000
+  %s2 = select i1 %c, { i32, { i8, [2 x i16] } } %s1, { i32, { i8, [2 x i16] } } zeroinitializer
+  %in = extractvalue { i32, { i8, [2 x i16] } } %s2, 1
+  %b = extractvalue { i8, [2 x i16] } %in, 0
+  %h = extractvalue { i32, { i8, [2 x i16] } } %s2, 1, 1, 1
+  %p = call { i16, i32 } @helper_pair({ i8, i32 } { i8 7, i32 9 }, i32 %x0, [2 x i8] c"a\\01")
+  br i1 %c, label %then, label %join
+then:
+  %q = insertvalue { i16, i32 } %p, i16 %h, 0
+  br label %join
+join:
+  %r = phi { i16, i32 } [ %q, %then ], [ %p, %entry ]
+  %r0 = extractvalue { i16, i32 } %r, 0
+  %r1 = extractvalue { i16, i32 } %r, 1
+  %w0 = zext i16 %r0 to i64
+  %w1 = zext i32 %r1 to i64
+  %w2 = zext i8 %b to i64
+  %u = shl i64 %w1, 16
+  %v = shl i64 %w2, 48
+  %o = or i64 %w0, %u
+  %r2 = or i64 %o, %v
+  ret i64 %r2"""),
+    # structs and arrays in memory: each field at its offset, padding untouched
+    "struct_memory": ("i32", ["i32", "i16", "ptr"], """
+  %s0 = insertvalue { i8, i32, [2 x i16] } poison, i8 7, 0
+  %s1 = insertvalue { i8, i32, [2 x i16] } %s0, i32 %x0, 1
+  %s2 = insertvalue { i8, i32, [2 x i16] } %s1, [2 x i16] [i16 -1, i16 3], 2
+  %s3 = insertvalue { i8, i32, [2 x i16] } %s2, i16 %x1, 2, 1
+  %q = getelementptr i8, ptr %x2, i64 4
+  %old = load { i16, <2 x i8> }, ptr %q, align 4
+  store { i8, i32, [2 x i16] } %s3, ptr %x2, align 4
+  %a = extractvalue { i16, <2 x i8> } %old, 0
+  %v = extractvalue { i16, <2 x i8> } %old, 1
+  %b = extractelement <2 x i8> %v, i32 1
+  %n = load [2 x i16], ptr %q, align 2
+  %c = extractvalue [2 x i16] %n, 1
+  %wa = zext i16 %a to i32
+  %wb = zext i8 %b to i32
+  %wc = zext i16 %c to i32
+  %t = shl i32 %wb, 16
+  %u = xor i32 %wa, %t
+  %r = add i32 %u, %wc
+  ret i32 %r"""),
+    # the with.overflow intrinsics: { result, overflow bit } on scalars and vectors
+    "overflow": ("i64", ["i16", "i16", "i32", "i32"], """
+  %sa = call { i16, i1 } @llvm.sadd.with.overflow.i16(i16 %x0, i16 %x1)
+  %ua = call { i16, i1 } @llvm.uadd.with.overflow.i16(i16 %x0, i16 %x1)
+  %ss = call { i32, i1 } @llvm.ssub.with.overflow.i32(i32 %x2, i32 %x3)
+  %us = call { i32, i1 } @llvm.usub.with.overflow.i32(i32 %x2, i32 %x3)
+  %sm = call { i16, i1 } @llvm.smul.with.overflow.i16(i16 %x0, i16 %x1)
+  %v = insertelement <2 x i32> <i32 65537, i32 poison>, i32 %x2, i32 1
+  %um = call { <2 x i32>, <2 x i1> } @llvm.umul.with.overflow.v2i32(<2 x i32> %v,
+                                                                    <2 x i32> %v)
+  %o0 = extractvalue { i16, i1 } %sa, 1
+  %o1 = extractvalue { i16, i1 } %ua, 1
+  %o2 = extractvalue { i32, i1 } %ss, 1
+  %o3 = extractvalue { i32, i1 } %us, 1
+  %o4 = extractvalue { i16, i1 } %sm, 1
+  %ov = extractvalue { <2 x i32>, <2 x i1> } %um, 1
+  %o5 = extractelement <2 x i1> %ov, i32 0
+  %o6 = extractelement <2 x i1> %ov, i32 1
+  %r0 = extractvalue { i16, i1 } %sa, 0
+  %r1 = extractvalue { i16, i1 } %sm, 0
+  %r2 = extractvalue { i32, i1 } %us, 0
+  %r3v = extractvalue { <2 x i32>, <2 x i1> } %um, 0
+  %r3 = extractelement <2 x i32> %r3v, i32 1
+  %w0 = zext i16 %r0 to i64
+  %w1 = zext i16 %r1 to i64
+  %w2 = zext i32 %r2 to i64
+  %w3 = zext i32 %r3 to i64
+  %x = xor i64 %w2, %w3
+  %h = shl i64 %w1, 16
+  %l = or i64 %x, %h
+  %k = shl i64 %w0, 40
+  %a0 = or i64 %l, %k
+  %b0 = zext i1 %o0 to i64
+  %b1 = zext i1 %o1 to i64
+  %b2 = zext i1 %o2 to i64
+  %b3 = zext i1 %o3 to i64
+  %b4 = zext i1 %o4 to i64
+  %b5 = zext i1 %o5 to i64
+  %b6 = zext i1 %o6 to i64
+  %c1 = shl i64 %b1, 1
+  %c2 = shl i64 %b2, 2
+  %c3 = shl i64 %b3, 3
+  %c4 = shl i64 %b4, 4
+  %c5 = shl i64 %b5, 5
+  %c6 = shl i64 %b6, 6
+  %d0 = or i64 %b0, %c1
+  %d1 = or i64 %d0, %c2
+  %d2 = or i64 %d1, %c3
+  %d3 = or i64 %d2, %c4
+  %d4 = or i64 %d3, %c5
+  %d5 = or i64 %d4, %c6
+  %bits = shl i64 %d5, 56
+  %r = xor i64 %a0, %bits
+  ret i64 %r"""),
 }
 
 
 # a function the hand-written ones call (inlined by the encoder)
 HELPER = """
+define internal { i16, i32 } @helper_pair({ i8, i32 } %s, i32 %k, [2 x i8] %a) {
+  %a0 = extractvalue { i8, i32 } %s, 0
+  %a1 = extractvalue [2 x i8] %a, 1
+  %d = sub i8 %a0, %a1
+  %w = zext i8 %d to i16
+  %k1 = extractvalue { i8, i32 } %s, 1
+  %m = mul i32 %k, %k1
+  %r0 = insertvalue { i16, i32 } undef, i16 %w, 0
+  %r1 = insertvalue { i16, i32 } %r0, i32 %m, 1
+  ret { i16, i32 } %r1
+}
 define internal i32 @helper_mix(i32 %p, i32 %q) {
   %s = shl i32 %p, 3
   %c = icmp sgt i32 %s, %q
@@ -359,6 +473,14 @@ small:
   ret i32 %x
 }
 """
+
+
+OVERFLOW_DECLS = "".join(
+    f"declare {{ {t}, {o} }} @llvm.{op}.with.overflow.{m}({t}, {t})\n"
+    for op, (t, o, m) in [("sadd", ("i16", "i1", "i16")), ("uadd", ("i16", "i1", "i16")),
+                          ("ssub", ("i32", "i1", "i32")), ("usub", ("i32", "i1", "i32")),
+                          ("smul", ("i16", "i1", "i16")),
+                          ("umul", ("<2 x i32>", "<2 x i1>", "v2i32"))])
 
 
 def _handwritten_inputs(name: str, params: list[str]) -> list[list]:
@@ -378,11 +500,12 @@ def test_control_flow_vectors_and_memory_agree_with_llvm(name):
     ret, params, body = HANDWRITTEN[name]
     sig = ", ".join(f"{p} %x{i}" for i, p in enumerate(params))
     ir = f"define {ret} @{name}({sig}) {{\nentry:{body}\n}}\n" \
-         "declare i32 @llvm.umin.i32(i32, i32)\n" + HELPER
+         "declare i32 @llvm.umin.i32(i32, i32)\n" + HELPER + OVERFLOW_DECLS
     enc = encode_function(read_ir(ir)[name])
     rows = _handwritten_inputs(name, params)
     widths = [p if p == "ptr" else int(p[1:]) for p in params]
-    results = run_jit(ir, {name: (32, widths, BUFFER if "ptr" in params else 0, rows)})[name]
+    out = 64 if ret == "i64" else 32
+    results = run_jit(ir, {name: (out, widths, BUFFER if "ptr" in params else 0, rows)})[name]
     checked = 0
     for args, observed in zip(rows, results, strict=True):
         sub = [(enc.params[f"x{i}"], z3.BitVecVal(v, int(p[1:])))

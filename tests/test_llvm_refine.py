@@ -12,6 +12,7 @@ import struct
 import subprocess
 
 import pytest
+import z3
 
 pytest.importorskip("llvmlite")
 
@@ -282,3 +283,84 @@ def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, 
 
 def when_nan_bits(text: str) -> int:
     return int(text, 0) & 0xFFFFFFFF
+
+
+CONVERSIONS = {  # IR cast -> the conversion terms a query may hold, counted by kind
+    "sitofp i64 %x to double": z3.Z3_OP_FPA_TO_FP,
+    "uitofp i32 %x to float": z3.Z3_OP_FPA_TO_FP_UNSIGNED,
+    "fptosi double %x to i32": z3.Z3_OP_FPA_TO_SBV,
+    "fptoui float %x to i64": z3.Z3_OP_FPA_TO_UBV,
+}
+
+
+@pytest.mark.parametrize("cast", sorted(CONVERSIONS))
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_conversion_and_its_cvt_share_one_term(cast, opt):
+    """The query holds the IR's conversion and the PTX's cvt as one term (the PTX's
+    parameter read replaced by the IR's bits; fptosi as cvt.rzi writes it), so the solver
+    never has to show two conversion circuits equal: what made convert-fp.ll's 64-bit
+    conversions time out. fpext is sem.sorts.widen on both sides: no conversion at all."""
+    src, dst = cast.split()[1], cast.split()[-1]
+    ir = f"define {dst} @f({src} %x) {{\n%r = {cast}\nret {dst} %r\n}}\n" \
+         f"define double @w(float %x) {{\n%r = fpext float %x to double\nret double %r\n}}"
+    ptx = compile_to_ptx(ir, opt=opt)
+    fns = read_ir(ir)
+    for name, kind, most in (("f", CONVERSIONS[cast], 1), ("w", z3.Z3_OP_FPA_TO_FP, 0)):
+        query = []
+        r = ir_refines(fns[name], read_function(ptx, name), emit=query.extend)
+        assert r.verdict == "refines", r
+        seen, todo, found = set(), list(query), set()
+        while todo:
+            t = todo.pop()
+            if t.get_id() in seen:
+                continue
+            seen.add(t.get_id())
+            if z3.is_app_of(t, kind) and t.num_args() == 2:  # rounded (not a bits view)
+                found.add(t.get_id())
+            todo.extend(t.children())
+        assert len(found) == most, (name, [str(q)[:300] for q in query])
+
+
+DEPOT = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .func  (.param .b32 func_retval0) ext(
+	.param .align 4 .b8 ext_param_0[4],
+	.param .b32 ext_param_1
+)
+{
+	.local .align 4 .b8 	__local_depot0[4];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .b16 	%rs<3>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<6>;
+
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+	ld.param.v2.u16 	{%rs1, %rs2}, [ext_param_0];
+	ld.param.u32 	%r1, [ext_param_1];
+	st.v2.u16 	[%SP+0], {%rs1, %rs2};
+	cvt.u64.u32 	%rd1, %r1;
+	and.b64  	%rd2, %rd1, 1;
+	shl.b64 	%rd3, %rd2, 1;
+	add.u64 	%rd4, %SP, 0;
+	or.b64  	%rd5, %rd4, %rd3;
+	ld.u16 	%r2, [%rd5];
+	st.param.b32 	[func_retval0+0], %r2;
+	ret;
+}
+"""
+
+
+def test_an_offset_ored_into_a_local_depot_address_refines():
+    """llc-14 -O0's extractelement by a variable index: the vector stored to the local
+    depot, the lane's offset ORed into the depot's generic address, which is aligned as
+    the depot is declared (the local window's base is: memory.WINDOW_ALIGN)."""
+    ir = "define i16 @ext(<2 x i16> %a, i32 %i) {\n%r = extractelement <2 x i16> %a, i32 %i\n" \
+         "ret i16 %r\n}"
+    r = ir_refines(read_ir(ir)["ext"], read_function(DEPOT, "ext"))
+    assert r.verdict == "refines", r
+    wrong = DEPOT.replace("shl.b64 \t%rd3, %rd2, 1", "shl.b64 \t%rd3, %rd2, 2")
+    assert ir_refines(read_ir(ir)["ext"], read_function(wrong, "ext")).verdict == "different"

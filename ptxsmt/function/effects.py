@@ -495,7 +495,7 @@ class Execution:
                    for w in group]
             self.enc.assumed.append(Assumption(
                 memory.windows_apart([*before, *new]), self.fn.line, self.fn.name,
-                "the windows of the generic space do not overlap"))
+                "the windows of the generic space do not overlap and are aligned"))
         return self.enc.inputs[name]
 
     def _windows(self) -> list[str]:

@@ -20,7 +20,17 @@ from dataclasses import replace
 
 import z3
 
-from ..isa.body import Checked, Directive, Generic, Item, Label, Rejected, read_call
+from ..isa.body import (
+    Checked,
+    Directive,
+    Generic,
+    Item,
+    Label,
+    Rejected,
+    as_generic,
+    read_call,
+    relaxed_cvt,
+)
 from ..isa.errors import PtxError, quote
 from ..isa.module import Function
 from ..isa.types import TYPES, PtxType
@@ -28,7 +38,7 @@ from ..isa.variants import operand_types
 from ..program import Program, execute
 from ..sem.options import DEFAULT, Options
 from .effects import Access, Assumption, Decision, Execution, FunctionEncoding, Undefined
-from .instructions import CONTROL, HANDLERS, opaque
+from .instructions import CONTROL, HANDLERS, cvt, opaque
 from .state import State, merge
 from .unroll import LIMIT, unroll
 
@@ -158,6 +168,8 @@ def _call(ex: Execution, g: Generic) -> None:
 def _checked(ex: Execution, item: Checked) -> None:
     """An instruction of ptxsmt's families, by its one semantics (`program.execute`); its
     registers keep their declared types (Program refuses a width it does not model)."""
+    if relaxed_cvt(item):  # a register wider than its type: the ISA's relaxed rules
+        return cvt(ex, as_generic(item))
     ins = item.instruction
     Program([ins], {k: r.type for k, r in item.registers.items()})
     types = operand_types(ins.variant)

@@ -27,6 +27,7 @@ from ..isa.body import read_address
 from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
+from ..sem.glue import integer_cvt
 from . import memory
 from .effects import Execution, resize
 from .memory import SPACES
@@ -234,5 +235,29 @@ def opaque(ex: Execution, g: Generic) -> None:
         ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
+def cvt(ex: Execution, g: Generic) -> None:
+    """`cvt[.sat].dtype.atype d, a` between integers in the forms ptxsmt's catalogue does
+    not hold: the 8-bit types (`cvt.s32.s8`), and registers wider than the types, which
+    "ld, st, and cvt instructions permit" (PTX ISA 6.4.4.1): a wider source "is truncated
+    ("chopped") to the instruction-type size"; a wider destination is "sign-extended to the
+    destination register width for signed integer instruction types, and ... zero-extended
+    ... otherwise" (as `ld` writes it). The conversion is sem.glue's. Other cvt forms
+    that arrive here are opaque."""
+    types = [TYPES[m] for m in g.modifiers if m in TYPES]
+    rest = [m for m in g.modifiers if m not in TYPES]
+    if len(g.operands) != 2 or len(types) != 2 or rest not in ([], ["sat"]) or \
+            any(t.kind not in (Kind.SIGNED, Kind.UNSIGNED) for t in types):
+        return opaque(ex, g)
+    (d, a), (dtype, atype) = g.operands, types
+    for operand, t in ((d, dtype), (a, atype)):
+        key = operand.strip().lstrip("%")
+        if key in ex.declared and ex.width(operand, g) < t.width:
+            raise PtxError(f"{quote(operand)} in {quote(g.text)} is narrower than .{t.name}",
+                           g.line, g.col)
+    value = integer_cvt(ex.value(a, atype, g), atype, dtype, rest == ["sat"])
+    ex.write(d, resize(value, ex.width(d, g), dtype.kind is Kind.SIGNED), g)
+
+
 HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "atom": atom, "red": atom,
+            "cvt": cvt,
             **dict.fromkeys(NO_EFFECT, no_effect)}

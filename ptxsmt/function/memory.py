@@ -8,7 +8,7 @@ the stored value and two stores to one address leave the last. Addresses are 64-
 Generic addresses (a `ld`/`st` without a state space): the generic space holds windows
 of 2^32 bytes, the shared window (its byte k is shared byte k), the local one and the
 const one, whose bases are inputs (`window.shared`, `window.local`, `window.const`;
-apart from each other, not wrapping). `cvta.shared a` is `window.shared + a` and
+apart from each other, not wrapping, each 4 KiB-aligned). `cvta.shared a` is `window.shared + a` and
 `cvta.to.shared g` is `g - window.shared` (local and const alike: nvcc -G reads
 `__constant__` arrays through `cvta.const` and generic `ld`). A generic address computed
 from a window's base (its term holds `window.shared`, ...) reaches whichever memory its
@@ -110,10 +110,18 @@ def in_window(generic: z3.BitVecRef, base: z3.BitVecRef) -> z3.BoolRef:
     return z3.ULT(generic - base, WINDOW_BYTES)
 
 
+# Each window's base is a multiple of this: the ISA does not say where the windows lie,
+# but a variable's declared `.align` holds of its generic address too (LLVM ORs an
+# element's offset into a local depot's `cvta.local` address), and real windows start
+# on far coarser boundaries than a page.
+WINDOW_ALIGN = 1 << 12
+
+
 def windows_apart(bases: list[z3.BitVecRef]) -> z3.BoolRef:
-    """No window wraps around the address space and no two overlap."""
+    """No window wraps around the address space, no two overlap, each base is aligned
+    (WINDOW_ALIGN)."""
     top = (1 << ADDRESS_BITS) - WINDOW_BYTES
-    fits = [z3.ULT(b, top) for b in bases]
+    fits = [z3.And(z3.ULT(b, top), z3.URem(b, WINDOW_ALIGN) == 0) for b in bases]
     apart = [z3.Or(z3.ULE(a + WINDOW_BYTES, b), z3.ULE(b + WINDOW_BYTES, a))
              for i, a in enumerate(bases) for b in bases[i + 1:]]
     return z3.And(*fits, *apart)

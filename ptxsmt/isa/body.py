@@ -21,7 +21,7 @@ from .opcodes import SYNTAX
 from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
 from .syntax import Guard, Instruction, opcode_col, parse_statement
-from .types import PRED, bit_type
+from .types import PRED, Kind, bit_type
 from .variants import Variant, operand_types, requirement
 
 
@@ -269,11 +269,12 @@ def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
         return _generic(st)
     try:
         _require_end(st)
-        return Checked(ins, _declared(ins, scope, module))
+        declared = _declared(ins, scope, module)
     except PtxError as e:
         if not module:
             raise
         return Rejected(st.text, e)
+    return Checked(ins, declared)
 
 
 def _generic(st: Statement) -> Generic:
@@ -378,6 +379,29 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
                            "takes for it)", ins.line, col)
         found[name] = reg
     return found
+
+
+INTEGER = (Kind.SIGNED, Kind.UNSIGNED)
+
+
+def relaxed_cvt(item: Checked) -> bool:
+    """Whether a cvt between integers names a register declared wider than its operand
+    (`cvt.s64.s32 %rd2, %rd1`: PTX ISA 6.4.4.1's relaxed type-checking, which ptxsmt's
+    families do not model: function/instructions.py's `cvt` does)."""
+    ins = item.instruction
+    v = ins.variant
+    if v.opcode != "cvt" or v.atype.kind not in INTEGER or v.dtype.kind not in INTEGER:
+        return False
+    types = operand_types(v)
+    return any((reg := item.registers.get(name)) is not None and reg.vector <= 1 and
+               reg.type.width > types[slot].width > 1
+               for slot, o in ins.operands.items() if o.kind != "vec" for name in o.registers)
+
+
+def as_generic(item: Checked) -> Generic:
+    """A family instruction read as an ordinary one: opcode, modifiers, operands."""
+    ins = item.instruction
+    return _generic(Statement("instruction", ins.text, ins.line, ins.col))
 
 
 def _names(ins: Instruction) -> list[str]:

@@ -18,7 +18,7 @@ from . import integer as it
 from . import intrinsics as intr
 from . import nvvm, reader
 from .errors import Unsupported
-from .module import IrFunction, IrType, address, ir_function, ir_type
+from .module import NVPTX64_DATALAYOUT, IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
 ADDRESS = z3.BitVecSort(64)
@@ -54,8 +54,21 @@ class Encoding:
 
 
 def lanes_of(bits: z3.BitVecRef, t: IrType) -> Value:
+    """The lanes of a value whose bits are `bits`: a vector's side by side, lane 0 in the
+    low bits; an aggregate's from its memory image (each at its offset, padding unread)."""
+    if t.kind == "struct":
+        if not t.offsets:
+            raise Unsupported("calling convention", f"{t.text}: lanes that are not whole "
+                              "bytes (a vector of i1)")
+        return tuple(Lane(z3.Extract(8 * at + x.width - 1, 8 * at, bits))
+                     for at, x in zip(t.offsets, t.leaves, strict=True))
     return tuple(Lane(z3.Extract(i * t.width + t.width - 1, i * t.width, bits))
                  for i in range(t.lanes)) if t.lanes > 1 else (Lane(bits),)
+
+
+def image_width(t: IrType) -> int:
+    """Bits of a parameter of type `t`: an aggregate's memory image, padding included."""
+    return 8 * t.size if t.kind == "struct" else t.width * t.lanes
 
 
 def concat(value: Value) -> z3.BitVecRef:
@@ -90,7 +103,7 @@ class _Encoder:
             if args is not None:
                 self.values[address(arg)] = args[k]
                 continue
-            bits = z3.BitVec(f"%{name}", t.width * t.lanes)  # apart from PTX names
+            bits = z3.BitVec(f"%{name}", image_width(t))  # apart from PTX names
             self.params[name] = bits
             self.values[address(arg)] = lanes_of(bits, t)
 
@@ -169,8 +182,9 @@ class _Encoder:
             return value
         key = address(o)
         if key not in self.exposed:
-            fmt = ir_type(o.type).fmt
-            self.exposed[key] = tuple(self.choices.exposed(x, fmt) for x in value)
+            leaves = ir_type(o.type).leaves
+            self.exposed[key] = tuple(self.choices.exposed(x, t.fmt)
+                                      for x, t in zip(value, leaves, strict=True))
         return self.exposed[key]
 
     def raw(self, o) -> Value:
@@ -183,10 +197,29 @@ class _Encoder:
         return self._constant(o, ir_type(o.type))
 
     def _constant(self, o, t: IrType) -> Value:
+        if t.kind == "struct":
+            return self._aggregate_constant(reader.aggregate_constant(str(o)), t)
         words = reader.constant_words(str(o), str(o.type))
         if len(words) == 1 and t.lanes > 1:
             words = words * t.lanes
         return tuple(self._constant_lane(w, t.scalar) for w in words)
+
+    def _aggregate_constant(self, tree: str | list, t: IrType) -> Value:
+        """A struct, array or vector constant from reader.aggregate_constant's tree: one
+        word (poison, undef, zeroinitializer) for all its lanes, else one per field."""
+        if isinstance(tree, str):
+            if t.kind == "struct" and tree not in (reader.POISON, reader.UNDEF,
+                                                    "zeroinitializer"):
+                raise Unsupported("constant", f"{t.text} {tree}")
+            return tuple(self._constant_lane(tree, x) for x in t.leaves)
+        if t.kind != "struct":  # a vector's lanes
+            if len(tree) != t.lanes or not all(isinstance(w, str) for w in tree):
+                raise Unsupported("constant", f"{t.text} {tree}")
+            return tuple(self._constant_lane(w, t.scalar) for w in tree)
+        if len(tree) != len(t.fields):
+            raise Unsupported("constant", f"{t.text} with {len(tree)} fields")
+        return tuple(x for sub, f in zip(tree, t.fields, strict=True)
+                     for x in self._aggregate_constant(sub, f))
 
     def _constant_lane(self, word: str, t: IrType) -> Lane:
         if word == reader.POISON:
@@ -435,7 +468,7 @@ class _Encoder:
                            for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
             else:
                 v = fl.view(x.bits, src.fmt)
-                r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
+                r = fl.fptrunc(v, t.fmt) if op == "fptrunc" else fl.fpext(x.bits, src.fmt, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
             poison.append(fl.fast_math_poison(flags, [r]))
             return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)
@@ -484,13 +517,51 @@ class _Encoder:
         return tuple(Lane(z3.BitVecVal(0, width), z3.BoolVal(True)) if m is None else both[m]
                      for m in reader.shuffle_mask(str(ins)))
 
+    # ---- aggregates ---------------------------------------------------------------------------
+
+    def _field(self, t: IrType, indices: list[int]) -> tuple[int, int, IrType]:
+        """(first lane, lanes, type) of the field that `indices` name in an aggregate of
+        type t (a field of a field ... for more than one index)."""
+        start = 0
+        for k in indices:
+            if t.kind != "struct" or not 0 <= k < len(t.fields):
+                raise Unsupported("instruction", f"index {k} into {t.text}")
+            first, _ = t.field_lanes(k)
+            start, t = start + first, t.fields[k]
+        return start, len(t.leaves), t
+
+    def _extractvalue(self, ins, p: reader.Printed) -> Value:
+        """"The result is the value at the position in the aggregate specified by the
+        index operands." """
+        (agg,) = list(ins.operands)
+        value = self.raw(agg)
+        start, n, t = self._field(ir_type(agg.type), reader.aggregate_indices(str(ins)))
+        if t.text != ir_type(ins.type).text:  # the indices read wrong: never guess
+            raise Unsupported("instruction", f"extractvalue: {t.text} at the indices, "
+                              f"{ir_type(ins.type).text} in the result")
+        return value[start:start + n]
+
+    def _insertvalue(self, ins, p: reader.Printed) -> Value:
+        """"The result is an aggregate of the same type as val. Its value is that of val
+        except that the value at the position specified by the indices is that of elt."
+        Each field keeps its own poison: an aggregate is poison field by field."""
+        agg, elt = list(ins.operands)
+        value, new = self.raw(agg), self.raw(elt)
+        start, n, t = self._field(ir_type(agg.type), reader.aggregate_indices(str(ins)))
+        if t.text != ir_type(elt.type).text or len(new) != n:
+            raise Unsupported("instruction", f"insertvalue: {t.text} at the indices, "
+                              f"{ir_type(elt.type).text} inserted")
+        return value[:start] + new + value[start + n:]
+
     # ---- memory ---------------------------------------------------------------------------
 
-    def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef, int]:
+    def _pointer(self, ins, ptr, t: IrType, p: reader.Printed) -> tuple[int, z3.BitVecRef]:
+        """The address space and address a load or store of type t goes through (its UB:
+        a poison, null or misaligned pointer, taken where the instruction runs)."""
         if p.flags & reader.MEMORY_FLAGS:
             raise Unsupported("memory", f"{' '.join(sorted(p.flags & reader.MEMORY_FLAGS))} "
                               f"{ins.opcode}")
-        if t.width % 8:
+        if any(x.width % 8 for x in t.leaves) or (t.kind == "struct" and not t.offsets):
             raise Unsupported("memory", f"{ins.opcode} of {t.text}")
         space = reader.address_space(str(ptr.type))
         (lane,) = self.operand(ptr)
@@ -501,31 +572,40 @@ class _Encoder:
         if space == 0:
             bad.append(lane.bits == 0)
         self._ub(z3.Or(*bad))
-        return space, lane.bits, t.width // 8
+        return space, lane.bits
+
+    def _memory_type(self, tref) -> tuple[IrType, list[int]]:
+        """A loaded or stored type and the byte offset of each of its lanes: a vector's
+        side by side, a struct's or array's fields where the module's datalayout puts
+        them (padding neither read nor written)."""
+        t = ir_type(tref, self.fn.module.data_layout or NVPTX64_DATALAYOUT)
+        if t.kind == "struct":
+            return t, list(t.offsets)
+        return t, [i * (t.width // 8) for i in range(t.lanes)]
 
     def _load(self, ins, p: reader.Printed) -> Value:
-        t = ir_type(ins.type)
-        space, base, size = self._pointer(ins, next(iter(ins.operands)), t.scalar, p)
+        t, offsets = self._memory_type(ins.type)
+        space, base = self._pointer(ins, next(iter(ins.operands)), t, p)
         mem = self.memory[space]
         out = []
-        for i in range(t.lanes):
-            at = [base + (i * size + k) for k in range(size)]
-            data = [z3.Select(mem.bytes, a) for a in at]
-            bits = z3.Concat(*reversed(data)) if size > 1 else data[0]
-            out.append(Lane(bits, z3.Or(*[z3.Select(mem.poison, a) for a in at])))
+        for leaf, at in zip(t.leaves, offsets, strict=True):
+            where = [base + (at + k) for k in range(leaf.width // 8)]
+            data = [z3.Select(mem.bytes, a) for a in where]
+            bits = z3.Concat(*reversed(data)) if len(data) > 1 else data[0]
+            out.append(Lane(bits, z3.Or(*[z3.Select(mem.poison, a) for a in where])))
         return tuple(out)
 
     def _store(self, ins, p: reader.Printed) -> None:
         value_op, ptr = list(ins.operands)
-        t = ir_type(value_op.type)
-        space, base, size = self._pointer(ins, ptr, t.scalar, p)
+        t, offsets = self._memory_type(value_op.type)
+        space, base = self._pointer(ins, ptr, t, p)
         value = self.operand(value_op)
         data, poison = self.memory[space].bytes, self.memory[space].poison
-        for i, x in enumerate(value):
-            for k in range(size):
-                at = base + (i * size + k)
-                data = z3.Store(data, at, z3.Extract(8 * k + 7, 8 * k, x.bits))
-                poison = z3.Store(poison, at, x.poison)
+        for x, at in zip(value, offsets, strict=True):
+            for k in range(x.bits.size() // 8):
+                where = base + (at + k)
+                data = z3.Store(data, where, z3.Extract(8 * k + 7, 8 * k, x.bits))
+                poison = z3.Store(poison, where, x.poison)
         self.memory = {**self.memory, space: Memory(data, poison)}
 
     def _getelementptr(self, ins, p: reader.Printed) -> Value:
@@ -560,6 +640,14 @@ class _Encoder:
             (c,) = self.operand(args[0])
             self._ub(z3.Or(c.poison, c.bits == 0))
             return None
+        if base in it.WITH_OVERFLOW:  # { result, overflow bit }: field 0's lanes, then 1's
+            op, signed = it.WITH_OVERFLOW[base]
+            a, b = (self.operand(o) for o in args)
+            pairs = self._lanewise(lambda x, y: (x, y), a, b)
+            return tuple(Lane(it.BINARY[op](x.bits, y.bits), any_poison(x, y))
+                         for x, y in pairs) + \
+                tuple(Lane(bool_bits(it.overflows(it.BINARY[op], x.bits, y.bits, signed)),
+                           any_poison(x, y)) for x, y in pairs)
         if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
             values = [self.operand(o) for o in args]
             if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import z3
 
 from ..isa.types import FloatFormat
-from ..sem.sorts import as_float, fp_sort
+from ..sem.sorts import as_float, fp_sort, is_nan, widen
 from .values import Choices, some_nan
 
 RNE = z3.RNE()
@@ -102,9 +102,11 @@ def fptrunc(a: z3.FPRef, fmt: FloatFormat) -> z3.FPRef:
     return z3.fpToFP(RNE, a, fp_sort(fmt))
 
 
-def fpext(a: z3.FPRef, fmt: FloatFormat) -> z3.FPRef:
-    """"the value is exactly representable in the destination type" """
-    return z3.fpToFP(RNE, a, fp_sort(fmt))
+def fpext(bits: z3.BitVecRef, src: FloatFormat, fmt: FloatFormat) -> z3.FPRef:
+    """"the value is exactly representable in the destination type": the exact widening
+    of the bits (sem.sorts.widen: the terms of PTX's cvt.f64.f32, so that a refinement
+    query compares one term with itself, not two conversion circuits); a NaN for a NaN."""
+    return z3.If(is_nan(bits, src), z3.fpNaN(fp_sort(fmt)), as_float(widen(bits, src, fmt), fmt))
 
 
 def fptoi(a: z3.FPRef, width: int, signed: bool) -> tuple[z3.BitVecRef, z3.BoolRef]:
@@ -116,7 +118,9 @@ def fptoi(a: z3.FPRef, width: int, signed: bool) -> tuple[z3.BitVecRef, z3.BoolR
     hi = z3.FPVal(2.0 ** (width - 1) if signed else 2.0 ** width, a.sort())
     fits = z3.And(z3.Not(z3.fpIsNaN(a)), z3.Not(z3.fpIsInf(a)),
                   z3.fpGEQ(t, lo) if signed else z3.fpGT(t, lo), z3.fpLT(t, hi))
-    bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, a, z3.BitVecSort(width))
+    # of `t`, not of `a` (the same value: t is a rounded toward zero), as PTX's
+    # cvt.rzi writes it: the refinement query then holds one conversion term, not two
+    bits = (z3.fpToSBV if signed else z3.fpToUBV)(RTZ, t, z3.BitVecSort(width))
     return bits, z3.Not(fits)
 
 

@@ -65,6 +65,16 @@ FLAG_POISON: dict[tuple[str, str], Callable[[BitVec, BitVec], z3.BoolRef]] = {
     ("or", "disjoint"): lambda a, b: a & b != 0,
 }
 
+# "The 'llvm.sadd.with.overflow' family of intrinsic functions ... return a structure
+# — the first element of which is the signed summation, and the second element of which
+# is a bit specifying if the signed summation resulted in an overflow" (uadd: unsigned;
+# ssub/usub, smul/umul alike): the wrapped result and `overflows` of the same operation.
+WITH_OVERFLOW: dict[str, tuple[str, bool]] = {
+    "sadd.with.overflow": ("add", True), "uadd.with.overflow": ("add", False),
+    "ssub.with.overflow": ("sub", True), "usub.with.overflow": ("sub", False),
+    "smul.with.overflow": ("mul", True), "umul.with.overflow": ("mul", False),
+}
+
 SHIFTS = frozenset({"shl", "lshr", "ashr"})
 DIVISIONS = frozenset({"udiv", "sdiv", "urem", "srem"})
 

@@ -27,10 +27,19 @@ def binding() -> Any:
     return llvm
 
 
+# nvptx64's datalayout (LLVM 14's; LLVM 22 adds only types ptxsmt does not read): where
+# a struct's or array's fields lie, for the calling convention. A module's own
+# datalayout, where it gives one, is used instead.
+NVPTX64_DATALAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+
 @dataclass(frozen=True)
 class IrType:
     """One IR value's type: `lanes` elements of a scalar kind ("int", "float", "ptr"),
-    each `width` bits; "void" for no value."""
+    each `width` bits; "void" for no value. An aggregate (kind "struct": a struct or an
+    array) has `fields`, and its value is the lanes of its fields one after the other
+    (`leaves`); `offsets` are where those lanes lie in its memory image of `size` bytes
+    (the datalayout's: padding between fields, a vector's elements side by side)."""
 
     kind: str
     width: int = 0
@@ -38,16 +47,63 @@ class IrType:
     fmt: FloatFormat | None = None
     text: str = ""
     element_text: str = ""  # a vector's element type, as LLVM prints it
+    fields: tuple[IrType, ...] = ()
+    offsets: tuple[int, ...] = ()  # bytes, one per leaf lane (aggregates; none: no layout)
+    size: int = 0  # bytes (aggregates only)
 
     @property
     def scalar(self) -> IrType:
         return IrType(self.kind, self.width, 1, self.fmt, self.element_text or self.text)
 
+    @property
+    def leaves(self) -> tuple[IrType, ...]:
+        """The scalar type of each lane of a value of this type."""
+        if self.kind == "struct":
+            return tuple(x for f in self.fields for x in f.leaves)
+        return (self.scalar,) * self.lanes if self.kind != "void" else ()
 
-def ir_type(tref) -> IrType:
+    def field_lanes(self, index: int) -> tuple[int, int]:
+        """(first lane, number of lanes) of field `index` of an aggregate."""
+        start = sum(len(f.leaves) for f in self.fields[:index])
+        return start, len(self.fields[index].leaves)
+
+
+def _aggregate(tref, text: str, datalayout: str) -> IrType:
+    """A struct or array: its fields' types, and where their lanes lie (the datalayout's
+    offsets, which the NVPTX calling convention follows: a field at its offset in the
+    `.param .b8 name[size]` array)."""
+    elements = list(tref.elements)
+    if tref.is_array:
+        elements = elements * tref.element_count
+    fields = tuple(ir_type(e, datalayout) for e in elements)
+    if any(f.kind == "void" for f in fields) or not fields:
+        raise Unsupported("type", text)
+    if "<{" in text:
+        raise Unsupported("type", f"packed struct {text}")
+    layout = binding().create_target_data(datalayout)
+    offsets: list[int] | None = []
+    for i, f in enumerate(fields):
+        at = layout.get_element_offset(tref, i) if tref.is_struct else \
+            i * layout.get_abi_size(elements[0])
+        if offsets is None or (f.kind == "struct" and not f.offsets) or \
+                (f.kind != "struct" and f.lanes > 1 and f.width % 8):
+            offsets = None  # a vector of i1 (bits packed): no byte per lane to point at
+        elif f.kind == "struct":
+            offsets += [at + o for o in f.offsets]
+        else:
+            offsets += [at + k * ((f.width + 7) // 8) for k in range(f.lanes)]
+    name = f"%{tref.name}" if tref.is_struct and tref.name else text
+    return IrType("struct", 0, sum(len(f.leaves) for f in fields), None, name, "", fields,
+                  tuple(offsets or ()), layout.get_abi_size(tref))
+
+
+def ir_type(tref, datalayout: str = NVPTX64_DATALAYOUT) -> IrType:
     """An IrType from llvmlite's TypeRef: integers, the four float formats, pointers
-    (64-bit, as on nvptx64 and the host) and vectors of those."""
+    (64-bit, as on nvptx64 and the host), vectors of those, and structs and arrays of
+    all of these (laid out by `datalayout`)."""
     text = str(tref)
+    if tref.is_struct or tref.is_array:
+        return _aggregate(tref, text, datalayout)
     if tref.is_vector:
         element = ir_type(next(iter(tref.elements)))
         return IrType(element.kind, element.width, tref.element_count, element.fmt, text,
@@ -103,9 +159,11 @@ def read_ir(text: str) -> dict[str, IrFunction]:
 
 def ir_function(fn, module) -> IrFunction:
     """One defined function of a parsed module (refused alone where its type is)."""
+    layout = module.data_layout or NVPTX64_DATALAYOUT
     try:
-        params = [(a.name or f"arg{i}", ir_type(a.type)) for i, a in enumerate(fn.arguments)]
-        ret = ir_type(fn.global_value_type.get_function_return())
+        params = [(a.name or f"arg{i}", ir_type(a.type, layout))
+                  for i, a in enumerate(fn.arguments)]
+        ret = ir_type(fn.global_value_type.get_function_return(), layout)
     except Unsupported as e:  # this function only: the others are still checked
         return IrFunction(fn.name, [], IrType("void"), frozenset(), [], fn, module, e)
     define = reader.define_line(str(fn))

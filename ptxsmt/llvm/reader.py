@@ -155,6 +155,19 @@ def switch_cases(text: str) -> list[int]:
             for v in cases[1::5]]
 
 
+def aggregate_indices(text: str) -> list[int]:
+    """The indices of `%x = extractvalue {i32, {i8, i16}} %s, 1, 0` (-> [1, 0]) or of
+    `insertvalue T %s, i8 %v, 1`: the `, N` run that ends the instruction."""
+    words = _tokens(text.split(", !", 1)[0])  # metadata attachments follow the indices
+    out = []
+    while len(words) >= 2 and words[-1].isdigit() and words[-2] == ",":
+        out.append(int(words[-1]))
+        words = words[:-2]
+    if not out:
+        raise LlvmError(f"no indices in {text.strip()!r}")
+    return out[::-1]
+
+
 # ---- constants ---------------------------------------------------------------------------
 
 UNDEF, POISON = "undef", "poison"
@@ -209,7 +222,8 @@ def constant_words(text: str, type_text: str) -> list[str]:
 # ---- function signatures ---------------------------------------------------------------
 
 PARAM_ATTRS = frozenset({"zeroext", "signext", "noundef", "inreg", "nonnull", "noalias",
-                         "nocapture", "readonly", "writeonly", "byval", "align"})
+                         "nocapture", "readonly", "writeonly", "byval", "align", "byref",
+                         "sret", "inalloca", "preallocated"})
 
 
 def define_line(function_text: str) -> str:
@@ -274,3 +288,88 @@ def intrinsic_base(callee: str) -> str:
     while len(parts) > 1 and is_type(parts[-1]):
         parts.pop()
     return ".".join(parts)
+
+
+def _c_string(body: str) -> list[str]:
+    """The bytes of an `[N x i8] c"..."` constant as words: `\\HH` escapes, `\\\\`."""
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\":
+            if body[i + 1] == "\\":
+                out.append(str(ord("\\")))
+                i += 2
+                continue
+            out.append(str(int(body[i + 1:i + 3], 16)))
+            i += 3
+        else:
+            out.append(str(ord(body[i])))
+            i += 1
+    return out
+
+
+def aggregate_constant(text: str) -> str | list:
+    """A printed struct/array constant `T v` as a tree: a word for the whole value
+    (`poison`, `undef`, `zeroinitializer`) or one subtree per field, with a vector's or
+    a scalar's value as in `constant_words`: `{ i32, [2 x i8] } { i32 1, [2 x i8] c"ab" }`
+    -> ["1", ["97", "98"]]."""
+    at = _skip_type(text, 0)
+    tree, end = _value(text, at)
+    if text[end:].strip():
+        raise Unsupported("constant", text)
+    return tree
+
+
+def _skip_type(text: str, i: int) -> int:
+    """Past one printed type starting at text[i] (leading blanks skipped)."""
+    while text[i].isspace():
+        i += 1
+    if text[i] in "{[<":
+        close = {"{": "}", "[": "]", "<": ">"}[text[i]]
+        depth, j = 0, i
+        while True:
+            if text[j] in "{[<":
+                depth += 1
+            elif text[j] in "}]>":
+                depth -= 1
+                if depth == 0:
+                    if text[j] != close and not (text[i:i + 2] == "<{" and text[j] == "}"):
+                        raise Unsupported("constant", text)
+                    if text[i:i + 2] == "<{":
+                        j += 1  # the > of <{ ... }>
+                    return j + 1
+            j += 1
+    j = i
+    while j < len(text) and not text[j].isspace() and text[j] not in ",{}[]<>":
+        j += 1
+    if text[i:j] == "ptr" and text[j:j + 10].lstrip().startswith("addrspace"):
+        j = text.index(")", j) + 1
+    return j
+
+
+def _value(text: str, i: int) -> tuple[str | list, int]:
+    """One printed constant value starting at text[i]: (tree, index after it)."""
+    while text[i].isspace():
+        i += 1
+    if text.startswith('c"', i):
+        end = text.index('"', i + 2)
+        return _c_string(text[i + 2:end]), end + 1
+    if text[i] in "{[<":
+        close = {"{": "}", "[": "]", "<": ">"}[text[i]]
+        out, i = [], i + 1
+        while True:
+            while text[i].isspace():
+                i += 1
+            if text[i] == close:
+                return out, i + 1
+            tree, i = _value(text, _skip_type(text, i))
+            out.append(tree)
+            while text[i].isspace():
+                i += 1
+            if text[i] == ",":
+                i += 1
+    j = i
+    while j < len(text) and not text[j].isspace() and text[j] not in ",{}[]<>":
+        j += 1
+    if j == i:
+        raise Unsupported("constant", text)
+    return text[i:j], j

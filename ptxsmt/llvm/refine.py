@@ -31,6 +31,9 @@ from .module import IrFunction
 PTX_SPACE = {0: "global", 1: "global", 3: "shared", 4: "const", 5: "local"}
 OBSERVABLE = ("global", "shared")
 RETURN = "func_retval0"
+# Pointer parameters to memory the call provides (a byval copy is the PTX parameter's own
+# bytes, read with ld.param): not modelled; a pointer is otherwise an address in memory.
+BY_MEMORY = frozenset({"byval", "byref", "inalloca", "preallocated"})
 
 
 @dataclass
@@ -61,14 +64,23 @@ def _extension(attrs: frozenset[str], bits: z3.BitVecRef, width: int) -> z3.BitV
     return None
 
 
-def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list[z3.BoolRef]:
-    """PTX parameter reads equal the IR arguments' bits (extended where the IR says)."""
+def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
+                 ) -> tuple[list[z3.BoolRef], list[tuple[z3.ExprRef, z3.ExprRef]]]:
+    """PTX parameter reads equal the IR arguments' bits (extended where the IR says): the
+    links, and each read as the IR's terms (its bits above the IR value stay the read's
+    own), to put in its place in the query so that the two sides share their terms (a
+    `cvt.rn.f64.s64` of the IR's own bits is then the very term of `sitofp`: z3 need not
+    show two conversion circuits equal). The links stay in the query: the model still
+    gives each read a value, and each substitution holds under them."""
     if len(ptx_fn.params) != len(ir_fn.params):
         raise LlvmError(f"@{ir_fn.name} has {len(ir_fn.params)} parameters, the PTX function "
                         f"{ptx_fn.name} {len(ptx_fn.params)}")
-    links = []
+    links, same = [], []
     for (name, _), attrs, param in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params,
                                        strict=True):
+        if attrs & BY_MEMORY:  # the IR's pointer to a copy is the PTX's .param bytes
+            raise Unsupported("calling convention", f"{' '.join(sorted(attrs & BY_MEMORY))} "
+                              f"parameter %{name} of @{ir_fn.name}")
         bits = ir.params[name]
         for key, read in ptx.inputs.items():
             base, offset = _split(key)
@@ -80,10 +92,15 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list
             if lo < top:
                 source = wide if wide is not None else bits
                 links.append(z3.Extract(top - lo - 1, 0, read) == z3.Extract(top - 1, lo, source))
+                known = source if (lo, top) == (0, source.size()) else \
+                    z3.Extract(top - 1, lo, source)
+                same.append((read, known if top - lo == read.size() else z3.Concat(
+                    z3.Extract(read.size() - 1, top - lo, read), known)))
     for reg, term in ir.sregs.items():
         if reg in ptx.inputs:
             links.append(ptx.inputs[reg] == term)
-    return links
+            same.append((ptx.inputs[reg], term))
+    return links, same
 
 
 def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
@@ -93,7 +110,15 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
     differ (see `ir_refines`)."""
     if ir.result is None:
         return z3.BoolVal(False)
-    lane_width = ir.result[0].bits.size()
+    t = ir_fn.returns
+    if t.kind == "struct" and not t.offsets:
+        raise Unsupported("calling convention", f"{t.text}: lanes that are not whole bytes")
+    # where each lane's bits are in func_retval0: a vector's side by side, an aggregate's
+    # fields at their offsets (padding, and a field's bits above its width, are free)
+    at_bit = [8 * o for o in t.offsets] if t.kind == "struct" else \
+        [i * x.bits.size() for i, x in enumerate(ir.result)]
+    wanted = {at + b for at, x in zip(at_bit, ir.result, strict=True)
+              for b in range(x.bits.size())}
     bits = concat(ir.result)
     wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
     returned: dict[int, z3.BitVecRef] = {}  # bit position -> the PTX's bit there
@@ -104,18 +129,17 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
             continue
         for b in range(value.size()):
             at = 8 * offset + b
-            if at < bits.size():
+            if at in wanted:
                 returned[at] = z3.Extract(b, b, value)
-            elif wide is not None and at < 64:  # the zeroext/signext bits
+            elif wide is not None and bits.size() <= at < 64:  # the zeroext/signext bits
                 source = z3.Extract(at, at, wide)
                 out.append(z3.And(z3.Not(ir.result[0].poison), z3.Extract(b, b, value) != source))
             # above the IR value otherwise: free
-    if len(returned) < bits.size():
+    if len(returned) < len(wanted):
         raise Unsupported("calling convention", f"the PTX does not return all of @{ir_fn.name}'s "
-                          f"{bits.size()}-bit result in {RETURN}")
-    fmt = ir_fn.returns.fmt
-    for i, lane in enumerate(ir.result):
-        lo = i * lane_width
+                          f"{len(wanted)}-bit result in {RETURN}")
+    for lo, lane, leaf in zip(at_bit, ir.result, t.leaves, strict=True):
+        fmt, lane_width = leaf.fmt, lane.bits.size()
         got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
             if lane_width > 1 else returned[lo]
         differs = got != lane.bits
@@ -182,12 +206,15 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
         ptx = encode_ptx(ptx_fn)
     except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
         return Refinement("unknown", f"PTX: {e}")
-    links = _link_params(ir, ir_fn, ptx, ptx_fn)
+    links, same = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
     assumed, ptx_undefined = _ptx_undefined(ptx)
     links += assumed
-    body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
-                                       ptx_undefined))
+
+    def shared(term: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(term, *same) if same else term
+    body = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
+                                              ptx_undefined)))
     # a counterexample must hold for every choice the IR leaves open
     bad = z3.ForAll(ir.choices, body) if ir.choices else body
     links += mem_links
@@ -208,8 +235,8 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     # an unspecified NaN", abs.f64 "passes NaN through unchanged") where hardware and
     # LLVM agree on a bit operation: a result that differs only in which NaN it is
     # says more about that text than about the compiler, so it is no verdict.
-    blind = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
-                                        mem_mismatch, ptx_undefined))
+    blind = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
+                                               mem_mismatch, ptx_undefined)))
     if not _replayed(model, links, blind, ir.choices, timeout_ms):
         return Refinement("unknown", "the results differ only in a NaN's sign or payload, "
                           "which the PTX ISA leaves unspecified in places", inputs)
@@ -217,12 +244,20 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     def value(term):
         v = model.eval(term, model_completion=True)
         return v.as_long() if z3.is_bv_value(v) else None
+    def ir_value() -> int | None:
+        """The IR's result as func_retval0 holds it: an aggregate's fields at their
+        offsets (padding 0), a vector's lanes side by side."""
+        t = ir_fn.returns
+        if t.kind != "struct":
+            return value(concat(ir.result))
+        lanes = [value(x.bits) for x in ir.result]
+        return None if None in lanes else \
+            sum(v << 8 * at for v, at in zip(lanes, t.offsets, strict=True))
     ptx_ret = ptx.returns.get(RETURN)
     ptx_inputs = None if ptx.memory else {k: value(v) for k, v in ptx.inputs.items()}
     if ptx_inputs is not None and None in ptx_inputs.values():
         ptx_inputs = None
-    return Refinement("different", "", inputs,
-                      value(concat(ir.result)) if ir.result else None,
+    return Refinement("different", "", inputs, ir_value() if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
 
 

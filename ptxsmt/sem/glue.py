@@ -6,7 +6,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import format_variant
-from ..isa.types import PRED, Kind
+from ..isa.types import PRED, Kind, PtxType
 from ..isa.variants import Variant
 from .options import Options
 from .sorts import fields, free_nan, is_nan, widen
@@ -44,14 +44,18 @@ def cvt(v: Variant, a: z3.BitVecRef, opts: Options) -> z3.BitVecRef:
 
 
 def cvt_int(v: Variant, a: z3.BitVecRef) -> z3.BitVecRef:
-    """d = convert(a) between integers: "sext = sign-extend; zext = zero-extend; chop = keep
-    only low bits that fit" (the extension follows the source's signedness). ".sat: For
-    integer destination types, .sat limits the result to MININT..MAXINT for the size of
-    the operation": the source's value clamped to the destination's range."""
-    src, dst = v.atype, v.dtype
+    return integer_cvt(a, v.atype, v.dtype, v.sat)
+
+
+def integer_cvt(a: z3.BitVecRef, src: PtxType, dst: PtxType, sat: bool) -> z3.BitVecRef:
+    """d = convert(a) between integers (.u8 ... .s64; `a` has src's width): "sext =
+    sign-extend; zext = zero-extend; chop = keep only low bits that fit" (the extension
+    follows the source's signedness). ".sat: For integer destination types, .sat limits
+    the result to MININT..MAXINT for the size of the operation": the source's value
+    clamped to the destination's range."""
     n, signed = max(src.width, dst.width) + 1, src.kind is Kind.SIGNED
     wide = (z3.SignExt if signed else z3.ZeroExt)(n - src.width, a)  # a's value, exactly
-    if v.sat:
+    if sat:
         top = (1 << (dst.width - 1)) - 1 if dst.kind is Kind.SIGNED else (1 << dst.width) - 1
         low = -top - 1 if dst.kind is Kind.SIGNED else 0
         lo, hi = z3.BitVecVal(low, n), z3.BitVecVal(top, n)
