@@ -9,15 +9,18 @@ through a poison or null (address space 0) or misaligned pointer is undefined.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import z3
 
+from ..isa.types import F32, FloatFormat
 from . import floating as fl
 from . import integer as it
 from . import intrinsics as intr
 from . import nvvm, reader
 from .errors import Unsupported
+from .floating import IEEE
 from .module import IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
@@ -123,7 +126,7 @@ class _Encoder:
         return [blocks[k] for k in reversed(order)]
 
     def run(self) -> Encoding:
-        _check_fp_environment(self.fn)
+        self.denormal = _fp_environment(self.fn)
         blocks = self._order()
         spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
@@ -206,6 +209,11 @@ class _Encoder:
         except ValueError:
             raise Unsupported("constant", word) from None
 
+    def _input(self, bits: z3.BitVecRef, fmt) -> z3.FPRef:
+        """An operand of a floating-point operation as it reads it: a denormal is zero
+        where the function's denormal mode says inputs are flushed."""
+        return fl.view(fl.flush_input(bits, fmt, self.denormal(fmt)), fmt)
+
     def _ub(self, cond: z3.BoolRef) -> None:
         self.ub.append(z3.And(self.path, cond))
 
@@ -276,12 +284,14 @@ class _Encoder:
         args = [self.raw(o) for o in ins.operands]
         contractions = self._contractions(ins, p)
 
+        mode = self.denormal(fmt)
+
         def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
             """The fused results of lane i, one per contractible product."""
             out = []
             for k, (x, y), negated in contractions:
-                u, v = (fl.view((x[i] if len(x) > 1 else x[0]).bits, fmt),
-                        fl.view((y[i] if len(y) > 1 else y[0]).bits, fmt))
+                u, v = (self._input((x[i] if len(x) > 1 else x[0]).bits, fmt),
+                        self._input((y[i] if len(y) > 1 else y[0]).bits, fmt))
                 if negated != (ins.opcode == "fsub" and k == 1):
                     u = z3.fpNeg(u)
                 other = views[1 - k]
@@ -291,15 +301,15 @@ class _Encoder:
             return out
 
         def lane(i: int, *xs: Lane) -> Lane:
-            views = [fl.view(x.bits, fmt) for x in xs]
-            if ins.opcode == "fneg":  # the negation of any NaN is any NaN
+            if ins.opcode == "fneg":  # the negation of any NaN is any NaN; a bit operation
                 bits, nan = fl.fneg(xs[0].bits), xs[0].nan
-                r = fl.view(bits, fmt)
+                views, r = [fl.view(xs[0].bits, fmt)], fl.view(bits, fmt)
             else:
+                views = [self._input(x.bits, fmt) for x in xs]
                 r = fl.BINARY[ins.opcode](*views)
                 for alternative in fusions(i, views):
                     r = z3.If(self.choices.flag("contract"), alternative, r)
-                bits = fl.result_bits(r, fmt)
+                bits = fl.flush_output(fl.result_bits(r, fmt), fmt, mode, self.choices)
                 nan = z3.fpIsNaN(r)
             if "nsz" in flags:
                 bits = fl.nsz(bits, self.choices)
@@ -324,7 +334,7 @@ class _Encoder:
         a, b = (self.raw(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
-            u, v = fl.view(x.bits, fmt), fl.view(y.bits, fmt)
+            u, v = self._input(x.bits, fmt), self._input(y.bits, fmt)
             poison = z3.Or(x.poison, y.poison, fl.fast_math_poison(flags, [u, v]))
             return Lane(bool_bits(fl.fcmp(p.predicate, u, v)), poison)
         return self._lanewise(lane, a, b)
@@ -427,18 +437,22 @@ class _Encoder:
         def lane(x: Lane) -> Lane:
             poison = [x.poison]
             if op in ("fptosi", "fptoui"):
-                bits, out_of_range = fl.fptoi(fl.view(x.bits, src.fmt), t.width, op == "fptosi")
+                bits, out_of_range = fl.fptoi(self._input(x.bits, src.fmt), t.width,
+                                              op == "fptosi")
                 return Lane(bits, z3.Or(x.poison, out_of_range))
-            if op in ("sitofp", "uitofp"):
+            if op in ("sitofp", "uitofp"):  # no integer converts to a denormal: no flush
                 r = fl.itofp(x.bits, t.fmt, op == "sitofp")
                 poison += [it.CAST_FLAG_POISON[op, f](x.bits, t.width)
                            for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
+                bits = fl.result_bits(r, t.fmt)
             else:
-                v = fl.view(x.bits, src.fmt)
+                v = self._input(x.bits, src.fmt)
                 r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
+                bits = fl.flush_output(fl.result_bits(r, t.fmt), t.fmt, self.denormal(t.fmt),
+                                       self.choices)
             poison.append(fl.fast_math_poison(flags, [r]))
-            return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)
+            return float_lane(bits, z3.Or(*poison), t.fmt)
         return self._lanewise(lane, a)
 
     _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
@@ -583,8 +597,12 @@ class _Encoder:
             bitwise = base in intr.FLOAT_BITWISE  # they see the bits: exposed operands
             values = [(self.operand if bitwise else self.raw)(o) for o in args]
 
+            mode = IEEE if bitwise else self.denormal(t.fmt)  # fabs, copysign: bit operations
+
             def lane(*xs: Lane) -> Lane:
-                bits = intr.FLOAT[base](*[x.bits for x in xs], t.fmt, self.choices)
+                ins_ = [fl.flush_input(x.bits, t.fmt, mode) for x in xs]
+                bits = intr.FLOAT[base](*ins_, t.fmt, self.choices)
+                bits = fl.flush_output(bits, t.fmt, mode, self.choices)
                 if "nsz" in flags:
                     bits = fl.nsz(bits, self.choices)
                 views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
@@ -619,21 +637,32 @@ class _Encoder:
         return inner.result
 
 
-# Function attributes that change what float instructions compute (flush denormals,
-# license unsafe rewrites): the encoding models the default environment only.
-FP_ENVIRONMENT = {"denormal-fp-math": "ieee,ieee", "denormal-fp-math-f32": "ieee,ieee",
-                  "unsafe-fp-math": "false", "no-nans-fp-math": "false",
+# Function attributes that license unsafe rewrites: the encoding models the default
+# environment only. The denormal modes are modelled (floating.Denormal).
+FP_ENVIRONMENT = {"unsafe-fp-math": "false", "no-nans-fp-math": "false",
                   "no-infs-fp-math": "false", "no-signed-zeros-fp-math": "false",
                   "approx-func-fp-math": "false", "nvptx-f32ftz": "false"}
+DENORMAL_ATTRIBUTES = ("denormal-fp-math", "denormal-fp-math-f32")
 
 
-def _check_fp_environment(fn: IrFunction) -> None:
+def _fp_environment(fn: IrFunction) -> Callable[[FloatFormat], fl.Denormal]:
+    """The denormal mode of each float format in `fn` ("denormal-fp-math-f32" for float,
+    else "denormal-fp-math"); other environments are refused."""
     attrs = {}
     for text in fn.value.attributes:
         attrs |= reader.string_attributes(text.decode() if isinstance(text, bytes) else text)
     for key, default in FP_ENVIRONMENT.items():
-        if key in attrs and attrs[key] not in (default, "ieee"):
+        if key in attrs and attrs[key] != default:
             raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
+    modes = {}
+    for key in DENORMAL_ATTRIBUTES:
+        mode = fl.denormal_mode(attrs.get(key, ""))
+        if mode is None:
+            raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
+        modes[key] = mode
+    general = modes["denormal-fp-math"]
+    f32 = modes["denormal-fp-math-f32"] if "denormal-fp-math-f32" in attrs else general
+    return lambda fmt: f32 if fmt == F32 else general
 
 
 def _resize(x: z3.BitVecRef, width: int, signed: bool = False) -> z3.BitVecRef:

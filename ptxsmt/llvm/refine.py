@@ -189,11 +189,11 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     body = z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
                                        ptx_undefined))
     # a counterexample must hold for every choice the IR leaves open
-    bad = z3.ForAll(ir.choices, body) if ir.choices else body
+    bad, quantified = _for_every_choice(ir.choices, body)
     links += mem_links
     if emit is not None:
         emit([*links, bad])
-    answer, model, why = _solve([*links, bad], not ir.choices, timeout_ms, second)
+    answer, model, why = _solve([*links, bad], not quantified, timeout_ms, second)
     if answer == z3.unsat:
         return Refinement("refines")
     if answer == z3.unknown:
@@ -224,6 +224,21 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     return Refinement("different", "", inputs,
                       value(concat(ir.result)) if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
+
+
+EXPANDED_FLAGS = 3  # at most this many Boolean choices are expanded, not quantified
+
+
+def _for_every_choice(choices: list, body: z3.BoolRef) -> tuple[z3.BoolRef, bool]:
+    """`body` for every choice, and whether that needed a quantifier: a few Boolean
+    choices (a denormal flushed or not, fmuladd fused or not) are expanded, ForAll c. B =
+    B[c:=true] and B[c:=false]; the others are quantified."""
+    flags = [c for c in choices if z3.is_bool(c)][:EXPANDED_FLAGS]
+    for c in flags:
+        body = z3.And(z3.substitute(body, (c, z3.BoolVal(True))),
+                      z3.substitute(body, (c, z3.BoolVal(False))))
+    rest = [c for c in choices if not any(c.eq(f) for f in flags)]
+    return (z3.ForAll(rest, body), True) if rest else (body, False)
 
 
 def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
