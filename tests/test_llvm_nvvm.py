@@ -16,7 +16,7 @@ from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.refine import ir_refines  # noqa: E402
 
 IR_TYPE = {"f32": "float", "f64": "double", "s32": "i32", "u32": "i32", "s64": "i64",
-           "u64": "i64", "b32": "i32"}
+           "u64": "i64", "b32": "i32", "bf16": "bfloat"}
 
 
 def _function(base: str) -> str:
@@ -48,7 +48,7 @@ def test_each_intrinsic_is_the_instruction_llvm_emits(compiled):
 
 
 SAMPLE = ("nvvm.add.rm.f", "nvvm.mulhi.ll", "nvvm.f2i.rz", "nvvm.d2f.rn", "nvvm.fmax.nan.f",
-          "nvvm.prmt", "nvvm.fma.rp.d", "nvvm.ull2f.rz")
+          "nvvm.prmt", "nvvm.fma.rp.d", "nvvm.ull2f.rz", "nvvm.f2bf16.rz")
 
 
 @pytest.mark.parametrize("base", SAMPLE)

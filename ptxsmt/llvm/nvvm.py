@@ -53,6 +53,8 @@ def _table() -> dict[str, str]:
     for suffix, t in (("i", "s32"), ("ui", "u32"), ("ll", "s64"), ("ull", "u64")):
         out[f"nvvm.mulhi.{suffix}"] = f"mul.hi.{t}"
     # (mul24, sad and the .approx forms wait for their PTX semantics)
+    for r in ("rn", "rz"):  # f2bf16 (.relu and the x2 forms wait for their PTX semantics)
+        out[f"nvvm.f2bf16.{r}"] = f"cvt.{r}.bf16.f32"
     out["nvvm.saturate.f"] = "cvt.sat.f32.f32"
     out["nvvm.saturate.ftz.f"] = "cvt.ftz.sat.f32.f32"
     out["nvvm.saturate.d"] = "cvt.sat.f64.f64"
@@ -74,7 +76,7 @@ def ptx_types(base: str) -> tuple[str, list[str]]:
     """The PTX types of the destination and the operands of PTX[base] (the last type
     modifier is the source's, the one before it a cvt's destination)."""
     spelling = PTX[base]
-    types = [m for m in spelling.split(".")[1:] if m[0] in "fsub" and m[1:].isdigit()]
+    types = [m for m in spelling.split(".")[1:] if m[0] in "fsub" and m.lstrip("b")[1:].isdigit()]
     count = 3 if spelling.startswith(("fma", "prmt")) else \
         1 if spelling.startswith(("cvt", "sqrt", "rcp")) else 2
     return types[0], [types[-1]] * count
