@@ -16,7 +16,8 @@ from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.refine import ir_refines  # noqa: E402
 
 IR_TYPE = {"f32": "float", "f64": "double", "s32": "i32", "u32": "i32", "s64": "i64",
-           "u64": "i64", "b32": "i32", "bf16": "bfloat"}
+           "u64": "i64", "b32": "i32", "bf16": "bfloat", "f16x2": "<2 x half>",
+           "bf16x2": "<2 x bfloat>", "tf32": "i32"}
 
 
 def _function(base: str) -> str:

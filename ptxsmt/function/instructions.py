@@ -27,6 +27,7 @@ from ..isa.body import read_address
 from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
+from ..sem.convert import sm80_form
 from . import memory
 from .effects import Execution, resize
 from .memory import SPACES
@@ -234,5 +235,17 @@ def opaque(ex: Execution, g: Generic) -> None:
         ex.write(dest, ex.opaque_value(g, key, dest, args), g)
 
 
+def cvt(ex: Execution, g: Generic) -> None:
+    """The cvt forms outside the variant catalogue that ptxsmt models (sem/convert.py's
+    `sm80_form`: .f16x2/.bf16x2 from two .f32, .relu, .tf32); any other is opaque."""
+    sources = [ex.value(o, TYPES["f32"], g) for o in g.operands[1:]]
+    value = sm80_form(".".join((g.opcode, *g.modifiers)), sources) \
+        if len(g.destinations()) == 1 else None
+    if value is None:
+        return opaque(ex, g)
+    dest = g.operands[0]
+    ex.write(dest, resize(value, ex.width(dest, g), False), g)
+
+
 HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "atom": atom, "red": atom,
-            **dict.fromkeys(NO_EFFECT, no_effect)}
+            "cvt": cvt, **dict.fromkeys(NO_EFFECT, no_effect)}

@@ -575,13 +575,14 @@ class _Encoder:
             self._ub(z3.Or(c.poison, c.bits == 0))
             return None
         if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
-            values = [self.operand(o) for o in args]
-            if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:
+            values, t = [self.operand(o) for o in args], ir_type(ins.type)
+            if any(len(v) != 1 for v in values):
                 raise Unsupported("intrinsic", f"@{name} on vectors")
             bits = nvvm.apply(base, [v[0].bits for v in values])
-            if bits.size() != ir_type(ins.type).width:
+            if bits.size() != t.width * t.lanes:
                 raise Unsupported("intrinsic", f"@{name}: not the PTX instruction's width")
-            return (Lane(bits, any_poison(*[v[0] for v in values])),)
+            poison = any_poison(*[v[0] for v in values])  # a packed result: lane 0 low
+            return tuple(Lane(x.bits, poison) for x in lanes_of(bits, t))
         if base in intr.INTEGER:
             k = intr.IMMEDIATE.get(base, 0)
             values = [self.operand(o) for o in args[:len(args) - k]]
