@@ -103,6 +103,42 @@ def test_flushing_as_the_langref_says(line, x, mode, want):
     assert values(unary(line, mode), a=x) == want
 
 
+def test_a_value_is_flushed_or_not_once_for_all_its_uses():
+    """One operation, one result: two bitcasts of a maybe-flushed value agree."""
+    enc = encode("%x = bitcast i32 %a to float\n%y = fmul float %x, 0.5\n"
+                 "%p = bitcast float %y to i32\n%q = bitcast float %y to i32\n"
+                 "%d = sub i32 %p, %q\nret i32 %d", "i32 %a", "i32", f32_mode(PS))
+    assert values(enc, a=MIN_NORMAL) == {0}
+    big = float(2 ** 126)
+    enc = unary(f"%z = fmul float %x, 0.5\n%p = fmul float %z, {big!r}\n"
+                f"%q = fmul float %z, {big!r}\n%y = fsub float %p, %q", f"{PS},ieee")
+    assert values(enc, a=MIN_NORMAL) == {0}  # 0.5 - 0.5 or 0.0 - 0.0, never 0.5 - 0.0
+
+
+@pytest.mark.parametrize("mode,want", [(PS, {0}), (f"{PS},ieee", {f32(0.5), 0})])
+def test_a_later_operation_reads_a_maybe_flushed_value_by_its_input_mode(mode, want):
+    """2^-127 * 2^126: 0.5 from the denormal, 0.0 from its flushed zero; where inputs
+    flush too, the denormal is read as that zero either way."""
+    enc = unary(f"%z = fmul float %x, 0.5\n%y = fmul float %z, {float(2 ** 126)!r}", mode)
+    assert values(enc, a=MIN_NORMAL) == want
+
+
+@pytest.mark.parametrize("line", [
+    "%s = select i1 true, float %z, float 1.0\n%y = fneg float %s",
+    "%v = insertelement <2 x float> poison, float %z, i32 1\n"
+    "%y = extractelement <2 x float> %v, i32 1",
+    "%y = call float @g(float %x)",
+])
+def test_moves_and_calls_keep_both_values(line):
+    ir = ("define float @g(float %a) #0 {\n%r = fmul float %a, 0.5\nret float %r\n}\n"
+          "define i32 @f(i32 %a) #0 {\n%x = bitcast i32 %a to float\n"
+          f"%z = fmul float %x, 0.5\n{line}\n%r = bitcast float %y to i32\nret i32 %r\n}}\n"
+          f"attributes #0 = {{ {f32_mode(PS)} }}\n")
+    enc = encode_function(read_ir(ir)["f"])
+    got = values(enc, a=MIN_NORMAL)
+    assert got == ({HALF_MIN | 1 << 31, 1 << 31} if "fneg" in line else {HALF_MIN, 0})
+
+
 @pytest.mark.parametrize("mode,want", [("ieee", 0), (PS, 1), (PZ, 1), (f"{PS},ieee", 0)])
 def test_a_compare_reads_denormal_inputs_as_zero(mode, want):
     """fcmp is a floating-point operation: oeq d, 0.0 holds where inputs are flushed."""

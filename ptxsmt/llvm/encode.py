@@ -85,6 +85,7 @@ class _Encoder:
         self.depth = caller.depth + 1 if caller else 0
         self.values: dict[int, Value] = {}
         self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
+        self.unflushed: dict[int, Value] = {}  # values whose flushing was chosen
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
@@ -165,9 +166,9 @@ class _Encoder:
     # ---- operands -------------------------------------------------------------------------
 
     def operand(self, o) -> Value:
-        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN (the
-        same choice at every such use of the value)."""
-        value = self.raw(o)
+        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN, a lane
+        that may be flushed flushed or not (the same choices at every such use)."""
+        value = self.settled(o)
         if all(z3.is_false(x.nan) for x in value):
             return value
         key = address(o)
@@ -175,6 +176,27 @@ class _Encoder:
             fmt = ir_type(o.type).fmt
             self.exposed[key] = tuple(self.choices.exposed(x, fmt) for x in value)
         return self.exposed[key]
+
+    def settled(self, o) -> Value:
+        """An operand with "flushed or not" (`Lane.flushed`) decided: one choice per
+        value, shared by all its uses that tell the two apart."""
+        value = self.raw(o)
+        if all(x.flushed is None for x in value):
+            return value
+        key = address(o)
+        if key not in self.unflushed:
+            self.unflushed[key] = tuple(self.choices.unflushed(x) for x in value)
+        return self.unflushed[key]
+
+    def float_operand(self, o) -> Value:
+        """An operand of a floating-point operation: where this function reads a denormal
+        as the same zero its results flush to, flushed or not reads the same (raw);
+        otherwise settled."""
+        value = self.raw(o)
+        if all(x.flushed is None for x in value):
+            return value
+        mode = self.denormal(ir_type(o.type).fmt)
+        return value if mode.input == mode.output else self.settled(o)
 
     def raw(self, o) -> Value:
         """An operand as its lanes are, for uses that only ask whether it is a NaN."""
@@ -275,13 +297,14 @@ class _Encoder:
                     raise Unsupported("fast-math", "contract through fpext")
             if src is not None and src.opcode == "fmul" and \
                     "contract" in reader.instruction(str(src)).flags:
-                out.append((k, [self.raw(x) for x in src.operands], negated))
+                out.append((k, [self.float_operand(x) for x in src.operands], negated))
         return out
 
     def _float_arith(self, ins, p: reader.Printed) -> Value:
         t = ir_type(ins.type)
         fmt, flags = t.fmt, self._fast_math(p)
-        args = [self.raw(o) for o in ins.operands]
+        args = [(self.raw if ins.opcode == "fneg" else self.float_operand)(o)
+                for o in ins.operands]
         contractions = self._contractions(ins, p)
 
         mode = self.denormal(fmt)
@@ -303,20 +326,26 @@ class _Encoder:
         def lane(i: int, *xs: Lane) -> Lane:
             if ins.opcode == "fneg":  # the negation of any NaN is any NaN; a bit operation
                 bits, nan = fl.fneg(xs[0].bits), xs[0].nan
+                flushed = None if xs[0].flushed is None else fl.fneg(xs[0].flushed)
                 views, r = [fl.view(xs[0].bits, fmt)], fl.view(bits, fmt)
             else:
                 views = [self._input(x.bits, fmt) for x in xs]
                 r = fl.BINARY[ins.opcode](*views)
                 for alternative in fusions(i, views):
                     r = z3.If(self.choices.flag("contract"), alternative, r)
-                bits = fl.flush_output(fl.result_bits(r, fmt), fmt, mode, self.choices)
-                nan = z3.fpIsNaN(r)
+                bits = fl.result_bits(r, fmt)
+                flushed, nan = fl.flushed_output(bits, fmt, mode), z3.fpIsNaN(r)
             if "nsz" in flags:
-                bits = fl.nsz(bits, self.choices)
+                bits, flushed = self._nsz(bits, flushed)
             poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r]))
-            return Lane(bits, poison, nan)
+            return Lane(bits, poison, nan, flushed)
         n = max(len(a) for a in args)
         return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
+
+    def _nsz(self, bits, flushed):
+        """`nsz` on a result and on the zero it may flush to: one sign for both."""
+        sign = self.choices.bits("nsz", 1)
+        return fl.nsz(bits, sign), None if flushed is None else fl.nsz(flushed, sign)
 
     def _icmp(self, ins, p: reader.Printed) -> Value:
         a, b = (self.operand(o) for o in ins.operands)
@@ -331,7 +360,7 @@ class _Encoder:
     def _fcmp(self, ins, p: reader.Printed) -> Value:
         fmt = ir_type(next(iter(ins.operands)).type).fmt
         flags = self._fast_math(p, compare=True)
-        a, b = (self.raw(o) for o in ins.operands)
+        a, b = (self.float_operand(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
             u, v = self._input(x.bits, fmt), self._input(y.bits, fmt)
@@ -352,7 +381,7 @@ class _Encoder:
             poison = z3.Or(k.poison, out.poison)
             if flags:
                 poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(out.bits, t.fmt)]))
-            return Lane(out.bits, poison, out.nan)
+            return Lane(out.bits, poison, out.nan, out.flushed)
         return self._lanewise(lane, c, a, b)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
@@ -432,10 +461,11 @@ class _Encoder:
         op, t = ins.opcode, ir_type(ins.type)
         src = ir_type(next(iter(ins.operands)).type)
         flags = self._fast_math(p)
-        (a,) = (self.raw(o) for o in ins.operands)
+        (a,) = ((self.float_operand if src.kind == "float" else self.raw)(o)
+                for o in ins.operands)
 
         def lane(x: Lane) -> Lane:
-            poison = [x.poison]
+            poison, flushed = [x.poison], None
             if op in ("fptosi", "fptoui"):
                 bits, out_of_range = fl.fptoi(self._input(x.bits, src.fmt), t.width,
                                               op == "fptosi")
@@ -449,10 +479,10 @@ class _Encoder:
                 v = self._input(x.bits, src.fmt)
                 r = (fl.fptrunc if op == "fptrunc" else fl.fpext)(v, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
-                bits = fl.flush_output(fl.result_bits(r, t.fmt), t.fmt, self.denormal(t.fmt),
-                                       self.choices)
+                bits = fl.result_bits(r, t.fmt)
+                flushed = fl.flushed_output(bits, t.fmt, self.denormal(t.fmt))
             poison.append(fl.fast_math_poison(flags, [r]))
-            return float_lane(bits, z3.Or(*poison), t.fmt)
+            return float_lane(bits, z3.Or(*poison), t.fmt, flushed)
         return self._lanewise(lane, a)
 
     _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
@@ -477,7 +507,7 @@ class _Encoder:
         out = Lane(vec[0].bits, z3.BoolVal(True))
         for i in reversed(range(len(vec))):
             out = pick(idx.bits == i, vec[i], out)
-        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan),)
+        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan, out.flushed),)
 
     def _insertelement(self, ins, p: reader.Printed) -> Value:
         """"a vector of the same type as val. Its element values are those of val except
@@ -486,7 +516,7 @@ class _Encoder:
         vec, (elt,), (idx,) = (self.raw(o) for o in ins.operands)
         bad = z3.Or(idx.poison, z3.UGE(idx.bits, len(vec)))
         lanes = [pick(idx.bits == i, elt, x) for i, x in enumerate(vec)]
-        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan) for x in lanes)
+        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan, x.flushed) for x in lanes)
 
     def _shufflevector(self, ins, p: reader.Printed) -> Value:
         """"The elements of the two input vectors are numbered from left to right across
@@ -596,19 +626,20 @@ class _Encoder:
             t = ir_type(ins.type)
             flags = self._fast_math(p)
             bitwise = base in intr.FLOAT_BITWISE  # they see the bits: exposed operands
-            values = [(self.operand if bitwise else self.raw)(o) for o in args]
+            values = [(self.operand if bitwise else self.float_operand)(o) for o in args]
 
             mode = IEEE if bitwise else self.denormal(t.fmt)  # fabs, copysign: bit operations
 
             def lane(*xs: Lane) -> Lane:
                 ins_ = [fl.flush_input(x.bits, t.fmt, mode) for x in xs]
                 bits = intr.FLOAT[base](*ins_, t.fmt, self.choices)
-                bits = fl.flush_output(bits, t.fmt, mode, self.choices)
+                flushed = fl.flushed_output(bits, t.fmt, mode)
                 if "nsz" in flags:
-                    bits = fl.nsz(bits, self.choices)
+                    bits, flushed = self._nsz(bits, flushed)
                 views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
                 poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))
-                return Lane(bits, poison) if bitwise else float_lane(bits, poison, t.fmt)
+                return Lane(bits, poison) if bitwise else \
+                    float_lane(bits, poison, t.fmt, flushed)
             return self._lanewise(lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
 
@@ -631,11 +662,13 @@ class _Encoder:
         fn = ir_function(callee, self.fn.module)
         if fn.refused is not None:
             raise fn.refused
-        inner = _Encoder(fn, self, [self.raw(o) for o in args]).run()
+        inner = _Encoder(fn, self, [self.settled(o) for o in args]).run()
         if inner.initial_memory:
             raise Unsupported("call", f"@{callee.name} reads or writes memory")
         self._ub(inner.ub)
-        return inner.result
+        # flushed or not settled where a value crosses: the two functions' modes may differ
+        return None if inner.result is None else \
+            tuple(self.choices.unflushed(x) for x in inner.result)
 
 
 # Function attributes that license unsafe rewrites: the encoding models the default

@@ -12,7 +12,7 @@ import z3
 
 from ..isa.types import FloatFormat
 from ..sem.sorts import as_float, fp_sort
-from .values import Choices, some_nan
+from .values import some_nan
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
@@ -88,12 +88,11 @@ def fast_math_poison(flags: frozenset[str], values: list[z3.FPRef]) -> z3.BoolRe
                                       if f in FAST_MATH_POISON for v in values])
 
 
-def nsz(bits: z3.BitVecRef, choices: Choices) -> z3.BitVecRef:
+def nsz(bits: z3.BitVecRef, sign: z3.BitVecRef) -> z3.BitVecRef:
     """"nsz: No Signed Zeros - Allow optimizations to treat the sign of a zero argument or
-    zero result as insignificant": a zero result has either sign."""
+    zero result as insignificant": a zero result has either sign (`sign`, a choice)."""
     top = bits.size() - 1
     magnitude = z3.Extract(top - 1, 0, bits)
-    sign = choices.bits("nsz", 1)
     return z3.If(magnitude == 0, z3.Concat(sign, magnitude), bits)
 
 
@@ -167,13 +166,16 @@ def subnormal(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BoolRef:
                   z3.Extract(frac - 1, 0, bits) != 0)
 
 
-def _flushed(bits: z3.BitVecRef, kind: str) -> z3.BitVecRef:
-    """The zero a denormal becomes: "preserve-sign" keeps its sign ("the sign of a
-    flushed-to-zero number is preserved in the sign of 0"), "positive-zero" is +0.0."""
+def _flush(bits: z3.BitVecRef, fmt: FloatFormat, kind: str) -> z3.BitVecRef:
+    """`bits` with a denormal made the zero it becomes: "preserve-sign" keeps its sign
+    ("the sign of a flushed-to-zero number is preserved in the sign of 0"; written as
+    "a biased exponent of 0 gives the zero of its sign", which leaves zeros as they are),
+    "positive-zero" gives +0.0."""
     w = bits.size()
     if kind == "positive-zero":
-        return z3.BitVecVal(0, w)
-    return z3.Concat(z3.Extract(w - 1, w - 1, bits), z3.BitVecVal(0, w - 1))
+        return z3.If(subnormal(bits, fmt), z3.BitVecVal(0, w), bits)
+    return z3.If(z3.Extract(w - 2, fmt.sbits - 1, bits) == 0,
+                 z3.Concat(z3.Extract(w - 1, w - 1, bits), z3.BitVecVal(0, w - 1)), bits)
 
 
 def flush_input(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitVecRef:
@@ -181,16 +183,14 @@ def flush_input(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitV
     operation must treat any input denormal value as zero": always."""
     if mode.input == "ieee":
         return bits
-    return z3.If(subnormal(bits, fmt), _flushed(bits, mode.input), bits)
+    return _flush(bits, fmt, mode.input)
 
 
-def flush_output(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal,
-                 choices: Choices) -> z3.BitVecRef:
+def flushed_output(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitVecRef | None:
     """"If the output mode is "preserve-sign", or "positive-zero", denormal outputs may be
     flushed to zero by standard floating-point operations. It is not mandated that
     flushing to zero occurs, but if a denormal output is flushed to zero, it must respect
-    the sign mode": a choice per operation (and lane)."""
+    the sign mode": the value a result may be instead (`Lane.flushed`), None if none."""
     if mode.output == "ieee":
-        return bits
-    return z3.If(z3.And(subnormal(bits, fmt), choices.flag("denormal")),
-                 _flushed(bits, mode.output), bits)
+        return None
+    return _flush(bits, fmt, mode.output)

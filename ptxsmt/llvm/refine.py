@@ -88,8 +88,9 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function) -> list
 
 def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
                      ) -> z3.BoolRef:
-    """The PTX's return differs where the IR's lane is not poison: some bit differs, or,
-    where the IR's lane is any NaN, the PTX's is not a NaN. `nan_blind`: two NaNs never
+    """The PTX's return differs where the IR's lane is not poison: some bit differs (from
+    both values where the lane may be flushed), or, where the IR's lane is any NaN, the
+    PTX's is not a NaN. `nan_blind`: two NaNs never
     differ (see `ir_refines`)."""
     if ir.result is None:
         return z3.BoolVal(False)
@@ -119,6 +120,8 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
         got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
             if lane_width > 1 else returned[lo]
         differs = got != lane.bits
+        if lane.flushed is not None:  # a denormal result the IR lets flush: either value
+            differs = z3.And(differs, got != lane.flushed)
         if fmt is not None and not z3.is_false(lane.nan):
             differs = z3.If(lane.nan, z3.Not(is_nan(got, fmt)), differs)
         if fmt is not None and nan_blind:
