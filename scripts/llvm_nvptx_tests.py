@@ -63,6 +63,13 @@ _ABS64 = ("llvm.fabs (and copysign through abs/neg/selp) lowered to abs.f64, whi
           "ISA says passes a NaN through unchanged: a negative NaN keeps its sign, where "
           "LangRef's fabs clears the sign bit of every value. By the ISA text, not checked on "
           "a GPU.")
+_ABS_FTZ = ("llvm.fabs in a \"denormal-fp-math-f32\"=\"preserve-sign\" function lowered to "
+             "abs.ftz.f32, which flushes a denormal input to zero (PTX ISA: .ftz \"flushes "
+             "subnormal inputs and results to sign-preserving zero\"); LangRef's fabs changes "
+             "only the sign bit (\"completely identical to the input except for the sign "
+             "bit\"), and the denormal mode governs floating-point operations, not this bit "
+             "operation. Both LLVMs; upstream's open fix lowers fabs/fneg as and/xor "
+             "(llvm/llvm-project#219089).")
 TRIAGE: dict[tuple[str, str], tuple[str, str]] = {
     ("rotate", "rotate64"): (MISCOMPILE, _ROT64),
     ("rotate", "rotateright64"): (MISCOMPILE, _ROT64),
@@ -91,6 +98,7 @@ TRIAGE: dict[tuple[str, str], tuple[str, str]] = {
         "(no zeroext); llc-14 -O2 multiplies the byte unmasked (LLVM 22 and llc-14 -O0 mask "
         "it with 127). A miscompile if a caller may leave that bit set, as ptxsmt assumes."),
     ("math-intrins", "abs_double"): (NAN_SIGN, _ABS64),
+    ("math-intrins", "abs_float_ftz"): (MISCOMPILE, _ABS_FTZ),
     ("copysign", "fcopysign_d_h"): (NAN_SIGN, _ABS64),
 }
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 from math import isqrt
 
-FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}  # (exp, man)
+FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52),  # (exp, man)
+           "tf32": (8, 10)}  # PTX's tf32: an f32's high 19 bits
 NAN = "nan"  # an operation's NaN result: its bits are the caller's (the ISA's) to choose
 DIRECTIONS = ("rn", "rz", "rm", "rp")
 
@@ -81,12 +82,14 @@ def round_to(q: Fraction, fmt: str, direction: str, zero_sign: int = 0) -> int:
     n, rest = divmod(scaled.numerator, scaled.denominator)
     rest = Fraction(rest, scaled.denominator)
     up = {"rn": rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1),
+          "rna": rest >= Fraction(1, 2),  # nearest, ties away from zero (PTX cvt .rna)
           "rz": False, "rm": rest > 0 and sign == 1, "rp": rest > 0 and sign == 0}[direction]
     n += up
     if n == 1 << (m + 1):  # rounding carried into the next binade
         n, k = n >> 1, k + 1
     if k > bias:  # overflow: infinity, or the largest finite value, by direction
-        to_inf = {"rn": True, "rz": False, "rm": sign == 1, "rp": sign == 0}[direction]
+        to_inf = {"rn": True, "rna": True, "rz": False, "rm": sign == 1,
+                  "rp": sign == 0}[direction]
         return _inf(sign, fmt) if to_inf else _max_finite(sign, fmt)
     exp = k + bias if n >> m else 0  # no hidden bit: a subnormal (or zero)
     return (sign << (e + m)) | (exp << m) | (n & ((1 << m) - 1))

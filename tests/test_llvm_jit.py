@@ -255,6 +255,8 @@ def test_every_instruction_and_intrinsic_is_in_the_table():
     text = " ".join(c[3] for c in CASES)
     for op in [*integer.BINARY, *integer.ICMP, *floating.FCMP, *floating.BINARY,
                *intrinsics.INTEGER, *intrinsics.FLOAT]:
+        if op.startswith("nvvm."):  # not for the host: tests/test_llvm_sem.py
+            continue
         assert f"{op} " in text or f".{op}." in text, op
 
 

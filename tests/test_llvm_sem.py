@@ -323,9 +323,10 @@ def test_what_the_encoding_refuses(body, reason):
     assert e.value.reason == reason
 
 
-def test_a_flushing_fp_environment_is_refused():
+def test_an_unsafe_fp_environment_is_refused():
+    """(The denormal modes are modelled: tests/test_llvm_denormal.py.)"""
     ir = "define float @f(float %a) #0 {\n%r = fadd float %a, 1.0\nret float %r\n}\n" \
-         "attributes #0 = { \"denormal-fp-math-f32\"=\"preserve-sign,preserve-sign\" }"
+         "attributes #0 = { \"unsafe-fp-math\"=\"true\" }"
     with pytest.raises(Unsupported) as e:
         encode_function(read_ir(ir)["f"])
     assert e.value.reason == "fp environment"

@@ -27,6 +27,7 @@ from ..isa.body import read_address
 from ..isa.body import vector_elements as elements
 from ..isa.errors import PtxError, quote
 from ..isa.types import TYPES, Kind, PtxType
+from ..sem.convert import sm80_form
 from ..sem.glue import integer_cvt
 from . import memory
 from .effects import Execution, resize
@@ -236,6 +237,22 @@ def opaque(ex: Execution, g: Generic) -> None:
 
 
 def cvt(ex: Execution, g: Generic) -> None:
+    """The cvt forms outside the variant catalogue that ptxsmt models: between integers
+    (`integer_cvt`) and sem/convert.py's `sm80_form` (.f16x2/.bf16x2 from two .f32,
+    .relu, .tf32); any other is opaque."""
+    types = [TYPES[m] for m in g.modifiers if m in TYPES]
+    if len(types) == 2 and all(t.kind in (Kind.SIGNED, Kind.UNSIGNED) for t in types):
+        return integer_cvt_form(ex, g)
+    sources = [ex.value(o, TYPES["f32"], g) for o in g.operands[1:]]
+    value = sm80_form(".".join((g.opcode, *g.modifiers)), sources) \
+        if len(g.destinations()) == 1 else None
+    if value is None:
+        return opaque(ex, g)
+    dest = g.operands[0]
+    ex.write(dest, resize(value, ex.width(dest, g), False), g)
+
+
+def integer_cvt_form(ex: Execution, g: Generic) -> None:
     """`cvt[.sat].dtype.atype d, a` between integers in the forms ptxsmt's catalogue does
     not hold: the 8-bit types (`cvt.s32.s8`), and registers wider than the types, which
     "ld, st, and cvt instructions permit" (PTX ISA 6.4.4.1): a wider source "is truncated
@@ -259,5 +276,4 @@ def cvt(ex: Execution, g: Generic) -> None:
 
 
 HANDLERS = {"ld": ld, "ldu": ld, "st": st, "cvta": cvta, "mov": mov, "atom": atom, "red": atom,
-            "cvt": cvt,
-            **dict.fromkeys(NO_EFFECT, no_effect)}
+            "cvt": cvt, **dict.fromkeys(NO_EFFECT, no_effect)}

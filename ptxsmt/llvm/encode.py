@@ -9,15 +9,18 @@ through a poison or null (address space 0) or misaligned pointer is undefined.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import z3
 
+from ..isa.types import F32, FloatFormat
 from . import floating as fl
 from . import integer as it
 from . import intrinsics as intr
 from . import nvvm, reader
 from .errors import Unsupported
+from .floating import IEEE
 from .module import NVPTX64_DATALAYOUT, IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
@@ -95,6 +98,7 @@ class _Encoder:
         self.depth = caller.depth + 1 if caller else 0
         self.values: dict[int, Value] = {}
         self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
+        self.unflushed: dict[int, Value] = {}  # values whose flushing was chosen
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
@@ -136,7 +140,7 @@ class _Encoder:
         return [blocks[k] for k in reversed(order)]
 
     def run(self) -> Encoding:
-        _check_fp_environment(self.fn)
+        self.denormal = _fp_environment(self.fn)
         blocks = self._order()
         spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
@@ -175,9 +179,9 @@ class _Encoder:
     # ---- operands -------------------------------------------------------------------------
 
     def operand(self, o) -> Value:
-        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN (the
-        same choice at every such use of the value)."""
-        value = self.raw(o)
+        """An operand whose bits are seen: an "any NaN" lane becomes a chosen NaN, a lane
+        that may be flushed flushed or not (the same choices at every such use)."""
+        value = self.settled(o)
         if all(z3.is_false(x.nan) for x in value):
             return value
         key = address(o)
@@ -186,6 +190,27 @@ class _Encoder:
             self.exposed[key] = tuple(self.choices.exposed(x, t.fmt)
                                       for x, t in zip(value, leaves, strict=True))
         return self.exposed[key]
+
+    def settled(self, o) -> Value:
+        """An operand with "flushed or not" (`Lane.flushed`) decided: one choice per
+        value, shared by all its uses that tell the two apart."""
+        value = self.raw(o)
+        if all(x.flushed is None for x in value):
+            return value
+        key = address(o)
+        if key not in self.unflushed:
+            self.unflushed[key] = tuple(self.choices.unflushed(x) for x in value)
+        return self.unflushed[key]
+
+    def float_operand(self, o) -> Value:
+        """An operand of a floating-point operation: where this function reads a denormal
+        as the same zero its results flush to, flushed or not reads the same (raw);
+        otherwise settled."""
+        value = self.raw(o)
+        if all(x.flushed is None for x in value):
+            return value
+        mode = self.denormal(ir_type(o.type).fmt)
+        return value if mode.input == mode.output else self.settled(o)
 
     def raw(self, o) -> Value:
         """An operand as its lanes are, for uses that only ask whether it is a NaN."""
@@ -238,6 +263,11 @@ class _Encoder:
             return Lane(z3.BitVecVal(int(word), t.width))
         except ValueError:
             raise Unsupported("constant", word) from None
+
+    def _input(self, bits: z3.BitVecRef, fmt) -> z3.FPRef:
+        """An operand of a floating-point operation as it reads it: a denormal is zero
+        where the function's denormal mode says inputs are flushed."""
+        return fl.view(fl.flush_input(bits, fmt, self.denormal(fmt)), fmt)
 
     def _ub(self, cond: z3.BoolRef) -> None:
         self.ub.append(z3.And(self.path, cond))
@@ -300,21 +330,24 @@ class _Encoder:
                     raise Unsupported("fast-math", "contract through fpext")
             if src is not None and src.opcode == "fmul" and \
                     "contract" in reader.instruction(str(src)).flags:
-                out.append((k, [self.raw(x) for x in src.operands], negated))
+                out.append((k, [self.float_operand(x) for x in src.operands], negated))
         return out
 
     def _float_arith(self, ins, p: reader.Printed) -> Value:
         t = ir_type(ins.type)
         fmt, flags = t.fmt, self._fast_math(p)
-        args = [self.raw(o) for o in ins.operands]
+        args = [(self.raw if ins.opcode == "fneg" else self.float_operand)(o)
+                for o in ins.operands]
         contractions = self._contractions(ins, p)
+
+        mode = self.denormal(fmt)
 
         def fusions(i: int, views: list[z3.FPRef]) -> list[z3.FPRef]:
             """The fused results of lane i, one per contractible product."""
             out = []
             for k, (x, y), negated in contractions:
-                u, v = (fl.view((x[i] if len(x) > 1 else x[0]).bits, fmt),
-                        fl.view((y[i] if len(y) > 1 else y[0]).bits, fmt))
+                u, v = (self._input((x[i] if len(x) > 1 else x[0]).bits, fmt),
+                        self._input((y[i] if len(y) > 1 else y[0]).bits, fmt))
                 if negated != (ins.opcode == "fsub" and k == 1):
                     u = z3.fpNeg(u)
                 other = views[1 - k]
@@ -324,22 +357,28 @@ class _Encoder:
             return out
 
         def lane(i: int, *xs: Lane) -> Lane:
-            views = [fl.view(x.bits, fmt) for x in xs]
-            if ins.opcode == "fneg":  # the negation of any NaN is any NaN
+            if ins.opcode == "fneg":  # the negation of any NaN is any NaN; a bit operation
                 bits, nan = fl.fneg(xs[0].bits), xs[0].nan
-                r = fl.view(bits, fmt)
+                flushed = None if xs[0].flushed is None else fl.fneg(xs[0].flushed)
+                views, r = [fl.view(xs[0].bits, fmt)], fl.view(bits, fmt)
             else:
+                views = [self._input(x.bits, fmt) for x in xs]
                 r = fl.BINARY[ins.opcode](*views)
                 for alternative in fusions(i, views):
                     r = z3.If(self.choices.flag("contract"), alternative, r)
                 bits = fl.result_bits(r, fmt)
-                nan = z3.fpIsNaN(r)
+                flushed, nan = fl.flushed_output(bits, fmt, mode), z3.fpIsNaN(r)
             if "nsz" in flags:
-                bits = fl.nsz(bits, self.choices)
+                bits, flushed = self._nsz(bits, flushed)
             poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, [*views, r]))
-            return Lane(bits, poison, nan)
+            return Lane(bits, poison, nan, flushed)
         n = max(len(a) for a in args)
         return tuple(lane(i, *[a[i] if len(a) > 1 else a[0] for a in args]) for i in range(n))
+
+    def _nsz(self, bits, flushed):
+        """`nsz` on a result and on the zero it may flush to: one sign for both."""
+        sign = self.choices.bits("nsz", 1)
+        return fl.nsz(bits, sign), None if flushed is None else fl.nsz(flushed, sign)
 
     def _icmp(self, ins, p: reader.Printed) -> Value:
         a, b = (self.operand(o) for o in ins.operands)
@@ -354,10 +393,10 @@ class _Encoder:
     def _fcmp(self, ins, p: reader.Printed) -> Value:
         fmt = ir_type(next(iter(ins.operands)).type).fmt
         flags = self._fast_math(p, compare=True)
-        a, b = (self.raw(o) for o in ins.operands)
+        a, b = (self.float_operand(o) for o in ins.operands)
 
         def lane(x: Lane, y: Lane) -> Lane:
-            u, v = fl.view(x.bits, fmt), fl.view(y.bits, fmt)
+            u, v = self._input(x.bits, fmt), self._input(y.bits, fmt)
             poison = z3.Or(x.poison, y.poison, fl.fast_math_poison(flags, [u, v]))
             return Lane(bool_bits(fl.fcmp(p.predicate, u, v)), poison)
         return self._lanewise(lane, a, b)
@@ -375,7 +414,7 @@ class _Encoder:
             poison = z3.Or(k.poison, out.poison)
             if flags:
                 poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(out.bits, t.fmt)]))
-            return Lane(out.bits, poison, out.nan)
+            return Lane(out.bits, poison, out.nan, out.flushed)
         return self._lanewise(lane, c, a, b)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
@@ -455,23 +494,29 @@ class _Encoder:
         op, t = ins.opcode, ir_type(ins.type)
         src = ir_type(next(iter(ins.operands)).type)
         flags = self._fast_math(p)
-        (a,) = (self.raw(o) for o in ins.operands)
+        (a,) = ((self.float_operand if src.kind == "float" else self.raw)(o)
+                for o in ins.operands)
 
         def lane(x: Lane) -> Lane:
-            poison = [x.poison]
+            poison, flushed = [x.poison], None
             if op in ("fptosi", "fptoui"):
-                bits, out_of_range = fl.fptoi(fl.view(x.bits, src.fmt), t.width, op == "fptosi")
+                bits, out_of_range = fl.fptoi(self._input(x.bits, src.fmt), t.width,
+                                              op == "fptosi")
                 return Lane(bits, z3.Or(x.poison, out_of_range))
-            if op in ("sitofp", "uitofp"):
+            if op in ("sitofp", "uitofp"):  # no integer converts to a denormal: no flush
                 r = fl.itofp(x.bits, t.fmt, op == "sitofp")
                 poison += [it.CAST_FLAG_POISON[op, f](x.bits, t.width)
                            for f in sorted(p.flags) if (op, f) in it.CAST_FLAG_POISON]
+                bits = fl.result_bits(r, t.fmt)
             else:
-                v = fl.view(x.bits, src.fmt)
-                r = fl.fptrunc(v, t.fmt) if op == "fptrunc" else fl.fpext(x.bits, src.fmt, t.fmt)
+                read = fl.flush_input(x.bits, src.fmt, self.denormal(src.fmt))
+                v = fl.view(read, src.fmt)
+                r = fl.fptrunc(v, t.fmt) if op == "fptrunc" else fl.fpext(read, src.fmt, t.fmt)
                 poison.append(fl.fast_math_poison(flags, [v]))
+                bits = fl.result_bits(r, t.fmt)
+                flushed = fl.flushed_output(bits, t.fmt, self.denormal(t.fmt))
             poison.append(fl.fast_math_poison(flags, [r]))
-            return float_lane(fl.result_bits(r, t.fmt), z3.Or(*poison), t.fmt)
+            return float_lane(bits, z3.Or(*poison), t.fmt, flushed)
         return self._lanewise(lane, a)
 
     _fptrunc = _fpext = _fptosi = _fptoui = _sitofp = _uitofp = _float_cast
@@ -496,7 +541,7 @@ class _Encoder:
         out = Lane(vec[0].bits, z3.BoolVal(True))
         for i in reversed(range(len(vec))):
             out = pick(idx.bits == i, vec[i], out)
-        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan),)
+        return (Lane(out.bits, z3.Or(idx.poison, out.poison), out.nan, out.flushed),)
 
     def _insertelement(self, ins, p: reader.Printed) -> Value:
         """"a vector of the same type as val. Its element values are those of val except
@@ -505,7 +550,7 @@ class _Encoder:
         vec, (elt,), (idx,) = (self.raw(o) for o in ins.operands)
         bad = z3.Or(idx.poison, z3.UGE(idx.bits, len(vec)))
         lanes = [pick(idx.bits == i, elt, x) for i, x in enumerate(vec)]
-        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan) for x in lanes)
+        return tuple(Lane(x.bits, z3.Or(bad, x.poison), x.nan, x.flushed) for x in lanes)
 
     def _shufflevector(self, ins, p: reader.Printed) -> Value:
         """"The elements of the two input vectors are numbered from left to right across
@@ -649,13 +694,14 @@ class _Encoder:
                 tuple(Lane(bool_bits(it.overflows(it.BINARY[op], x.bits, y.bits, signed)),
                            any_poison(x, y)) for x, y in pairs)
         if base in nvvm.PTX:  # one PTX instruction: its terms, on the operands' bits
-            values = [self.operand(o) for o in args]
-            if any(len(v) != 1 for v in values) or ir_type(ins.type).lanes != 1:
+            values, t = [self.operand(o) for o in args], ir_type(ins.type)
+            if any(len(v) != 1 for v in values):
                 raise Unsupported("intrinsic", f"@{name} on vectors")
             bits = nvvm.apply(base, [v[0].bits for v in values])
-            if bits.size() != ir_type(ins.type).width:
+            if bits.size() != t.width * t.lanes:
                 raise Unsupported("intrinsic", f"@{name}: not the PTX instruction's width")
-            return (Lane(bits, any_poison(*[v[0] for v in values])),)
+            poison = any_poison(*[v[0] for v in values])  # a packed result: lane 0 low
+            return tuple(Lane(x.bits, poison) for x in lanes_of(bits, t))
         if base in intr.INTEGER:
             k = intr.IMMEDIATE.get(base, 0)
             values = [self.operand(o) for o in args[:len(args) - k]]
@@ -669,15 +715,20 @@ class _Encoder:
             t = ir_type(ins.type)
             flags = self._fast_math(p)
             bitwise = base in intr.FLOAT_BITWISE  # they see the bits: exposed operands
-            values = [(self.operand if bitwise else self.raw)(o) for o in args]
+            values = [(self.operand if bitwise else self.float_operand)(o) for o in args]
+
+            mode = IEEE if bitwise else self.denormal(t.fmt)  # fabs, copysign: bit operations
 
             def lane(*xs: Lane) -> Lane:
-                bits = intr.FLOAT[base](*[x.bits for x in xs], t.fmt, self.choices)
+                ins_ = [fl.flush_input(x.bits, t.fmt, mode) for x in xs]
+                bits = intr.FLOAT[base](*ins_, t.fmt, self.choices)
+                flushed = fl.flushed_output(bits, t.fmt, mode)
                 if "nsz" in flags:
-                    bits = fl.nsz(bits, self.choices)
+                    bits, flushed = self._nsz(bits, flushed)
                 views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
                 poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))
-                return Lane(bits, poison) if bitwise else float_lane(bits, poison, t.fmt)
+                return Lane(bits, poison) if bitwise else \
+                    float_lane(bits, poison, t.fmt, flushed)
             return self._lanewise(lane, *values)
         raise Unsupported("intrinsic", f"@{name}")
 
@@ -700,28 +751,41 @@ class _Encoder:
         fn = ir_function(callee, self.fn.module)
         if fn.refused is not None:
             raise fn.refused
-        inner = _Encoder(fn, self, [self.raw(o) for o in args]).run()
+        inner = _Encoder(fn, self, [self.settled(o) for o in args]).run()
         if inner.initial_memory:
             raise Unsupported("call", f"@{callee.name} reads or writes memory")
         self._ub(inner.ub)
-        return inner.result
+        # flushed or not settled where a value crosses: the two functions' modes may differ
+        return None if inner.result is None else \
+            tuple(self.choices.unflushed(x) for x in inner.result)
 
 
-# Function attributes that change what float instructions compute (flush denormals,
-# license unsafe rewrites): the encoding models the default environment only.
-FP_ENVIRONMENT = {"denormal-fp-math": "ieee,ieee", "denormal-fp-math-f32": "ieee,ieee",
-                  "unsafe-fp-math": "false", "no-nans-fp-math": "false",
+# Function attributes that license unsafe rewrites: the encoding models the default
+# environment only. The denormal modes are modelled (floating.Denormal).
+FP_ENVIRONMENT = {"unsafe-fp-math": "false", "no-nans-fp-math": "false",
                   "no-infs-fp-math": "false", "no-signed-zeros-fp-math": "false",
                   "approx-func-fp-math": "false", "nvptx-f32ftz": "false"}
+DENORMAL_ATTRIBUTES = ("denormal-fp-math", "denormal-fp-math-f32")
 
 
-def _check_fp_environment(fn: IrFunction) -> None:
+def _fp_environment(fn: IrFunction) -> Callable[[FloatFormat], fl.Denormal]:
+    """The denormal mode of each float format in `fn` ("denormal-fp-math-f32" for float,
+    else "denormal-fp-math"); other environments are refused."""
     attrs = {}
     for text in fn.value.attributes:
         attrs |= reader.string_attributes(text.decode() if isinstance(text, bytes) else text)
     for key, default in FP_ENVIRONMENT.items():
-        if key in attrs and attrs[key] not in (default, "ieee"):
+        if key in attrs and attrs[key] != default:
             raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
+    modes = {}
+    for key in DENORMAL_ATTRIBUTES:
+        mode = fl.denormal_mode(attrs.get(key, ""))
+        if mode is None:
+            raise Unsupported("fp environment", f'"{key}"="{attrs[key]}" on @{fn.name}')
+        modes[key] = mode
+    general = modes["denormal-fp-math"]
+    f32 = modes["denormal-fp-math-f32"] if "denormal-fp-math-f32" in attrs else general
+    return lambda fmt: f32 if fmt == F32 else general
 
 
 def _resize(x: z3.BitVecRef, width: int, signed: bool = False) -> z3.BitVecRef:

@@ -6,12 +6,13 @@ An arithmetic NaN result is any NaN (LangRef "Behavior of Floating-Point NaN val
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import z3
 
 from ..isa.types import FloatFormat
 from ..sem.sorts import as_float, fp_sort, is_nan, widen
-from .values import Choices, some_nan
+from .values import some_nan
 
 RNE = z3.RNE()
 RTZ = z3.RTZ()
@@ -87,12 +88,11 @@ def fast_math_poison(flags: frozenset[str], values: list[z3.FPRef]) -> z3.BoolRe
                                       if f in FAST_MATH_POISON for v in values])
 
 
-def nsz(bits: z3.BitVecRef, choices: Choices) -> z3.BitVecRef:
+def nsz(bits: z3.BitVecRef, sign: z3.BitVecRef) -> z3.BitVecRef:
     """"nsz: No Signed Zeros - Allow optimizations to treat the sign of a zero argument or
-    zero result as insignificant": a zero result has either sign."""
+    zero result as insignificant": a zero result has either sign (`sign`, a choice)."""
     top = bits.size() - 1
     magnitude = z3.Extract(top - 1, 0, bits)
-    sign = choices.bits("nsz", 1)
     return z3.If(magnitude == 0, z3.Concat(sign, magnitude), bits)
 
 
@@ -132,3 +132,69 @@ def itofp(a: z3.BitVecRef, fmt: FloatFormat, signed: bool) -> z3.FPRef:
 
 def view(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.FPRef:
     return as_float(bits, fmt)
+
+
+# Denormal modes: the function attributes "denormal-fp-math" (every float type) and
+# "denormal-fp-math-f32" (float and vectors of float; it "overrides" the first). LangRef:
+# "This is a comma separated pair. ... The first entry indicates the flushing mode for the
+# result of floating point operations. The second indicates the handling of denormal inputs
+# to floating point instructions. ... if the second value is omitted, both input and output
+# modes will assume the same mode. If this is attribute is not specified, the default is
+# "ieee,ieee"." "dynamic" (whatever the hardware's mode is) is refused.
+DENORMAL_KINDS = ("ieee", "preserve-sign", "positive-zero")
+
+
+@dataclass(frozen=True)
+class Denormal:
+    output: str = "ieee"
+    input: str = "ieee"
+
+
+IEEE = Denormal()
+
+
+def denormal_mode(value: str) -> Denormal | None:
+    """The mode an attribute's value names; None if ptxsmt does not model it."""
+    parts = [p.strip() for p in value.split(",")] if value else ["ieee"]
+    if len(parts) == 1:
+        parts *= 2
+    if len(parts) != 2 or any(p not in DENORMAL_KINDS for p in parts):
+        return None
+    return Denormal(*parts)
+
+
+def subnormal(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BoolRef:
+    """A biased exponent of 0 and a fraction that is not: a denormal (subnormal) value."""
+    frac = fmt.sbits - 1
+    return z3.And(z3.Extract(fmt.width - 2, frac, bits) == 0,
+                  z3.Extract(frac - 1, 0, bits) != 0)
+
+
+def _flush(bits: z3.BitVecRef, fmt: FloatFormat, kind: str) -> z3.BitVecRef:
+    """`bits` with a denormal made the zero it becomes: "preserve-sign" keeps its sign
+    ("the sign of a flushed-to-zero number is preserved in the sign of 0"; written as
+    "a biased exponent of 0 gives the zero of its sign", which leaves zeros as they are),
+    "positive-zero" gives +0.0."""
+    w = bits.size()
+    if kind == "positive-zero":
+        return z3.If(subnormal(bits, fmt), z3.BitVecVal(0, w), bits)
+    return z3.If(z3.Extract(w - 2, fmt.sbits - 1, bits) == 0,
+                 z3.Concat(z3.Extract(w - 1, w - 1, bits), z3.BitVecVal(0, w - 1)), bits)
+
+
+def flush_input(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitVecRef:
+    """"If the input mode is "preserve-sign", or "positive-zero", a floating-point
+    operation must treat any input denormal value as zero": always."""
+    if mode.input == "ieee":
+        return bits
+    return _flush(bits, fmt, mode.input)
+
+
+def flushed_output(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitVecRef | None:
+    """"If the output mode is "preserve-sign", or "positive-zero", denormal outputs may be
+    flushed to zero by standard floating-point operations. It is not mandated that
+    flushing to zero occurs, but if a denormal output is flushed to zero, it must respect
+    the sign mode": the value a result may be instead (`Lane.flushed`), None if none."""
+    if mode.output == "ieee":
+        return None
+    return _flush(bits, fmt, mode.output)

@@ -48,6 +48,20 @@ def fshr(a: BitVec, b: BitVec, c: BitVec) -> Result:
     return z3.Extract(w - 1, 0, wide), FALSE
 
 
+def _clamped(left: bool) -> Callable:
+    def shift(a: BitVec, b: BitVec, c: BitVec) -> Result:
+        """llvm.nvvm.fshl.clamp/fshr.clamp (NVPTXUsage): "very similar to 'llvm.fshl'
+        ['llvm.fshr'], except the shift amount is clamped at the integer width (instead
+        of modulo it)": a shift by the width or more gives %b (left) or %a (right)."""
+        w = a.size()
+        n = z3.ZeroExt(w, z3.If(z3.UGT(c, w), z3.BitVecVal(w, w), c))
+        wide = z3.Concat(a, b)
+        if left:
+            return z3.Extract(2 * w - 1, w, wide << n), FALSE
+        return z3.Extract(w - 1, 0, z3.LShR(wide, n)), FALSE
+    return shift
+
+
 def ctpop(a: BitVec) -> Result:
     """"returns the number of bits set in a value" """
     w = a.size()
@@ -104,6 +118,8 @@ INTEGER: dict[str, Callable[..., Result]] = {
     "uadd.sat": _saturating(lambda a, b: a + b, signed=False),
     "ssub.sat": _saturating(lambda a, b: a - b, signed=True),
     "usub.sat": _saturating(lambda a, b: a - b, signed=False),
+    # NVVM intrinsics of their own meaning (the host JIT cannot run them)
+    "nvvm.fshl.clamp.i32": _clamped(left=True), "nvvm.fshr.clamp.i32": _clamped(left=False),
 }
 IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}  # trailing i1 immarg arguments
 

@@ -13,6 +13,7 @@ from functools import cache
 import z3
 
 from ..isa.body import parse_one
+from ..sem.convert import sm80_form
 from ..sem.families import semantics
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
@@ -53,6 +54,12 @@ def _table() -> dict[str, str]:
     for suffix, t in (("i", "s32"), ("ui", "u32"), ("ll", "s64"), ("ull", "u64")):
         out[f"nvvm.mulhi.{suffix}"] = f"mul.hi.{t}"
     # (mul24, sad and the .approx forms wait for their PTX semantics)
+    for r in ("rn", "rz"):  # float to bfloat / half (two floats to <2 x ...>)
+        for relu in ("", ".relu"):
+            out[f"nvvm.f2bf16.{r}{relu}"] = f"cvt.{r}{relu}.bf16.f32"
+            out[f"nvvm.ff2bf16x2.{r}{relu}"] = f"cvt.{r}{relu}.bf16x2.f32"
+            out[f"nvvm.ff2f16x2.{r}{relu}"] = f"cvt.{r}{relu}.f16x2.f32"
+    out["nvvm.f2tf32.rna"] = "cvt.rna.tf32.f32"
     out["nvvm.saturate.f"] = "cvt.sat.f32.f32"
     out["nvvm.saturate.ftz.f"] = "cvt.ftz.sat.f32.f32"
     out["nvvm.saturate.d"] = "cvt.sat.f64.f64"
@@ -74,14 +81,19 @@ def ptx_types(base: str) -> tuple[str, list[str]]:
     """The PTX types of the destination and the operands of PTX[base] (the last type
     modifier is the source's, the one before it a cvt's destination)."""
     spelling = PTX[base]
-    types = [m for m in spelling.split(".")[1:] if m[0] in "fsub" and m[1:].isdigit()]
+    types = [m for m in spelling.split(".")[1:]
+             if m[0] in "fsubt" and m.lstrip("bt")[1:].removesuffix("x2").isdigit()]
     count = 3 if spelling.startswith(("fma", "prmt")) else \
+        2 if spelling.endswith("x2.f32") else \
         1 if spelling.startswith(("cvt", "sqrt", "rcp")) else 2
     return types[0], [types[-1]] * count
 
 
 def apply(base: str, args: list[z3.BitVecRef]) -> z3.BitVecRef:
     """The destination of PTX[base] on these operand bits."""
+    outside = sm80_form(PTX[base], args)  # cvt forms the variant catalogue does not hold
+    if outside is not None:
+        return outside
     ins = _instruction(PTX[base], len(args))
     padded = [*args, *[None] * (3 - len(args))]
     return semantics(ins, *padded)["d"]

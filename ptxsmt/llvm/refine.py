@@ -105,8 +105,9 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
 
 def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
                      ) -> z3.BoolRef:
-    """The PTX's return differs where the IR's lane is not poison: some bit differs, or,
-    where the IR's lane is any NaN, the PTX's is not a NaN. `nan_blind`: two NaNs never
+    """The PTX's return differs where the IR's lane is not poison: some bit differs (from
+    both values where the lane may be flushed), or, where the IR's lane is any NaN, the
+    PTX's is not a NaN. `nan_blind`: two NaNs never
     differ (see `ir_refines`)."""
     if ir.result is None:
         return z3.BoolVal(False)
@@ -143,6 +144,8 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
         got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
             if lane_width > 1 else returned[lo]
         differs = got != lane.bits
+        if lane.flushed is not None:  # a denormal result the IR lets flush: either value
+            differs = z3.And(differs, got != lane.flushed)
         if fmt is not None and not z3.is_false(lane.nan):
             differs = z3.If(lane.nan, z3.Not(is_nan(got, fmt)), differs)
         if fmt is not None and nan_blind:
@@ -216,11 +219,11 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     body = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
                                               ptx_undefined)))
     # a counterexample must hold for every choice the IR leaves open
-    bad = z3.ForAll(ir.choices, body) if ir.choices else body
+    bad, quantified = _for_every_choice(ir.choices, body)
     links += mem_links
     if emit is not None:
         emit([*links, bad])
-    answer, model, why = _solve([*links, bad], not ir.choices, timeout_ms, second)
+    answer, model, why = _solve([*links, bad], not quantified, timeout_ms, second)
     if answer == z3.unsat:
         return Refinement("refines")
     if answer == z3.unknown:
@@ -259,6 +262,21 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
         ptx_inputs = None
     return Refinement("different", "", inputs, ir_value() if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
+
+
+EXPANDED_FLAGS = 3  # at most this many Boolean choices are expanded, not quantified
+
+
+def _for_every_choice(choices: list, body: z3.BoolRef) -> tuple[z3.BoolRef, bool]:
+    """`body` for every choice, and whether that needed a quantifier: a few Boolean
+    choices (a denormal flushed or not, fmuladd fused or not) are expanded, ForAll c. B =
+    B[c:=true] and B[c:=false]; the others are quantified."""
+    flags = [c for c in choices if z3.is_bool(c)][:EXPANDED_FLAGS]
+    for c in flags:
+        body = z3.And(z3.substitute(body, (c, z3.BoolVal(True))),
+                      z3.substitute(body, (c, z3.BoolVal(False))))
+    rest = [c for c in choices if not any(c.eq(f) for f in flags)]
+    return (z3.ForAll(rest, body), True) if rest else (body, False)
 
 
 def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,

@@ -30,12 +30,18 @@ class Lane:
     bits: z3.BitVecRef
     poison: z3.BoolRef = FALSE
     nan: z3.BoolRef = FALSE  # the value is any NaN (`bits` holds one)
+    # a value the lane may be instead of `bits`: a denormal result's flushed zero where the
+    # function's denormal mode lets results flush (floating.flushed_output); None: bits only
+    flushed: z3.BitVecRef | None = None
 
 
 def pick(cond: z3.BoolRef, a: Lane, b: Lane) -> Lane:
-    """`a` where `cond` holds, else `b`: bits, poison and NaN freedom alike."""
+    """`a` where `cond` holds, else `b`: bits, poison, NaN and flush freedom alike."""
+    flushed = None if a.flushed is None and b.flushed is None else \
+        z3.If(cond, a.bits if a.flushed is None else a.flushed,
+              b.bits if b.flushed is None else b.flushed)
     return Lane(z3.If(cond, a.bits, b.bits), z3.If(cond, a.poison, b.poison),
-                z3.If(cond, a.nan, b.nan))
+                z3.If(cond, a.nan, b.nan), flushed)
 
 
 def some_nan(fmt: FloatFormat) -> z3.BitVecRef:
@@ -43,10 +49,11 @@ def some_nan(fmt: FloatFormat) -> z3.BitVecRef:
     return z3.BitVecVal(canonical_nan(fmt), fmt.width)
 
 
-def float_lane(bits: z3.BitVecRef, poison: z3.BoolRef, fmt: FloatFormat) -> Lane:
+def float_lane(bits: z3.BitVecRef, poison: z3.BoolRef, fmt: FloatFormat,
+               flushed: z3.BitVecRef | None = None) -> Lane:
     """The lane of a float operation whose every NaN result is any NaN (its bits hold
     `some_nan` then): arithmetic, casts, min/max, fma, sqrt."""
-    return Lane(bits, poison, is_nan(bits, fmt))
+    return Lane(bits, poison, is_nan(bits, fmt), flushed)
 
 
 Value = tuple[Lane, ...]
@@ -80,6 +87,12 @@ class Choices:
         if fmt is None or z3.is_false(lane.nan):
             return lane
         return Lane(z3.If(lane.nan, self.any_nan(fmt), lane.bits), lane.poison)
+
+    def unflushed(self, lane: Lane) -> Lane:
+        """The lane with "flushed or not" made a choice: for uses that tell them apart."""
+        if lane.flushed is None:
+            return lane
+        return Lane(z3.If(self.flag("denormal"), lane.flushed, lane.bits), lane.poison, lane.nan)
 
 
 def bool_bits(b: z3.BoolRef) -> z3.BitVecRef:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import z3
 
 from ..isa.opcodes import INT_ROUNDINGS
-from ..isa.types import Kind, PtxType
+from ..isa.types import BF16, F16, F32, FloatFormat, Kind, PtxType
 from ..isa.variants import Variant
 from .arith import flush_bits
 from .floatarith import saturate
 from .options import Options
-from .sorts import as_float, fp_sort, free_nan, rounding, to_bits
+from .sorts import as_float, fp_sort, free_nan, free_value, rounding, to_bits
 
 
 def convert(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -71,3 +71,64 @@ def to_integer(v: Variant, x: z3.FPRef, dst: PtxType) -> z3.BitVecRef:
     exact = (z3.fpToSBV if signed else z3.fpToUBV)(z3.RTZ(), r, z3.BitVecSort(n))
     return z3.If(z3.fpIsNaN(x), z3.BitVecVal(0, n),
                  z3.If(below, z3.BitVecVal(lo, n), z3.If(above, z3.BitVecVal(hi, n), exact)))
+
+
+# 9.7.9.21 cvt to the formats of PTX 7.0 (sm_80), outside the variant catalogue (two
+# sources, .relu, .tf32): function/instructions.py reads them, llvm/nvvm.py's intrinsics
+# name them.
+#     cvt.frnd2{.relu}.f16.f32    d, a;     cvt.frnd2{.relu}.f16x2.f32    d, a, b;
+#     cvt.frnd2{.relu}.bf16.f32   d, a;     cvt.frnd2{.relu}.bf16x2.f32   d, a, b;
+#     cvt.rna.tf32.f32            d, a;     .frnd2 = { .rn, .rz }
+#     if (/* inst type is .f16x2 or .bf16x2 */) { d[31:16] = convert(a); d[15:0] = convert(b); }
+#     else { d = convert(a); }
+# ".relu: For .f16, .f16x2, .bf16, .bf16x2 ... and .tf32 destination types, .relu clamps
+# the result to 0 if negative. NaN results are converted to canonical NaN." Read here: a
+# negative number becomes +0.0; -0.0 ("negative"?) is left open between -0.0 and +0.0,
+# and so is which NaN (the text does not spell the canonical NaN of each format).
+NARROW_FORMATS = {"f16": F16, "bf16": BF16}
+TF32 = FloatFormat("tf32", 8, 11)  # f32's exponent, a 10-bit fraction: an f32's high 19 bits
+
+
+def narrow(spelling: str, rnd: str, relu: bool, fmt: FloatFormat,
+           a: z3.BitVecRef) -> z3.BitVecRef:
+    """convert(a): the .f32 `a` rounded by .rn (nearest even) or .rz to `fmt`."""
+    r = z3.fpToFP(rounding(rnd), as_float(a, F32), fp_sort(fmt))
+    bits = to_bits(r, free_nan(spelling, a, fmt))
+    if not relu:
+        return bits
+    zero = z3.BitVecVal(0, fmt.width)
+    signed_zero = free_value(f"{spelling} -0", a, 1) == 1  # -0.0: kept or cleared
+    return z3.If(z3.fpIsNegative(r),
+                 z3.If(z3.Or(z3.Not(z3.fpIsZero(r)), signed_zero), zero, bits), bits)
+
+
+def narrow_pair(spelling: str, rnd: str, relu: bool, fmt: FloatFormat,
+                a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """d[31:16] = convert(a); d[15:0] = convert(b)."""
+    return z3.Concat(narrow(spelling, rnd, relu, fmt, a), narrow(spelling, rnd, relu, fmt, b))
+
+
+def to_tf32(spelling: str, a: z3.BitVecRef) -> z3.BitVecRef:
+    """cvt.rna.tf32.f32: ".rna: rounding to nearest, with ties away from zero" to tf32,
+    held in a .b32 as an f32 whose low 13 bits the text does not give (left open)."""
+    r = z3.fpToFP(z3.RNA(), as_float(a, F32), fp_sort(TF32))
+    high = to_bits(r, free_nan(spelling, a, TF32))
+    return z3.Concat(high, free_value(f"{spelling} low", a, F32.width - TF32.width))
+
+
+def sm80_form(spelling: str, sources: list[z3.BitVecRef]) -> z3.BitVecRef | None:
+    """d of `cvt.rn.relu.f16x2.f32 d, a, b` and the other forms above, by spelling; None
+    for any other cvt (or the wrong number of sources)."""
+    opcode, rnd, *mods, dst, src = spelling.split(".") if spelling.count(".") >= 3 else [""] * 4
+    if opcode != "cvt" or src != "f32" or mods not in ([], ["relu"]):
+        return None
+    lanes = 2 if dst.endswith("x2") else 1
+    fmt = NARROW_FORMATS.get(dst.removesuffix("x2"))
+    if fmt is not None and rnd in ("rn", "rz") and len(sources) == lanes:
+        relu = mods == ["relu"]
+        if lanes == 2:
+            return narrow_pair(spelling, rnd, relu, fmt, *sources)
+        return narrow(spelling, rnd, relu, fmt, sources[0])
+    if (rnd, dst, mods, len(sources)) == ("rna", "tf32", [], 1):
+        return to_tf32(spelling, sources[0])
+    return None
