@@ -175,11 +175,31 @@ RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}
 def solve_here(assertions: Sequence[z3.BoolRef], timeout: float,
                solver: str = "bitwuzla") -> Answer:
     """One solver on a small query in this process (sweeping's many small proofs, where a
-    process of its own would cost more than the query); unknown where it is missing."""
+    process of its own would cost more than the query); unknown where it is missing.
+    The text is z3's own printing where that is standard already (it is printed in C,
+    `smt2.script` walks the terms in Python), else `smt2.script`'s."""
     if solver in unavailable():
         return Answer("unknown", reason=f"{solver} is not installed")
+    printer = z3.Solver()
+    printer.add(*assertions)
+    text = printer.to_smt2()
+    if not any(op in text for op in Z3_ONLY):
+        try:
+            return Answer(*_answer_of(RUNNERS[solver](text[:text.rindex("(check-sat)")],
+                                                     timeout), solver))
+        except Exception:  # z3 printed something the solver does not read: `(or x)`
+            pass
     result, values, reason = RUNNERS[solver](smt2(assertions), timeout)
     return Answer(result, solver, values, reason)
+
+
+def _answer_of(ran: tuple[str, dict, str], solver: str) -> tuple:
+    result, values, reason = ran
+    return result, solver, values, reason
+
+
+# what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
+Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod_i")
 
 
 def second_solver():
