@@ -36,9 +36,12 @@ def no_unary(term: z3.BoolRef) -> z3.BoolRef:
     """A one-operand or/and (a single compared output) as its operand, and one of none
     as true/false: z3 writes `(or x)` and `and`, which the standard does not allow."""
     while odd := [t for t in subterms(term) if z3.is_app(t) and t.num_args() < 2 and
-                  (z3.is_or(t) or z3.is_and(t))]:
-        term = z3.substitute(term, *[(t, t.arg(0) if t.num_args() else z3.BoolVal(z3.is_and(t)))
+                  (z3.is_or(t) or z3.is_and(t)) and _closed(t)]:
+        done = z3.substitute(term, *[(t, t.arg(0) if t.num_args() else z3.BoolVal(z3.is_and(t)))
                                      for t in odd])
+        if done.eq(term):  # nothing replaced (z3 does not substitute under every binder)
+            break
+        term = done
     return term
 
 
