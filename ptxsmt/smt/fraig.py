@@ -98,7 +98,11 @@ def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
     dag.add_roots(roots)
     if len(dag.terms) < SMALL:
         return roots
-    return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"), dag=dag)[0]
+    try:
+        return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"),
+                     dag=dag)[0]
+    except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
+        return roots  # a term sweeping cannot rebuild: the query as it is (still sound)
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
