@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..fast import FastProgram, Shape, Unsupported, compile_parsed, shaped
+from ..fast import FastProgram, Shape, Unsupported, shaped
 from ..sem.options import DEFAULT, Options
 from . import cache
 
@@ -94,8 +94,10 @@ def _shape_record(text: str, opts: Options, parsed: Program) -> tuple[dict, byte
 
 
 def _generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
+    from ..fast.codegen import compile_snippet  # Z3: only where a shape is new
+
     try:
-        program = compile_parsed(shape, opts)
+        program = compile_snippet(shape, opts)
     except Unsupported as e:
         return _encode({"unsupported": str(e)}), None
     return _encode(program.record()), program.compiled()

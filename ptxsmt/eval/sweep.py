@@ -17,7 +17,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from ..fast import FastProgram, compile_text, word_dtype
+from ..fast import FastProgram, word_dtype
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
@@ -27,7 +27,12 @@ BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 
 @lru_cache(maxsize=16)
 def _program(text: str, opts: Options) -> FastProgram:
-    return compile_text(text, opts)  # once per process, not once per block
+    """The text's program, inputs named as the text names them (once per process, not
+    once per block)."""
+    from ..fast.codegen import compile_snippet  # Z3
+    from ..program import Program
+
+    return compile_snippet(Program.parse(text), opts)
 
 
 @dataclass

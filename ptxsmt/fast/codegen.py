@@ -21,7 +21,7 @@ import z3
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import Program
 from ..sem.options import Options
-from .program import LOCAL, FastProgram, Line, Unsupported, word_bits
+from .program import LOCAL, FastProgram, Unsupported, word_bits
 
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 _VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
@@ -132,10 +132,7 @@ class _Compiler:
     def __init__(self, inputs: tuple[str, ...], ctx: z3.Context):
         self.inputs = inputs
         self.context, self.ctx = ctx, ctx.ref()
-        self.lines: list[Line] = []
-        self.reads: dict[str, list[str]] = {}  # local -> the locals its line reads
-        self.deps: dict[str, frozenset[int]] = {f"s{i}": frozenset([i])
-                                                for i in range(len(inputs))}
+        self.lines: list[tuple[str, str]] = []  # (local, expression), in order
         self.values: dict[int, Value] = {}
         self.views: dict[str, str] = {}
         self.parts: dict[str, tuple] = {}  # local -> (word, lo, w, lanes) it is a lane of
@@ -171,22 +168,17 @@ class _Compiler:
              compare=None) -> Value:
         """A new local holding `expr`."""
         name = f"t{len(self.lines)}"
-        reads = LOCAL.findall(expr)
-        deps = frozenset().union(*(self.deps[r] for r in reads))
-        self.lines.append(Line(name, expr, deps))
-        self.deps[name] = deps
-        self.reads[name] = [r for r in reads if r.startswith("t")]
+        self.lines.append((name, expr))
         return Value(name, kind, width, fmt, compare)
 
-    def live(self, results: tuple[str, ...]) -> tuple[Line, ...]:
-        """The lines the results read (a negated compare leaves the first one unread)."""
-        needed, stack = set(), [r for r in results if r in self.reads]
-        while stack:
-            name = stack.pop()
-            if name not in needed:
-                needed.add(name)
-                stack += self.reads[name]
-        return tuple(line for line in self.lines if line.target in needed)
+    def live(self, results: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """The lines the results read (a negated compare leaves the first one unread):
+        a line reads only lines before it, so one pass from the last line finds them."""
+        needed = set(results)
+        for target, expr in reversed(self.lines):
+            if target in needed:
+                needed.update(LOCAL.findall(expr))
+        return tuple(line for line in self.lines if line[0] in needed)
 
     def view(self, x: Value) -> str:
         """The float view of FP bits, written once."""
