@@ -171,12 +171,18 @@ def answers(read: list[Line], got: list[dict | str]) -> list[bytes]:
 def _whole_answer(line: Line, got: dict | str) -> bytes:
     if line.head is not None and type(got) is dict:
         return b""  # written with the others
+    obj = answer_object(line, got)
+    try:
+        return _spaced(_encode(obj), indent=0)
+    except (UnicodeEncodeError, OverflowError, TypeError):  # a lone surrogate, inf: as
+        return json.dumps(obj).encode()  # the standard library read them, it writes them
+
+
+def answer_object(line: Line, got: dict | str) -> dict:
+    """The line's object with "outputs" (or "error") set."""
     obj = line.whole()
     if type(got) is dict:
         obj["outputs"] = got
     else:
         obj["error"] = f"line {line.number}: {got}"
-    try:
-        return _spaced(_encode(obj), indent=0)
-    except (UnicodeEncodeError, OverflowError, TypeError):  # a lone surrogate, inf: as
-        return json.dumps(obj).encode()  # the standard library read them, it writes them
+    return obj

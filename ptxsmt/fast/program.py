@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from ..isa.types import PtxType, ptx_type
+from ..isa.types import PtxType
 from .shape import Shape
 
 
@@ -147,18 +147,6 @@ class FastProgram:
         inputs = tuple(s for s in self.slots if s not in self.bound)
         object.__setattr__(self, "inputs", inputs)
         object.__setattr__(self, "input_names", frozenset(inputs))
-
-    def record(self) -> dict:
-        """The program as plain data (JSON's kinds), to keep it apart from its code."""
-        return {"slots": self.slots, "outputs": self.outputs,
-                "types": {k: t.name for k, t in self.types.items()},
-                "lines": self.lines, "results": self.results}
-
-    @classmethod
-    def from_record(cls, obj: dict, code: bytes | None = None) -> FastProgram:
-        return cls(tuple(obj["slots"]), tuple(obj["outputs"]),
-                   {k: ptx_type(t) for k, t in obj["types"].items()},
-                   tuple(obj["lines"]), tuple(obj["results"]), code=code)
 
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
