@@ -92,14 +92,11 @@ def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
             results[i] = (digests, trues)
             if progress:
                 progress(1)
-    final = {name: hashlib.sha256() for name in fast.outputs}
-    trues = dict.fromkeys(fast.outputs, 0)
-    for i in range(BLOCKS):
-        for name in fast.outputs:
-            final[name].update(results[i][0][name])
-            trues[name] += results[i][1][name]
-    bools = {n for n in fast.outputs if fast.types[n].width == 1}
-    blocks = {name: [results[i][0][name].hex() for i in range(BLOCKS)] for name in fast.outputs}
-    return SweepResult(text, (1 << 32) << len(preds), {k: h.hexdigest() for k, h in final.items()},
-                       {k: v for k, v in trues.items() if k in bools},
-                       time.perf_counter() - start, blocks)
+    # the digest of an output: SHA-256 over its block digests, in block order
+    blocks = {name: [results[i][0][name] for i in range(BLOCKS)] for name in fast.outputs}
+    return SweepResult(text, (1 << 32) << len(preds),
+                       {k: hashlib.sha256(b"".join(v)).hexdigest() for k, v in blocks.items()},
+                       {k: sum(results[i][1][k] for i in range(BLOCKS)) for k in fast.outputs
+                        if fast.types[k].width == 1},
+                       time.perf_counter() - start,
+                       {k: [digest.hex() for digest in v] for k, v in blocks.items()})
