@@ -33,7 +33,7 @@ _S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_SLEQ: "<=", z3.Z3_OP_SGT: ">", z3.Z3_OP_SG
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _BOOL = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^"}
 _BITWISE = {z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}
-_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*"}
+_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*", z3.Z3_OP_BSUB: "-"}
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                  z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
 _FP_CLASS = {
@@ -88,11 +88,11 @@ class _Node:
     def name(self) -> str:
         return z3.Z3_get_symbol_string(self.ctx, z3.Z3_get_decl_name(self.ctx, self.decl))
 
-    def sort_kind(self, ast=None) -> int:
-        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+    def sort_kind(self) -> int:
+        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
 
-    def size(self, ast=None) -> int:
-        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+    def size(self) -> int:
+        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
 
     def fmt(self) -> FloatFormat:
         sort = z3.Z3_get_sort(self.ctx, self.ast)
@@ -223,9 +223,6 @@ class _Compiler:
             w = t.size()
             expr = f" {_ARITH[k]} ".join(x.expr for x in a)
             return self.emit(f"({expr}) & {_mask(w)}", "bv", w)
-        if k == z3.Z3_OP_BSUB:
-            x, y = a
-            return self.emit(f"({x.expr} - {y.expr}) & {_mask(x.width)}", "bv", x.width)
         if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
             x, y = a
             if x.kind == "fp":
@@ -248,16 +245,12 @@ class _Compiler:
             high = _mask(w) & ~_mask(x.width)
             return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})",
                              "bv", w)
-        if k == z3.Z3_OP_BSHL:
+        if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR):  # a shift by w or more leaves 0
             x, n = a
-            w, top = x.width, word_bits(x.width) - 1
-            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), ({x.expr} << minimum("
-                             f"{n.expr}, {top})) & {_mask(w)})", "bv", w)
-        if k == z3.Z3_OP_BLSHR:
-            x, n = a
-            w, top = x.width, word_bits(x.width) - 1
-            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {x.expr} >> minimum("
-                             f"{n.expr}, {top}))", "bv", w)
+            w, by = x.width, f"minimum({n.expr}, {word_bits(x.width) - 1})"
+            shifted = f"({x.expr} << {by}) & {_mask(w)}" if k == z3.Z3_OP_BSHL \
+                else f"{x.expr} >> {by}"
+            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {shifted})", "bv", w)
         if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
             x, n = a
             w = x.width
@@ -290,16 +283,17 @@ class _Compiler:
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
 
     def _compare(self, x: Value, op: str, y: Value) -> Value:
-        self.pending_lane = None
         lane = self._lane_of(x.expr, op, y.expr)
-        out = self.emit(lane or f"{x.expr} {op} {y.expr}", "bool", compare=(x.expr, op, y.expr))
-        if self.pending_lane:
-            self.lane_at[out.expr] = self.pending_lane
+        out = self.emit(f"lane({lane[0]}, {lane[1]})" if lane else f"{x.expr} {op} {y.expr}",
+                        "bool", compare=(x.expr, op, y.expr))
+        if lane:
+            self.lane_at[out.expr] = lane
         return out
 
-    def _lane_of(self, x: str, op: str, y: str) -> str | None:
+    def _lane_of(self, x: str, op: str, y: str) -> tuple[str, int, int] | None:
         """A compare of lane k of two words (bytes, halves) as lane k of one compare of
-        all their lanes: a contiguous pass for every lane, not a strided one per lane."""
+        all their lanes, (lanes, k, count): a contiguous pass for every lane, not a
+        strided one per lane."""
         px, py = self.parts.get(x), self.parts.get(y)
         if not px or not py or px[1:] != py[1:]:
             return None
@@ -308,8 +302,7 @@ class _Compiler:
         if key not in self.lanes:
             self.lanes[key] = self.emit(f"lanes({wx}, {w}, {count}) {op} lanes({wy}, {w}, "
                                         f"{count})", "bool").expr
-        self.pending_lane = (self.lanes[key], lo // w, count)
-        return f"lane({self.lanes[key]}, {lo // w})"
+        return self.lanes[key], lo // w, count
 
     def _cast(self, x: Value, width: int) -> Value:
         """x as a `width`-bit value (its word changes, its bits do not)."""
