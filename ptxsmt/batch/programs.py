@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import suppress
+from dataclasses import astuple
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -92,14 +93,16 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     if hit := store.get(key):  # a text that parsed once parses the same
         fields, record = _text_record(hit[0])
         return _program(record, hit[1]).renamed(Shape(*fields))
-    shape, parsed = shaped(_parsed(text))  # errors name the text's own registers and places
+    from ..program import Program  # the parser: only where a text is new
+
+    shape, parsed = shaped(Program.parse(text))  # errors name the text's own registers
     shape_key = f"shape {opts!r} {shape.text}"
     if hit := store.get(shape_key):
         record, code = _shape_record(hit[0]), hit[1]
     else:
         record, code = _generate(parsed, opts)
         store.put(shape_key, _encode(record), code)
-    store.put(key, _encode((shape.fields(), record)), code)
+    store.put(key, _encode((astuple(shape), record)), code)
     return _program(record, code).renamed(shape)
 
 
@@ -128,9 +131,3 @@ def _encode(obj: object) -> str:
 
 def _text_key(text: str, opts: Options) -> str:
     return f"text {opts!r} {text}"
-
-
-def _parsed(text: str) -> Program:
-    from ..program import Program  # the parser: only where a text is new
-
-    return Program.parse(text)
