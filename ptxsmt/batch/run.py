@@ -43,7 +43,11 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
                 if jobs > 1 and len(new := programs.missing(
                         {line.ptx for line in read if line.ptx is not None}, opts)) \
                         >= MIN_POOL_TEXTS:
-                    pool = pool or _pool(jobs - 1)
+                    if pool is None:  # the standard library's pool: only with work to share
+                        from concurrent.futures import ProcessPoolExecutor
+
+                        pool = ProcessPoolExecutor(jobs - 1, initializer=_started,
+                                                   initargs=(source.limit(),))
                     _compile_shared(pool, new, opts, jobs)
                 got = outputs(read, opts)
                 yield (b"\n".join([*answers(read, got), b""]), len(got),
@@ -56,21 +60,15 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
         pool.shutdown()
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    from concurrent.futures import ProcessPoolExecutor  # only where there is work to share
-
-    return ProcessPoolExecutor(workers, initializer=_started, initargs=(source.limit(),))
-
-
 def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
                     jobs: int) -> None:
     """The texts' programs compiled, a share in each process, the workers' records added
     to this one's cache. A worker that fails costs time, never an answer: its texts are
     compiled here, where their lines are answered."""
     futures = []
-    for share in range(1, jobs):
-        with suppress(Exception):  # a broken pool
-            futures.append(pool.submit(programs.compile_records, texts[share::jobs], opts))
+    with suppress(Exception):  # a broken pool
+        futures = [pool.submit(programs.compile_records, texts[k::jobs], opts)
+                   for k in range(1, jobs)]
     programs.compile_all(texts[::jobs], opts)
     for future in futures:
         with suppress(Exception):  # the worker failed (or died)
@@ -146,12 +144,11 @@ def _answered(windows: Iterable[list[bytes]], opts: Options) -> Iterator[tuple[L
             yield from zip(read, outputs(read, opts))
 
 
-def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
-              chunk: int = WINDOW) -> Iterator[tuple[dict, str | None]]:
-    """Per line: its object with "outputs" (or "error") set, and the error; `chunk`
-    lines evaluated at a time."""
+def run_jsonl(lines: Iterable[bytes | str],
+              opts: Options = DEFAULT) -> Iterator[tuple[dict, str | None]]:
+    """Per line: its object with "outputs" (or "error") set, and the error."""
     lines = (x.encode() if isinstance(x, str) else x for x in lines)
-    for line, got in _answered(iter(lambda: list(islice(lines, chunk)), []), opts):
+    for line, got in _answered(_windows(lines), opts):
         yield answer_object(line, got), None if type(got) is dict else got
 
 

@@ -37,11 +37,6 @@ def word_dtype(width: int) -> type:
 LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<j> a line
 
 
-def _signed(bits: int) -> Callable:
-    signed = getattr(np, f"int{bits}")
-    return lambda x: x.view(signed)
-
-
 def _part(x, lo: int, w: int) -> np.ndarray:
     """Bits lo.. lo+w-1 of x (w of 8, 16 or 32, lo a multiple of w): on a little-endian
     column, a strided view of its bytes (no pass over the data); else shift and narrow."""
@@ -92,7 +87,8 @@ NUMPY: dict[str, object] = {
     "where": np.where, "lnot": np.logical_not, "minimum": np.minimum,
     "isnan": np.isnan, "isinf": np.isinf,
     **{f"u{b}": getattr(np, f"uint{b}") for b in (8, 16, 32, 64)},
-    **{f"i{b}": _signed(b) for b in (8, 16, 32, 64)},
+    "i8": lambda x: x.view(np.int8), "i16": lambda x: x.view(np.int16),
+    "i32": lambda x: x.view(np.int32), "i64": lambda x: x.view(np.int64),
     # float32 holds every f16 and bf16 exactly, and numpy compares it IEEE-wise
     "f16": lambda x: x.view(np.float16).astype(np.float32),
     "bf16": lambda x: (np.uint32(x) << 16).view(np.float32),
