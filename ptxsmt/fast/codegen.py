@@ -205,7 +205,8 @@ class _Compiler:
             return Value(f"s{i}", "bv", t.size())
         if k in _FP_CONSTANTS:
             fmt = t.fmt()
-            bits = _fp_bits(z3.z3._to_expr_ref(t.ast, self.context), fmt)
+            numeral = z3.z3._to_expr_ref(t.ast, self.context)  # its bits: zeros' too, not NaN's
+            bits = z3.simplify(z3.fpToIEEEBV(numeral)).as_long()
             return Value(f"{_word(fmt.width)}({bits})", "fp", fmt.width, fmt)
         if k == z3.Z3_OP_ITE:
             return self._ite(*a)
@@ -377,15 +378,6 @@ class _Compiler:
             "positive": f"{b} <= {inf}",
         }[what]
         return self.emit(expr, "bool")
-
-
-def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
-    """The IEEE bits of an FP numeral other than NaN (zeros, infinities, numbers)."""
-    if t.decl().kind() == z3.Z3_OP_FPA_PLUS_ZERO:
-        return 0
-    if t.decl().kind() == z3.Z3_OP_FPA_MINUS_ZERO:
-        return 1 << (fmt.width - 1)
-    return z3.simplify(z3.fpToIEEEBV(t)).as_long()
 
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
