@@ -143,12 +143,10 @@ class Store:
 def _remove_stale(current: Path) -> None:
     """Files of other builds of ptxsmt that no run has touched for a week."""
     for path in current.parent.glob("programs-*.sqlite*"):
-        if not path.name.startswith(current.name):
-            try:
-                if time.time() - path.stat().st_mtime > _STALE_SECONDS:
-                    path.unlink()
-            except OSError:
-                pass  # another run removed it, or it is not ours to remove
+        with suppress(OSError):  # another run removed it, or it is not ours to remove
+            if not path.name.startswith(current.name) and \
+                    time.time() - path.stat().st_mtime > _STALE_SECONDS:
+                path.unlink()
 
 
 _STORE: Store | None = None
@@ -209,8 +207,7 @@ def clear() -> int:
     global _STORE
     flush()
     _STORE = None
-    removed = 0
-    for path in directory().glob("programs-*.sqlite*"):
+    paths = list(directory().glob("programs-*.sqlite*"))
+    for path in paths:
         path.unlink(missing_ok=True)
-        removed += 1
-    return removed
+    return len(paths)

@@ -101,8 +101,8 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
         record, code = _shape_record(hit[0]), hit[1]
     else:
         record, code = _generate(parsed, opts)
-        store.put(shape_key, _encode(record), code)
-    store.put(key, _encode((astuple(shape), record)), code)
+        store.put(shape_key, msgspec.json.encode(record).decode(), code)  # the column is text
+    store.put(key, msgspec.json.encode((astuple(shape), record)).decode(), code)
     return _program(record, code).renamed(shape)
 
 
@@ -123,10 +123,6 @@ def _program(record: Record, code: bytes | None) -> FastProgram:
     return FastProgram(record.slots, record.outputs,
                        {k: ptx_type(t) for k, t in record.types.items()},
                        record.lines, record.results, code=code)
-
-
-def _encode(obj: object) -> str:
-    return msgspec.json.encode(obj).decode()  # the cache's record column is text
 
 
 def _text_key(text: str, opts: Options) -> str:
