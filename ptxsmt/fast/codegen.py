@@ -395,6 +395,9 @@ def compile_snippet(program: Program, opts: Options) -> FastProgram:
     enc = program.encode(opts)
     # Z3's rewriter first: vset lanes come out of a 64-bit concat, widened to compare as
     # signed; simplified they are bytes of a or b compared unsigned (a third of the steps).
-    # (No variant's simplified terms need an operator its terms as built do not.)
-    return compile_terms(enc.inputs, {k: z3.simplify(t) for k, t in enc.outputs.items()},
-                         program.types)
+    # Where it writes an operator the fast path lacks, the terms as built.
+    try:
+        return compile_terms(enc.inputs, {k: z3.simplify(t) for k, t in enc.outputs.items()},
+                             program.types)
+    except Unsupported:
+        return compile_terms(enc.inputs, enc.outputs, program.types)
