@@ -1,12 +1,7 @@
-"""The on-disk cache of compiled programs, so a CI that runs every day compiles nothing.
-
-One SQLite file per build in `$PTXSMT_CACHE_DIR`, else `$XDG_CACHE_HOME/ptxsmt`, else
-`~/.cache/ptxsmt`, named by a fingerprint of ptxsmt's sources, Z3 and Python: nothing
-compiled before an edit is read after it (files unused for a week are removed).
-Writes are `INSERT OR IGNORE`, a batch's worth in one transaction (concurrent runs that
-wrote record by record waited on each other's locks). A cache that cannot be used
-(read-only home, full disk, damaged file) is skipped for the rest of the run.
-`PTXSMT_NO_CACHE=1` or `--no-cache` turns it off.
+"""The on-disk cache of compiled programs (docs/batch.md, The cache): one SQLite file per
+build, named by a fingerprint of ptxsmt's sources, Z3 and Python. Writes are `INSERT OR
+IGNORE`, a batch's worth in one transaction (concurrent runs that wrote record by record
+waited on each other's locks); a cache that cannot be used is skipped for the run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """A snippet's compiled program: from memory, else the on-disk cache, else the backend.
-
-The cache keeps a record per text (its shape, so a warm run never parses, and the
-shape's program with its bytecode, or why the backend cannot take it) and one per
-shape (a new text of a known shape compiles nothing); a batch reads its texts' records
-in one query. The cache's fingerprint means nothing needs rebuilding by hand.
+A record per text (its shape: a warm run never parses) and per shape (a new text of a
+known shape compiles nothing); a batch reads its texts' records in one query.
 """
 
 from __future__ import annotations
