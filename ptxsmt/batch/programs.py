@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import astuple
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -99,7 +98,8 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     else:
         record, code = _generate(parsed, opts)
         store.put(shape_key, msgspec.json.encode(record).decode(), code)  # the column is text
-    store.put(key, msgspec.json.encode((astuple(shape), record)).decode(), code)
+    fields = (shape.text, shape.registers, shape.constants, shape.spelling)  # Shape(*fields)
+    store.put(key, msgspec.json.encode((fields, record)).decode(), code)
     return _program(record, code).renamed(shape)
 
 
