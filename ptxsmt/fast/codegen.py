@@ -188,21 +188,19 @@ class _Compiler:
 
     def step(self, t: _Node, a: list[Value]) -> Value:  # noqa: C901 - one branch per operator
         k = t.kind
-        if t.sort_kind() == z3.Z3_BV_SORT and t.size() > 64:  # mul.hi.u64's 128-bit product
+        w = t.size() if t.sort_kind() == z3.Z3_BV_SORT else 0  # a bit-vector's width, once
+        if w > 64:  # mul.hi.u64's 128-bit product
             raise Unsupported("a bit-vector wider than 64 bits")
         if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
             return Value(str(k == z3.Z3_OP_TRUE), "bool")
         if k == z3.Z3_OP_BNUM:
-            w = t.size()
             k = int(z3.Z3_get_numeral_string(t.ctx, t.ast))
             return Value(f"{_word(w)}({k})", "bv", w, const=k)
         if k == z3.Z3_OP_UNINTERPRETED:
             if a:
                 raise Unsupported(f"{t.name()} is a value the ISA leaves open")
             i = self.inputs.index(t.name())
-            if t.sort_kind() == z3.Z3_BOOL_SORT:
-                return Value(f"s{i}", "bool")
-            return Value(f"s{i}", "bv", t.size())
+            return Value(f"s{i}", "bv", w) if w else Value(f"s{i}", "bool")
         if k in _FP_CONSTANTS:
             fmt = t.fmt()
             numeral = z3.z3._to_expr_ref(t.ast, self.context)  # its bits: zeros' too, not NaN's
@@ -219,9 +217,8 @@ class _Compiler:
         if k in _BOOL:
             return self.emit(f" {_BOOL[k]} ".join(x.expr for x in a), "bool")
         if k in _BITWISE:
-            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", t.size())
+            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", w)
         if k in _ARITH:  # exact in the word (it wraps above w bits), then cut to w bits
-            w = t.size()
             expr = f" {_ARITH[k]} ".join(x.expr for x in a)
             return self.emit(f"({expr}) & {_mask(w)}", "bv", w)
         if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
