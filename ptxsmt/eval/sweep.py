@@ -74,8 +74,8 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
                     hashes[name].update(np.packbits(values).tobytes())
                     trues[name] += int(values.sum())
                 else:
-                    hashes[name].update(np.ascontiguousarray(values, dtype=np.uint64)
-                                        .astype(word_dtype(fast.types[name].width)).tobytes())
+                    hashes[name].update(np.ascontiguousarray(
+                        values, dtype=word_dtype(fast.types[name].width)).tobytes())
     return index, {k: h.digest() for k, h in hashes.items()}, trues
 
 
