@@ -34,16 +34,12 @@ def missing(texts: Iterable[str], opts: Options = DEFAULT) -> list[str]:
     return [text for text in texts if store.get(_text_key(text, opts)) is None]
 
 
-def compile_all(texts: list[str], opts: Options) -> None:
-    """Compile the texts (a text's error is told where its lines are answered)."""
+def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
+    """Compile the texts (a text's error is told where its lines are answered); the records
+    this process's memory took since the last call (a worker's, its cache off), to `adopt`."""
     for text in texts:
         with suppress(Exception):
             compile_program(text, opts)
-
-
-def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
-    """A worker's share (its cache off): the texts compiled, as records to `adopt`."""
-    compile_all(texts, opts)
     kept, _MEMORY.pending = _MEMORY.pending, {}
     return [(key, record, code) for key, (record, code) in kept.items()]
 

@@ -69,7 +69,7 @@ def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
     with suppress(Exception):  # a broken pool
         futures = [pool.submit(programs.compile_records, texts[k::jobs], opts)
                    for k in range(1, jobs)]
-    programs.compile_all(texts[::jobs], opts)
+    programs.compile_records(texts[::jobs], opts)  # this one's share: in its own store
     for future in futures:
         with suppress(Exception):  # the worker failed (or died)
             programs.adopt(future.result())

@@ -55,10 +55,6 @@ class Value:
     compare: tuple[str, str, str] | None = None  # (x, op, y): an integer compare, negatable
     const: int | None = None  # the value of a bit-vector constant
 
-    @property
-    def word(self) -> str:
-        return _word(self.width)
-
 
 def _word(width: int) -> str:
     """The vocabulary's cast to the word of `width` bits (u8 .. u64)."""
@@ -139,9 +135,6 @@ class _Compiler:
         self.lanes: dict[tuple, str] = {}  # (x, op, y, w) -> one compare of all lanes
         self.lane_at: dict[str, tuple[str, int, int]] = {}  # local -> (lanes, k, count)
         self.flag_at: dict[str, tuple[str, int, int]] = {}  # b8 of such a lane
-
-    def __call__(self, t: z3.ExprRef) -> Value:
-        return self.visit(t.as_ast())
 
     def visit(self, ast) -> Value:
         key = z3.Z3_get_ast_id(self.ctx, ast)
@@ -248,13 +241,13 @@ class _Compiler:
             w, by = x.width, f"minimum({n.expr}, {word_bits(x.width) - 1})"
             shifted = f"({x.expr} << {by}) & {_mask(w)}" if k == z3.Z3_OP_BSHL \
                 else f"{x.expr} >> {by}"
-            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {shifted})", "bv", w)
+            return self.emit(f"where({n.expr} >= {w}, {_word(w)}(0), {shifted})", "bv", w)
         if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
             x, n = a
             w = x.width
             if w != word_bits(w):
                 raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
-            return self.emit(f"{x.word}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
+            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
                              "bv", w)
         if k == z3.Z3_OP_BNOT:
             (x,) = a
@@ -315,13 +308,13 @@ class _Compiler:
             return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
         one, zero = x.const, y.const
         if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
-            if one == 1 and x.word == "u8":  # a bool's byte is 0 or 1 already: a view
+            if one == 1 and _word(x.width) == "u8":  # a bool's byte is 0 or 1 already: a view
                 flag = self.emit(f"b8({c.expr})", "bv", x.width)
                 if c.expr in self.lane_at and x.width == 8:
                     self.flag_at[flag.expr] = self.lane_at[c.expr]
                 return flag
             times = "" if one == 1 else f" * {one}"
-            return self.emit(f"{x.word}({c.expr}){times}", "bv", x.width)
+            return self.emit(f"{_word(x.width)}({c.expr}){times}", "bv", x.width)
         if x.kind == "bv" and one == 0 and zero is not None and c.compare:
             lhs, op, rhs = c.compare
             flipped = self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
@@ -383,7 +376,7 @@ def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.Exp
     terms = list(outputs.values())
     comp = _Compiler(tuple(c.decl().name() for c in inputs.values()),
                      terms[0].ctx if terms else z3.main_ctx())
-    results = tuple(comp(term).expr for term in terms)
+    results = tuple(comp.visit(term.as_ast()).expr for term in terms)
     return FastProgram(tuple(inputs), tuple(outputs), dict(types), comp.live(results), results)
 
 
