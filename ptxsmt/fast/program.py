@@ -1,5 +1,5 @@
 """The vectorised evaluator: programs compiled from the Z3 terms (not a second semantics),
-run with numpy and without Z3, from their source lines (`record`) or bytecode
+run with numpy and without Z3, from their source lines or their bytecode
 (`compiled`). Bit-vectors live in the narrowest unsigned word that holds them, Booleans
 in bool arrays, floats as IEEE bits whose numpy float views compare IEEE-wise.
 """
