@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ptxsmt.batch import lines as reader
 from ptxsmt.batch import programs, run
-from ptxsmt.batch.run import answer_lines, render, run_jsonl
+from ptxsmt.batch.run import render, run_jsonl
 from ptxsmt.isa import source
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
@@ -53,6 +53,12 @@ def corpus() -> list[dict]:
                   for k in range(12)]
         lines += rng.sample(objs, min(20, len(objs)))
     return lines
+
+
+def answer_lines(lines: list[bytes]) -> tuple[list[bytes], bool]:
+    """Each line's answer (without its newline), and whether any is an error."""
+    blocks = list(render(lines, OPTS))
+    return b"".join(data for data, _, _ in blocks).split(b"\n")[:-1], any(f for _, _, f in blocks)
 
 
 def _text_answers(lines: list[str]) -> tuple[list[str], bool]:
@@ -173,7 +179,7 @@ def _general(lines: list[bytes], monkeypatch) -> tuple[list[bytes], bool]:
     """The answers with every line read the general way (no common-line reader)."""
     with monkeypatch.context() as m:
         m.setattr(reader, "_common", _refuse)
-        return answer_lines(range(1, len(lines) + 1), lines, OPTS)
+        return answer_lines(lines)
 
 
 def _refuse(text):
@@ -186,7 +192,7 @@ def test_the_common_line_is_answered_as_the_general_reader_answers_it(lines):
 
     with _pytest.monkeypatch.MonkeyPatch.context() as monkeypatch:
         want = _general(lines, monkeypatch)
-    assert answer_lines(range(1, len(lines) + 1), lines, OPTS) == want
+    assert answer_lines(lines) == want
     assert len(want[0]) == len(lines)  # one answer a line, blank ones too
     for number, (line, got) in enumerate(zip(lines, want[0]), 1):
         obj = json.loads(got)
@@ -203,7 +209,7 @@ def test_the_common_line_and_its_near_misses(monkeypatch):
     lines = [common, common.replace("0x00000002", "0x2"), common[:-1] + ', "case": "c"}',
              common.replace('"b"', '"%b"'), common.replace(", ", ","), common + " ",
              common[:-1] + ', "ptx": "setp.gt.u32 p, a, b;"}', common + "\r"]
-    answers, failed = answer_lines(range(1, 9), [x.encode() for x in lines], OPTS)
+    answers, failed = answer_lines([x.encode() for x in lines])
     assert not failed
     assert [a.decode() for a in answers[:6]] == \
         [line.rstrip()[:-1] + ', "outputs": {"p": true}}' for line in lines[:6]]
@@ -211,7 +217,7 @@ def test_the_common_line_and_its_near_misses(monkeypatch):
     assert answers[7] == answers[0]
     stored = [common[:-1] + ', "outputs": {"p": false}, "case": "c"}',
               common[:-1] + ', "n": -0, "outputs": {"p": false}}']  # JSON writes -0 back as 0
-    assert [json.loads(a) for a in answer_lines([1, 2], [x.encode() for x in stored], OPTS)[0]] \
+    assert [json.loads(a) for a in answer_lines([x.encode() for x in stored])[0]] \
         == [json.loads(x.replace("false", "true")) for x in stored]
     swapped = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"b": "0x00000001",
                                                                    "a": "0x00000002"}})
@@ -219,7 +225,7 @@ def test_the_common_line_and_its_near_misses(monkeypatch):
         "a": "0x00000001", "b": "0x00000002", "p": p}}) for p in (True, "0x0", False, "0x1")]
     for block in ([common, swapped], selp):  # a text's inputs in two orders; of two kinds
         encoded = [x.encode() for x in block]
-        assert answer_lines(range(1, len(block) + 1), encoded, OPTS) == \
+        assert answer_lines(encoded) == \
             _general(encoded, monkeypatch)
 
 
@@ -228,7 +234,7 @@ def test_every_line_is_answered_in_its_place_blank_ones_too():
     answer): a blank line is an error on its own line."""
     good = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
     lines = ["\ufeff", good, "", "   ", "\t\r", good]  # the first: a byte-order mark alone
-    answers = answer_lines(range(1, 7), [x.encode() for x in lines], OPTS)[0]
+    answers = answer_lines([x.encode() for x in lines])[0]
     out = [json.loads(a) for a in answers]
     assert out[1]["outputs"] == out[5]["outputs"] == {"p": True}
     for k in (0, 2, 3, 4):
@@ -247,7 +253,7 @@ def test_a_file_line_past_the_input_limit_is_its_own_error(tmp_path):
              json.dumps({"file": str(big)}), good]
     source.set_limit(4096)
     try:
-        answers, failed = answer_lines(range(1, 5), [x.encode() for x in lines], OPTS)
+        answers, failed = answer_lines([x.encode() for x in lines])
     finally:
         source.set_limit(None)
     out = [json.loads(a) for a in answers]
@@ -336,7 +342,7 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
     monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
-    monkeypatch.setattr(run, "_pool", lambda *a, **k: pytest.fail("a pool"))
+    monkeypatch.setattr(run, "_compile_shared", lambda *a, **k: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 
 
@@ -351,7 +357,7 @@ def test_a_column_read_at_once_takes_only_exact_hex():
                    ["0x1234 678", "0x00000010"], ["0x-1234567", "0x00000010"]):
         lines = [json.dumps({"ptx": text, "inputs": {"a": a, "b": "0x00000011"}}).encode()
                  for a in column]
-        answers = [json.loads(x) for x in answer_lines([1, 2], lines, OPTS)[0]]
+        answers = [json.loads(x) for x in answer_lines(lines)[0]]
         for number, (a, got) in enumerate(zip(column, answers), 1):
             try:
                 p = evaluate(text, {"a": a, "b": "0x00000011"}).outputs["p"]

@@ -124,14 +124,15 @@ def test_percent_names_are_kept_in_outputs():
     assert json.loads(r.stdout)["outputs"] == {"%p": True, "q": False}
 
 
-def test_batch_chunks_keep_order_and_errors():
-    from ptxsmt.batch.run import run_jsonl
+def test_batch_chunks_keep_order_and_errors(monkeypatch):
+    from ptxsmt.batch import run
     from ptxsmt.sem.options import Options
 
     lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": hex(i), "b": "0x4"}})
              for i in range(8)]
     lines[5] = "{oops"
-    out = list(run_jsonl(lines, Options(), chunk=3))
+    monkeypatch.setattr(run, "WINDOW", 3)  # lines read and answered at a time
+    out = list(run.run_jsonl(lines, Options()))
     assert [o.get("outputs", {}).get("p") for o, _ in out] == \
         [True, True, True, True, False, None, False, False]
     assert out[5][1] is not None and "line 6" in out[5][0]["error"]

@@ -1,4 +1,2 @@
-"""The JSONL batch engine: one reader and writer of the format (`lines`, on msgspec),
-lines grouped by text and run by the fast backend or the slow evaluator (`engine`), one
-on-disk cache of compiled programs (`programs`, `cache`), a process pool over windows
-of lines (`run`)."""
+"""The JSONL batch engine (docs/batch.md): the format read and written (`lines`), lines
+run by text (`engine`), compiled programs and their cache (`programs`, `cache`), `run`."""

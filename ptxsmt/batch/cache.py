@@ -1,12 +1,7 @@
-"""The on-disk cache of compiled programs, so a CI that runs every day compiles nothing.
-
-One SQLite file per build in `$PTXSMT_CACHE_DIR`, else `$XDG_CACHE_HOME/ptxsmt`, else
-`~/.cache/ptxsmt`, named by a fingerprint of ptxsmt's sources, Z3 and Python: nothing
-compiled before an edit is read after it (files unused for a week are removed).
-Writes are `INSERT OR IGNORE`, a batch's worth in one transaction (concurrent runs that
-wrote record by record waited on each other's locks). A cache that cannot be used
-(read-only home, full disk, damaged file) is skipped for the rest of the run.
-`PTXSMT_NO_CACHE=1` or `--no-cache` turns it off.
+"""The on-disk cache of compiled programs (docs/batch.md, The cache): one SQLite file per
+build, named by a fingerprint of ptxsmt's sources, Z3 and Python. Writes are `INSERT OR
+IGNORE`, a batch's worth in one transaction (concurrent runs that wrote record by record
+waited on each other's locks); a cache that cannot be used is skipped for the run.
 """
 
 from __future__ import annotations
@@ -62,8 +57,8 @@ class Store:
         self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
         self.failed: str | None = None if path else "in memory"
+        self.known: dict[str, tuple[str, bytes | None]] = {}  # prefetched or put
         self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
-        self.read: dict[str, tuple[str, bytes | None]] = {}  # prefetched
 
     def _connect(self) -> sqlite3.Connection:
         if self.db is None:
@@ -103,25 +98,31 @@ class Store:
 
     def get(self, key: str) -> tuple[str, bytes | None] | None:
         """(record, code) stored under `key`, or None."""
-        if key in self.pending or key in self.read:
-            return self.pending.get(key) or self.read[key]
+        if key in self.known:
+            return self.known[key]
         cursor = self._run("SELECT record, code FROM programs WHERE key = ?", (key,))
         return cursor.fetchone() if cursor else None
 
     def prefetch(self, keys: list[str]) -> None:
         """Read the records of these keys now, in a few queries, for `get` to return."""
-        keys = [key for key in keys if key not in self.read]
+        keys = [key for key in keys if key not in self.known]
         for start in range(0, len(keys), 500):  # SQLite's limit on parameters: 999 or more
             part = keys[start:start + 500]
             cursor = self._run("SELECT key, record, code FROM programs WHERE key IN "
                                f"({', '.join('?' * len(part))})", part)
-            self.read.update((key, (record, code)) for key, record, code in cursor or ())
+            self.known.update((key, (record, code)) for key, record, code in cursor or ())
 
     def put(self, key: str, record: str, code: bytes | None = None) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
-        self.pending.setdefault(key, (record, code))
+        if key not in self.known:
+            self.known[key] = self.pending[key] = (record, code)
         if len(self.pending) >= 512 and not self.failed:
             self.flush()
+
+    def count(self) -> int:
+        self.flush()
+        cursor = self._run("SELECT count(*) FROM programs", ())
+        return cursor.fetchone()[0] if cursor else 0
 
     def flush(self) -> None:
         """Write the records put since the last flush, in one transaction (kept in
@@ -133,21 +134,14 @@ class Store:
         if rows:
             self._run("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows, many=True)
 
-    def count(self) -> int:
-        self.flush()
-        cursor = self._run("SELECT count(*) FROM programs", ())
-        return cursor.fetchone()[0] if cursor else 0
-
 
 def _remove_stale(current: Path) -> None:
     """Files of other builds of ptxsmt that no run has touched for a week."""
     for path in current.parent.glob("programs-*.sqlite*"):
-        if not path.name.startswith(current.name):
-            try:
-                if time.time() - path.stat().st_mtime > _STALE_SECONDS:
-                    path.unlink()
-            except OSError:
-                pass  # another run removed it, or it is not ours to remove
+        with suppress(OSError):  # another run removed it, or it is not ours to remove
+            if not path.name.startswith(current.name) and \
+                    time.time() - path.stat().st_mtime > _STALE_SECONDS:
+                path.unlink()
 
 
 _STORE: Store | None = None
@@ -208,8 +202,7 @@ def clear() -> int:
     global _STORE
     flush()
     _STORE = None
-    removed = 0
-    for path in directory().glob("programs-*.sqlite*"):
+    paths = list(directory().glob("programs-*.sqlite*"))
+    for path in paths:
         path.unlink(missing_ok=True)
-        removed += 1
-    return removed
+    return len(paths)

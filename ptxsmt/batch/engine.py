@@ -182,7 +182,5 @@ def _json_column(arr: np.ndarray, width: int) -> list:
         return arr.tolist()
     if width not in (8, 16, 32, 64):
         return [hex_bits(v, width) for v in arr.tolist()]
-    if not len(arr):
-        return []
     return ("0x" + arr.astype(f">u{width // 8}").tobytes().hex(" ", width // 8)
             .replace(" ", " 0x")).split(" ")

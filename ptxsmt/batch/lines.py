@@ -158,25 +158,30 @@ def answers(read: list[Line], got: list[dict | str]) -> list[bytes]:
     where it has none yet (all those outputs encoded at once); else its object with
     "outputs" (or "error") set."""
     plain = [k for k, line in enumerate(read) if line.head is not None and type(got[k]) is dict]
-    out = [_whole_answer(line, g) for line, g in zip(read, got)] if len(plain) < len(read) \
-        else [b""] * len(read)
+    out: list = [None] * len(read)
     # [{"d": "0x1"}, {}] spaced, less its outer `[{` and `}]`, is each line's outputs less
     # their braces, apart at `}, {`: registers and values have no braces
     encoded = _spaced(_encode([got[k] for k in plain]), indent=0)[2:-2].split(b"}, {")
     for k, inner in zip(plain, encoded):
         out[k] = b"".join((read[k].head, b', "outputs": {', inner, b"}}"))
+    if len(plain) < len(read):
+        out = [a if a is not None else _whole_answer(answer_object(line, g))
+               for a, line, g in zip(out, read, got)]
     return out
 
 
-def _whole_answer(line: Line, got: dict | str) -> bytes:
-    if line.head is not None and type(got) is dict:
-        return b""  # written with the others
+def _whole_answer(obj: dict) -> bytes:
+    try:
+        return _spaced(_encode(obj), indent=0)
+    except (UnicodeEncodeError, OverflowError, TypeError):  # a lone surrogate, inf: as
+        return json.dumps(obj).encode()  # the standard library read them, it writes them
+
+
+def answer_object(line: Line, got: dict | str) -> dict:
+    """The line's object with "outputs" (or "error") set."""
     obj = line.whole()
     if type(got) is dict:
         obj["outputs"] = got
     else:
         obj["error"] = f"line {line.number}: {got}"
-    try:
-        return _spaced(_encode(obj), indent=0)
-    except (UnicodeEncodeError, OverflowError, TypeError):  # a lone surrogate, inf: as
-        return json.dumps(obj).encode()  # the standard library read them, it writes them
+    return obj

@@ -1,9 +1,6 @@
 """A snippet's compiled program: from memory, else the on-disk cache, else the backend.
-
-The cache keeps a record per text (its shape, so a warm run never parses, and the
-shape's program with its bytecode, or why the backend cannot take it) and one per
-shape (a new text of a known shape compiles nothing); a batch reads its texts' records
-in one query. The cache's fingerprint means nothing needs rebuilding by hand.
+A record per text (its shape: a warm run never parses) and per shape (a new text of a
+known shape compiles nothing); a batch reads its texts' records in one query.
 """
 
 from __future__ import annotations
@@ -15,14 +12,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..fast import FastProgram, Shape, Unsupported, compile_parsed, shaped
+from ..fast import FastProgram, Shape, Unsupported, shaped
+from ..isa.types import ptx_type
 from ..sem.options import DEFAULT, Options
 from . import cache
 
 if TYPE_CHECKING:
     from ..program import Program
-
-_decode = msgspec.json.Decoder().decode
 
 
 def prefetch(texts: Iterable[str], opts: Options = DEFAULT) -> None:
@@ -38,16 +34,12 @@ def missing(texts: Iterable[str], opts: Options = DEFAULT) -> list[str]:
     return [text for text in texts if store.get(_text_key(text, opts)) is None]
 
 
-def compile_all(texts: list[str], opts: Options) -> None:
-    """Compile the texts (a text's error is told where its lines are answered)."""
+def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
+    """Compile the texts (a text's error is told where its lines are answered); the records
+    this process's memory took since the last call (a worker's, its cache off), to `adopt`."""
     for text in texts:
         with suppress(Exception):
             compile_program(text, opts)
-
-
-def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
-    """A worker's share (its cache off): the texts compiled, as records to `adopt`."""
-    compile_all(texts, opts)
     kept, _MEMORY.pending = _MEMORY.pending, {}
     return [(key, record, code) for key, (record, code) in kept.items()]
 
@@ -67,6 +59,23 @@ def _store() -> cache.Store:
 _MEMORY = cache.Store(None)
 
 
+class Record(msgspec.Struct, omit_defaults=True):
+    """A shape's program as the cache keeps it (its bytecode beside it), or why the
+    backend cannot take the shape. Read typed: a warm batch reads one a text."""
+
+    slots: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    types: dict[str, str] = {}
+    lines: tuple[tuple[str, str], ...] = ()
+    results: tuple[str, ...] = ()
+    unsupported: str | None = None
+
+
+_ShapeFields = tuple[str, dict[str, str], dict[str, int | bool], dict[str, str]]
+_text_record = msgspec.json.Decoder(tuple[_ShapeFields, Record]).decode
+_shape_record = msgspec.json.Decoder(Record).decode
+
+
 @lru_cache(maxsize=16384)
 def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The program of a snippet (PtxError on bad text, Unsupported where the backend
@@ -74,48 +83,40 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     store = _store()
     key = _text_key(text, opts)
     if hit := store.get(key):  # a text that parsed once parses the same
-        fields, record = _decode(hit[0])
+        fields, record = _text_record(hit[0])
         return _program(record, hit[1]).renamed(Shape(*fields))
-    shape, parsed = shaped(_parsed(text))  # errors name the text's own registers and places
-    record, code = _shape_record(shape.text, opts, parsed)
-    store.put(key, _encode([shape.fields(), record]), code)
+    from ..program import Program  # the parser: only where a text is new
+
+    shape, parsed = shaped(Program.parse(text))  # errors name the text's own registers
+    shape_key = f"shape {opts!r} {shape.text}"
+    if hit := store.get(shape_key):
+        record, code = _shape_record(hit[0]), hit[1]
+    else:
+        record, code = _generate(parsed, opts)
+        store.put(shape_key, msgspec.json.encode(record).decode(), code)  # the column is text
+    fields = (shape.text, shape.registers, shape.constants, shape.spelling)  # Shape(*fields)
+    store.put(key, msgspec.json.encode((fields, record)).decode(), code)
     return _program(record, code).renamed(shape)
 
 
-def _shape_record(text: str, opts: Options, parsed: Program) -> tuple[dict, bytes | None]:
-    """A shape's program record (or why the backend cannot take it) and its bytecode."""
-    store = _store()
-    key = f"shape {opts!r} {text}"
-    hit = store.get(key)
-    record, code = hit or _generate(parsed, opts)
-    if not hit:
-        store.put(key, record, code)
-    return _decode(record), code
+def _generate(shape: Program, opts: Options) -> tuple[Record, bytes | None]:
+    from ..fast.codegen import compile_snippet  # Z3: only where a shape is new
 
-
-def _generate(shape: Program, opts: Options) -> tuple[str, bytes | None]:
     try:
-        program = compile_parsed(shape, opts)
+        program = compile_snippet(shape, opts)
     except Unsupported as e:
-        return _encode({"unsupported": str(e)}), None
-    return _encode(program.record()), program.compiled()
+        return Record(unsupported=str(e)), None
+    return Record(program.slots, program.outputs, {k: t.name for k, t in program.types.items()},
+                  program.lines, program.results), program.compiled()
 
 
-def _program(record: dict, code: bytes | None) -> FastProgram:
-    if "unsupported" in record:
-        raise Unsupported(record["unsupported"])
-    return FastProgram.from_record(record, code)
-
-
-def _encode(obj: object) -> str:
-    return msgspec.json.encode(obj).decode()  # the cache's record column is text
+def _program(record: Record, code: bytes | None) -> FastProgram:
+    if record.unsupported is not None:
+        raise Unsupported(record.unsupported)
+    return FastProgram(record.slots, record.outputs,
+                       {k: ptx_type(t) for k, t in record.types.items()},
+                       record.lines, record.results, code=code)
 
 
 def _text_key(text: str, opts: Options) -> str:
     return f"text {opts!r} {text}"
-
-
-def _parsed(text: str) -> Program:
-    from ..program import Program  # the parser: only where a text is new
-
-    return Program.parse(text)

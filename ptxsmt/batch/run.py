@@ -8,7 +8,7 @@ answer, and a worker that fails costs only time).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from itertools import count, islice, repeat
 from typing import TYPE_CHECKING
@@ -20,7 +20,7 @@ from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache, programs
 from .engine import answered, evaluate_many
-from .lines import Line, TooLong, answers, read_line
+from .lines import Line, TooLong, answer_object, answers, read_line
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -39,11 +39,15 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
     try:
         with collector_paused():
             for window in _windows(lines):
-                read = _read(list(islice(numbers, len(window))), window, opts)
+                read = _read(numbers, window, opts)
                 if jobs > 1 and len(new := programs.missing(
                         {line.ptx for line in read if line.ptx is not None}, opts)) \
                         >= MIN_POOL_TEXTS:
-                    pool = pool or _pool(jobs - 1)
+                    if pool is None:  # the standard library's pool: only with work to share
+                        from concurrent.futures import ProcessPoolExecutor
+
+                        pool = ProcessPoolExecutor(jobs - 1, initializer=_started,
+                                                   initargs=(source.limit(),))
                     _compile_shared(pool, new, opts, jobs)
                 got = outputs(read, opts)
                 yield (b"\n".join([*answers(read, got), b""]), len(got),
@@ -56,22 +60,16 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
         pool.shutdown()
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    from concurrent.futures import ProcessPoolExecutor  # only where there is work to share
-
-    return ProcessPoolExecutor(workers, initializer=_started, initargs=(source.limit(),))
-
-
 def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
                     jobs: int) -> None:
     """The texts' programs compiled, a share in each process, the workers' records added
     to this one's cache. A worker that fails costs time, never an answer: its texts are
     compiled here, where their lines are answered."""
     futures = []
-    for share in range(1, jobs):
-        with suppress(Exception):  # a broken pool
-            futures.append(pool.submit(programs.compile_records, texts[share::jobs], opts))
-    programs.compile_all(texts[::jobs], opts)
+    with suppress(Exception):  # a broken pool
+        futures = [pool.submit(programs.compile_records, texts[k::jobs], opts)
+                   for k in range(1, jobs)]
+    programs.compile_records(texts[::jobs], opts)  # this one's share: in its own store
     for future in futures:
         with suppress(Exception):  # the worker failed (or died)
             programs.adopt(future.result())
@@ -122,24 +120,14 @@ def _started(limit: int) -> None:
     gc.disable()  # see collector_paused
 
 
-def answer_lines(numbers: Sequence[int], lines: list[bytes],
-                 opts: Options = DEFAULT) -> tuple[list[bytes], bool]:
-    """Each line's answer (without its newline), for lines numbered as in their file,
-    and whether any answer is an error."""
-    got = outputs(read := _read(numbers, lines, opts), opts)
-    return answers(read, got), not all(type(g) is dict for g in got)
-
-
-def _read(numbers: Sequence[int], lines: list[bytes], opts: Options) -> list[Line]:
-    with collector_paused():
-        return list(map(read_line, numbers, lines, repeat(opts)))
+def _read(numbers: Iterable[int], lines: list[bytes], opts: Options) -> list[Line]:
+    return list(map(read_line, islice(numbers, len(lines)), lines, repeat(opts)))
 
 
 def outputs(read: list[Line], opts: Options = DEFAULT) -> list[dict | str]:
     """Each line's outputs (JSON values by register) or its error."""
     snippets = [line for line in read if line.error is None and line.ptx is not None]
-    with collector_paused():
-        got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts)
+    got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts)
     if len(snippets) < len(read):  # errors and functions in their places
         answered = iter(got)
         got = [line.error or (next(answered) if line.ptx is not None
@@ -147,37 +135,35 @@ def outputs(read: list[Line], opts: Options = DEFAULT) -> list[dict | str]:
     return [g if type(g) is dict else str(g) for g in got]
 
 
-def run_jsonl(lines: Iterable[bytes | str], opts: Options = DEFAULT,
-              chunk: int = WINDOW) -> Iterator[tuple[dict, str | None]]:
-    """Per line: its object with "outputs" (or "error") set, and the error; `chunk`
-    lines evaluated at a time."""
-    lines, numbers = iter(lines), count(1)
-    while window := [x.encode() if isinstance(x, str) else x for x in islice(lines, chunk)]:
-        read = _read(list(islice(numbers, len(window))), window, opts)
-        for line, got in zip(read, outputs(read, opts)):
-            obj = line.whole()
-            obj.update({"outputs": got} if type(got) is dict
-                       else {"error": f"line {line.number}: {got}"})
-            yield obj, None if type(got) is dict else got
+def _answered(windows: Iterable[list[bytes]], opts: Options) -> Iterator[tuple[Line, dict | str]]:
+    """Each line as read, with its outputs or error."""
+    numbers = count(1)
+    with collector_paused():
+        for window in windows:
+            read = _read(numbers, window, opts)
+            yield from zip(read, outputs(read, opts))
+
+
+def run_jsonl(lines: Iterable[bytes | str],
+              opts: Options = DEFAULT) -> Iterator[tuple[dict, str | None]]:
+    """Per line: its object with "outputs" (or "error") set, and the error."""
+    lines = (x.encode() if isinstance(x, str) else x for x in lines)
+    for line, got in _answered(_windows(lines), opts):
+        yield answer_object(line, got), None if type(got) is dict else got
 
 
 def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dict | None]:
     """Per line: None when its stored "outputs" are reproduced, else the difference
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
-    numbers = count(1)
-    with collector_paused():
-        for window in _windows(lines):
-            read = _read(list(islice(numbers, len(window))), window, opts)
-            for line, got in zip(read, outputs(read, opts)):
-                obj = line.whole()
-                if type(got) is dict and got == obj.get("outputs"):
-                    yield None
-                    continue
-                code = {k: obj[k] for k in ("file", "function") if k in obj} or \
-                    {"ptx": obj.get("ptx")}
-                options = {"options": obj["options"]} if "options" in obj else {}  # to rerun it
-                yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
-                       "expected": obj.get("outputs"), "got": got}
+    for line, got in _answered(_windows(lines), opts):
+        obj = line.whole()
+        if type(got) is dict and got == obj.get("outputs"):
+            yield None
+            continue
+        code = {k: obj[k] for k in ("file", "function") if k in obj} or {"ptx": obj.get("ptx")}
+        options = {"options": obj["options"]} if "options" in obj else {}  # to rerun it
+        yield {"line": line.number, **code, "inputs": obj.get("inputs"), **options,
+               "expected": obj.get("outputs"), "got": got}
 
 
 def _function_answer(line: Line) -> dict | PtxError:

@@ -68,8 +68,7 @@ def _pinned(term: z3.ExprRef, name: str) -> Value:
         args = ", ".join(hex_bits(x.as_long(), x.size()) if z3.is_bv_value(x) else str(x)
                          for x in f.children())
         raise UnspecifiedOutput(f"output {name} is unspecified: {f.decl().name()} on {args} "
-                                "gives a value the PTX ISA leaves open (README, Spec notes 9)",
-                                name)
+                                "gives a value the PTX ISA leaves open (README, Spec notes 9)")
     value = z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(0, f.size())) for f in free]))
     if z3.is_bv_value(value) or z3.is_true(value) or z3.is_false(value):
         return z3.is_true(value) if z3.is_bool(value) else value.as_long()

@@ -17,7 +17,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from ..fast import FastProgram, compile_text, word_dtype
+from ..fast import FastProgram, word_dtype
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
@@ -27,7 +27,12 @@ BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 
 @lru_cache(maxsize=16)
 def _program(text: str, opts: Options) -> FastProgram:
-    return compile_text(text, opts)  # once per process, not once per block
+    """The text's program, inputs named as the text names them (once per process, not
+    once per block)."""
+    from ..fast.codegen import compile_snippet  # Z3
+    from ..program import Program
+
+    return compile_snippet(Program.parse(text), opts)
 
 
 @dataclass
@@ -69,8 +74,8 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
                     hashes[name].update(np.packbits(values).tobytes())
                     trues[name] += int(values.sum())
                 else:
-                    hashes[name].update(np.ascontiguousarray(values, dtype=np.uint64)
-                                        .astype(word_dtype(fast.types[name].width)).tobytes())
+                    hashes[name].update(np.ascontiguousarray(
+                        values, dtype=word_dtype(fast.types[name].width)).tobytes())
     return index, {k: h.digest() for k, h in hashes.items()}, trues
 
 
@@ -87,14 +92,11 @@ def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
             results[i] = (digests, trues)
             if progress:
                 progress(1)
-    final = {name: hashlib.sha256() for name in fast.outputs}
-    trues = dict.fromkeys(fast.outputs, 0)
-    for i in range(BLOCKS):
-        for name in fast.outputs:
-            final[name].update(results[i][0][name])
-            trues[name] += results[i][1][name]
-    bools = {n for n in fast.outputs if fast.types[n].width == 1}
-    blocks = {name: [results[i][0][name].hex() for i in range(BLOCKS)] for name in fast.outputs}
-    return SweepResult(text, (1 << 32) << len(preds), {k: h.hexdigest() for k, h in final.items()},
-                       {k: v for k, v in trues.items() if k in bools},
-                       time.perf_counter() - start, blocks)
+    # the digest of an output: SHA-256 over its block digests, in block order
+    blocks = {name: [results[i][0][name] for i in range(BLOCKS)] for name in fast.outputs}
+    return SweepResult(text, (1 << 32) << len(preds),
+                       {k: hashlib.sha256(b"".join(v)).hexdigest() for k, v in blocks.items()},
+                       {k: sum(results[i][1][k] for i in range(BLOCKS)) for k in fast.outputs
+                        if fast.types[k].width == 1},
+                       time.perf_counter() - start,
+                       {k: [digest.hex() for digest in v] for k, v in blocks.items()})

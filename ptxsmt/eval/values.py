@@ -17,10 +17,6 @@ from ..sem.unspecified import UNSPECIFIED, Value
 class UnspecifiedOutput(PtxError):
     """An output holds a value the PTX ISA leaves open (a cvt of a NaN): no bits exist."""
 
-    def __init__(self, message: str, output: str):
-        super().__init__(message)
-        self.output = output
-
 
 @dataclass(frozen=True)
 class Evaluation:

@@ -21,7 +21,7 @@ import z3
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import Program
 from ..sem.options import Options
-from .program import LOCAL, FastProgram, Line, Unsupported, word_bits
+from .program import LOCAL, FastProgram, Unsupported, word_bits
 
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 _VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
@@ -33,7 +33,7 @@ _S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_SLEQ: "<=", z3.Z3_OP_SGT: ">", z3.Z3_OP_SG
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _BOOL = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^"}
 _BITWISE = {z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}
-_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*"}
+_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*", z3.Z3_OP_BSUB: "-"}
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                  z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
 _FP_CLASS = {
@@ -54,10 +54,6 @@ class Value:
     fmt: FloatFormat | None = None
     compare: tuple[str, str, str] | None = None  # (x, op, y): an integer compare, negatable
     const: int | None = None  # the value of a bit-vector constant
-
-    @property
-    def word(self) -> str:
-        return _word(self.width)
 
 
 def _word(width: int) -> str:
@@ -88,11 +84,11 @@ class _Node:
     def name(self) -> str:
         return z3.Z3_get_symbol_string(self.ctx, z3.Z3_get_decl_name(self.ctx, self.decl))
 
-    def sort_kind(self, ast=None) -> int:
-        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+    def sort_kind(self) -> int:
+        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
 
-    def size(self, ast=None) -> int:
-        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, ast or self.ast))
+    def size(self) -> int:
+        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
 
     def fmt(self) -> FloatFormat:
         sort = z3.Z3_get_sort(self.ctx, self.ast)
@@ -132,19 +128,13 @@ class _Compiler:
     def __init__(self, inputs: tuple[str, ...], ctx: z3.Context):
         self.inputs = inputs
         self.context, self.ctx = ctx, ctx.ref()
-        self.lines: list[Line] = []
-        self.reads: dict[str, list[str]] = {}  # local -> the locals its line reads
-        self.deps: dict[str, frozenset[int]] = {f"s{i}": frozenset([i])
-                                                for i in range(len(inputs))}
+        self.lines: list[tuple[str, str]] = []  # (local, expression), in order
         self.values: dict[int, Value] = {}
         self.views: dict[str, str] = {}
         self.parts: dict[str, tuple] = {}  # local -> (word, lo, w, lanes) it is a lane of
         self.lanes: dict[tuple, str] = {}  # (x, op, y, w) -> one compare of all lanes
         self.lane_at: dict[str, tuple[str, int, int]] = {}  # local -> (lanes, k, count)
         self.flag_at: dict[str, tuple[str, int, int]] = {}  # b8 of such a lane
-
-    def __call__(self, t: z3.ExprRef) -> Value:
-        return self.visit(t.as_ast())
 
     def visit(self, ast) -> Value:
         key = z3.Z3_get_ast_id(self.ctx, ast)
@@ -171,22 +161,17 @@ class _Compiler:
              compare=None) -> Value:
         """A new local holding `expr`."""
         name = f"t{len(self.lines)}"
-        reads = LOCAL.findall(expr)
-        deps = frozenset().union(*(self.deps[r] for r in reads))
-        self.lines.append(Line(name, expr, deps))
-        self.deps[name] = deps
-        self.reads[name] = [r for r in reads if r.startswith("t")]
+        self.lines.append((name, expr))
         return Value(name, kind, width, fmt, compare)
 
-    def live(self, results: tuple[str, ...]) -> tuple[Line, ...]:
-        """The lines the results read (a negated compare leaves the first one unread)."""
-        needed, stack = set(), [r for r in results if r in self.reads]
-        while stack:
-            name = stack.pop()
-            if name not in needed:
-                needed.add(name)
-                stack += self.reads[name]
-        return tuple(line for line in self.lines if line.target in needed)
+    def live(self, results: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """The lines the results read (a negated compare leaves the first one unread):
+        a line reads only lines before it, so one pass from the last line finds them."""
+        needed = set(results)
+        for target, expr in reversed(self.lines):
+            if target in needed:
+                needed.update(LOCAL.findall(expr))
+        return tuple(line for line in self.lines if line[0] in needed)
 
     def view(self, x: Value) -> str:
         """The float view of FP bits, written once."""
@@ -196,24 +181,23 @@ class _Compiler:
 
     def step(self, t: _Node, a: list[Value]) -> Value:  # noqa: C901 - one branch per operator
         k = t.kind
-        if t.sort_kind() == z3.Z3_BV_SORT and t.size() > 64:  # mul.hi.u64's 128-bit product
+        w = t.size() if t.sort_kind() == z3.Z3_BV_SORT else 0  # a bit-vector's width, once
+        if w > 64:  # mul.hi.u64's 128-bit product
             raise Unsupported("a bit-vector wider than 64 bits")
         if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
             return Value(str(k == z3.Z3_OP_TRUE), "bool")
         if k == z3.Z3_OP_BNUM:
-            w = t.size()
             k = int(z3.Z3_get_numeral_string(t.ctx, t.ast))
             return Value(f"{_word(w)}({k})", "bv", w, const=k)
         if k == z3.Z3_OP_UNINTERPRETED:
             if a:
                 raise Unsupported(f"{t.name()} is a value the ISA leaves open")
             i = self.inputs.index(t.name())
-            if t.sort_kind() == z3.Z3_BOOL_SORT:
-                return Value(f"s{i}", "bool")
-            return Value(f"s{i}", "bv", t.size())
+            return Value(f"s{i}", "bv", w) if w else Value(f"s{i}", "bool")
         if k in _FP_CONSTANTS:
             fmt = t.fmt()
-            bits = _fp_bits(z3.z3._to_expr_ref(t.ast, self.context), fmt)
+            numeral = z3.z3._to_expr_ref(t.ast, self.context)  # its bits: zeros' too, not NaN's
+            bits = z3.simplify(z3.fpToIEEEBV(numeral)).as_long()
             return Value(f"{_word(fmt.width)}({bits})", "fp", fmt.width, fmt)
         if k == z3.Z3_OP_ITE:
             return self._ite(*a)
@@ -226,14 +210,10 @@ class _Compiler:
         if k in _BOOL:
             return self.emit(f" {_BOOL[k]} ".join(x.expr for x in a), "bool")
         if k in _BITWISE:
-            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", t.size())
+            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", w)
         if k in _ARITH:  # exact in the word (it wraps above w bits), then cut to w bits
-            w = t.size()
             expr = f" {_ARITH[k]} ".join(x.expr for x in a)
             return self.emit(f"({expr}) & {_mask(w)}", "bv", w)
-        if k == z3.Z3_OP_BSUB:
-            x, y = a
-            return self.emit(f"({x.expr} - {y.expr}) & {_mask(x.width)}", "bv", x.width)
         if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
             x, y = a
             if x.kind == "fp":
@@ -256,22 +236,18 @@ class _Compiler:
             high = _mask(w) & ~_mask(x.width)
             return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})",
                              "bv", w)
-        if k == z3.Z3_OP_BSHL:
+        if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR):  # a shift by w or more leaves 0
             x, n = a
-            w, top = x.width, word_bits(x.width) - 1
-            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), ({x.expr} << minimum("
-                             f"{n.expr}, {top})) & {_mask(w)})", "bv", w)
-        if k == z3.Z3_OP_BLSHR:
-            x, n = a
-            w, top = x.width, word_bits(x.width) - 1
-            return self.emit(f"where({n.expr} >= {w}, {x.word}(0), {x.expr} >> minimum("
-                             f"{n.expr}, {top}))", "bv", w)
+            w, by = x.width, f"minimum({n.expr}, {word_bits(x.width) - 1})"
+            shifted = f"({x.expr} << {by}) & {_mask(w)}" if k == z3.Z3_OP_BSHL \
+                else f"{x.expr} >> {by}"
+            return self.emit(f"where({n.expr} >= {w}, {_word(w)}(0), {shifted})", "bv", w)
         if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
             x, n = a
             w = x.width
             if w != word_bits(w):
                 raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
-            return self.emit(f"{x.word}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
+            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
                              "bv", w)
         if k == z3.Z3_OP_BNOT:
             (x,) = a
@@ -298,16 +274,17 @@ class _Compiler:
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
 
     def _compare(self, x: Value, op: str, y: Value) -> Value:
-        self.pending_lane = None
         lane = self._lane_of(x.expr, op, y.expr)
-        out = self.emit(lane or f"{x.expr} {op} {y.expr}", "bool", compare=(x.expr, op, y.expr))
-        if self.pending_lane:
-            self.lane_at[out.expr] = self.pending_lane
+        out = self.emit(f"lane({lane[0]}, {lane[1]})" if lane else f"{x.expr} {op} {y.expr}",
+                        "bool", compare=(x.expr, op, y.expr))
+        if lane:
+            self.lane_at[out.expr] = lane
         return out
 
-    def _lane_of(self, x: str, op: str, y: str) -> str | None:
+    def _lane_of(self, x: str, op: str, y: str) -> tuple[str, int, int] | None:
         """A compare of lane k of two words (bytes, halves) as lane k of one compare of
-        all their lanes: a contiguous pass for every lane, not a strided one per lane."""
+        all their lanes, (lanes, k, count): a contiguous pass for every lane, not a
+        strided one per lane."""
         px, py = self.parts.get(x), self.parts.get(y)
         if not px or not py or px[1:] != py[1:]:
             return None
@@ -316,8 +293,7 @@ class _Compiler:
         if key not in self.lanes:
             self.lanes[key] = self.emit(f"lanes({wx}, {w}, {count}) {op} lanes({wy}, {w}, "
                                         f"{count})", "bool").expr
-        self.pending_lane = (self.lanes[key], lo // w, count)
-        return f"lane({self.lanes[key]}, {lo // w})"
+        return self.lanes[key], lo // w, count
 
     def _cast(self, x: Value, width: int) -> Value:
         """x as a `width`-bit value (its word changes, its bits do not)."""
@@ -332,13 +308,13 @@ class _Compiler:
             return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
         one, zero = x.const, y.const
         if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
-            if one == 1 and x.word == "u8":  # a bool's byte is 0 or 1 already: a view
+            if one == 1 and _word(x.width) == "u8":  # a bool's byte is 0 or 1 already: a view
                 flag = self.emit(f"b8({c.expr})", "bv", x.width)
                 if c.expr in self.lane_at and x.width == 8:
                     self.flag_at[flag.expr] = self.lane_at[c.expr]
                 return flag
             times = "" if one == 1 else f" * {one}"
-            return self.emit(f"{x.word}({c.expr}){times}", "bv", x.width)
+            return self.emit(f"{_word(x.width)}({c.expr}){times}", "bv", x.width)
         if x.kind == "bv" and one == 0 and zero is not None and c.compare:
             lhs, op, rhs = c.compare
             flipped = self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
@@ -394,22 +370,13 @@ class _Compiler:
         return self.emit(expr, "bool")
 
 
-def _fp_bits(t: z3.ExprRef, fmt: FloatFormat) -> int:
-    """The IEEE bits of an FP numeral other than NaN (zeros, infinities, numbers)."""
-    if t.decl().kind() == z3.Z3_OP_FPA_PLUS_ZERO:
-        return 0
-    if t.decl().kind() == z3.Z3_OP_FPA_MINUS_ZERO:
-        return 1 << (fmt.width - 1)
-    return z3.simplify(z3.fpToIEEEBV(t)).as_long()
-
-
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
                   types: Mapping[str, PtxType]) -> FastProgram:
     """The vectorised form of output terms over input constants (register -> constant)."""
     terms = list(outputs.values())
     comp = _Compiler(tuple(c.decl().name() for c in inputs.values()),
                      terms[0].ctx if terms else z3.main_ctx())
-    results = tuple(comp(term).expr for term in terms)
+    results = tuple(comp.visit(term.as_ast()).expr for term in terms)
     return FastProgram(tuple(inputs), tuple(outputs), dict(types), comp.live(results), results)
 
 

@@ -1,5 +1,5 @@
 """The vectorised evaluator: programs compiled from the Z3 terms (not a second semantics),
-run with numpy and without Z3, from their source lines (`record`) or bytecode
+run with numpy and without Z3, from their source lines or their bytecode
 (`compiled`). Bit-vectors live in the narrowest unsigned word that holds them, Booleans
 in bool arrays, floats as IEEE bits whose numpy float views compare IEEE-wise.
 """
@@ -11,12 +11,11 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
-from typing import NamedTuple
+from functools import cache, lru_cache
 
 import numpy as np
 
-from ..isa.types import PtxType, ptx_type
+from ..isa.types import PtxType
 from .shape import Shape
 
 
@@ -36,19 +35,6 @@ def word_dtype(width: int) -> type:
 
 
 LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<j> a line
-
-
-class Line(NamedTuple):
-    """`target = expr`, one step of a program; `deps`: the input slots it reads."""
-
-    target: str
-    expr: str
-    deps: frozenset[int]
-
-
-def _signed(bits: int) -> Callable:
-    signed = getattr(np, f"int{bits}")
-    return lambda x: x.view(signed)
 
 
 def _part(x, lo: int, w: int) -> np.ndarray:
@@ -101,7 +87,8 @@ NUMPY: dict[str, object] = {
     "where": np.where, "lnot": np.logical_not, "minimum": np.minimum,
     "isnan": np.isnan, "isinf": np.isinf,
     **{f"u{b}": getattr(np, f"uint{b}") for b in (8, 16, 32, 64)},
-    **{f"i{b}": _signed(b) for b in (8, 16, 32, 64)},
+    "i8": lambda x: x.view(np.int8), "i16": lambda x: x.view(np.int16),
+    "i32": lambda x: x.view(np.int32), "i64": lambda x: x.view(np.int64),
     # float32 holds every f16 and bf16 exactly, and numpy compares it IEEE-wise
     "f16": lambda x: x.view(np.float16).astype(np.float32),
     "bf16": lambda x: (np.uint32(x) << 16).view(np.float32),
@@ -110,15 +97,17 @@ NUMPY: dict[str, object] = {
 }
 
 
-def _source(params: tuple[str, ...], lines: tuple[Line, ...], results: tuple[str, ...]) -> str:
+Lines = tuple  # a program's steps, (local, expression) pairs reading its slots as s0, s1..
+
+
+def _source(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> str:
     return "".join([f"def program({', '.join(params)}):\n",
-                    *(f"    {line.target} = {line.expr}\n" for line in lines),
+                    *(f"    {target} = {expr}\n" for target, expr in lines),
                     f"    return ({''.join(r + ', ' for r in results)})\n"])
 
 
 @lru_cache(maxsize=8192)
-def _function(params: tuple[str, ...], lines: tuple[Line, ...],
-              results: tuple[str, ...]) -> Callable:
+def _function(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> Callable:
     """The lines as one Python function of `params` returning `results`."""
     return _defined(compile(_source(params, lines, results), "<ptxsmt program>", "exec"))
 
@@ -140,10 +129,7 @@ class FastProgram:
     slots: tuple[str, ...]  # the inputs of the value table, in order
     outputs: tuple[str, ...]
     types: dict[str, PtxType]
-    # each line (target, expr, deps), reading the slots as s0, s1, ...: Lines, or as the
-    # cache's record lists them (made Lines only where read: a run from the cache runs
-    # its code)
-    line_table: tuple[Line | list, ...]
+    lines: Lines  # as tuples, or as lists where read from the cache (which runs `code`)
     results: tuple[str, ...]  # per output: the local (or constant) that holds it
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
     bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
@@ -157,25 +143,6 @@ class FastProgram:
         inputs = tuple(s for s in self.slots if s not in self.bound)
         object.__setattr__(self, "inputs", inputs)
         object.__setattr__(self, "input_names", frozenset(inputs))
-
-    @cached_property
-    def lines(self) -> tuple[Line, ...]:
-        """The program's lines as Lines (composing, specializing, a program without code)."""
-        return tuple(line if type(line) is Line else Line(line[0], line[1], frozenset(line[2]))
-                     for line in self.line_table)
-
-    def record(self) -> dict:
-        """The program as plain data (JSON's kinds), to keep it apart from its code."""
-        return {"slots": self.slots, "outputs": self.outputs,
-                "types": {k: t.name for k, t in self.types.items()},
-                "lines": [[line.target, line.expr, sorted(line.deps)] for line in self.lines],
-                "results": self.results}
-
-    @classmethod
-    def from_record(cls, obj: dict, code: bytes | None = None) -> FastProgram:
-        return cls(tuple(obj["slots"]), tuple(obj["outputs"]),
-                   {k: ptx_type(t) for k, t in obj["types"].items()},
-                   tuple(obj["lines"]), tuple(obj["results"]), code=code)
 
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
@@ -196,48 +163,49 @@ class FastProgram:
         return FastProgram(slots=tuple(back[s] for s in self.slots),
                            outputs=tuple(back[o] for o in self.outputs),
                            types={back[k]: t for k, t in self.types.items()},
-                           line_table=self.line_table, results=self.results,
+                           lines=self.lines, results=self.results,
                            spelling=shape.spelling,
                            bound={back[k]: v for k, v in shape.constants.items()},
                            shape=shape.text, code=self.code)
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
-        return self._run(arrays)
+        columns = [self.bound[s] if s in self.bound else arrays[s] for s in self.slots]
+        rows = max((np.size(c) for c in columns), default=1)
+        return dict(zip(self.outputs, self.run_slots(columns, rows)))
 
-    def run_slots(self, columns: list[np.ndarray], rows: int) -> list[np.ndarray]:
+    def run_slots(self, columns: list, rows: int) -> list[np.ndarray]:
         """The outputs, in order, for `rows` rows of every slot given by position, bound
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program."""
         program = _loaded(self.code) if self.code else \
-            _function(self._params, self.lines, self.results)
+            _function(self._params, tuple(map(tuple, self.lines)), self.results)
         with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
             outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
                 else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
 
-    @cached_property
-    def _run(self) -> Callable:
-        return self.specialize({})  # what depends on the text alone, computed once
-
     def specialize(self, fixed: Mapping[str, np.ndarray]) -> Callable:
         """Partial evaluation: the lines that read only `fixed` inputs run once, here;
         the returned function takes the other inputs (a sweep fixes b, varies a)."""
         fixed = {**self.bound, **fixed}
-        known = {i for i, name in enumerate(self.slots) if name in fixed}
-        params = self._params
-        early = tuple(line for line in self.lines if line.deps <= known)
-        late = tuple(line for line in self.lines if not line.deps <= known)
-        given = [_as_array(fixed[name], self.types[name]) if i in known else None
-                 for i, name in enumerate(self.slots)]
-        names = tuple(line.target for line in early)
+        given = [_as_array(fixed[name], self.types[name]) if name in fixed else None
+                 for name in self.slots]
+        known = {f"s{i}" for i, value in enumerate(given) if value is not None}
+        early, late = [], []
+        for target, expr in self.lines:  # a line reads only slots and the lines before it
+            ready = known.issuperset(LOCAL.findall(expr))
+            (early if ready else late).append((target, expr))
+            if ready:
+                known.add(target)
+        names = tuple(target for target, _ in early)
         with np.errstate(all="ignore"):
-            done = _function(params, early, names)(*given)
-        program = _function(params + names, late, self.results)
+            done = _function(self._params, tuple(early), names)(*given)
+        program = _function(self._params + names, tuple(late), self.results)
 
         def run(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-            values = [_as_array(arrays[name], self.types[name]) if i not in known else given[i]
-                      for i, name in enumerate(self.slots)]
+            values = [_as_array(arrays[name], self.types[name]) if value is None else value
+                      for name, value in zip(self.slots, given)]
             with np.errstate(all="ignore"):
                 outputs = program(*values, *done)
             size = max((np.size(v) for v in values), default=1)

@@ -23,10 +23,6 @@ class Shape:
     constants: dict[str, int | bool]  # the shape's immediate inputs -> their values
     spelling: dict[str, str]  # the text's register -> as first written ("%r1")
 
-    def fields(self) -> list:
-        """The shape as plain data (`Shape(*fields)` makes it again)."""
-        return [self.text, self.registers, self.constants, self.spelling]
-
 
 def shaped(program: Program) -> tuple[Shape, Program]:
     """The program's shape, and the shape's text as parsed (without parsing it again)."""
