@@ -292,8 +292,8 @@ def test_bad_ir_lines_cost_only_themselves(ir_work):
 
 
 def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):
-    (ir_work / "struct.ll").write_text(
-        "%S = type { i16, i16 }\n"
+    (ir_work / "struct.ll").write_text(  # a packed struct: outside the model
+        "%S = type <{ i16, i16 }>\n"
         "define %S @pack(i16 %a) {\n  %s = insertvalue %S poison, i16 %a, 0\n  ret %S %s\n}\n")
     code, out, _ = _batch(ir_work, [{"a": "struct.ll", "b": "une_llc14_O2.ptx",
                                      "function": "pack", "function_b": "add"}])
