@@ -314,9 +314,10 @@ ADD = """.version 8.4
 }}
 """
 MAGIC = 0x3F9E0651  # a float no nice-value search tries
-COMMUTED = "add.f32 %f3, %f2, %f1;"
-# the commuted sum (its NaN the ISA leaves open: NaN operands in the other order), and 0.0
-# where the first parameter's bits are MAGIC: the only difference that is not a NaN's
+COMMUTED = "neg.f32 %f3, %f2;\n\tsub.f32 %f3, %f1, %f3;"
+# the sum as a - (-b) (equal bits wherever no NaN is involved; the NaNs the ISA leaves open
+# are another instruction's), and 0.0 where the first parameter's bits are MAGIC: the only
+# difference that is not a NaN's
 PLANTED = COMMUTED + f"""
 	mov.b32 	%r1, %f1;
 	setp.eq.b32 	%p1, %r1, {MAGIC:#x};
@@ -348,6 +349,13 @@ def test_a_difference_only_through_open_nans_stays_unknown():
     first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
     v = check_function_equivalence(first, read_function(ADD.format(body=COMMUTED), "f"))
     assert v.verdict == "unknown" and "add.rn.f32 NaN" in v.reason
+
+
+def test_commuted_operands_of_add_are_one_instruction():
+    """Spec notes 10: "a + b" names no order, so its open NaN is one of the pair."""
+    first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
+    swapped = read_function(ADD.format(body="add.f32 %f3, %f2, %f1;"), "f")
+    assert check_function_equivalence(first, swapped).verdict == "equivalent"
 
 
 def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):

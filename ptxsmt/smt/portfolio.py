@@ -172,30 +172,26 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}
 
 
-def solve_here(assertions: Sequence[z3.BoolRef], timeout: float,
-               solver: str = "bitwuzla") -> Answer:
-    """One solver on a small query in this process (sweeping's many small proofs, where a
-    process of its own would cost more than the query); unknown where it is missing.
-    The text is z3's own printing where that is standard already (it is printed in C,
-    `smt2.script` walks the terms in Python), else `smt2.script`'s."""
-    if solver in unavailable():
-        return Answer("unknown", reason=f"{solver} is not installed")
+def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
+    """bitwuzla on a small query in this process (sweeping's many small proofs, where a
+    process of its own would cost more than the query; not the race's runners, which
+    are the race's own); unknown where it is missing. The text is z3's own printing
+    where that is standard already (printed in C; `smt2.script` walks the terms in
+    Python), else `smt2.script`'s."""
+    if "bitwuzla" in unavailable():
+        return Answer("unknown", reason="bitwuzla is not installed")
     printer = z3.Solver()
     printer.add(*assertions)
     text = printer.to_smt2()
     if not any(op in text for op in Z3_ONLY):
         try:
-            return Answer(*_answer_of(RUNNERS[solver](text[:text.rindex("(check-sat)")],
-                                                     timeout), solver))
-        except Exception:  # z3 printed something the solver does not read: `(or x)`
+            result, values, reason = _run_bitwuzla(text[:text.rindex("(check-sat)")],
+                                                   timeout)
+            return Answer(result, "bitwuzla", values, reason)
+        except Exception:  # z3 printed something bitwuzla does not read: `(or x)`
             pass
-    result, values, reason = RUNNERS[solver](smt2(assertions), timeout)
-    return Answer(result, solver, values, reason)
-
-
-def _answer_of(ran: tuple[str, dict, str], solver: str) -> tuple:
-    result, values, reason = ran
-    return result, solver, values, reason
+    result, values, reason = _run_bitwuzla(smt2(assertions), timeout)
+    return Answer(result, "bitwuzla", values, reason)
 
 
 # what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
