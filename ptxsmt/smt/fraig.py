@@ -258,7 +258,8 @@ class _Sweep:
         """Each node `depth` levels below nodes i and r (and each hard one above that
         both reach), with a fresh constant."""
         seen: dict[int, int] = {}  # node -> 1 reached from i, 2 from r, 3 both
-        for side, root in ((1, self.rep[i] if self.rep[i] != i else i), (2, r)):
+        roots = (self.rep[i], r)
+        for side, root in zip((1, 2), roots, strict=True):
             level, d = [root], 0
             while level and d <= depth:
                 nxt = []
@@ -272,7 +273,7 @@ class _Sweep:
         out = []
         for j, sides in seen.items():
             n = self.dag.nodes[j]
-            if n.leaf or n.sort.kind not in ("bv", "bool", "fp") or j in (i, r):
+            if n.leaf or n.sort.kind not in ("bv", "bool", "fp") or j in roots:
                 continue
             if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
                 out.append((self.term[j], z3.FreshConst(self.term[j].sort(), "cut")))

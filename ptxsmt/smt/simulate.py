@@ -48,8 +48,7 @@ def _round(x: Fraction | float, fmt: tuple[int, int], mode: str) -> float:
         e -= 1
     quantum = Fraction(2) ** (max(e, emin) - p + 1)
     scaled = r / quantum
-    n = {"RNE": _half_even, "RNA": _half_away, "RTZ": math.trunc,
-         "RTP": math.ceil, "RTN": math.floor}[mode](scaled)
+    n = TO_INTEGER[mode](scaled)
     largest = (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax
     value = n * quantum
     if abs(value) > largest:
@@ -68,6 +67,11 @@ def _half_even(x: Fraction) -> int:
 def _half_away(x: Fraction) -> int:
     n = math.floor(abs(x) + Fraction(1, 2))
     return n if x >= 0 else -n
+
+
+# an exact real to an integer, by rounding mode
+TO_INTEGER = {"RNE": _half_even, "RNA": _half_away, "RTZ": math.trunc, "RTP": math.ceil,
+              "RTN": math.floor}
 
 
 _STRUCT = {(8, 24): "f", (5, 11): "e"}  # formats the host rounds to (ties to even)
@@ -154,8 +158,7 @@ def _round_integral(mode: str, x: float) -> float:
     if math.isnan(x) or math.isinf(x) or x == 0:
         return x
     f = Fraction(x)
-    n = {"RNE": _half_even, "RNA": _half_away, "RTZ": math.trunc,
-         "RTP": math.ceil, "RTN": math.floor}[mode](f)
+    n = TO_INTEGER[mode](f)
     return math.copysign(float(n), x) if n == 0 else float(n)
 
 
