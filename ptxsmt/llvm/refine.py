@@ -279,14 +279,19 @@ def _for_every_choice(choices: list, body: z3.BoolRef) -> tuple[z3.BoolRef, bool
     return (z3.ForAll(rest, body), True) if rest else (body, False)
 
 
+Z3_FIRST_MS = 2_000  # z3 alone, before a second solver takes a quantifier-free query
+
+
 def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
            second: SecondSolver | None):
-    """(answer, model, why unknown): z3 first; where it gives up on a quantifier-free
-    query, the `second` solver (bitwuzla, often quicker on float terms) reads the same
-    query. Its "unsat" is the answer; its "sat" values are pinned in z3 for the model
-    (checked again by z3, and replayed, before any verdict is given)."""
+    """(answer, model, why unknown): z3 first; where it has not answered a quantifier-free
+    query within Z3_FIRST_MS, the `second` solver (bitwuzla, often far quicker on floats
+    and on memory's arrays) reads the same query for the time left. Its "unsat" is the
+    answer; its "sat" values are pinned in z3 for the model (checked again by z3, and
+    replayed, before any verdict is given)."""
+    handover = quantifier_free and second is not None and timeout_ms > Z3_FIRST_MS
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
+    s.set("timeout", Z3_FIRST_MS if handover else timeout_ms)
     s.add(*assertions)
     answer = s.check()
     if answer != z3.unknown:
@@ -294,7 +299,8 @@ def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
     why = s.reason_unknown()
     if not quantifier_free or second is None:
         return answer, None, why
-    other = second(_portable(assertions), timeout_ms / 1000)
+    left_ms = timeout_ms - Z3_FIRST_MS if handover else timeout_ms
+    other = second(_portable(assertions), left_ms / 1000)
     if other.result == "unsat":
         return z3.unsat, None, ""
     if other.result != "sat":

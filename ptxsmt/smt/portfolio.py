@@ -199,8 +199,8 @@ Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod
 
 
 def second_solver():
-    """bitwuzla, through the portfolio, for refinement queries z3 gives up on (None
-    where it is not installed)."""
+    """bitwuzla racing z3, through the portfolio, for refinement queries z3 has not
+    answered alone (None where bitwuzla is not installed)."""
     if "bitwuzla" in unavailable():
         return None
-    return lambda assertions, timeout: solve(assertions, timeout, ("bitwuzla",))
+    return lambda assertions, timeout: solve(assertions, timeout, ("bitwuzla", "z3"))
