@@ -32,11 +32,32 @@ def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
     return order
 
 
+def bound(terms: Iterable[z3.ExprRef]) -> set[int]:
+    """The ids of the subterms that hold a variable bound outside them (a quantifier's
+    body, and every term around one), found in one pass, children first."""
+    out: set[int] = set()
+    done: set[int] = set()
+    for term in terms:
+        todo = [(term, False)]
+        while todo:
+            t, expanded = todo.pop()
+            if t.get_id() in done:
+                continue
+            if not expanded:
+                todo.append((t, True))
+                todo.extend((c, False) for c in t.children() if c.get_id() not in done)
+                continue
+            done.add(t.get_id())
+            if z3.is_var(t) or any(c.get_id() in out for c in t.children()):
+                out.add(t.get_id())
+    return out
+
+
 def no_unary(term: z3.BoolRef) -> z3.BoolRef:
     """A one-operand or/and (a single compared output) as its operand, and one of none
     as true/false: z3 writes `(or x)` and `and`, which the standard does not allow."""
     while odd := [t for t in subterms(term) if z3.is_app(t) and t.num_args() < 2 and
-                  (z3.is_or(t) or z3.is_and(t)) and _closed(t)]:
+                  (z3.is_or(t) or z3.is_and(t)) and t.get_id() not in bound([t])]:
         done = z3.substitute(term, *[(t, t.arg(0) if t.num_args() else z3.BoolVal(z3.is_and(t)))
                                      for t in odd])
         if done.eq(term):  # nothing replaced (z3 does not substitute under every binder)
@@ -68,8 +89,10 @@ def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
 def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
     """The assertions with z3's own operators replaced (module docstring)."""
     terms = [no_unary(a) for a in assertions]
+    open_ = bound(terms)
     found = {t.get_id(): t for a in terms for t in subterms(a)
-             if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV and _closed(t)}
+             if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV
+             and t.get_id() not in open_}
     if not found:
         return terms
     bits = [(t, z3.BitVec(f"to_ieee_bv!{i}", t.sort().size()))
@@ -78,11 +101,6 @@ def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
     # a definition's own argument may hold another conversion (a float op on converted bits)
     return [z3.substitute(d, *bits) for d in definitions] + [z3.substitute(a, *bits)
                                                               for a in terms]
-
-
-def _closed(term: z3.ExprRef) -> bool:
-    """No variable bound outside it (a term under a quantifier may use its variables)."""
-    return not any(z3.is_var(t) for t in subterms(term))
 
 
 def logic(assertions: Iterable[z3.BoolRef]) -> str:
