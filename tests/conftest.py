@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-PROFILES = {"ci": 300, "thorough": 5000}  # examples per random test
+PROFILES = {"ci": 100, "thorough": 5000}  # examples per random test
 
 for _name, _examples in PROFILES.items():
     settings.register_profile(_name, max_examples=_examples, deadline=None,

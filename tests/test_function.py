@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ptx_interp import run
+from tier import THOROUGH
 
 from ptxsmt.cli import main
 from ptxsmt.function import read_function
@@ -84,7 +85,7 @@ def _run_all(path, name, params, specials, memory, watch=False):
 
 @pytest.mark.parametrize("path", [O3, G], ids=["O3", "G"])
 @pytest.mark.parametrize("name", KERNELS)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=100 if THOROUGH else 8, deadline=None)
 @given(data=st.data())
 def test_eval_matches_the_interpreter_and_the_c_semantics(path, name, data):
     params, specials, memory = data.draw(runs(name))
