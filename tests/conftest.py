@@ -10,6 +10,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from tier import PROFILE
 
 PROFILES = {"ci": 100, "thorough": 5000}  # examples per random test
 
@@ -17,10 +18,9 @@ for _name, _examples in PROFILES.items():
     settings.register_profile(_name, max_examples=_examples, deadline=None,
                               suppress_health_check=[HealthCheck.too_slow])
 
-_chosen = os.environ.get("PTXSMT_PROFILE", "ci")
-if _chosen not in PROFILES:
-    raise pytest.UsageError(f"PTXSMT_PROFILE={_chosen!r}: choose one of {', '.join(PROFILES)}")
-settings.load_profile(_chosen)
+if PROFILE not in PROFILES:
+    raise pytest.UsageError(f"PTXSMT_PROFILE={PROFILE!r}: choose one of {', '.join(PROFILES)}")
+settings.load_profile(PROFILE)
 
 # Compiled programs go to a cache of this run's own, never the user's (~/.cache/ptxsmt),
 # and start cold: every test sees the code generator, and tests/test_cache.py the cache.

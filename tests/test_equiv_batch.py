@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tier import THOROUGH
 
 from ptxsmt import pairs
 from ptxsmt.batch import cache
@@ -162,7 +163,7 @@ def test_batch_refuses_single_pair_options(work):
     assert r.exit_code == 2 and "without --batch" in r.stderr
 
 
-@pytest.mark.skipif(os.environ.get("PTXSMT_PROFILE") != "thorough",
+@pytest.mark.skipif(not THOROUGH,
                     reason="starts a dask cluster (PTXSMT_PROFILE=thorough)")
 def test_dask_executor(work):
     code, out, _ = _batch(work, LINES, "--executor", "dask", "--jobs", "2")

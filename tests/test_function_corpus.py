@@ -23,12 +23,12 @@ time is "unknown" or right, both allowed, so none needs a non-strict xfail.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tier import THOROUGH
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "tests" / "corpus" / "functions" / "manifest.jsonl"
@@ -92,8 +92,6 @@ SUBSET = [
     "reject2:cond_store:llvm14-O2-sm80~reject2",
     "reject3:cond_store:llvm14-O2-sm80~reject3",
 ]
-
-THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
 
 
 def _cases():

@@ -14,14 +14,13 @@ every input drawn.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import z3
 from branchy import KINDS, branchy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ptx_interp import run
+from tier import THOROUGH
 
 from ptxsmt.function import read_function, state
 from ptxsmt.function.encode import encode_function
@@ -29,7 +28,6 @@ from ptxsmt.function.evaluate import evaluate_function
 from ptxsmt.function.state import Registers, conjoin, disjoin, negate
 from ptxsmt.smt import functions
 
-THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
 M32 = 0xFFFFFFFF
 WORD = st.one_of(st.sampled_from([0, 1, 2, 7, M32, 0x80000000, 0x7FFFFFFF]),
                  st.integers(0, M32))

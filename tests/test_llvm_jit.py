@@ -9,7 +9,6 @@ PTXSMT_PROFILE=thorough runs many more random inputs per function."""
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 
@@ -20,10 +19,10 @@ pytest.importorskip("llvmlite")
 pytest.importorskip("ml_dtypes")
 
 from llvm_host import run_jit  # noqa: E402
+from tier import THOROUGH  # noqa: E402
 
 from ptxsmt.llvm import encode_function, read_ir  # noqa: E402
 
-THOROUGH = os.environ.get("PTXSMT_PROFILE") == "thorough"
 RANDOM_INPUTS = 400 if THOROUGH else 12
 SPECIAL_PAIRS = None if THOROUGH else 60   # special inputs: all of them, or a sample
 

@@ -6,13 +6,13 @@ not, and its counterexample is checked against a plain-Python reading of the IR.
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import struct
 import subprocess
 
 import pytest
 import z3
+from tier import THOROUGH
 
 pytest.importorskip("llvmlite")
 
@@ -215,7 +215,7 @@ def test_memory_through_pointer_parameters(opt):
         "different"
 
 
-@pytest.mark.skipif(os.environ.get("PTXSMT_PROFILE") != "thorough",
+@pytest.mark.skipif(not THOROUGH,
                     reason="minutes: PTXSMT_PROFILE=thorough")
 @pytest.mark.parametrize("opt", [0, 2])
 def test_every_jit_table_function_compiled_by_llvm_refines(opt):

@@ -11,7 +11,6 @@ llvm14_sm80.ptx and llvm14_sm53.ptx are LLVM 14's own (`llc -march=nvptx64 -mcpu
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from tier import THOROUGH
 
 from ptxsmt import PtxError, evaluate, parse, parse_target, parse_version
 from ptxsmt.check import check_line, check_module
@@ -153,7 +153,7 @@ def _variant_lines(offset: int = 0) -> list[tuple[str, str, str]]:
 
 # PTXSMT_PROFILE=thorough: the whole variant space (264,316 lines, 0 disagreements when
 # last run); otherwise one sample of 11,526 lines
-OFFSETS = range(23) if os.environ.get("PTXSMT_PROFILE") == "thorough" else [0]
+OFFSETS = range(23) if THOROUGH else [0]
 
 
 @ptxas
