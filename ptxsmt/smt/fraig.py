@@ -29,6 +29,7 @@ import z3
 from ..sem.sorts import ieee_result
 from ..solver import check
 from .portfolio import solve_here, unavailable
+from .rewrite import normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 
 SIMULATIONS = 128  # input vectors to start with
@@ -184,7 +185,8 @@ class _Sweep:
 
     def _rebuild(self, i: int) -> None:
         """Node i over its children's representatives, the operands of a commutative
-        operator in one order, so that `a + b` and `b + a` are one term."""
+        operator in one order, so that `a + b` and `b + a` are one term, and written
+        as `rewrite.normal` writes it."""
         kids = self.dag.kids[i]
         if not kids:
             return
@@ -199,9 +201,9 @@ class _Sweep:
             if k is not None:
                 self.rep[i], self.term[i] = k, self.term[k]
                 return
-        if order == list(kids) and all(self.term[j] is self.dag.terms[j] for j in order):
-            return
-        self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
+        if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
+            self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
+        self.term[i] = normal(self.term[i])
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The node whose float `to_bits` wrote node `bits` (`sem.sorts.ieee_result`)."""

@@ -1,0 +1,75 @@
+"""Sweeping's local rewrites (ptxsmt/smt/rewrite.py): each rule fires where it should,
+gives a term equal to the one it replaces for every value of its constants (proved by
+z3 on fresh constants), and leaves alone what only looks like its pattern."""
+
+from __future__ import annotations
+
+import pytest
+import z3
+
+from ptxsmt.isa.types import BF16, F16, F32, F64
+from ptxsmt.sem.sorts import fp_sort, is_nan
+from ptxsmt.smt.rewrite import RULES, normal
+
+FORMATS = (F16, BF16, F32, F64)
+
+
+def _valid(claim: z3.BoolRef) -> bool:
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+def _cases() -> list[tuple[str, z3.ExprRef]]:
+    x, y = z3.BitVecs("x y", 32)
+    c = z3.Bool("c")
+    out = [("full extract", z3.Extract(31, 0, x)),
+           ("not not", z3.Not(z3.Not(c))),
+           ("ite of not", z3.If(z3.Not(c), x, y))]
+    for fmt in FORMATS:
+        a, b = (z3.FP(n, fp_sort(fmt)) for n in "ab")
+        out += [(f"gt {fmt.name}", z3.fpGT(a, b)), (f"geq {fmt.name}", z3.fpGEQ(a, b))]
+        bits = z3.BitVec(f"bits{fmt.width}", fmt.width)
+        test = is_nan(bits, fmt)
+        out += [(f"nan test {fmt.name}", test),  # as the semantics writes it
+                (f"nan test {fmt.name}, swapped", z3.And(*reversed(test.children()))),
+                (f"nan test {fmt.name}, not-equal", z3.And(
+                    test.arg(0), z3.Not(test.arg(1).arg(0) == test.arg(1).arg(1))))]
+    return out
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("term", [t for _, t in CASES], ids=[n for n, _ in CASES])
+def test_each_rule_fires_and_is_an_equality(term):
+    out = normal(term)
+    assert not out.eq(term)
+    assert out.sort() == term.sort()
+    assert _valid(out == term)
+
+
+def test_every_rule_has_a_case():
+    assert {t.decl().kind() for _, t in CASES} == set(RULES)
+
+
+def test_the_nan_test_becomes_the_float_one_the_comparisons_use():
+    bits = z3.BitVec("b", 32)
+    assert normal(is_nan(bits, F32)).eq(z3.fpIsNaN(z3.fpBVToFP(bits, z3.Float32())))
+
+
+B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
+
+
+@pytest.mark.parametrize("term", [
+    z3.Extract(30, 0, B),
+    z3.Not(z3.Bool("c")),
+    z3.If(z3.Bool("c"), B, D),
+    z3.And(z3.Extract(30, 23, B) == 255, z3.Extract(22, 0, B) == 0),  # the infinity test
+    z3.And(z3.Extract(30, 23, B) == 255, z3.Extract(22, 1, B) != 0),
+    z3.And(z3.Extract(30, 23, B) == 255, z3.Extract(22, 0, D) != 0),
+    z3.And(z3.Extract(30, 23, B) == 254, z3.Extract(22, 0, B) != 0),
+], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
+        "two registers", "exponent not all ones"])
+def test_lookalikes_are_left_alone(term):
+    assert normal(term).eq(term)
