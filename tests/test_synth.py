@@ -37,8 +37,14 @@ from ptxsmt.synth.text import text_of
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _synth(types: str, size: int, families=DEFAULT_FAMILIES) -> search.Synthesis:
-    return search.synthesize(search.Config(parse_types(types), size, families), Serial())
+def _synth(types: str, size: int, families=DEFAULT_FAMILIES,
+           jobs: int = 2) -> search.Synthesis:
+    """A run on `jobs` processes (the same rules as one: test_processes_match_serial)."""
+    runner = executor("processes", jobs) if jobs > 1 else Serial()
+    try:
+        return search.synthesize(search.Config(parse_types(types), size, families), runner)
+    finally:
+        runner.close()
 
 
 # Each run is synthesised on first use (not at import: collecting the suite stays cheap).
@@ -557,18 +563,17 @@ def test_dask_executor_on_a_local_cluster():
             distributed.Client(c) as client:
         runner = Dask(1, client=client)
         result = search.synthesize(search.Config(parse_types("s32"), 1, ("setp",)), runner)
-    serial = _synth("s32", 1, ("setp",))
+    serial = _synth("s32", 1, ("setp",), jobs=1)
     assert [(r.lhs, r.rhs) for r in result.rules] == [(r.lhs, r.rhs) for r in serial.rules]
 
 
 def test_processes_match_serial():
-    runner = executor("processes", 2)
-    try:
-        result = search.synthesize(search.Config(parse_types("s32"), 2, DEFAULT_FAMILIES),
-                                   runner)
-    finally:
-        runner.close()
-    assert [(r.lhs, r.rhs) for r in result.rules] == [(r.lhs, r.rhs) for r in _run("s32").rules]
+    """The same rules, in the same order, from two processes as from one (so the runs
+    above, which take two, test what one would find)."""
+    config = ("i32", 1, ("setp", "glue", "vset"))
+    serial, pooled = _synth(*config, jobs=1), _synth(*config, jobs=2)
+    assert [(r.lhs, r.rhs) for r in pooled.rules] == [(r.lhs, r.rhs) for r in serial.rules]
+    assert serial.rules
 
 
 @pytest.mark.parametrize(("args", "message"), [
