@@ -1,7 +1,8 @@
 """Many evaluations at once: lines grouped by text, each text's program run over its
-lines' inputs as columns, the texts of one shape as one run. A line the fast backend
-cannot take (an input missing, an operator it lacks) goes to the slow evaluator
-(`ptxsmt.eval`): the same answers and errors, and no line's failure costs another's.
+lines' inputs as columns, the texts of one program (the same code on the same words) as
+one run. A line the fast backend cannot take (an input missing, an operator it lacks)
+goes to the slow evaluator (`ptxsmt.eval`): the same answers and errors, and no line's
+failure costs another's.
 """
 
 from __future__ import annotations
@@ -18,27 +19,44 @@ from ..isa.errors import PtxError, quote
 from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from . import cache
-from .programs import compile_program, prefetch
+from .programs import compile_program, missing
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 Outputs = dict[str, str | bool]  # a line's outputs as JSON writes them, by register as spelled
+# a text's items, by the text alone where their options are the run's (hashing Options
+# costs), else by (text, options): their positions and inputs
+Groups = dict[str | tuple[str, Options], tuple[list[int], list[Mapping[str, object]]]]
 
 
 def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT) -> list[Outputs | PtxError]:
     """The outputs (or the PtxError raised) per (ptx, inputs[, options]), in order; an
     item without options is evaluated with `opts`."""
-    results: list = [None] * len(items)
-    # per text (and options) its items' positions; keyed by the text alone where the
-    # options are `opts` (hashing Options costs)
-    groups: dict[str | tuple[str, Options], list[int]] = {}
-    for i, key in enumerate([item[0] if len(item) == 2 or item[2] is opts else item[::2]
-                             for item in items]):
-        groups.setdefault(key, []).append(i)
-    prefetch([key for key in groups if type(key) is str], opts)  # one read of the cache
-    shapes: dict[tuple[str, Options], list[Job]] = {}
-    for key, indices in groups.items():
+    groups: Groups = {}
+    for i, item in enumerate(items):
+        add(groups, item[0] if len(item) == 2 or item[2] is opts else item[::2], i, item[1])
+    return evaluate_groups(groups, len(items), opts)
+
+
+def add(groups: Groups, key: str | tuple[str, Options], i: int, inputs: Mapping) -> None:
+    """Item i into its text's group."""
+    if (group := groups.get(key)) is None:
+        groups[key] = group = ([], [])
+    group[0].append(i)
+    group[1].append(inputs)
+
+
+def evaluate_groups(groups: Groups, size: int, opts: Options = DEFAULT,
+                    compile_new: Callable[[list[str]], object] | None = None) -> list:
+    """`evaluate_many` of items already grouped (`size` of them: a position no group holds
+    stays None); `compile_new` is handed the texts the cache lacks, before any is
+    compiled here."""
+    results: list = [None] * size
+    new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
+    if compile_new and new:
+        compile_new(new)
+    runs: dict[tuple, list[Job]] = {}  # by code and slot widths: texts of one shape, or
+    for key, (indices, raws) in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
-        raws = [items[i][1] for i in indices]
         try:
             job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # a bug in the fast path: the slow path answers the group
@@ -46,24 +64,30 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT) -> list[Output
             for i, raw in zip(indices, raws):
                 results[i] = _slow(ptx, raw, group_opts)
         if job is not None:
-            shapes.setdefault((job.program.shape, group_opts), []).append(job)
-    for (_, group_opts), jobs in shapes.items():
+            program = job.program
+            runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
+                            []).append(job)
+    for jobs in runs.values():
         try:
-            _run_shape(jobs, results)
+            _run_together(jobs, results)
         except Exception:  # likewise
             for job in jobs:
-                for i in job.indices:
-                    results[i] = _slow(items[i][0], items[i][1], group_opts)
+                for i, raw in zip(job.indices, job.raws):
+                    results[i] = _slow(job.ptx, raw, job.opts)
     cache.flush()  # this batch's new programs, in one write
     return results
 
 
 @dataclass(frozen=True)
 class Job:
-    """The lines of one text the fast path takes: their inputs, column by column."""
+    """The lines of one text the fast path takes: their positions and inputs, as given and
+    column by column (the text and options: for the slow path, should the run fail)."""
 
+    ptx: str
+    opts: Options
     program: FastProgram
     indices: list[int]
+    raws: list[Mapping]
     columns: dict[str, list | np.ndarray]
 
 
@@ -83,22 +107,22 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         return None
     columns = _exact_columns(program, raws)
     if columns is not None:
-        return Job(program, indices, columns)
-    ready: list[tuple[int, dict]] = []
+        return Job(ptx, opts, program, indices, raws, columns)
+    ready: list[tuple[int, Mapping, dict]] = []
     for i, raw in zip(indices, raws):
         try:
             values = convert_inputs(raw, program.types, program.inputs)
         except PtxError as e:
             results[i] = e.with_traceback(None)
             continue
-        if program.input_names <= values.keys():
-            ready.append((i, values))
+        if values.keys() >= set(program.inputs):
+            ready.append((i, raw, values))
         else:
             results[i] = _slow(ptx, raw, opts)
     if not ready:
         return None
-    return Job(program, [i for i, _ in ready],
-               {name: [values[name] for _, values in ready] for name in program.inputs})
+    return Job(ptx, opts, program, [i for i, _, _ in ready], [raw for _, raw, _ in ready],
+               {name: [values[name] for _, _, values in ready] for name in program.inputs})
 
 
 def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
@@ -150,8 +174,8 @@ def answered(evaluation: Callable[[], Outputs]) -> Outputs | PtxError:
                         f"{type(e).__name__}: {quote(str(e), 200)}")
 
 
-def _run_shape(jobs: list[Job], results: list) -> None:
-    """The jobs of one shape as one run: slot by slot, each text's column (its own
+def _run_together(jobs: list[Job], results: list) -> None:
+    """Jobs whose programs are one as one run: slot by slot, each text's column (its own
     immediates repeated) one after another; then each text takes its rows."""
     program = jobs[0].program
     columns = []

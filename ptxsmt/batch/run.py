@@ -8,7 +8,7 @@ answer, and a worker that fails costs only time).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from itertools import count, islice, repeat
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache, programs
-from .engine import answered, evaluate_many
+from .engine import Groups, add, answered, evaluate_groups
 from .lines import Line, TooLong, answer_object, answers, read_line
 
 if TYPE_CHECKING:
@@ -36,20 +36,22 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
     this one then answers every line (a warm batch is answered here alone: sharing lines
     out costs more than it saves)."""
     pool, numbers = None, count(1)
+
+    def compile_new(texts: list[str]) -> None:
+        nonlocal pool
+        if jobs > 1 and len(texts) >= MIN_POOL_TEXTS:
+            if pool is None:  # the standard library's pool: only with work to share
+                from concurrent.futures import ProcessPoolExecutor
+
+                pool = ProcessPoolExecutor(jobs - 1, initializer=_started,
+                                           initargs=(source.limit(),))
+            _compile_shared(pool, texts, opts, jobs)
+
     try:
         with collector_paused():
             for window in _windows(lines):
                 read = _read(numbers, window, opts)
-                if jobs > 1 and len(new := programs.missing(
-                        {line.ptx for line in read if line.ptx is not None}, opts)) \
-                        >= MIN_POOL_TEXTS:
-                    if pool is None:  # the standard library's pool: only with work to share
-                        from concurrent.futures import ProcessPoolExecutor
-
-                        pool = ProcessPoolExecutor(jobs - 1, initializer=_started,
-                                                   initargs=(source.limit(),))
-                    _compile_shared(pool, new, opts, jobs)
-                got = outputs(read, opts)
+                got = outputs(read, opts, compile_new)
                 yield (b"\n".join([*answers(read, got), b""]), len(got),
                        not all(type(g) is dict for g in got))
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
@@ -124,14 +126,16 @@ def _read(numbers: Iterable[int], lines: list[bytes], opts: Options) -> list[Lin
     return list(map(read_line, islice(numbers, len(lines)), lines, repeat(opts)))
 
 
-def outputs(read: list[Line], opts: Options = DEFAULT) -> list[dict | str]:
+def outputs(read: list[Line], opts: Options = DEFAULT,
+            compile_new: Callable[[list[str]], object] | None = None) -> list[dict | str]:
     """Each line's outputs (JSON values by register) or its error."""
-    snippets = [line for line in read if line.error is None and line.ptx is not None]
-    got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts)
-    if len(snippets) < len(read):  # errors and functions in their places
-        answered = iter(got)
-        got = [line.error or (next(answered) if line.ptx is not None
-                              else _function_answer(line)) for line in read]
+    groups: Groups = {}
+    for i, line in enumerate(read):
+        if line.ptx is not None and line.error is None:
+            add(groups, line.ptx if line.opts is opts else (line.ptx, line.opts), i, line.inputs)
+    got = evaluate_groups(groups, len(read), opts, compile_new)
+    for k in [k for k, g in enumerate(got) if g is None]:  # errors and functions in place
+        got[k] = read[k].error or _function_answer(read[k])
     return [g if type(g) is dict else str(g) for g in got]
 
 

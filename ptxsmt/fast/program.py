@@ -129,20 +129,16 @@ class FastProgram:
     slots: tuple[str, ...]  # the inputs of the value table, in order
     outputs: tuple[str, ...]
     types: dict[str, PtxType]
-    lines: Lines  # as tuples, or as lists where read from the cache (which runs `code`)
+    lines: Lines
     results: tuple[str, ...]  # per output: the local (or constant) that holds it
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
     bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
-    shape: str = ""  # the text of the shape it was compiled for (texts of one shape share it)
     code: bytes | None = None  # the whole program, compiled and marshalled (from the cache)
     inputs: tuple[str, ...] = field(init=False)  # what a caller gives: all slots but bound
-    input_names: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        # set here, not as cached properties: a warm batch makes a program per text
-        inputs = tuple(s for s in self.slots if s not in self.bound)
-        object.__setattr__(self, "inputs", inputs)
-        object.__setattr__(self, "input_names", frozenset(inputs))
+        # set here, not as a cached property: a warm batch makes a program per text
+        object.__setattr__(self, "inputs", tuple(s for s in self.slots if s not in self.bound))
 
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
@@ -166,7 +162,7 @@ class FastProgram:
                            lines=self.lines, results=self.results,
                            spelling=shape.spelling,
                            bound={back[k]: v for k, v in shape.constants.items()},
-                           shape=shape.text, code=self.code)
+                           code=self.code)
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -179,7 +175,7 @@ class FastProgram:
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program."""
         program = _loaded(self.code) if self.code else \
-            _function(self._params, tuple(map(tuple, self.lines)), self.results)
+            _function(self._params, self.lines, self.results)
         with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
             outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
