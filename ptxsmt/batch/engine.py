@@ -16,41 +16,30 @@ import numpy as np
 from ..eval.values import convert_inputs
 from ..fast import FastProgram, Unsupported, word_dtype
 from ..isa.errors import PtxError, quote
-from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from . import cache
 from .programs import compile_program, missing
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 Outputs = dict[str, str | bool]  # a line's outputs as JSON writes them, by register as spelled
-# a text's items, by the text alone where their options are the run's (hashing Options
-# costs), else by (text, options): their positions and inputs
-Groups = dict[str | tuple[str, Options], tuple[list[int], list[Mapping[str, object]]]]
 
 
-def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT) -> list[Outputs | PtxError]:
+def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
+                  compile_new: Callable[[list[str]], object] | None = None
+                  ) -> list[Outputs | PtxError]:
     """The outputs (or the PtxError raised) per (ptx, inputs[, options]), in order; an
-    item without options is evaluated with `opts`."""
-    groups: Groups = {}
+    item without options is evaluated with `opts`. `compile_new` is handed the texts the
+    cache lacks, before any is compiled here."""
+    # per text (and options) its items' positions and inputs; keyed by the text alone
+    # where the options are `opts` (hashing Options costs)
+    groups: dict[str | tuple[str, Options], tuple[list[int], list[Mapping]]] = {}
     for i, item in enumerate(items):
-        add(groups, item[0] if len(item) == 2 or item[2] is opts else item[::2], i, item[1])
-    return evaluate_groups(groups, len(items), opts)
-
-
-def add(groups: Groups, key: str | tuple[str, Options], i: int, inputs: Mapping) -> None:
-    """Item i into its text's group."""
-    if (group := groups.get(key)) is None:
-        groups[key] = group = ([], [])
-    group[0].append(i)
-    group[1].append(inputs)
-
-
-def evaluate_groups(groups: Groups, size: int, opts: Options = DEFAULT,
-                    compile_new: Callable[[list[str]], object] | None = None) -> list:
-    """`evaluate_many` of items already grouped (`size` of them: a position no group holds
-    stays None); `compile_new` is handed the texts the cache lacks, before any is
-    compiled here."""
-    results: list = [None] * size
+        key = item[0] if len(item) == 2 or item[2] is opts else item[::2]
+        if (group := groups.get(key)) is None:
+            groups[key] = group = ([], [])
+        group[0].append(i)
+        group[1].append(item[1])
+    results: list = [None] * len(items)
     new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
     if compile_new and new:
         compile_new(new)
@@ -71,23 +60,18 @@ def evaluate_groups(groups: Groups, size: int, opts: Options = DEFAULT,
         try:
             _run_together(jobs, results)
         except Exception:  # likewise
-            for job in jobs:
-                for i, raw in zip(job.indices, job.raws):
-                    results[i] = _slow(job.ptx, raw, job.opts)
+            for i in (i for job in jobs for i in job.indices):
+                results[i] = _slow(*items[i][:2], items[i][2] if len(items[i]) == 3 else opts)
     cache.flush()  # this batch's new programs, in one write
     return results
 
 
 @dataclass(frozen=True)
 class Job:
-    """The lines of one text the fast path takes: their positions and inputs, as given and
-    column by column (the text and options: for the slow path, should the run fail)."""
+    """The lines of one text the fast path takes: their inputs, column by column."""
 
-    ptx: str
-    opts: Options
     program: FastProgram
     indices: list[int]
-    raws: list[Mapping]
     columns: dict[str, list | np.ndarray]
 
 
@@ -107,8 +91,8 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         return None
     columns = _exact_columns(program, raws)
     if columns is not None:
-        return Job(ptx, opts, program, indices, raws, columns)
-    ready: list[tuple[int, Mapping, dict]] = []
+        return Job(program, indices, columns)
+    ready: list[tuple[int, dict]] = []
     for i, raw in zip(indices, raws):
         try:
             values = convert_inputs(raw, program.types, program.inputs)
@@ -116,13 +100,13 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
             results[i] = e.with_traceback(None)
             continue
         if values.keys() >= set(program.inputs):
-            ready.append((i, raw, values))
+            ready.append((i, values))
         else:
             results[i] = _slow(ptx, raw, opts)
     if not ready:
         return None
-    return Job(ptx, opts, program, [i for i, _, _ in ready], [raw for _, raw, _ in ready],
-               {name: [values[name] for _, _, values in ready] for name in program.inputs})
+    return Job(program, [i for i, _ in ready],
+               {name: [values[name] for _, values in ready] for name in program.inputs})
 
 
 def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
@@ -141,7 +125,7 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
         if width == 1 and kinds == {bool}:
             columns[name] = column
             continue
-        if kinds != {str} or width not in (8, 16, 32, 64):
+        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
             return None
         n, size = len(column), 2 + width // 4
         text = "".join(column)
@@ -204,7 +188,5 @@ def _json_column(arr: np.ndarray, width: int) -> list:
     (from one hex dump of the column's bytes)."""
     if width == 1:
         return arr.tolist()
-    if width not in (8, 16, 32, 64):
-        return [hex_bits(v, width) for v in arr.tolist()]
     return ("0x" + arr.astype(f">u{width // 8}").tobytes().hex(" ", width // 8)
             .replace(" ", " 0x")).split(" ")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from itertools import count, islice, repeat
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,7 @@ from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache, programs
-from .engine import Groups, add, answered, evaluate_groups
+from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answer_object, answers, read_line
 
 if TYPE_CHECKING:
@@ -31,11 +31,21 @@ Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many,
 
 
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
-    """The answers to a batch (a binary file, or its lines), a block per window. Where a
-    window has enough texts the cache lacks, `jobs` processes compile them, a share each;
-    this one then answers every line (a warm batch is answered here alone: sharing lines
-    out costs more than it saves)."""
-    pool, numbers = None, count(1)
+    """The answers to a batch (a binary file, or its lines), a block per window."""
+    for read, got in _answered(lines, opts, jobs):
+        yield (b"\n".join([*answers(read, got), b""]), len(got),
+               not all(type(g) is dict for g in got))
+
+
+def _answered(lines: Iterable[bytes], opts: Options,
+              jobs: int = 1) -> Iterator[tuple[list[Line], list[dict | str]]]:
+    """Each window's lines as read, with their outputs or errors. Where a window has
+    enough texts the cache lacks, `jobs` processes compile them, a share each; this one
+    then answers every line (a warm batch is answered here alone: sharing lines out
+    costs more than it saves). The cyclic garbage collector is paused meanwhile: a batch
+    makes no cycles (JSON objects, programs, errors kept without their tracebacks), and
+    scanning its live objects over and over costs a third of the time."""
+    pool, numbers, collecting = None, count(1), gc.isenabled()
 
     def compile_new(texts: list[str]) -> None:
         nonlocal pool
@@ -47,17 +57,18 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
                                            initargs=(source.limit(),))
             _compile_shared(pool, texts, opts, jobs)
 
+    gc.disable()
     try:
-        with collector_paused():
-            for window in _windows(lines):
-                read = _read(numbers, window, opts)
-                got = outputs(read, opts, compile_new)
-                yield (b"\n".join([*answers(read, got), b""]), len(got),
-                       not all(type(g) is dict for g in got))
+        for window in _windows(lines):
+            read = list(map(read_line, islice(numbers, len(window)), window, repeat(opts)))
+            yield read, outputs(read, opts, compile_new)
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
         if pool:
             pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        if collecting:
+            gc.enable()
     if pool:
         pool.shutdown()
 
@@ -78,39 +89,26 @@ def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
 
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
-    """The input's lines, about WINDOW at a time; a file's split from big reads (reading
-    it line by line costs a third of a warm batch), each line bounded by the input limit:
-    a longer one is a TooLong in its place, and reading goes on after its line end
-    (the input ends with a line past twice the limit: /dev/zero has no line end)."""
-    read = getattr(f, "read1", None) or getattr(f, "read", None)
-    if read is None:
-        lines = iter(f)
-        while window := list(islice(lines, WINDOW)):
-            yield window
-        return
-    most, window = source.limit(), []
-    start, size = [], 0  # the line the blocks so far end in: its pieces (if kept), its size
-    while block := read(1 << 22):
-        lines = block.split(b"\n")
-        size += len(lines[0])
-        if size > 2 * most:  # no line end in sight (/dev/zero): the input ends with it
-            break
-        if size <= most:
-            start.append(lines[0])
-        if len(lines) == 1:
+    """The input's lines, WINDOW at a time; a file's read within the input limit."""
+    lines = _bounded(f.readline, source.limit()) if hasattr(f, "readline") else iter(f)
+    while window := list(islice(lines, WINDOW)):
+        yield window
+
+
+def _bounded(readline: Callable[[int], bytes], most: int) -> Iterator[bytes]:
+    """A file's lines, each at most `most` bytes: a longer one is a TooLong in its place,
+    and reading goes on after its line end (the input ends with a line past twice the
+    limit: /dev/zero has no line end)."""
+    while line := readline(most + 1):
+        if line.endswith(b"\n") or len(line) <= most:
+            yield line
             continue
-        lines[0] = b"".join(start) if size <= most else TooLong()
-        start, size = [lines[-1]], len(lines[-1])
-        lines.pop()
-        if max(map(len, lines)) > most:
-            lines = [TooLong() if len(line) > most else line for line in lines]
-        window += lines
-        if len(window) >= WINDOW:
-            yield window
-            window = []
-    if size:
-        window.append(b"".join(start) if size <= most else TooLong())
-    yield window
+        size = len(line)
+        while not line.endswith(b"\n") and size <= 2 * most and (line := readline(most + 1)):
+            size += len(line) - line.endswith(b"\n")
+        yield TooLong()
+        if size > 2 * most:
+            return
 
 
 def _started(limit: int) -> None:
@@ -119,47 +117,34 @@ def _started(limit: int) -> None:
     ignore_interrupts()
     cache.enable(False)
     source.set_limit(limit)
-    gc.disable()  # see collector_paused
-
-
-def _read(numbers: Iterable[int], lines: list[bytes], opts: Options) -> list[Line]:
-    return list(map(read_line, islice(numbers, len(lines)), lines, repeat(opts)))
+    gc.disable()  # see _answered
 
 
 def outputs(read: list[Line], opts: Options = DEFAULT,
             compile_new: Callable[[list[str]], object] | None = None) -> list[dict | str]:
     """Each line's outputs (JSON values by register) or its error."""
-    groups: Groups = {}
-    for i, line in enumerate(read):
-        if line.ptx is not None and line.error is None:
-            add(groups, line.ptx if line.opts is opts else (line.ptx, line.opts), i, line.inputs)
-    got = evaluate_groups(groups, len(read), opts, compile_new)
-    for k in [k for k, g in enumerate(got) if g is None]:  # errors and functions in place
-        got[k] = read[k].error or _function_answer(read[k])
+    snippets = [line for line in read if line.error is None and line.ptx is not None]
+    got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts,
+                        compile_new)
+    if len(snippets) < len(read):  # errors and functions in their places
+        answered = iter(got)
+        got = [line.error or (next(answered) if line.ptx is not None
+                              else _function_answer(line)) for line in read]
     return [g if type(g) is dict else str(g) for g in got]
-
-
-def _answered(windows: Iterable[list[bytes]], opts: Options) -> Iterator[tuple[Line, dict | str]]:
-    """Each line as read, with its outputs or error."""
-    numbers = count(1)
-    with collector_paused():
-        for window in windows:
-            read = _read(numbers, window, opts)
-            yield from zip(read, outputs(read, opts))
 
 
 def run_jsonl(lines: Iterable[bytes | str],
               opts: Options = DEFAULT) -> Iterator[tuple[dict, str | None]]:
     """Per line: its object with "outputs" (or "error") set, and the error."""
     lines = (x.encode() if isinstance(x, str) else x for x in lines)
-    for line, got in _answered(_windows(lines), opts):
+    for line, got in _each(lines, opts):
         yield answer_object(line, got), None if type(got) is dict else got
 
 
 def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dict | None]:
     """Per line: None when its stored "outputs" are reproduced, else the difference
     {"line", "ptx" (or "file", "function"), "inputs", ("options"), "expected", "got"}."""
-    for line, got in _answered(_windows(lines), opts):
+    for line, got in _each(lines, opts):
         obj = line.whole()
         if type(got) is dict and got == obj.get("outputs"):
             yield None
@@ -170,6 +155,12 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
                "expected": obj.get("outputs"), "got": got}
 
 
+def _each(lines: Iterable[bytes], opts: Options) -> Iterator[tuple[Line, dict | str]]:
+    """Each line as read, with its outputs or error."""
+    for read, got in _answered(lines, opts):
+        yield from zip(read, got)
+
+
 def _function_answer(line: Line) -> dict | PtxError:
     """The JSON outputs of a line that names a function of a PTX file (with Z3: the slow
     path, as `ptxsmt eval FILE.ptx` takes it; the file read within the input limit)."""
@@ -178,17 +169,3 @@ def _function_answer(line: Line) -> dict | PtxError:
     return answered(lambda: outputs_json(evaluate_function(read_function_file(
         line.obj["file"], line.obj.get("function")), line.obj.get("inputs", {}),
         line.opts).outputs()))
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused: a batch makes no cycles (JSON objects,
-    programs, errors kept without their tracebacks), and scanning its live objects
-    over and over costs a third of the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
