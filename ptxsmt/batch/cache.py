@@ -64,7 +64,9 @@ class Store:
         if self.db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = not self.path.exists()
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # BEGIN IMMEDIATE: a write takes the lock at its start, within the timeout
+            # (one that must upgrade from reading fails at once where another writes)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level="IMMEDIATE")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
             db.execute("CREATE TABLE IF NOT EXISTS programs "
@@ -85,13 +87,8 @@ class Store:
             db = self._connect()
             if not many:
                 return db.execute(sql, rows)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany(sql, rows)
-                return db.execute("COMMIT")
-            except sqlite3.Error:
-                db.execute("ROLLBACK")
-                raise
+            with db:  # one transaction: committed, or rolled back on an error
+                return db.executemany(sql, rows)
         except (sqlite3.Error, OSError) as e:
             self.failed = f"{type(e).__name__}: {e}"
             return None
