@@ -95,11 +95,9 @@ class Store:
 
     def get(self, key: str) -> bytes | None:
         """The record stored under `key`, or None."""
-        if key in self.known:
-            return self.known[key]
-        cursor = self._run("SELECT record FROM programs WHERE key = ?", (key,))
-        row = cursor.fetchone() if cursor else None
-        return row and row[0]
+        if key not in self.known:
+            self.prefetch([key])
+        return self.known.get(key)
 
     def prefetch(self, keys: list[str]) -> None:
         """Read the records of these keys now, in a few queries, for `get` to return."""

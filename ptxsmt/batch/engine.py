@@ -14,7 +14,7 @@ from operator import itemgetter
 import numpy as np
 
 from ..eval.values import convert_inputs
-from ..fast import FastProgram, Unsupported, word_dtype
+from ..fast import FastProgram, word_dtype
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT, Options
 from . import cache
@@ -48,8 +48,8 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
         ptx, group_opts = (key, opts) if type(key) is str else key
         try:
             job = _group(ptx, group_opts, indices, raws, results)
-        except Exception:  # a bug in the fast path: the slow path answers the group
-            job = None
+        except Exception:  # Unsupported by the backend (or a bug in the fast path): the
+            job = None  # slow path answers the group
             for i, raw in zip(indices, raws):
                 results[i] = _slow(ptx, raw, group_opts)
         if job is not None:
@@ -78,16 +78,12 @@ class Job:
 def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
            results: list) -> Job | None:
     """The lines of one text: errors and slow answers go into `results`; the lines the
-    fast path takes come back as a Job."""
+    fast path takes come back as a Job (Unsupported: the backend refuses the text)."""
     try:
         program = compile_program(ptx, opts)
     except PtxError as e:
         for i in indices:
             results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
-        return None
-    except Unsupported:
-        for i, raw in zip(indices, raws):
-            results[i] = _slow(ptx, raw, opts)
         return None
     columns = _exact_columns(program, raws)
     if columns is not None:

@@ -26,7 +26,7 @@ def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
     query a text)."""
     store, prefix = _store(), _text_prefix(opts)
     store.prefetch([prefix + text for text in texts])
-    return [text for text in texts if store.get(prefix + text) is None]
+    return [text for text in texts if prefix + text not in store.known]
 
 
 def compile_records(texts: list[str], opts: Options) -> list[tuple[str, bytes]]:
@@ -84,11 +84,9 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
 
     shape, parsed = shaped(Program.parse(text))  # errors name the text's own registers
     shape_key = f"shape {opts!r} {shape.text}"
-    if hit := store.get(shape_key):
-        record = _decode(hit)
-    else:
-        record = _generate(parsed, opts)
-        store.put(shape_key, _encode(record))
+    hit = store.get(shape_key)  # a new text of a known shape compiles nothing
+    record = _decode(hit) if hit else _generate(parsed, opts)
+    store.put(shape_key, _encode(record))  # where it was there: nothing written
     if type(record) is not str:
         record = _record(_program(record).renamed(shape))
     store.put(key, _encode(record))

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from types import CodeType
 
 import numpy as np
 
@@ -100,16 +101,17 @@ NUMPY: dict[str, object] = {
 Lines = tuple  # a program's steps, (local, expression) pairs reading its slots as s0, s1..
 
 
-def _source(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> str:
-    return "".join([f"def program({', '.join(params)}):\n",
-                    *(f"    {target} = {expr}\n" for target, expr in lines),
-                    f"    return ({''.join(r + ', ' for r in results)})\n"])
+def _code(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> CodeType:
+    """The lines as the code of one Python function, `program(*params)` -> `results`."""
+    return compile("".join([f"def program({', '.join(params)}):\n",
+                            *(f"    {target} = {expr}\n" for target, expr in lines),
+                            f"    return ({''.join(r + ', ' for r in results)})\n"]),
+                   "<ptxsmt program>", "exec")
 
 
 @lru_cache(maxsize=8192)
 def _function(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> Callable:
-    """The lines as one Python function of `params` returning `results`."""
-    return _defined(compile(_source(params, lines, results), "<ptxsmt program>", "exec"))
+    return _defined(_code(params, lines, results))
 
 
 @lru_cache(maxsize=8192)
@@ -118,7 +120,7 @@ def _loaded(code: bytes) -> Callable:
     return _defined(marshal.loads(code))
 
 
-def _defined(compiled) -> Callable:
+def _defined(compiled: CodeType) -> Callable:
     namespace = dict(NUMPY)
     exec(compiled, namespace)  # noqa: S102 - our own program
     return namespace["program"]
@@ -143,8 +145,7 @@ class FastProgram:
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
         so the cache's fingerprint names the Python version)."""
-        return marshal.dumps(compile(_source(self._params, self.lines, self.results),
-                                     "<ptxsmt program>", "exec"))
+        return marshal.dumps(_code(self._params, self.lines, self.results))
 
     @property
     def _params(self) -> tuple[str, ...]:
@@ -154,8 +155,6 @@ class FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
         back = {s: r for r, s in shape.registers.items()}
         back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
-        # a new instance, not dataclasses.replace (three times slower; a warm batch
-        # renames a program per text)
         return FastProgram(slots=tuple(back[s] for s in self.slots),
                            outputs=tuple(back[o] for o in self.outputs),
                            types={back[k]: t for k, t in self.types.items()},
