@@ -343,7 +343,7 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
     monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
-    monkeypatch.setattr(run, "_compile_shared", lambda *a, **k: pytest.fail("a pool"))
+    monkeypatch.setattr(programs, "compile_shared", lambda *a, **k: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 
 

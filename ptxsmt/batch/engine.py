@@ -171,11 +171,13 @@ def _run_together(jobs: list[Job], results: list) -> None:
     start = 0
     for job in jobs:
         end = start + len(job.indices)
-        names = [job.program.spelling.get(n, n) for n in job.program.outputs]
-        values = [_json_column(out[start:end], job.program.types[n].width)
-                  for out, n in zip(outputs, job.program.outputs)]
-        for i, row in zip(job.indices, zip(*values)):
-            results[i] = dict(zip(names, row))
+        rows: list[dict] = [{} for _ in job.indices]  # filled a column at a time: a
+        for out, n in zip(outputs, job.program.outputs):  # dict(zip()) a row costs twice
+            name, width = job.program.spelling.get(n, n), job.program.types[n].width
+            for row, value in zip(rows, _json_column(out[start:end], width)):
+                row[name] = value
+        for i, row in zip(job.indices, rows):
+            results[i] = row
         start = end
 
 

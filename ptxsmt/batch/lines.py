@@ -2,10 +2,10 @@
 
 A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`, or names a function of a PTX
 file, `{"file": "k.ptx", "function": ..., "inputs": {...}}`; its answer is the same
-object with `"outputs"` (or `"error"`). Every line is answered, a blank one too. A line
-of a snippet and its inputs alone is read by msgspec; any other (options, a function,
-more members; bad bytes or JSON, a 5,000-digit number, deep nesting, a byte-order mark)
-by the standard library, whose words its error gives: it costs only itself.
+object with `"outputs"` (or `"error"`). Every line is answered, a blank one too. Lines
+are read by msgspec; one it refuses (bad bytes or JSON, a 5,000-digit number, deep
+nesting, a byte-order mark) is read again by the standard library, whose words its
+error gives: it costs only itself.
 """
 
 from __future__ import annotations
@@ -50,12 +50,18 @@ class Line(msgspec.Struct, gc=False):
         return self.obj if self.obj is not None else _decode(self.head + b"}")
 
 
-class _Common(msgspec.Struct, forbid_unknown_fields=True):
-    """The line nearly every CI writes: a snippet and its inputs, nothing else (its JSON
-    is flat: no depth to check)."""
+_ABSENT = msgspec.Raw(b"")
+
+
+class _Common(msgspec.Struct):
+    """The line nearly every CI writes: a snippet and its inputs (other members kept
+    as written), no options, no stored outputs."""
 
     ptx: str
     inputs: dict[str, str | int | bool] = {}
+    file: msgspec.Raw = _ABSENT  # any of these: the line is read whole
+    options: msgspec.Raw = _ABSENT
+    outputs: msgspec.Raw = _ABSENT
 
 
 _common = msgspec.json.Decoder(_Common).decode
@@ -74,12 +80,13 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
     text = raw.rstrip(_BLANK)
     if number == 1:
         text = text.removeprefix(_BOM)
-    if len(text) < _LONG:
+    if len(text) < _LONG and text.count(b"{") + text.count(b"[") <= MAX_NESTING:
         try:
             common = _common(text)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             common = None
-        if common is not None and "%" not in "".join(common.inputs):  # `r1`, `%r1`: one name
+        if common is not None and common.file is common.options is common.outputs is _ABSENT \
+                and "%" not in "".join(common.inputs):  # `r1` and `%r1` are one name
             return Line(number, common.ptx, common.inputs, opts, None, text[:-1])
     obj, error = _read(text)
     error = error or _shape_error(obj)

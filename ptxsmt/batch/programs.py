@@ -18,6 +18,8 @@ from ..sem.options import DEFAULT, Options
 from . import cache
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..program import Program
 
 
@@ -29,21 +31,28 @@ def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
     return [text for text in texts if prefix + text not in store.known]
 
 
+def compile_shared(pool: Executor, texts: list[str], opts: Options, jobs: int) -> None:
+    """The texts' programs compiled, a share in each of `jobs` processes (this one and the
+    pool's), the workers' records added to this one's store. A worker that fails costs
+    time, never an answer: its texts are compiled here, where their lines are answered."""
+    futures = []
+    with suppress(Exception):  # a broken pool
+        futures = [pool.submit(compile_records, texts[k::jobs], opts) for k in range(1, jobs)]
+    compile_records(texts[::jobs], opts)  # this one's share: in its own store
+    for future in futures:
+        with suppress(Exception):  # the worker failed (or died)
+            for key, record in future.result():
+                _store().put(key, record)
+
+
 def compile_records(texts: list[str], opts: Options) -> list[tuple[str, bytes]]:
     """Compile the texts (a text's error is told where its lines are answered); the records
-    this process's memory took since the last call (a worker's, its cache off), to `adopt`."""
+    this process's memory took since the last call (a worker's, its cache off)."""
     for text in texts:
         with suppress(Exception):
             compile_program(text, opts)
     kept, _MEMORY.pending = _MEMORY.pending, {}
     return list(kept.items())
-
-
-def adopt(records: list[tuple[str, bytes]]) -> None:
-    """Records another process compiled, as if compiled here."""
-    store = _store()
-    for key, record in records:
-        store.put(key, record)
 
 
 def _store() -> cache.Store:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
 from itertools import count, islice, repeat
-from typing import TYPE_CHECKING
 
 from ..eval.values import outputs_json
 from ..isa import source
@@ -21,9 +19,6 @@ from ..solver import ignore_interrupts
 from . import cache, programs
 from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answer_object, answers, read_line
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_TEXTS = 100  # texts to compile: with fewer, starting workers costs more than it saves
@@ -55,7 +50,7 @@ def _answered(lines: Iterable[bytes], opts: Options,
 
                 pool = ProcessPoolExecutor(jobs - 1, initializer=_started,
                                            initargs=(source.limit(),))
-            _compile_shared(pool, texts, opts, jobs)
+            programs.compile_shared(pool, texts, opts, jobs)
 
     gc.disable()
     try:
@@ -71,21 +66,6 @@ def _answered(lines: Iterable[bytes], opts: Options,
             gc.enable()
     if pool:
         pool.shutdown()
-
-
-def _compile_shared(pool: ProcessPoolExecutor, texts: list[str], opts: Options,
-                    jobs: int) -> None:
-    """The texts' programs compiled, a share in each process, the workers' records added
-    to this one's cache. A worker that fails costs time, never an answer: its texts are
-    compiled here, where their lines are answered."""
-    futures = []
-    with suppress(Exception):  # a broken pool
-        futures = [pool.submit(programs.compile_records, texts[k::jobs], opts)
-                   for k in range(1, jobs)]
-    programs.compile_records(texts[::jobs], opts)  # this one's share: in its own store
-    for future in futures:
-        with suppress(Exception):  # the worker failed (or died)
-            programs.adopt(future.result())
 
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
