@@ -8,6 +8,7 @@ made them; the text answers to the object answers of `run_jsonl`.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -342,7 +343,7 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
     monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
-    monkeypatch.setattr(run, "_compile_shared", lambda *a, **k: pytest.fail("a pool"))
+    monkeypatch.setattr(programs, "compile_shared", lambda *a, **k: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 
 
@@ -369,15 +370,20 @@ def test_a_column_read_at_once_takes_only_exact_hex():
 
 # ---- bounded lines, a reader that goes away ---------------------------------------------------
 
-class _Trickle:
+class _Trickle(io.RawIOBase):
     """A stream that hands out its bytes a few at a time, as a slow pipe does."""
 
     def __init__(self, data: bytes, step: int):
         self.data, self.step = data, step
 
-    def read1(self, n: int) -> bytes:
-        piece, self.data = self.data[:min(n, self.step)], self.data[min(n, self.step):]
-        return piece
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        piece, self.data = self.data[:min(len(buffer), self.step)], \
+            self.data[min(len(buffer), self.step):]
+        buffer[:len(piece)] = piece
+        return len(piece)
 
 
 @pytest.mark.parametrize("step", [7, 1000, 1 << 22])
@@ -390,7 +396,7 @@ def test_a_line_past_the_input_limit_is_its_own_error(step):
     data = "\n".join([good, long, good, "x" * 299, long[:150], good + "\r", long]).encode()
     source.set_limit(150)
     try:
-        blocks = list(render(_Trickle(data, step), OPTS))
+        blocks = list(render(io.BufferedReader(_Trickle(data, step)), OPTS))
     finally:
         source.set_limit(None)
     out = [json.loads(x) for x in b"".join(d for d, _, _ in blocks).splitlines()]

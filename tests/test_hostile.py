@@ -338,7 +338,7 @@ def test_a_bug_in_one_group_costs_no_other_line(monkeypatch):
             raise ZeroDivisionError("slow path bug")
         return real_evaluate(ptx, *args, **kwargs)
 
-    monkeypatch.setattr(batch, "_run_shape", broken_fast)
+    monkeypatch.setattr(batch, "_run_together", broken_fast)
     monkeypatch.setattr(evaluating, "evaluate", broken_slow)
     lines = [{"ptx": "slct.s32.s32 d, a, b, c;", "inputs": {"a": "0x1", "b": "0x2", "c": "-1"}},
              {"ptx": "vset2.u32.u32.lt d, a, b, c;", "inputs": {"a": "1", "b": "2", "c": "0"}},

@@ -57,18 +57,20 @@ class Store:
         self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
         self.failed: str | None = None if path else "in memory"
-        self.known: dict[str, tuple[str, bytes | None]] = {}  # prefetched or put
-        self.pending: dict[str, tuple[str, bytes | None]] = {}  # put, not yet written
+        self.known: dict[str, bytes] = {}  # prefetched or put
+        self.pending: dict[str, bytes] = {}  # put, not yet written
 
     def _connect(self) -> sqlite3.Connection:
         if self.db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = not self.path.exists()
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # BEGIN IMMEDIATE: a write takes the lock at its start, within the timeout
+            # (one that must upgrade from reading fails at once where another writes)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level="IMMEDIATE")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # a lost write is a recompile
             db.execute("CREATE TABLE IF NOT EXISTS programs "
-                       "(key TEXT PRIMARY KEY, record TEXT NOT NULL, code BLOB)")
+                       "(key TEXT PRIMARY KEY, record BLOB NOT NULL)")
             if fresh:
                 _remove_stale(self.path)
             else:  # a run that only reads leaves the mtime alone (WAL): mark it used
@@ -85,37 +87,31 @@ class Store:
             db = self._connect()
             if not many:
                 return db.execute(sql, rows)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany(sql, rows)
-                return db.execute("COMMIT")
-            except sqlite3.Error:
-                db.execute("ROLLBACK")
-                raise
+            with db:  # one transaction: committed, or rolled back on an error
+                return db.executemany(sql, rows)
         except (sqlite3.Error, OSError) as e:
             self.failed = f"{type(e).__name__}: {e}"
             return None
 
-    def get(self, key: str) -> tuple[str, bytes | None] | None:
-        """(record, code) stored under `key`, or None."""
-        if key in self.known:
-            return self.known[key]
-        cursor = self._run("SELECT record, code FROM programs WHERE key = ?", (key,))
-        return cursor.fetchone() if cursor else None
+    def get(self, key: str) -> bytes | None:
+        """The record stored under `key`, or None."""
+        if key not in self.known:
+            self.prefetch([key])
+        return self.known.get(key)
 
     def prefetch(self, keys: list[str]) -> None:
         """Read the records of these keys now, in a few queries, for `get` to return."""
         keys = [key for key in keys if key not in self.known]
         for start in range(0, len(keys), 500):  # SQLite's limit on parameters: 999 or more
             part = keys[start:start + 500]
-            cursor = self._run("SELECT key, record, code FROM programs WHERE key IN "
+            cursor = self._run("SELECT key, record FROM programs WHERE key IN "
                                f"({', '.join('?' * len(part))})", part)
-            self.known.update((key, (record, code)) for key, record, code in cursor or ())
+            self.known.update(cursor or ())
 
-    def put(self, key: str, record: str, code: bytes | None = None) -> None:
+    def put(self, key: str, record: bytes) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
         if key not in self.known:
-            self.known[key] = self.pending[key] = (record, code)
+            self.known[key] = self.pending[key] = record
         if len(self.pending) >= 512 and not self.failed:
             self.flush()
 
@@ -129,10 +125,9 @@ class Store:
         memory where the store cannot write them)."""
         if self.failed:
             return
-        rows = [(key, record, code) for key, (record, code) in self.pending.items()]
-        self.pending = {}
+        rows, self.pending = list(self.pending.items()), {}
         if rows:
-            self._run("INSERT OR IGNORE INTO programs VALUES (?, ?, ?)", rows, many=True)
+            self._run("INSERT OR IGNORE INTO programs VALUES (?, ?)", rows, many=True)
 
 
 def _remove_stale(current: Path) -> None:

@@ -1,7 +1,8 @@
 """Many evaluations at once: lines grouped by text, each text's program run over its
-lines' inputs as columns, the texts of one shape as one run. A line the fast backend
-cannot take (an input missing, an operator it lacks) goes to the slow evaluator
-(`ptxsmt.eval`): the same answers and errors, and no line's failure costs another's.
+lines' inputs as columns, the texts of one program (the same code on the same words) as
+one run. A line the fast backend cannot take (an input missing, an operator it lacks)
+goes to the slow evaluator (`ptxsmt.eval`): the same answers and errors, and no line's
+failure costs another's.
 """
 
 from __future__ import annotations
@@ -13,47 +14,54 @@ from operator import itemgetter
 import numpy as np
 
 from ..eval.values import convert_inputs
-from ..fast import FastProgram, Unsupported, word_dtype
+from ..fast import FastProgram, word_dtype
 from ..isa.errors import PtxError, quote
-from ..isa.literals import hex_bits
 from ..sem.options import DEFAULT, Options
 from . import cache
-from .programs import compile_program, prefetch
+from .programs import compile_program, missing
 
 Item = tuple[str, Mapping[str, object]] | tuple[str, Mapping[str, object], Options]
 Outputs = dict[str, str | bool]  # a line's outputs as JSON writes them, by register as spelled
 
 
-def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT) -> list[Outputs | PtxError]:
+def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
+                  compile_new: Callable[[list[str]], object] | None = None
+                  ) -> list[Outputs | PtxError]:
     """The outputs (or the PtxError raised) per (ptx, inputs[, options]), in order; an
-    item without options is evaluated with `opts`."""
+    item without options is evaluated with `opts`. `compile_new` is handed the texts the
+    cache lacks, before any is compiled here."""
+    # per text (and options) its items' positions and inputs; keyed by the text alone
+    # where the options are `opts` (hashing Options costs)
+    groups: dict[str | tuple[str, Options], tuple[list[int], list[Mapping]]] = {}
+    for i, item in enumerate(items):
+        key = item[0] if len(item) == 2 or item[2] is opts else item[::2]
+        if (group := groups.get(key)) is None:
+            groups[key] = group = ([], [])
+        group[0].append(i)
+        group[1].append(item[1])
     results: list = [None] * len(items)
-    # per text (and options) its items' positions; keyed by the text alone where the
-    # options are `opts` (hashing Options costs)
-    groups: dict[str | tuple[str, Options], list[int]] = {}
-    for i, key in enumerate([item[0] if len(item) == 2 or item[2] is opts else item[::2]
-                             for item in items]):
-        groups.setdefault(key, []).append(i)
-    prefetch([key for key in groups if type(key) is str], opts)  # one read of the cache
-    shapes: dict[tuple[str, Options], list[Job]] = {}
-    for key, indices in groups.items():
+    new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
+    if compile_new and new:
+        compile_new(new)
+    runs: dict[tuple, list[Job]] = {}  # by code and slot widths: texts of one shape, or
+    for key, (indices, raws) in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
-        raws = [items[i][1] for i in indices]
         try:
             job = _group(ptx, group_opts, indices, raws, results)
-        except Exception:  # a bug in the fast path: the slow path answers the group
-            job = None
+        except Exception:  # Unsupported by the backend (or a bug in the fast path): the
+            job = None  # slow path answers the group
             for i, raw in zip(indices, raws):
                 results[i] = _slow(ptx, raw, group_opts)
         if job is not None:
-            shapes.setdefault((job.program.shape, group_opts), []).append(job)
-    for (_, group_opts), jobs in shapes.items():
+            program = job.program
+            runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
+                            []).append(job)
+    for jobs in runs.values():
         try:
-            _run_shape(jobs, results)
+            _run_together(jobs, results)
         except Exception:  # likewise
-            for job in jobs:
-                for i in job.indices:
-                    results[i] = _slow(items[i][0], items[i][1], group_opts)
+            for i in (i for job in jobs for i in job.indices):
+                results[i] = _slow(*items[i][:2], items[i][2] if len(items[i]) == 3 else opts)
     cache.flush()  # this batch's new programs, in one write
     return results
 
@@ -70,16 +78,12 @@ class Job:
 def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
            results: list) -> Job | None:
     """The lines of one text: errors and slow answers go into `results`; the lines the
-    fast path takes come back as a Job."""
+    fast path takes come back as a Job (Unsupported: the backend refuses the text)."""
     try:
         program = compile_program(ptx, opts)
     except PtxError as e:
         for i in indices:
             results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
-        return None
-    except Unsupported:
-        for i, raw in zip(indices, raws):
-            results[i] = _slow(ptx, raw, opts)
         return None
     columns = _exact_columns(program, raws)
     if columns is not None:
@@ -91,7 +95,7 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         except PtxError as e:
             results[i] = e.with_traceback(None)
             continue
-        if program.input_names <= values.keys():
+        if values.keys() >= set(program.inputs):
             ready.append((i, values))
         else:
             results[i] = _slow(ptx, raw, opts)
@@ -117,7 +121,7 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
         if width == 1 and kinds == {bool}:
             columns[name] = column
             continue
-        if kinds != {str} or width not in (8, 16, 32, 64):
+        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
             return None
         n, size = len(column), 2 + width // 4
         text = "".join(column)
@@ -150,8 +154,8 @@ def answered(evaluation: Callable[[], Outputs]) -> Outputs | PtxError:
                         f"{type(e).__name__}: {quote(str(e), 200)}")
 
 
-def _run_shape(jobs: list[Job], results: list) -> None:
-    """The jobs of one shape as one run: slot by slot, each text's column (its own
+def _run_together(jobs: list[Job], results: list) -> None:
+    """Jobs whose programs are one as one run: slot by slot, each text's column (its own
     immediates repeated) one after another; then each text takes its rows."""
     program = jobs[0].program
     columns = []
@@ -167,11 +171,13 @@ def _run_shape(jobs: list[Job], results: list) -> None:
     start = 0
     for job in jobs:
         end = start + len(job.indices)
-        names = [job.program.spelling.get(n, n) for n in job.program.outputs]
-        values = [_json_column(out[start:end], job.program.types[n].width)
-                  for out, n in zip(outputs, job.program.outputs)]
-        for i, row in zip(job.indices, zip(*values)):
-            results[i] = dict(zip(names, row))
+        rows: list[dict] = [{} for _ in job.indices]  # filled a column at a time: a
+        for out, n in zip(outputs, job.program.outputs):  # dict(zip()) a row costs twice
+            name, width = job.program.spelling.get(n, n), job.program.types[n].width
+            for row, value in zip(rows, _json_column(out[start:end], width)):
+                row[name] = value
+        for i, row in zip(job.indices, rows):
+            results[i] = row
         start = end
 
 
@@ -180,7 +186,5 @@ def _json_column(arr: np.ndarray, width: int) -> list:
     (from one hex dump of the column's bytes)."""
     if width == 1:
         return arr.tolist()
-    if width not in (8, 16, 32, 64):
-        return [hex_bits(v, width) for v in arr.tolist()]
     return ("0x" + arr.astype(f">u{width // 8}").tobytes().hex(" ", width // 8)
             .replace(" ", " 0x")).split(" ")

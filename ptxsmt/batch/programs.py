@@ -1,54 +1,58 @@
 """A snippet's compiled program: from memory, else the on-disk cache, else the backend.
-A record per text (its shape: a warm run never parses) and per shape (a new text of a
-known shape compiles nothing); a batch reads its texts' records in one query.
+A record per text (its own program, names and immediates in place: a warm run neither
+parses nor renames) and per shape (a new text of a known shape compiles nothing); a batch
+reads its texts' records in one query.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..fast import FastProgram, Shape, Unsupported, shaped
+from ..fast import FastProgram, Unsupported, shaped
 from ..isa.types import ptx_type
 from ..sem.options import DEFAULT, Options
 from . import cache
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..program import Program
 
 
-def prefetch(texts: Iterable[str], opts: Options = DEFAULT) -> None:
-    """Read the cached records of these texts in one query (not one query a text)."""
-    _store().prefetch([_text_key(text, opts) for text in texts])
+def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
+    """The texts the cache holds no record of, their records read in one query (not one
+    query a text)."""
+    store, prefix = _store(), _text_prefix(opts)
+    store.prefetch([prefix + text for text in texts])
+    return [text for text in texts if prefix + text not in store.known]
 
 
-def missing(texts: Iterable[str], opts: Options = DEFAULT) -> list[str]:
-    """The texts the cache holds no record of."""
-    texts = list(texts)
-    prefetch(texts, opts)
-    store = _store()
-    return [text for text in texts if store.get(_text_key(text, opts)) is None]
+def compile_shared(pool: Executor, texts: list[str], opts: Options, jobs: int) -> None:
+    """The texts' programs compiled, a share in each of `jobs` processes (this one and the
+    pool's), the workers' records added to this one's store. A worker that fails costs
+    time, never an answer: its texts are compiled here, where their lines are answered."""
+    futures = []
+    with suppress(Exception):  # a broken pool
+        futures = [pool.submit(compile_records, texts[k::jobs], opts) for k in range(1, jobs)]
+    compile_records(texts[::jobs], opts)  # this one's share: in its own store
+    for future in futures:
+        with suppress(Exception):  # the worker failed (or died)
+            for key, record in future.result():
+                _store().put(key, record)
 
 
-def compile_records(texts: list[str], opts: Options) -> list[tuple[str, str, bytes | None]]:
+def compile_records(texts: list[str], opts: Options) -> list[tuple[str, bytes]]:
     """Compile the texts (a text's error is told where its lines are answered); the records
-    this process's memory took since the last call (a worker's, its cache off), to `adopt`."""
+    this process's memory took since the last call (a worker's, its cache off)."""
     for text in texts:
         with suppress(Exception):
             compile_program(text, opts)
     kept, _MEMORY.pending = _MEMORY.pending, {}
-    return [(key, record, code) for key, (record, code) in kept.items()]
-
-
-def adopt(records: list[tuple[str, str, bytes | None]]) -> None:
-    """Records another process compiled, as if compiled here."""
-    store = _store()
-    for record in records:
-        store.put(*record)
+    return list(kept.items())
 
 
 def _store() -> cache.Store:
@@ -59,21 +63,22 @@ def _store() -> cache.Store:
 _MEMORY = cache.Store(None)
 
 
-class Record(msgspec.Struct, omit_defaults=True):
-    """A shape's program as the cache keeps it (its bytecode beside it), or why the
-    backend cannot take the shape. Read typed: a warm batch reads one a text."""
+class Record(msgspec.Struct, array_like=True, gc=False):
+    """A FastProgram as the cache keeps it (msgpack: its bytecode as it is), types by name.
+    Read typed: a warm batch reads one a text."""
 
-    slots: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    types: dict[str, str] = {}
-    lines: tuple[tuple[str, str], ...] = ()
-    results: tuple[str, ...] = ()
-    unsupported: str | None = None
+    slots: tuple[str, ...]
+    outputs: tuple[str, ...]
+    types: dict[str, str]
+    lines: tuple[tuple[str, str], ...]
+    results: tuple[str, ...]
+    spelling: dict[str, str]
+    bound: dict[str, int | bool]
+    code: bytes
 
 
-_ShapeFields = tuple[str, dict[str, str], dict[str, int | bool], dict[str, str]]
-_text_record = msgspec.json.Decoder(tuple[_ShapeFields, Record]).decode
-_shape_record = msgspec.json.Decoder(Record).decode
+_encode = msgspec.msgpack.encode
+_decode = msgspec.msgpack.Decoder(Record | str).decode  # str: why the backend refuses it
 
 
 @lru_cache(maxsize=16384)
@@ -81,42 +86,46 @@ def compile_program(text: str, opts: Options = DEFAULT) -> FastProgram:
     """The program of a snippet (PtxError on bad text, Unsupported where the backend
     cannot be exact), its inputs named as the text names them."""
     store = _store()
-    key = _text_key(text, opts)
+    key = _text_prefix(opts) + text
     if hit := store.get(key):  # a text that parsed once parses the same
-        fields, record = _text_record(hit[0])
-        return _program(record, hit[1]).renamed(Shape(*fields))
+        return _program(_decode(hit))
     from ..program import Program  # the parser: only where a text is new
 
     shape, parsed = shaped(Program.parse(text))  # errors name the text's own registers
     shape_key = f"shape {opts!r} {shape.text}"
-    if hit := store.get(shape_key):
-        record, code = _shape_record(hit[0]), hit[1]
-    else:
-        record, code = _generate(parsed, opts)
-        store.put(shape_key, msgspec.json.encode(record).decode(), code)  # the column is text
-    fields = (shape.text, shape.registers, shape.constants, shape.spelling)  # Shape(*fields)
-    store.put(key, msgspec.json.encode((fields, record)).decode(), code)
-    return _program(record, code).renamed(shape)
+    hit = store.get(shape_key)  # a new text of a known shape compiles nothing
+    record = _decode(hit) if hit else _generate(parsed, opts)
+    store.put(shape_key, _encode(record))  # where it was there: nothing written
+    if type(record) is not str:
+        record = _record(_program(record).renamed(shape))
+    store.put(key, _encode(record))
+    return _program(record)
 
 
-def _generate(shape: Program, opts: Options) -> tuple[Record, bytes | None]:
+def _generate(shape: Program, opts: Options) -> Record | str:
     from ..fast.codegen import compile_snippet  # Z3: only where a shape is new
 
     try:
-        program = compile_snippet(shape, opts)
+        return _record(compile_snippet(shape, opts))
     except Unsupported as e:
-        return Record(unsupported=str(e)), None
+        return str(e)
+
+
+def _record(program: FastProgram) -> Record:
     return Record(program.slots, program.outputs, {k: t.name for k, t in program.types.items()},
-                  program.lines, program.results), program.compiled()
+                  program.lines, program.results, program.spelling, dict(program.bound),
+                  program.code or program.compiled())
 
 
-def _program(record: Record, code: bytes | None) -> FastProgram:
-    if record.unsupported is not None:
-        raise Unsupported(record.unsupported)
+def _program(record: Record | str) -> FastProgram:
+    if type(record) is str:
+        raise Unsupported(record)
     return FastProgram(record.slots, record.outputs,
-                       {k: ptx_type(t) for k, t in record.types.items()},
-                       record.lines, record.results, code=code)
+                       {k: ptx_type(t) for k, t in record.types.items()}, record.lines,
+                       record.results, record.spelling, record.bound, record.code)
 
 
-def _text_key(text: str, opts: Options) -> str:
-    return f"text {opts!r} {text}"
+@lru_cache(maxsize=64)
+def _text_prefix(opts: Options) -> str:
+    """A text's key less the text (written once: Options' repr costs)."""
+    return f"text {opts!r} "

@@ -26,13 +26,19 @@ BLOCKS = 256  # blocks of a-values; fixed so the digest is independent of --jobs
 
 
 @lru_cache(maxsize=16)
-def _program(text: str, opts: Options) -> FastProgram:
-    """The text's program, inputs named as the text names them (once per process, not
-    once per block)."""
+def sweep_inputs(text: str, opts: Options = DEFAULT) -> tuple[FastProgram, str, str, list[str]]:
+    """The text's program, the two 16-bit inputs swept, and any predicate inputs (each
+    swept as false/true); once per process, not once per block."""
     from ..fast.codegen import compile_snippet  # Z3
     from ..program import Program
 
-    return compile_snippet(Program.parse(text), opts)
+    fast = compile_snippet(Program.parse(text), opts)
+    wide = [n for n in fast.inputs if fast.types[n].width == 16]
+    preds = [n for n in fast.inputs if fast.types[n].width == 1]
+    if len(wide) != 2 or len(wide) + len(preds) != len(fast.inputs):
+        raise PtxError("sweep takes an instruction with two 16-bit operands "
+                       f"(and predicates); this one reads {', '.join(fast.inputs)}")
+    return fast, wide[0], wide[1], preds
 
 
 @dataclass
@@ -45,21 +51,9 @@ class SweepResult:
     blocks: dict[str, list[str]] = field(default_factory=dict)  # per block, to bisect diffs
 
 
-def sweep_inputs(text: str, opts: Options = DEFAULT) -> tuple[str, str, list[str]]:
-    """The two 16-bit inputs swept, and any predicate inputs (each swept as false/true)."""
-    fast = _program(text, opts)
-    wide = [n for n in fast.inputs if fast.types[n].width == 16]
-    preds = [n for n in fast.inputs if fast.types[n].width == 1]
-    if len(wide) != 2 or len(wide) + len(preds) != len(fast.inputs):
-        raise PtxError("sweep takes an instruction with two 16-bit operands "
-                       f"(and predicates); this one reads {', '.join(fast.inputs)}")
-    return wide[0], wide[1], preds
-
-
 def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
     text, opts, index = args
-    fast = _program(text, opts)
-    a_name, b_name, preds = sweep_inputs(text, opts)
+    fast, a_name, b_name, preds = sweep_inputs(text, opts)
     span = 65536 // BLOCKS
     b = np.arange(65536, dtype=np.uint16)
     hashes = {name: hashlib.sha256() for name in fast.outputs}
@@ -82,8 +76,7 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
 def sweep(text: str, jobs: int = 1, opts: Options = DEFAULT,
           progress: Callable[[int], None] | None = None) -> SweepResult:
     start = time.perf_counter()
-    fast = _program(text, opts)
-    _, _, preds = sweep_inputs(text, opts)
+    fast, _, _, preds = sweep_inputs(text, opts)
     work = [(text, opts, i) for i in range(BLOCKS)]
     results: dict[int, tuple[dict[str, bytes], dict[str, int]]] = {}
     with get_context("fork").Pool(jobs, initializer=ignore_interrupts) if jobs > 1 \

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from types import CodeType
 
 import numpy as np
 
@@ -100,16 +101,17 @@ NUMPY: dict[str, object] = {
 Lines = tuple  # a program's steps, (local, expression) pairs reading its slots as s0, s1..
 
 
-def _source(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> str:
-    return "".join([f"def program({', '.join(params)}):\n",
-                    *(f"    {target} = {expr}\n" for target, expr in lines),
-                    f"    return ({''.join(r + ', ' for r in results)})\n"])
+def _code(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> CodeType:
+    """The lines as the code of one Python function, `program(*params)` -> `results`."""
+    return compile("".join([f"def program({', '.join(params)}):\n",
+                            *(f"    {target} = {expr}\n" for target, expr in lines),
+                            f"    return ({''.join(r + ', ' for r in results)})\n"]),
+                   "<ptxsmt program>", "exec")
 
 
 @lru_cache(maxsize=8192)
 def _function(params: tuple[str, ...], lines: Lines, results: tuple[str, ...]) -> Callable:
-    """The lines as one Python function of `params` returning `results`."""
-    return _defined(compile(_source(params, lines, results), "<ptxsmt program>", "exec"))
+    return _defined(_code(params, lines, results))
 
 
 @lru_cache(maxsize=8192)
@@ -118,7 +120,7 @@ def _loaded(code: bytes) -> Callable:
     return _defined(marshal.loads(code))
 
 
-def _defined(compiled) -> Callable:
+def _defined(compiled: CodeType) -> Callable:
     namespace = dict(NUMPY)
     exec(compiled, namespace)  # noqa: S102 - our own program
     return namespace["program"]
@@ -129,26 +131,21 @@ class FastProgram:
     slots: tuple[str, ...]  # the inputs of the value table, in order
     outputs: tuple[str, ...]
     types: dict[str, PtxType]
-    lines: Lines  # as tuples, or as lists where read from the cache (which runs `code`)
+    lines: Lines
     results: tuple[str, ...]  # per output: the local (or constant) that holds it
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
     bound: Mapping[str, int | bool] = field(default_factory=dict)  # slots the text fixes
-    shape: str = ""  # the text of the shape it was compiled for (texts of one shape share it)
     code: bytes | None = None  # the whole program, compiled and marshalled (from the cache)
     inputs: tuple[str, ...] = field(init=False)  # what a caller gives: all slots but bound
-    input_names: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        # set here, not as cached properties: a warm batch makes a program per text
-        inputs = tuple(s for s in self.slots if s not in self.bound)
-        object.__setattr__(self, "inputs", inputs)
-        object.__setattr__(self, "input_names", frozenset(inputs))
+        # set here, not as a cached property: a warm batch makes a program per text
+        object.__setattr__(self, "inputs", tuple(s for s in self.slots if s not in self.bound))
 
     def compiled(self) -> bytes:
         """The whole program as marshalled bytecode (for the cache: Python's own format,
         so the cache's fingerprint names the Python version)."""
-        return marshal.dumps(compile(_source(self._params, self.lines, self.results),
-                                     "<ptxsmt program>", "exec"))
+        return marshal.dumps(_code(self._params, self.lines, self.results))
 
     @property
     def _params(self) -> tuple[str, ...]:
@@ -158,15 +155,13 @@ class FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
         back = {s: r for r, s in shape.registers.items()}
         back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
-        # a new instance, not dataclasses.replace (three times slower; a warm batch
-        # renames a program per text)
         return FastProgram(slots=tuple(back[s] for s in self.slots),
                            outputs=tuple(back[o] for o in self.outputs),
                            types={back[k]: t for k, t in self.types.items()},
                            lines=self.lines, results=self.results,
                            spelling=shape.spelling,
                            bound={back[k]: v for k, v in shape.constants.items()},
-                           shape=shape.text, code=self.code)
+                           code=self.code)
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -179,7 +174,7 @@ class FastProgram:
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program."""
         program = _loaded(self.code) if self.code else \
-            _function(self._params, tuple(map(tuple, self.lines)), self.results)
+            _function(self._params, self.lines, self.results)
         with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
             outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)

@@ -38,13 +38,13 @@ def key(task: tuple) -> str:
 def get(task: tuple) -> dict | None:
     store = _store()
     hit = store.get(key(task)) if store else None
-    return json.loads(hit[0]) if hit else None
+    return json.loads(hit) if hit else None
 
 
 def put(task: tuple, result: dict) -> None:
     store = _store()
     if store and result["verdict"] != "unknown":
-        store.put(key(task), json.dumps(result))
+        store.put(key(task), json.dumps(result).encode())
 
 
 def flush() -> None:
