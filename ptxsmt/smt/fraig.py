@@ -206,17 +206,18 @@ class _Sweep:
         self.term[i] = normal(self.term[i])
 
     def _ieee_result_of(self, bits: int) -> int | None:
-        """The node whose float `to_bits` wrote node `bits` (`sem.sorts.ieee_result`)."""
-        term = self.term[bits]
+        """The representative of the float whose `to_bits` wrote node `bits`
+        (`sem.sorts.ieee_result`), read from the term as the semantics built it (the
+        rebuilt one may be rewritten: `rewrite.normal`)."""
         kids = self.dag.kids[bits]
         if self.dag.nodes[bits].kind != z3.Z3_OP_ITE or len(kids) != 3:
             return None
-        value = self.rep[kids[2]]
+        value = kids[2]
         if self.dag.nodes[value].kind != z3.Z3_OP_FPA_TO_IEEE_BV:
             return None
-        x = self.rep[self.dag.kids[value][0]]
-        found = ieee_result(term, self.term[x].sort())
-        return x if found is not None and found.eq(self.term[x]) else None
+        x = self.dag.kids[value][0]
+        found = ieee_result(self.dag.terms[bits], self.dag.terms[x].sort())
+        return self.rep[x] if found is not None and found.eq(self.dag.terms[x]) else None
 
     def _ieee_bits(self, i: int) -> bool:
         n = self.dag.nodes[i]
