@@ -392,3 +392,17 @@ def test_a_chain_of_float_instructions_is_one_chain_of_ieee_operations(opt):
     wrong = ptx.replace("add.rn.f32", "add.rz.f32")
     assert ir_refines(read_ir(ir)["t1"], read_function(wrong, "t1"),
                       timeout_ms=10_000).verdict == "different"
+
+
+def test_shared_memory_addressed_with_64_bits_in_the_ir_is_refused():
+    """A load through `ptr addrspace(3)` (64-bit in nvptx64's datalayout) becomes
+    `ld.shared [%rd1]`, whose address is a 32-bit offset into the shared window: the two
+    memories have different address sorts, which the query cannot link (it raised z3's
+    'sort mismatch', bf16-instructions.ll @test_extload_bf16x8): refused, with why."""
+    from ptxsmt.llvm.errors import Unsupported
+    ir = "define i32 @ld(ptr addrspace(3) %p) {\n%v = load i32, ptr addrspace(3) %p\n" \
+         "ret i32 %v\n}"
+    ptx = compile_to_ptx(ir, opt=2)
+    assert "ld.shared" in ptx
+    with pytest.raises(Unsupported, match="64-bit in the IR and 32-bit in PTX shared"):
+        ir_refines(read_ir(ir)["ld"], read_function(ptx, "ld"))
