@@ -16,9 +16,9 @@ from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.refine import ir_refines  # noqa: E402
 from ptxsmt.smt.portfolio import second_solver  # noqa: E402
 
-IR_TYPE = {"f32": "float", "f64": "double", "s32": "i32", "u32": "i32", "s64": "i64",
-           "u64": "i64", "b32": "i32", "bf16": "bfloat", "f16x2": "<2 x half>",
-           "bf16x2": "<2 x bfloat>", "tf32": "i32"}
+IR_TYPE = {"f32": "float", "f64": "double", "s16": "i16", "u16": "i16", "s32": "i32",
+           "u32": "i32", "s64": "i64", "u64": "i64", "b32": "i32", "bf16": "bfloat",
+           "f16x2": "<2 x half>", "bf16x2": "<2 x bfloat>", "tf32": "i32"}
 
 
 def _function(base: str) -> str:
@@ -61,25 +61,27 @@ def test_what_llvm_emits_refines(compiled, base):
     assert r.verdict == "refines", r
 
 
-def _s64(x: int) -> int:
-    return x - (1 << 64) if x >> 63 else x
+def _signed(x: int, width: int) -> int:
+    return x - (1 << width) if x >> (width - 1) else x
 
 
-def test_a_wrong_signedness_is_found(compiled):
-    """mul.hi.u64 planted for llvm.nvvm.mulhi.ll (mul.hi.s64): the counterexample's IR
-    value is the high half of the signed product, the PTX's of the unsigned one.
-    (Integers: a float counterexample may hinge on a PTX NaN left unspecified.) z3 alone
-    takes about a minute on the 128-bit products, bitwuzla about a second: the commands'
-    second solver, as `ptxsmt tv` asks it."""
+@pytest.mark.parametrize("base,width", [("nvvm.mulhi.ll", 64), ("nvvm.mulhi.s", 16)])
+def test_a_wrong_signedness_is_found(compiled, base, width):
+    """mul.hi.u64 planted for llvm.nvvm.mulhi.ll (mul.hi.s64), mul.hi.u16 for
+    llvm.nvvm.mulhi.s: the counterexample's IR value is the high half of the signed
+    product, the PTX's of the unsigned one. (Integers: a float counterexample may hinge
+    on a PTX NaN left unspecified.) z3 alone takes about a minute on the 128-bit
+    products, bitwuzla about a second: the commands' second solver, as `ptxsmt tv` asks."""
     ir, ptx = compiled
-    assert "mul.hi.s64" in ptx
-    bad = ptx.replace("mul.hi.s64", "mul.hi.u64")
-    r = ir_refines(read_ir(ir)["nvvm_mulhi_ll"], read_function(bad, "nvvm_mulhi_ll"),
-                   timeout_ms=60_000, second=second_solver())
+    name = base.replace(".", "_")
+    assert f"mul.hi.s{width}" in ptx
+    bad = ptx.replace(f"mul.hi.s{width}", f"mul.hi.u{width}")
+    r = ir_refines(read_ir(ir)[name], read_function(bad, name), timeout_ms=60_000,
+                   second=second_solver())
     assert r.verdict == "different", r
     a, b = r.inputs["a0"], r.inputs["a1"]
-    assert r.ir_result == (_s64(a) * _s64(b) >> 64) % (1 << 64)
-    assert r.ptx_result == (a * b) >> 64 != r.ir_result
+    assert r.ir_result == (_signed(a, width) * _signed(b, width) >> width) % (1 << width)
+    assert r.ptx_result == (a * b) >> width != r.ir_result
 
 
 # ---- llvm.nvvm.fshl.clamp / fshr.clamp: their own meaning (NVPTXUsage), not a table row --

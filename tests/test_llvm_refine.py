@@ -368,3 +368,45 @@ def test_an_offset_ored_into_a_local_depot_address_refines():
     assert r.verdict == "refines", r
     wrong = DEPOT.replace("shl.b64 \t%rd3, %rd2, 1", "shl.b64 \t%rd3, %rd2, 2")
     assert ir_refines(read_ir(ir)["ext"], read_function(wrong, "ext")).verdict == "different"
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_chain_of_float_instructions_is_one_chain_of_ieee_operations(opt):
+    """mul.rn.f32 then add.rn.f32 (an fmul and an fadd without `contract`): the add reads
+    the mul's result as the IEEE product itself (sem.sorts.as_float; a one-lane register
+    is not an Extract of all its bits), so the query holds one fp.mul and one fp.add, the
+    IR's and the PTX's, and is decided at once (it timed out, fma.ll's @t1_f32); add.rz
+    for add.rn is found."""
+    ir = "define float @t1(float %x, float %y, float %z) {\n%a = fmul float %x, %y\n" \
+         "%b = fadd float %a, %z\nret float %b\n}"
+    ptx = compile_to_ptx(ir, opt=opt)
+    query = []
+    r = ir_refines(read_ir(ir)["t1"], read_function(ptx, "t1"), timeout_ms=10_000,
+                   emit=query.extend)
+    assert r.verdict == "refines", r
+    seen, todo, ops = set(), list(query), []
+    while todo:
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            if z3.is_app_of(t, z3.Z3_OP_FPA_MUL) or z3.is_app_of(t, z3.Z3_OP_FPA_ADD):
+                ops.append(t.decl().name())
+            todo.extend(t.children())
+    assert sorted(ops) == ["fp.add", "fp.mul"], ops
+    wrong = ptx.replace("add.rn.f32", "add.rz.f32")
+    assert ir_refines(read_ir(ir)["t1"], read_function(wrong, "t1"),
+                      timeout_ms=10_000).verdict == "different"
+
+
+def test_shared_memory_addressed_with_64_bits_in_the_ir_is_refused():
+    """A load through `ptr addrspace(3)` (64-bit in nvptx64's datalayout) becomes
+    `ld.shared [%rd1]`, whose address is a 32-bit offset into the shared window: the two
+    memories have different address sorts, which the query cannot link (it raised z3's
+    'sort mismatch', bf16-instructions.ll @test_extload_bf16x8): refused, with why."""
+    from ptxsmt.llvm.errors import Unsupported
+    ir = "define i32 @ld(ptr addrspace(3) %p) {\n%v = load i32, ptr addrspace(3) %p\n" \
+         "ret i32 %v\n}"
+    ptx = compile_to_ptx(ir, opt=2)
+    assert "ld.shared" in ptx
+    with pytest.raises(Unsupported, match="64-bit in the IR and 32-bit in PTX shared"):
+        ir_refines(read_ir(ir)["ld"], read_function(ptx, "ld"))

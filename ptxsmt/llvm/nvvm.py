@@ -51,7 +51,8 @@ def _table() -> dict[str, str]:
         out[f"nvvm.{op}.nan.f"] = f"{ptx}.NaN.f32"
         out[f"nvvm.{op}.ftz.nan.f"] = f"{ptx}.ftz.NaN.f32"
         out[f"nvvm.{op}.d"] = f"{ptx}.f64"
-    for suffix, t in (("i", "s32"), ("ui", "u32"), ("ll", "s64"), ("ull", "u64")):
+    for suffix, t in (("s", "s16"), ("us", "u16"), ("i", "s32"), ("ui", "u32"), ("ll", "s64"),
+                      ("ull", "u64")):
         out[f"nvvm.mulhi.{suffix}"] = f"mul.hi.{t}"
     # (mul24, sad and the .approx forms wait for their PTX semantics)
     for r in ("rn", "rz"):  # float to bfloat / half (two floats to <2 x ...>)

@@ -174,6 +174,10 @@ def _memory(ir: Encoding, ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
         ir_start = ir.initial_memory[spaces[space]].bytes if space in spaces else None
         ptx_start = ptx.memory.get(space)
         if ir_start is not None and ptx_start is not None:
+            if ir_start.domain() != ptx_start.domain():
+                raise Unsupported("address space", f"addrspace({spaces[space]}) addresses "
+                                  f"are {ir_start.domain().size()}-bit in the IR and "
+                                  f"{ptx_start.domain().size()}-bit in PTX {space} memory")
             links.append(ir_start == ptx_start)
         if space not in OBSERVABLE:
             continue

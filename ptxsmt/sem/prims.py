@@ -79,7 +79,11 @@ def bool_op(op: BoolOp | None, t: z3.BoolRef, c: z3.BoolRef | None) -> z3.BoolRe
 
 
 def lanes(bits: z3.BitVecRef, width: int) -> list[z3.BitVecRef]:
-    """Split a register into `width`-bit lanes, lane 0 (the low bits) first."""
+    """Split a register into `width`-bit lanes, lane 0 (the low bits) first; a register
+    of one lane is that lane itself (so `sorts.as_float` still sees the IEEE result a
+    previous instruction wrote, not an Extract of all its bits)."""
+    if bits.size() == width:
+        return [bits]
     return [z3.Extract(i + width - 1, i, bits) for i in range(0, bits.size(), width)]
 
 

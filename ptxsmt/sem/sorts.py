@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import z3
 
-from ..isa.literals import canonical_nan
+from ..isa.literals import canonical_nan, fp_class
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 
 FORMATS = (F16, BF16, F32, F64)
@@ -51,12 +51,18 @@ def ieee_result(bits: z3.BitVecRef, sort: z3.FPSortRef) -> z3.FPRef | None:
 
 
 def _always_nan(bits: z3.BitVecRef, sort: z3.FPSortRef) -> bool:
-    """`bits` is built as `free_nan` builds a NaN: any NaN, else the canonical one."""
+    """`bits` is a NaN whatever the inputs: a NaN constant (the one an LLVM IR "any NaN"
+    lane holds: llvm.values.some_nan), or built as `free_nan` builds a NaN: any NaN,
+    else the canonical one."""
+    fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
+    if fmt is None:
+        return False
+    if z3.is_bv_value(bits):
+        return fp_class(bits.as_long(), fmt).endswith("NaN")
     if not z3.is_app_of(bits, z3.Z3_OP_ITE):
         return False
     test, u, fallback = bits.children()
-    fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
-    return fmt is not None and _same(test, is_nan(u, fmt)) and \
+    return _same(test, is_nan(u, fmt)) and \
         fallback.eq(z3.BitVecVal(canonical_nan(fmt), fmt.width))
 
 

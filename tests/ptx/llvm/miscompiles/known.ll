@@ -26,3 +26,8 @@ define i32 @sext_shl_top(i16 %x) {
   %e = sext i16 %s to i32
   ret i32 %e
 }
+
+define bfloat @u32_to_bf16(i32 %a) {
+  %r = uitofp i32 %a to bfloat
+  ret bfloat %r
+}
