@@ -374,3 +374,18 @@ def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):
     cex = v.counterexample
     assert [cex.inputs[f"{PICK}_param_{i}"] for i in range(3)] == [0x10000, 0x20000, 0x30000]
     _replays_in_the_interpreter(cex)
+
+
+def test_the_refinement_race_makes_a_disagreement_no_verdict(monkeypatch):
+    """The second solver of `tv` and `equiv F.ll F.ptx` races z3 and bitwuzla: opposite
+    answers are "unknown" with who said what, never a verdict or a traceback."""
+    pytest.importorskip("bitwuzla")
+    second = portfolio.second_solver()
+    x = z3.BitVec("x", 8)
+    assert second([x * x == 7], 30).result == "unsat"
+
+    def disagree(*args, **kwargs):
+        raise SolverDisagreement("the solvers disagree: z3 says sat, bitwuzla says unsat")
+    monkeypatch.setattr(portfolio, "solve", disagree)
+    answer = second([x == 1], 30)
+    assert answer.result == "unknown" and "disagree" in answer.reason

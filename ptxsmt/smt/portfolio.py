@@ -200,7 +200,14 @@ Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod
 
 def second_solver():
     """bitwuzla racing z3, through the portfolio, for refinement queries z3 has not
-    answered alone (None where bitwuzla is not installed)."""
+    answered alone (None where bitwuzla is not installed). Two opposite answers are no
+    verdict: "unknown", saying who said what (a solver's bug, for its authors)."""
     if "bitwuzla" in unavailable():
         return None
-    return lambda assertions, timeout: solve(assertions, timeout, ("bitwuzla", "z3"))
+
+    def race_z3(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
+        try:
+            return solve(assertions, timeout, ("bitwuzla", "z3"))
+        except SolverDisagreement as e:
+            return Answer("unknown", reason=str(e))
+    return race_z3
