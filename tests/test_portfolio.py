@@ -14,6 +14,7 @@ import numpy
 import pytest
 import z3
 from click.testing import CliRunner
+from processes import children
 from ptx_interp import run
 
 from ptxsmt.cli import main
@@ -26,13 +27,18 @@ from ptxsmt.smt.solve import check_equivalence, check_with
 MASK8 = 0xFF
 
 
+_BEFORE: set[int] = set()  # this process's children when the test began
+
+
+@pytest.fixture(autouse=True)
+def _children_before():
+    _BEFORE.clear()
+    _BEFORE.update(children())
+
+
 def _no_children() -> bool:
     """Every child the portfolio started has been reaped (none running, no zombie)."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    return not children() - _BEFORE
 
 
 def _sat_query():
