@@ -30,6 +30,8 @@ def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     if _quiet_z3:
         z3.set_param("ctrl_c", False)
         _quiet_z3 = False
+    if _interrupt_requested.is_set():  # a Ctrl-C swallowed on its way (in a finaliser)
+        raise KeyboardInterrupt
     result = solver.check(*assumptions)
     if result == z3.unknown:
         reason = solver.reason_unknown()

@@ -115,6 +115,9 @@ class Main(click.Group):
 
 def interrupted() -> NoReturn:
     report.err("interrupted")
+    # an object the Ctrl-C cut short mid-construction (a z3 term without its context)
+    # fails to tear down at exit: nothing to report after "interrupted"
+    sys.unraisablehook = lambda unraisable: None
     sys.exit(EXIT_INTERRUPTED)
 
 

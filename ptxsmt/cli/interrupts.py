@@ -33,6 +33,8 @@ def install() -> None:
     os.set_blocking(write, False)
     with suppress(ValueError):
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        signal.signal(signal.SIGINT, _raise_interrupt)
+        sys.unraisablehook = _unraisable
         solver.leave_sigint_to_python()
         threading.Thread(target=_watch, args=(read,), name="ptxsmt-sigint", daemon=True).start()
         _installed = True
@@ -48,6 +50,23 @@ def command_loaded() -> None:
 def seen() -> bool:
     """Whether a SIGINT has arrived."""
     return _seen.is_set()
+
+
+def _raise_interrupt(signum: int, frame) -> None:
+    """Python's own SIGINT handler, which also marks the signal seen before it raises:
+    the KeyboardInterrupt may surface wrapped (a ctypes ArgumentError) before the
+    watching thread has read the wakeup byte."""
+    _seen.set()
+    raise KeyboardInterrupt
+
+
+def _unraisable(unraisable) -> None:
+    """A Ctrl-C that lands in a finaliser (z3's `__del__`) cannot propagate from there: it
+    is seen all the same and the watching thread stops z3, so the command still ends as
+    interrupted; it is not reported as an error on the way."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _watch(fd: int) -> None:
