@@ -17,6 +17,7 @@ import selectors
 import signal
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,10 +42,7 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
     end = None if deadline is None else time.monotonic() + deadline
     selector = selectors.DefaultSelector()
     try:
-        # SIGINT held while forking: a Ctrl-C that lands in fork's own handlers would be
-        # lost there (they swallow exceptions); held, it is raised right after
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with _sigint_held():  # a Ctrl-C between a fork and its entry would orphan a child
             for name, (fn, args) in calls.items():
                 read, write = os.pipe()
                 parent = os.getpid()
@@ -52,13 +50,11 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
                 if pid == 0:  # the child: never returns into the caller's code
                     os.close(read)
                     _die_with(parent)
-                    _child(fn, args, write, mask)
+                    _child(fn, args, write)
                 os.close(write)
                 children[read] = (name, pid)
                 buffers[read] = bytearray()
                 selector.register(read, selectors.EVENT_READ)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         open_ends = set(children)
         while open_ends and not enough(answers):
             left = None if end is None else end - time.monotonic()
@@ -85,6 +81,26 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
     return answers
 
 
+@contextmanager
+def _sigint_held():
+    """A Ctrl-C within is noted, and raised again on leaving. Python runs a signal's
+    handler in the main thread between any two bytecodes, whichever thread the system
+    gave the signal to, so blocking it in this thread cannot hold it; a handler that only
+    notes it can. (Off the main thread no handler runs here at all.)"""
+    held: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
 def _die_with(parent: int) -> None:
     """A child outlives no parent (a pool worker terminated, a parent killed): Linux kills
     it when the parent goes; elsewhere the deadline and `finally` above must do."""
@@ -97,9 +113,8 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _child(fn: Callable, args: tuple, write: int, mask: set) -> None:
+def _child(fn: Callable, args: tuple, write: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     code = 0
     try:
         try:
