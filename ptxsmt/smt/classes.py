@@ -9,6 +9,7 @@ not recorded is proved safe, not merely untested.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 
 import z3
@@ -84,6 +85,11 @@ class Axis:
     def classes(self) -> tuple[str, ...]:
         return classes(self.type)
 
+    @cached_property
+    def class_terms(self) -> dict[str, z3.BoolRef]:
+        """`class_of` of each class, built once: a class report asks them of every model."""
+        return {cls: class_of(cls, self.term, self.type) for cls in self.classes}
+
 
 def axes(inputs: dict[str, z3.ExprRef], types: dict[str, PtxType],
          readings: dict[str, tuple[PtxType, int]] | None = None) -> list[Axis]:
@@ -146,7 +152,7 @@ def class_report(q: Query, timeout: float | None, limit: int = 2000,
         model = solver.model()
         combo = tuple(classify(a, model) for a in ax)
         failing.append(combo)
-        solver.add(z3.Not(z3.And([class_of(c, a.term, a.type) for c, a in zip(combo, ax)])))
+        solver.add(z3.Not(z3.And([a.class_terms[c] for c, a in zip(combo, ax)])))
     return ClassReport(tuple(a.name for a in ax), tuple(a.classes for a in ax),
                        tuple(sorted(failing)), complete)
 
@@ -154,8 +160,7 @@ def class_report(q: Query, timeout: float | None, limit: int = 2000,
 def classify(a: Axis, model: z3.ModelRef | None = None) -> str:
     """The class of an axis under a model, or of an axis whose term is a constant:
     the class terms themselves decide, so coverage, --all-classes and witnesses agree."""
-    for cls in a.classes:
-        term = class_of(cls, a.term, a.type)
+    for cls, term in a.class_terms.items():
         value = z3.simplify(term) if model is None else model.eval(term, model_completion=True)
         if z3.is_true(value):
             return cls
