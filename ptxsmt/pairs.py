@@ -179,7 +179,7 @@ def _decide_functions(pair: Pair, opts: Options):
     a = read_function_file(pair.lhs, pair.function)
     b = read_function_file(pair.rhs, pair.function_b)
     return check_function_equivalence(a, b, opts, o["timeout"], o.get("unroll") or 0,
-                                      o.get("solver") or "z3")
+                                      o.get("solver") or "auto")
 
 
 def _decide_ir(pair: Pair) -> dict:

@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need no
 
 _interrupt_requested = threading.Event()  # a SIGINT reached the command line's watcher
 _quiet_z3 = False  # set: turn z3's SIGINT handler off once z3 is loaded
+# z3 alone this long on a query before a second solver (bitwuzla, often far quicker on
+# floats and on memory's arrays) races it for the time left: `--solver auto`, `tv`
+Z3_FIRST_SECONDS = 2.0
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 

@@ -394,8 +394,8 @@ def test_a_chain_of_float_instructions_is_one_chain_of_ieee_operations(opt):
             todo.extend(t.children())
     assert sorted(ops) == ["fp.add", "fp.mul"], ops
     wrong = ptx.replace("add.rn.f32", "add.rz.f32")
-    assert ir_refines(read_ir(ir)["t1"], read_function(wrong, "t1"),
-                      timeout_ms=10_000).verdict == "different"
+    assert ir_refines(read_ir(ir)["t1"], read_function(wrong, "t1"), timeout_ms=120_000,
+                      second=second_solver()).verdict == "different"  # a busy machine: time
 
 
 def test_shared_memory_addressed_with_64_bits_in_the_ir_is_refused():

@@ -60,8 +60,10 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
                    "times, and agreement there is 'unknown' (exit 3).")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
-@click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="z3", show_default=True,
-              help="portfolio: z3, bitwuzla and cvc5 race on the query (pip install "
+@click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="auto", show_default=True,
+              help="auto: z3 alone for 2 s, then bitwuzla races it for the time left "
+                   "(z3 alone where bitwuzla is not installed); z3: z3 alone; portfolio: "
+                   "z3, bitwuzla and cvc5 race from the start (pip install "
                    "'ptxsmt[portfolio]'); the first definite answer wins.")
 @click.option("--no-sweep", "no_sweep", is_flag=True,
               help="With two .ptx files: ask the whole query at once, without first "
@@ -175,7 +177,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
                     target: str, vset_merge: str, as_json: bool, unroll: int = 0,
-                    solver: str = "z3", emit_smt2: str | None = None,
+                    solver: str = "auto", emit_smt2: str | None = None,
                     sweeping: bool = True) -> None:
     from ..smt.functions import check_function_equivalence
 

@@ -24,6 +24,7 @@ from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..sem.sorts import is_nan
+from ..solver import Z3_FIRST_SECONDS
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
 from .module import IrFunction
@@ -283,7 +284,7 @@ def _for_every_choice(choices: list, body: z3.BoolRef) -> tuple[z3.BoolRef, bool
     return (z3.ForAll(rest, body), True) if rest else (body, False)
 
 
-Z3_FIRST_MS = 2_000  # z3 alone, before a second solver takes a quantifier-free query
+Z3_FIRST_MS = int(Z3_FIRST_SECONDS * 1000)
 
 
 def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,

@@ -96,13 +96,13 @@ def _low(a: z3.BitVecRef, b: z3.BitVecRef) -> tuple[z3.BitVecRef, z3.BitVecRef]:
 
 def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEFAULT,
                                timeout: float | None = 30.0,
-                               unroll: int = 0, solver: str = "z3",
+                               unroll: int = 0, solver: str = "auto",
                                emit: Callable[[list[z3.BoolRef]], None] | None = None,
                                sweeping: bool = True) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
-    `solver`: who decides the whole query (z3, or the portfolio: `smt.solve.check_with`).
+    `solver`: who decides the whole query (`smt.solve.check_with`: auto, z3, portfolio).
     `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`.
     `sweeping`: merge the values both sides share before the whole query (`fraig.py`),
     where the query is large enough to need it."""

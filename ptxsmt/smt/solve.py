@@ -21,11 +21,11 @@ from ..isa.syntax import PtxError
 from ..isa.types import Kind, PtxType
 from ..program import Program
 from ..sem.options import DEFAULT, Options
-from ..solver import check
+from ..solver import Z3_FIRST_SECONDS, check
 from . import portfolio, smt2
 from .portfolio import SolverDisagreement
 
-SOLVER_CHOICES = ("z3", "portfolio")
+SOLVER_CHOICES = ("auto", "z3", "portfolio")
 
 
 class ReplayError(RuntimeError):
@@ -141,12 +141,14 @@ class Decision:
     model: z3.ModelRef | None = None
 
 
+_MAX_MS = 4294967295  # z3's own default: no limit
 NICE_SECONDS = 1.0  # z3's time to make another solver's counterexample nice
 
 
 def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
                emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
-    """Decide the query `solver` holds, by z3 alone or by the portfolio (`how`);
+    """Decide the query `solver` holds (`how`): by z3 alone, by the portfolio, or "auto",
+    z3 alone for Z3_FIRST_SECONDS and then bitwuzla racing it for the time left;
     `emit` first receives the query's assertions (`--emit-smt2` writes them with
     `smt2.script`, the text the portfolio's solvers read). A portfolio "sat" becomes a
     z3 model: the winner's values of the Bool and bit-vector constants are assumed in
@@ -158,12 +160,21 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
         raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
     if emit is not None:
         emit(list(solver.assertions()))
-    if how == "z3" or len(portfolio.unavailable()) == len(portfolio.SOLVERS) - 1:
-        result = check(solver)  # z3 alone: no need to write the query out
+    racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
+    racers = tuple(s for s in racers if s not in portfolio.unavailable())
+    if how == "auto" and len(racers) > 1 and (timeout is None or timeout > Z3_FIRST_SECONDS):
+        solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
+        result = check(solver)
+        solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
+        if result != z3.unknown:
+            return Decision(result, model=solver.model() if result == z3.sat else None)
+        timeout = None if timeout is None else timeout - Z3_FIRST_SECONDS
+    elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
+        result = check(solver)
         return Decision(result, reason=solver.reason_unknown() if result == z3.unknown else "",
                         model=solver.model() if result == z3.sat else None)
     assertions = list(solver.assertions())
-    answer = portfolio.solve(assertions, timeout)
+    answer = portfolio.solve(assertions, timeout, racers)
     if answer.result != "sat":
         return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
             Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
@@ -184,7 +195,7 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
 def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
            solver: str = "z3") -> Verdict:
     """The verdict on a built query: a caller that also needs the query (its SMT-LIB
-    text, its class report) builds it once. `solver`: "z3" or "portfolio"."""
+    text, its class report) builds it once. `solver`: as `check_with`'s `how`."""
     start = time.perf_counter() - q.build_seconds
     how, solver = solver, q.solver(timeout)
     t0 = time.perf_counter()
