@@ -22,6 +22,13 @@ if PROFILE not in PROFILES:
     raise pytest.UsageError(f"PTXSMT_PROFILE={PROFILE!r}: choose one of {', '.join(PROFILES)}")
 settings.load_profile(PROFILE)
 
+MAX_WORKERS = 4  # some tests start solver or worker processes of their own
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto` (pyproject.toml): a worker per core, at most MAX_WORKERS."""
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+
 # Compiled programs go to a cache of this run's own, never the user's (~/.cache/ptxsmt),
 # and start cold: every test sees the code generator, and tests/test_cache.py the cache.
 if "PTXSMT_CACHE_DIR" not in os.environ:
