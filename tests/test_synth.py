@@ -49,7 +49,7 @@ def _synth(types: str, size: int, families=DEFAULT_FAMILIES,
 
 # Each run is synthesised on first use (not at import: collecting the suite stays cheap).
 RUNS = {"s32": ("s32", 2, DEFAULT_FAMILIES),
-        "f32": ("f32", 2, ("setp", "glue")),
+        "f32": ("f32", 2, ("setp", "glue", "selp")),
         "f32 select": ("f32", 1, ("setp", "selp", "slct")),
         "f16x2": ("f16x2", 1, ("setp",)),
         # the 32-bit integers read every way: s32, u32 and b32 compares on one a, b; vset
@@ -164,8 +164,7 @@ def test_ftz_near_miss_is_about_subnormals():
 
 def test_selp_min_near_miss_breaks_only_on_zeros_and_nan():
     """a < b ? a : b and b > a ? a : b ... are min; written with ge they differ on -0/+0."""
-    select = search.synthesize(search.Config(parse_types("f32"), 2, ("setp", "selp")),
-                               Serial())
+    select = _run("f32")
     zeros = [m for m in select.near_misses if m.pool.kind == "select"
              and m.classes["breaking"] == "a is 0 and b is 0, with opposite signs"]
     assert zeros

@@ -25,7 +25,7 @@ allows. tests/test_synth.py derives JOINT with the solver from the compares' ter
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from itertools import product
 
 from ..batch.programs import compile_program
@@ -152,6 +152,7 @@ def _group(variable: str) -> tuple[str, tuple[str, ...], str]:
     return f"i{t.width}", (f"s{t.width}", f"u{t.width}"), "integer"
 
 
+@lru_cache(maxsize=1 << 16)  # pure: a search notes the same formulas many times
 def outcome_table(f: Formula) -> tuple | None:
     """(the groups of outcome variables it depends on, its values over them): equal for
     formulas equal over the compares' outcomes and c; None where an atom is not a
@@ -190,6 +191,7 @@ def _value(f: Formula, env: dict[str, bool]) -> bool:
     return GLUE[f[0]](_value(f[1], env), _value(f[2], env))
 
 
+@lru_cache(maxsize=1 << 16)
 def truth_table(f: Formula) -> tuple:
     """(atoms it depends on, its values over them in order): equal for formulas equal
     under Boolean algebra."""
