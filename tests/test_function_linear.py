@@ -39,7 +39,7 @@ OUT = 0x1000  # where f_o points
 @pytest.mark.parametrize("fold", [state.FOLD, 0], ids=["", "folding"])
 @pytest.mark.parametrize("size", [60, 150] + ([600] if THOROUGH else []))
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(3 if THOROUGH else 2))
 @settings(max_examples=6 if not THOROUGH else 60, deadline=None)
 @given(a=WORD, b=WORD, c=WORD)
 def test_eval_of_generated_branchy_functions_matches_the_interpreter(kind, seed, size, fold,
