@@ -20,7 +20,7 @@ from ptx_interp import run
 
 from ptxsmt.cli import main
 from ptxsmt.function import read_function
-from ptxsmt.smt import functions, portfolio
+from ptxsmt.smt import functions, portfolio, solve
 from ptxsmt.smt.functions import check_function_equivalence
 from ptxsmt.smt.portfolio import SolverDisagreement
 from ptxsmt.smt.solve import check_equivalence, check_with
@@ -286,6 +286,43 @@ def test_the_first_definite_answer_wins_and_the_others_are_stopped(monkeypatch):
     assert (answer.result, answer.solver) == ("sat", "z3")
     assert _no_children()
 
+
+
+def _wrong_unsat(text, timeout):
+    return "unsat", {}, ""
+
+
+def _fma_query():
+    """mul then add against fma (one rounding, not two): z3 takes seconds to tell them
+    apart, bitwuzla a fraction of one."""
+    x, y, z = (z3.FP(n, z3.Float32()) for n in "xyz")
+    rne = z3.RNE()
+    two = z3.fpAdd(rne, z3.fpMul(rne, x, y), z)
+    return [z3.fpIsNormal(x), z3.fpIsNormal(y), z3.fpIsNormal(z),
+            z3.Not(z3.fpEQ(two, z3.fpFMA(rne, x, y, z)))]
+
+
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+def test_auto_hands_a_query_z3_has_not_decided_to_the_race(monkeypatch):
+    """`--solver auto`: z3 alone for Z3_FIRST_SECONDS (here 1 ms), then bitwuzla races z3;
+    its model becomes z3's (checked by z3 under the winner's values)."""
+    monkeypatch.setattr(solve, "Z3_FIRST_SECONDS", 0.001)
+    monkeypatch.setattr(portfolio, "RUNNERS", {**portfolio.RUNNERS, "z3": _sleep})
+    solver = z3.Solver()
+    solver.add(*_fma_query())
+    decision = check_with(solver, "auto", 600)
+    assert (decision.result, decision.solver) == (z3.sat, "bitwuzla")
+    assert z3.is_true(decision.model.eval(z3.And(*_fma_query()), model_completion=True))
+    assert _no_children()
+
+
+def test_auto_asks_no_other_solver_of_a_query_z3_decides_at_once(monkeypatch):
+    """Racers that would answer wrong are never started: z3 decided within its seconds."""
+    monkeypatch.setattr(portfolio, "RUNNERS", dict.fromkeys(portfolio.SOLVERS, _wrong_unsat))
+    solver = z3.Solver()
+    solver.add(*_sat_query())
+    decision = check_with(solver, "auto", 600)
+    assert (decision.result, decision.solver) == (z3.sat, "z3")
 
 def _interrupt_the_parent():
     os.kill(os.getppid(), signal.SIGINT)
