@@ -295,3 +295,18 @@ def test_a_function_export_is_the_query_its_verdict_comes_from(tmp_path, first, 
     for answer in (cvc5_answer, bitwuzla_answer):
         got = answer(path)
         assert got == SAT[verdict] or (quantified and got.startswith("unknown")), (answer, got)
+
+
+def test_a_conversion_that_holds_a_bound_variable_stays_under_its_binder():
+    """`fp.to_ieee_bv` of a free float becomes a defined constant; of a quantified one
+    it stays (a constant cannot stand for a value that varies with the binder)."""
+    from ptxsmt.smt import smt2
+
+    x, y = z3.FP("x", z3.Float32()), z3.FP("y", z3.Float32())
+    query = z3.ForAll([y], z3.Implies(z3.fpToIEEEBV(y) == z3.fpToIEEEBV(x),
+                                      z3.Or(z3.fpEQ(x, y), z3.fpIsNaN(x))))
+    out = smt2.standard([query])
+    text = " ".join(t.sexpr() for t in out)
+    assert len(out) == 2, text  # x's conversion defined, and the query
+    assert text.count("fp.to_ieee_bv") == 1 and "to_ieee_bv!0" in text, text
+    assert "(fp.to_ieee_bv y)" in text, text

@@ -22,35 +22,42 @@ import z3
 
 def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
     """Each distinct subterm once, parents before children, in a fixed order."""
-    seen, order, todo = set(), [], [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            order.append(t)
-            todo.extend(reversed(t.children()))
-    return order
+    return _walked(term)[0]
 
 
 def bound(terms: Iterable[z3.ExprRef]) -> set[int]:
     """The ids of the subterms that hold a variable bound outside them (a quantifier's
     body, and every term around one), found in one pass, children first."""
     out: set[int] = set()
-    done: set[int] = set()
     for term in terms:
-        todo = [(term, False)]
-        while todo:
-            t, expanded = todo.pop()
-            if t.get_id() in done:
-                continue
-            if not expanded:
-                todo.append((t, True))
-                todo.extend((c, False) for c in t.children() if c.get_id() not in done)
-                continue
-            done.add(t.get_id())
-            if z3.is_var(t) or any(c.get_id() in out for c in t.children()):
+        order, children = _walked(term)
+        for t in reversed(order):
+            if z3.is_var(t) or any(c in out for c in children[t.get_id()]):
                 out.add(t.get_id())
     return out
+
+
+_WALKED: dict[int, tuple[z3.ExprRef, list[z3.ExprRef], dict[int, list[int]]]] = {}
+# the last terms walked: a query's script reads the same assertions for each rewrite
+
+
+def _walked(term: z3.ExprRef) -> tuple[list[z3.ExprRef], dict[int, list[int]]]:
+    """The term's distinct subterms, parents first, and each one's children's ids."""
+    if (walked := _WALKED.get(term.get_id())) is None:
+        seen, order, children, todo = set(), [], {}, [term]
+        while todo:
+            t = todo.pop()
+            if t.get_id() not in seen:
+                seen.add(t.get_id())
+                order.append(t)
+                below = t.children()
+                children[t.get_id()] = [c.get_id() for c in below]
+                todo.extend(reversed(below))
+        # the term is kept with its walk, so that its id names no other term meanwhile
+        walked = _WALKED[term.get_id()] = (term, order, children)
+        while len(_WALKED) > 16:
+            del _WALKED[next(iter(_WALKED))]
+    return walked[1], walked[2]
 
 
 def no_unary(term: z3.BoolRef) -> z3.BoolRef:
