@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import z3
@@ -21,7 +22,7 @@ from ptxsmt.cli.common import read_function_file
 from ptxsmt.isa.literals import fp_class
 from ptxsmt.isa.types import F32 as FMT32
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
-from ptxsmt.smt import fraig, portfolio
+from ptxsmt.smt import fraig, functions, portfolio
 from ptxsmt.smt.fraig import sweep
 from ptxsmt.smt.functions import check_function_equivalence
 from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
@@ -216,6 +217,25 @@ def _pair(name: str, rhs: str = "O2"):
 def test_llc_O0_and_opt_O2_of_generated_ir_are_equivalent(name):
     """`scripts/scale_functions.py`: llc-14 -O0 against opt-14 -O2 | llc-14 -O2."""
     assert check_function_equivalence(*_pair(name), timeout=300).verdict == "equivalent"
+
+
+def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
+    """--timeout bounds encoding, sweeping and the last query together (a clock that
+    moves only while sweeping)."""
+    clock = [1000.0]
+    monkeypatch.setattr(functions, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    swept, limits = [], []
+
+    def sweeping(roots, inputs, seconds):
+        swept.append(seconds)
+        clock[0] += 50
+        return roots
+    monkeypatch.setattr(functions, "sweep_if_large", sweeping)
+    solver = functions._solver
+    monkeypatch.setattr(functions, "_solver", lambda t: limits.append(t) or solver(t))
+    verdict = functions.check_function_equivalence(*_pair("intnomul-20"), timeout=60)
+    assert verdict.verdict == "equivalent"
+    assert swept == [60] and limits[0] == 10
 
 
 def test_an_add_made_sub_in_the_optimised_function_differs():
