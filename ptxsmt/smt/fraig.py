@@ -136,6 +136,11 @@ class _Sweep:
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, int] = {}
+        # the node each term stands for (AST id; the terms kept alive, so that no id is
+        # reused), and each node's children as its rebuilt term has them (`_term_kids`)
+        self.node_of: dict[int, int] = dict(dag.index)
+        self.alive: list[z3.ExprRef] = []
+        self.term_kids: dict[int, tuple[z3.ExprRef, list[int]]] = {}
         self.walked: list[int] = []
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
@@ -204,6 +209,8 @@ class _Sweep:
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
             self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
         self.term[i] = normal(self.term[i])
+        if self.node_of.setdefault(self.term[i].get_id(), i) == i:
+            self.alive.append(self.term[i])
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The representative of the float whose `to_bits` wrote node `bits`
@@ -292,7 +299,7 @@ class _Sweep:
             j = todo.pop()
             if j not in seen:
                 seen.add(j)
-                todo.extend(self.rep[k] for k in self.dag.kids[j])
+                todo.extend(self._term_kids(j))
         return [j for j in seen if self._is_ieee(j)]
 
     def _cut(self, i: int, r: int, depth: int) -> tuple[list[tuple[z3.ExprRef, z3.ExprRef]],
@@ -310,7 +317,7 @@ class _Sweep:
                         continue
                     seen[j] = seen.get(j, 0) | side
                     if d < depth:
-                        nxt.extend(self.rep[k] for k in self.dag.kids[j])
+                        nxt.extend(self._term_kids(j))
                 level, d = nxt, d + 1
         out = []
         for j, sides in seen.items():
@@ -323,7 +330,27 @@ class _Sweep:
 
     def _is_frontier(self, j: int, seen: dict[int, int]) -> bool:
         """A node reached whose children were not all reached: where the cut lies."""
-        return any(self.rep[k] not in seen for k in self.dag.kids[j])
+        return any(k not in seen for k in self._term_kids(j))
+
+    def _term_kids(self, j: int) -> list[int]:
+        """The nodes whose terms are the nearest subterms of node j's term: its
+        children's representatives, or deeper where a rewrite (`rewrite.normal`) took
+        its operands from further down. The cut and the conversions a query holds
+        follow the terms as they are, so that a cut node is one the query holds."""
+        t = self.term[j]
+        cached = self.term_kids.get(j)
+        if cached is not None and cached[0].eq(t):
+            return cached[1]
+        out, todo = [], list(reversed(t.children())) if z3.is_app(t) else []
+        while todo:
+            c = todo.pop()
+            k = self.node_of.get(c.get_id())
+            if k is not None and self.term[k].eq(c):
+                out.append(k)
+            elif z3.is_app(c):
+                todo.extend(reversed(c.children()))
+        self.term_kids[j] = (t, out)
+        return out
 
 
 def _hard(n: Node, dag: _Dag, j: int) -> bool:
