@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import random
+import re
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -236,6 +238,34 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     verdict = functions.check_function_equivalence(*_pair("intnomul-20"), timeout=60)
     assert verdict.verdict == "equivalent"
     assert swept == [60] and limits[0] == 10
+
+
+def test_generated_float_functions_have_no_min_max_that_opt_folds():
+    """opt folds m(x, x) and m(m(x, y), x), also through a select of one value or a
+    common subexpression, to a value with another NaN than PTX's min/max give: the
+    generator never writes one (`scripts/scale_functions.py`)."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
+    try:
+        from scale_functions import generate
+    finally:
+        sys.path.pop(0)
+    calls = 0
+    for seed in range(30):
+        same: dict[str, str] = {}  # value -> the one it is (a select of one value twice)
+        made: dict[str, tuple[str, set[str]]] = {}
+        for line in generate(60, "float", seed).splitlines():
+            if m := re.match(r"\s*(%\w+) = select i1 %\w+, float (%\w+), float (%\w+)", line):
+                if same.get(m[2], m[2]) == same.get(m[3], m[3]):
+                    same[m[1]] = same.get(m[2], m[2])
+            elif m := re.match(r"\s*(%\w+) = call float @llvm\.(\w+)\.f32\(float (%\w+), "
+                               r"float (%\w+)\)", line):
+                x, y = same.get(m[3], m[3]), same.get(m[4], m[4])
+                assert x != y, line
+                for u, v in ((x, y), (y, x)):
+                    assert not (u in made and made[u][0] == m[2] and v in made[u][1]), line
+                made[m[1]] = (m[2], {x, y})
+                calls += 1
+    assert calls > 100
 
 
 def test_an_add_made_sub_in_the_optimised_function_differs():
