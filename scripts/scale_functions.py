@@ -8,7 +8,8 @@ KIND: `int` (i32 add/sub/mul/and/or/xor/shifts by constants, constants mixed in)
 (the same without mul), `float` (f32 fadd/fsub/fmul, fcmp + select, minnum/maxnum). About a
 sixth of the operations sit in if/else diamonds joined by a phi (forward branches). The IR is
 free of undefined behaviour and poison (shifts by less than the width, no flags, no
-division), so the two compiles are equivalent.
+division), and of the min/max that opt folds to a value with another NaN (`folds`), so
+the two compiles are equivalent.
 """
 
 from __future__ import annotations
@@ -34,24 +35,55 @@ def generate(ops: int, kind: str, seed: int = 0) -> str:
     lines = [f"define {t} @f({', '.join(f'{t} {p}' for p in values)}) {{", "entry:"]
     names = iter(range(1 << 30))
 
+    # Which earlier value each value is to opt's value numbering (`same`), and the
+    # min/max each stands for: what `folds` looks through.
+    number: dict[str, str] = {}  # value -> the first value computing the same
+    computed: dict[tuple, str] = {}  # (operation, operands' numbers) -> that value
+    calls: dict[str, tuple[str, str, str]] = {}  # a min/max's number -> (op, a, b) numbers
+
+    def same(r: str, key: tuple) -> None:
+        """r computes `key`: the value that computed it first stands for it (more
+        alike than opt finds is no harm: it only keeps min/max operands apart)."""
+        number[r] = computed.setdefault(key, r)
+
+    def numbered(v: str) -> str:
+        return number.get(v, v)
+
     def operation() -> str:
         op, a, b = rng.choice(OPS[kind]), rng.choice(values[-12:]), rng.choice(values)
+        while op in ("minnum", "maxnum") and folds(op, a, b):  # ends: some parameter never folds
+            b = rng.choice(values)
         r = f"%v{next(names)}"
+        x, y = numbered(a), numbered(b)
         if op in ("shl", "lshr", "ashr"):
             lines.append(f"  {r} = {op} {t} {a}, {rng.randint(1, 31)}")
         elif op == "select":
-            c = f"%c{next(names)}"
-            lines.append(f"  {c} = fcmp {rng.choice(['olt', 'ogt', 'oge', 'ule', 'une'])} "
-                         f"{t} {a}, {b}")
+            c, compare = f"%c{next(names)}", rng.choice(['olt', 'ogt', 'oge', 'ule', 'une'])
+            lines.append(f"  {c} = fcmp {compare} {t} {a}, {b}")
             lines.append(f"  {r} = select i1 {c}, {t} {a}, {t} {b}")
+            if x == y:  # select c, v, v is v
+                number[r] = x
+            else:
+                same(r, (op, compare, x, y))
         elif op in ("minnum", "maxnum"):
             lines.append(f"  {r} = call {t} @llvm.{op}.f32({t} {a}, {t} {b})")
+            same(r, (op, *sorted((x, y))))
+            calls[numbered(r)] = (op, x, y)
         elif t == "i32" and rng.random() < 0.3:
             lines.append(f"  {r} = {op} {t} {a}, {rng.randint(1, 1000)}")
         else:
             lines.append(f"  {r} = {op} {t} {a}, {b}")
+            same(r, (op, *(sorted((x, y)) if op in ("fadd", "fmul") else (x, y))))
         values.append(r)
         return r
+
+    def folds(op: str, a: str, b: str) -> bool:
+        """opt folds m(x, x) and m(m(x, y), x) to their inner value (InstSimplify), which
+        keeps x's NaN where PTX's min and max of two NaNs give any NaN: not equivalent.
+        Operands are compared as opt numbers them (`same`)."""
+        x, y = numbered(a), numbered(b)
+        return x == y or any(calls.get(u, ("",))[0] == op and v in calls[u][1:]
+                             for u, v in ((x, y), (y, x)))
 
     done, block = 0, 0
     while done < ops:
@@ -73,6 +105,10 @@ def generate(ops: int, kind: str, seed: int = 0) -> str:
             values[:] = before
             r = f"%v{next(names)}"
             lines += [f"j{block}:", f"  {r} = phi {t} [ {x}, %t{block} ], [ {y}, %e{block} ]"]
+            if numbered(x) == numbered(y):  # a phi of one value is that value
+                number[r] = numbered(x)
+            else:
+                same(r, ("phi", f"%b{block}", numbered(x), numbered(y)))
             values.append(r)
             done += 5
         else:

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import math
 import random
+import re
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import z3
 
 from ptxsmt.cli.common import read_function_file
+from ptxsmt.isa.literals import fp_class
 from ptxsmt.isa.types import F32 as FMT32
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
-from ptxsmt.smt import fraig
+from ptxsmt.smt import fraig, functions, portfolio
 from ptxsmt.smt.fraig import sweep
 from ptxsmt.smt.functions import check_function_equivalence
 from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
@@ -103,6 +107,17 @@ def test_a_free_function_is_simulated_as_one_function():
         evaluate_node(read_node(b, [x]), [[1, 2, 3]], None, 3)
 
 
+def test_a_free_values_bits_are_often_special():
+    """An open NaN's bits, simulated: NaNs (of many payloads), infinities and ordinary
+    values all occur, so that "is a NaN" and "exponent all ones" look different."""
+    f = z3.Function("nan.f32", z3.BitVecSort(32), z3.BitVecSort(32))
+    x = z3.BitVec("x", 32)
+    bits = evaluate_node(read_node(f(x), [x]), [list(range(400))], None, 400)
+    kinds = [fp_class(b, FMT32) for b in bits]
+    assert {"+inf", "-inf"} & set(kinds) and {"+normal", "-normal"} & set(kinds)
+    assert len({b for b, k in zip(bits, kinds, strict=True) if k.endswith("NaN")}) > 20
+
+
 def _equivalent(a: z3.BoolRef, b: z3.BoolRef) -> bool:
     s = z3.Solver()
     s.add(a != b)
@@ -145,6 +160,46 @@ def test_sweeping_never_merges_values_that_differ_somewhere():
     assert stats.refuted >= 1
 
 
+def _no_python_printer(monkeypatch) -> None:
+    """Sweeping's proofs of float bits printed by z3 (`fraig._Sweep._standard`), not
+    by `smt2.script`, which walks the terms in Python: where bitwuzla is installed."""
+    if fraig._fast_solver() is None:
+        return
+
+    def walked(*_):
+        raise AssertionError("a candidate went through smt2.script")
+    monkeypatch.setattr(portfolio, "smt2", walked)
+
+
+def test_float_bits_are_proved_equal_in_standard_form(monkeypatch):
+    _no_python_printer(monkeypatch)
+    a = z3.BitVec("a", 32)
+    x = z3.fpBVToFP(a, F32)
+    bits = to_bits(z3.fpMul(z3.RNE(), x, z3.FPVal(2.0, F32)), free_nan("op", a, FMT32))
+    (out,), stats = sweep([z3.Distinct(bits, (bits ^ 0x1234) ^ 0x1234)], [a], seconds=60)
+    assert stats.proved >= 1
+    assert z3.is_false(z3.simplify(out))
+
+
+def test_float_bits_that_differ_at_one_input_are_kept_apart(monkeypatch):
+    """As in `test_sweeping_never_merges_values_that_differ_somewhere`, through the
+    standard form of `fp.to_ieee_bv`; the counterexamples kept out of the simulation,
+    so that the bits, and not only the floats, are guessed equal and refuted."""
+    _no_python_printer(monkeypatch)
+    monkeypatch.setattr(fraig._Sweep, "_add_vector", lambda self, vector: None)
+    a = z3.BitVec("a", 32)
+    x = z3.fpBVToFP(a, F32)
+    one, two = (z3.fpAdd(z3.RNE(), x, z3.FPVal(c, F32)) for c in (1.0, 2.0))
+    nan = free_nan("op", a, FMT32)
+    query = z3.Distinct(to_bits(one, nan), to_bits(z3.If(a == 0x40A00001, two, one), nan))
+    (out,), stats = sweep([query], [a], seconds=60)
+    assert _equivalent(out, query)
+    s = z3.Solver()
+    s.add(out)
+    assert s.check() == z3.sat
+    assert stats.refuted >= 2
+
+
 def test_swept_terms_are_the_original_terms():
     rng = random.Random(5)
     x, y, z = z3.BitVecs("x y z", 32)
@@ -164,6 +219,53 @@ def _pair(name: str, rhs: str = "O2"):
 def test_llc_O0_and_opt_O2_of_generated_ir_are_equivalent(name):
     """`scripts/scale_functions.py`: llc-14 -O0 against opt-14 -O2 | llc-14 -O2."""
     assert check_function_equivalence(*_pair(name), timeout=300).verdict == "equivalent"
+
+
+def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
+    """--timeout bounds encoding, sweeping and the last query together (a clock that
+    moves only while sweeping)."""
+    clock = [1000.0]
+    monkeypatch.setattr(functions, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    swept, limits = [], []
+
+    def sweeping(roots, inputs, seconds):
+        swept.append(seconds)
+        clock[0] += 50
+        return roots
+    monkeypatch.setattr(functions, "sweep_if_large", sweeping)
+    solver = functions._solver
+    monkeypatch.setattr(functions, "_solver", lambda t: limits.append(t) or solver(t))
+    verdict = functions.check_function_equivalence(*_pair("intnomul-20"), timeout=60)
+    assert verdict.verdict == "equivalent"
+    assert swept == [60] and limits[0] == 10
+
+
+def test_generated_float_functions_have_no_min_max_that_opt_folds():
+    """opt folds m(x, x) and m(m(x, y), x), also through a select of one value or a
+    common subexpression, to a value with another NaN than PTX's min/max give: the
+    generator never writes one (`scripts/scale_functions.py`)."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
+    try:
+        from scale_functions import generate
+    finally:
+        sys.path.pop(0)
+    calls = 0
+    for seed in range(30):
+        same: dict[str, str] = {}  # value -> the one it is (a select of one value twice)
+        made: dict[str, tuple[str, set[str]]] = {}
+        for line in generate(60, "float", seed).splitlines():
+            if m := re.match(r"\s*(%\w+) = select i1 %\w+, float (%\w+), float (%\w+)", line):
+                if same.get(m[2], m[2]) == same.get(m[3], m[3]):
+                    same[m[1]] = same.get(m[2], m[2])
+            elif m := re.match(r"\s*(%\w+) = call float @llvm\.(\w+)\.f32\(float (%\w+), "
+                               r"float (%\w+)\)", line):
+                x, y = same.get(m[3], m[3]), same.get(m[4], m[4])
+                assert x != y, line
+                for u, v in ((x, y), (y, x)):
+                    assert not (u in made and made[u][0] == m[2] and v in made[u][1]), line
+                made[m[1]] = (m[2], {x, y})
+                calls += 1
+    assert calls > 100
 
 
 def test_an_add_made_sub_in_the_optimised_function_differs():

@@ -23,9 +23,23 @@ def _valid(claim: z3.BoolRef) -> bool:
 def _cases() -> list[tuple[str, z3.ExprRef]]:
     x, y = z3.BitVecs("x y", 32)
     c = z3.Bool("c")
+    d, e = z3.Bools("d e")
+    t, f = z3.BoolVal(True), z3.BoolVal(False)
     out = [("full extract", z3.Extract(31, 0, x)),
            ("not not", z3.Not(z3.Not(c))),
-           ("ite of not", z3.If(z3.Not(c), x, y))]
+           ("ite of not", z3.If(z3.Not(c), x, y)),
+           ("ite of true", z3.If(t, x, y)),
+           ("ite of false", z3.If(f, x, y)),
+           ("ite of one value", z3.If(c, x, x)),
+           ("c or not c", z3.Or(d, c, z3.Not(c))),
+           ("c and not c", z3.And(z3.Not(c), d, c)),
+           ("or of true", z3.Or(c, t)),
+           ("and of false", z3.And(f, c)),
+           ("and of true", z3.And(c, t, d)),
+           ("and of true and one", z3.And(t, c)),
+           ("or of false", z3.Or(f, c)),
+           ("or absorbs and", z3.Or(z3.And(d, c, e), c)),
+           ("and absorbs or", z3.And(d, z3.Or(e, d), c))]
     for fmt in FORMATS:
         a, b = (z3.FP(n, fp_sort(fmt)) for n in "ab")
         out += [(f"gt {fmt.name}", z3.fpGT(a, b)), (f"geq {fmt.name}", z3.fpGEQ(a, b))]
@@ -69,7 +83,11 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     z3.And(z3.Extract(30, 23, B) == 255, z3.Extract(22, 1, B) != 0),
     z3.And(z3.Extract(30, 23, B) == 255, z3.Extract(22, 0, D) != 0),
     z3.And(z3.Extract(30, 23, B) == 254, z3.Extract(22, 0, B) != 0),
+    z3.Or(z3.Bool("c"), z3.Not(z3.Bool("d"))),
+    z3.And(z3.Bool("c"), z3.Or(z3.Bool("d"), z3.Bool("e"))),
+    z3.Or(z3.Bool("c"), z3.And(z3.Bool("d"), z3.Bool("e"))),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
-        "two registers", "exponent not all ones"])
+        "two registers", "exponent not all ones", "or of another's not", "and of another or",
+        "or of another and"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)

@@ -136,6 +136,11 @@ class _Sweep:
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, int] = {}
+        # the node each term stands for (AST id; the terms kept alive, so that no id is
+        # reused), and each node's children as its rebuilt term has them (`_term_kids`)
+        self.node_of: dict[int, int] = dict(dag.index)
+        self.alive: list[z3.ExprRef] = []
+        self.term_kids: dict[int, tuple[z3.ExprRef, list[int]]] = {}
         self.walked: list[int] = []
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
@@ -204,6 +209,8 @@ class _Sweep:
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
             self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
         self.term[i] = normal(self.term[i])
+        if self.node_of.setdefault(self.term[i].get_id(), i) == i:
+            self.alive.append(self.term[i])
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The representative of the float whose `to_bits` wrote node `bits`
@@ -248,18 +255,57 @@ class _Sweep:
         proof there holds for whatever values they take."""
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
-            cut = self._cut(i, r, depth)
+            cut, kept = self._cut(i, r, depth)
             if not cut:
                 break
-            if _check(z3.substitute(a != b, *cut), seconds / 8, {})[0] == "unsat":
+            query = self._standard(a != b, [j for j in kept if self._is_ieee(j)], cut)
+            if _check(query, seconds / 8, {})[0] == "unsat":
                 return "unsat", None
         names = {self.dag.terms[j].decl().name(): j for j in self.inputs
                  if self.dag.nodes[j].sort.kind in ("bv", "bool")}
-        return _check(a != b, seconds, names)
+        return _check(self._standard(a != b, self._ieee_below(i, r)), seconds, names)
 
-    def _cut(self, i: int, r: int, depth: int) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    def _standard(self, query: z3.BoolRef, ieee: list[int],
+                  cut: Sequence[tuple[z3.ExprRef, z3.ExprRef]] = ()) -> z3.BoolRef:
+        """`query` cut (`_cut`'s pairs), and with the `fp.to_ieee_bv` of nodes `ieee`
+        replaced as `smt2.standard` replaces them (fresh bits `b`, `(_ to_fp e s) b`
+        equal to the float), so that z3 prints the text the fast solver reads, instead
+        of the printer in Python that walks every subterm. The nodes come from the
+        table, not from a walk of the terms; any that is missed stays, and `solve_here`
+        then prints the text itself. Where the fast solver is missing, z3 gets the
+        query with its `fp.to_ieee_bv`. One substitution for both: it replaces the
+        outermost match, so a cut node holding a conversion goes whole, and a
+        conversion's float is cut in its definition."""
+        if _fast_solver() is None:
+            ieee = []
+        terms = {self.term[j].get_id(): self.term[j] for j in ieee}  # one each
+        for t, _ in cut:
+            terms.pop(t.get_id(), None)
+        bits = [(t, z3.FreshConst(t.sort(), "ieee")) for t in terms.values()]
+        definitions = [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in bits]
+        if not bits and not cut:
+            return query
+        whole = z3.And(query, *definitions) if definitions else query  # no `(and x)`
+        return z3.substitute(whole, *bits, *cut)
+
+    def _is_ieee(self, j: int) -> bool:
+        return self.dag.nodes[j].kind == z3.Z3_OP_FPA_TO_IEEE_BV
+
+    def _ieee_below(self, i: int, r: int) -> list[int]:
+        """The `fp.to_ieee_bv` nodes the terms of nodes i and r hold (their children's
+        representatives, down to the inputs)."""
+        seen, todo = set(), [self.rep[i], r]
+        while todo:
+            j = todo.pop()
+            if j not in seen:
+                seen.add(j)
+                todo.extend(self._term_kids(j))
+        return [j for j in seen if self._is_ieee(j)]
+
+    def _cut(self, i: int, r: int, depth: int) -> tuple[list[tuple[z3.ExprRef, z3.ExprRef]],
+                                                       list[int]]:
         """Each node `depth` levels below nodes i and r (and each hard one above that
-        both reach), with a fresh constant."""
+        both reach), with a fresh constant; and the nodes reached above the cut."""
         seen: dict[int, int] = {}  # node -> 1 reached from i, 2 from r, 3 both
         roots = (self.rep[i], r)
         for side, root in zip((1, 2), roots, strict=True):
@@ -271,7 +317,7 @@ class _Sweep:
                         continue
                     seen[j] = seen.get(j, 0) | side
                     if d < depth:
-                        nxt.extend(self.rep[k] for k in self.dag.kids[j])
+                        nxt.extend(self._term_kids(j))
                 level, d = nxt, d + 1
         out = []
         for j, sides in seen.items():
@@ -280,11 +326,31 @@ class _Sweep:
                 continue
             if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
                 out.append((self.term[j], z3.FreshConst(self.term[j].sort(), "cut")))
-        return out
+        return out, [j for j in seen if not self._is_frontier(j, seen)]
 
     def _is_frontier(self, j: int, seen: dict[int, int]) -> bool:
         """A node reached whose children were not all reached: where the cut lies."""
-        return any(self.rep[k] not in seen for k in self.dag.kids[j])
+        return any(k not in seen for k in self._term_kids(j))
+
+    def _term_kids(self, j: int) -> list[int]:
+        """The nodes whose terms are the nearest subterms of node j's term: its
+        children's representatives, or deeper where a rewrite (`rewrite.normal`) took
+        its operands from further down. The cut and the conversions a query holds
+        follow the terms as they are, so that a cut node is one the query holds."""
+        t = self.term[j]
+        cached = self.term_kids.get(j)
+        if cached is not None and cached[0].eq(t):
+            return cached[1]
+        out, todo = [], list(reversed(t.children())) if z3.is_app(t) else []
+        while todo:
+            c = todo.pop()
+            k = self.node_of.get(c.get_id())
+            if k is not None and self.term[k].eq(c):
+                out.append(k)
+            elif z3.is_app(c):
+                todo.extend(reversed(c.children()))
+        self.term_kids[j] = (t, out)
+        return out
 
 
 def _hard(n: Node, dag: _Dag, j: int) -> bool:

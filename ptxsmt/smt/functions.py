@@ -124,16 +124,19 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     bounded = [*el.bounded, *er.bounded]
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
-    how, solver = solver, _solver(timeout)
+    # one limit for encoding, sweeping and the whole query together
+    limit = None if timeout is None else start + timeout
     query = [z3.Or(differ), defined]
     if sweeping:
         inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
-        query = sweep_if_large(query, inputs, timeout)
+        query = sweep_if_large(query, inputs, _left(limit))
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    solver.add(_simplified(query[0], mul2concat=True), query[1])
-    decision = check_with(solver, how, timeout, emit)
+    whole = _simplified(query[0], mul2concat=True)
+    how, solver = solver, _solver(_left(limit))
+    solver.add(whole, query[1])
+    decision = check_with(solver, how, _left(limit), emit)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 

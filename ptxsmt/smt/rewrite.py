@@ -75,18 +75,56 @@ def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
     return None
 
 
-RULES: dict[int, Callable[[z3.ExprRef], z3.ExprRef | None]] = {
-    z3.Z3_OP_EXTRACT: _full_extract,
-    z3.Z3_OP_FPA_GT: _greater,
-    z3.Z3_OP_FPA_GE: _greater,
-    z3.Z3_OP_NOT: _not_not,
-    z3.Z3_OP_ITE: _ite_of_not,
-    z3.Z3_OP_AND: _bits_nan_test,
+def _ite_known(t: z3.ExprRef) -> z3.ExprRef | None:
+    """ite(true, a, b) is a, ite(false, a, b) is b, ite(c, a, a) is a."""
+    c, a, b = t.children()
+    if z3.is_true(c) or a.eq(b):
+        return a
+    return b if z3.is_false(c) else None
+
+
+def _complements(t: z3.ExprRef) -> bool:
+    """Some operand of t is the negation of another."""
+    ids = {c.get_id() for c in t.children()}
+    return any(z3.is_not(c) and c.arg(0).get_id() in ids for c in t.children())
+
+
+def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
+    """An and/or with an operand that decides it (false in an and, true in an or, x and
+    !x both), or that it does not need: the neutral constant, and an operand that
+    another absorbs (x or (x and y) is x; x and (x or y) is x). Path conditions meet
+    so: a branch and its join leave `c or !c` where the live condition was true."""
+    conjunction = z3.is_and(t)
+    absorbing, neutral = (z3.is_false, z3.is_true) if conjunction else (z3.is_true, z3.is_false)
+    kids = t.children()
+    if any(absorbing(c) for c in kids) or _complements(t):
+        return z3.BoolVal(not conjunction)
+    ids = {c.get_id() for c in kids}
+    inner = z3.is_or if conjunction else z3.is_and
+    keep = [c for c in kids if not neutral(c) and not (
+        inner(c) and any(d.get_id() in ids for d in c.children()))]
+    if len(keep) == len(kids):
+        return None
+    if len(keep) < 2:
+        return keep[0] if keep else z3.BoolVal(conjunction)
+    return z3.And(keep) if conjunction else z3.Or(keep)
+
+
+RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
+    z3.Z3_OP_EXTRACT: (_full_extract,),
+    z3.Z3_OP_FPA_GT: (_greater,),
+    z3.Z3_OP_FPA_GE: (_greater,),
+    z3.Z3_OP_NOT: (_not_not,),
+    z3.Z3_OP_ITE: (_ite_known, _ite_of_not),
+    z3.Z3_OP_AND: (_connective, _bits_nan_test),
+    z3.Z3_OP_OR: (_connective,),
 }
 
 
 def normal(t: z3.ExprRef) -> z3.ExprRef:
-    """t with the rule for its root operator applied, where one matches."""
-    rule = RULES.get(t.decl().kind()) if z3.is_app(t) else None
-    out = rule(t) if rule is not None else None
-    return t if out is None else out
+    """t with the first rule for its root operator that matches applied."""
+    for rule in RULES.get(t.decl().kind(), ()) if z3.is_app(t) else ():
+        out = rule(t)
+        if out is not None:
+            return out
+    return t

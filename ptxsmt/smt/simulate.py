@@ -20,6 +20,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 
 import z3
 
@@ -326,19 +327,41 @@ def evaluate_node(n: Node, args: list[list], given: list | None, count: int) -> 
 def _free_function(n: Node, args: list[list]) -> Values:
     """A function symbol (an uninterpreted instruction, a NaN the ISA leaves open) as one
     fixed function: a hash of its name and arguments, so that equal arguments give equal
-    results, as congruence says."""
+    results, as congruence says. Bit-vector results are often special (`_free_bits`)."""
     sort = n.sort
 
     def value(xs: tuple) -> object:
-        h = int.from_bytes(hashlib.blake2b(repr((n.name, xs)).encode(), digest_size=8).digest())
+        h = int.from_bytes(hashlib.blake2b(repr((n.name, xs)).encode(), digest_size=16).digest())
         if sort.kind == "fp":
             return _float_of_bits(h & ((1 << sort.width) - 1), sort.fmt)
         if sort.kind == "bool":
             return bool(h & 1)
-        return h & ((1 << sort.width) - 1) if sort.kind == "bv" else None
+        return _free_bits(h, sort.width) if sort.kind == "bv" else None
 
     out = [value(tuple(_hashable(x) for x in xs)) for xs in zip(*args, strict=True)]
     return None if any(v is None for v in out) else out
+
+
+def _free_bits(h: int, w: int) -> int:
+    """A free value's bits from a 64-bit hash: a quarter of them special (`_specials`:
+    infinities, zeros, the extremes), a quarter a NaN with a hashed payload, the rest
+    uniform. Uniform bits are almost never a NaN or an infinity, so the values the
+    semantics tells apart by them (an open NaN taken or the canonical one; `fp.isNaN`
+    against "exponent all ones") would look alike on every input, and each such pair
+    would cost a solver query that the counterexample, whose free functions simulation
+    cannot take, does not stop from being asked again."""
+    mask = (1 << w) - 1
+    pick, rest = h & 3, h >> 2  # h: 128 bits
+    if pick == 0:
+        special = _specials(w)
+        return special[rest % len(special)]
+    fmt = _FLOAT_WIDTHS.get(w)
+    if pick == 1 and fmt is not None:
+        man = fmt[1] - 1  # a NaN: exponent all ones, fraction not zero, either sign
+        fraction = (rest % ((1 << man) - 1)) + 1
+        sign = (rest >> man) & 1
+        return (sign << (w - 1)) | (((1 << fmt[0]) - 1) << man) | fraction
+    return rest & mask
 
 
 def _hashable(x: object) -> object:
@@ -499,13 +522,16 @@ def _remainder(x: float, y: float) -> float:
 
 # ---- inputs ----
 
+_FLOAT_WIDTHS = {16: (5, 11), 32: (8, 24), 64: (11, 53)}  # bits -> (exponent, precision)
+
+
+@cache
 def _specials(w: int) -> list[int]:
     mask = (1 << w) - 1
     out = [0, 1, 2, mask, mask - 1, 1 << (w - 1), (1 << (w - 1)) - 1, 3, 7]
-    floats = {16: (11, 5), 32: (24, 8), 64: (53, 11)}
-    if w in floats:
-        p, e = floats[w]
-        fmt = (e, p)
+    if w in _FLOAT_WIDTHS:
+        fmt = _FLOAT_WIDTHS[w]
+        p = fmt[1]
         out += [_bits_of_float(v, fmt) for v in
                 (1.0, -1.0, -0.0, math.inf, -math.inf, math.nan, 0.5, 2.0, -2.0)]
         out += [1, (1 << (p - 1)) - 1]  # the smallest and the largest subnormal
@@ -543,7 +569,7 @@ def input_vectors(inputs: Sequence[Sort], count: int, seed: int = 0) -> list[lis
 
 
 def _ordinary_float(rng: random.Random, w: int) -> int:
-    fmt = {16: (5, 11), 32: (8, 24), 64: (11, 53)}.get(w)
+    fmt = _FLOAT_WIDTHS.get(w)
     if fmt is None:
         return rng.getrandbits(w)
     value = rng.choice((-1, 1)) * rng.uniform(0.25, 4) * 2.0 ** rng.randint(-4, 4)
