@@ -56,38 +56,25 @@ def _value(term: z3.ExprRef, name: str, enc, values) -> Value:
 
 
 def _pinned(term: z3.ExprRef, name: str) -> Value:
-    """An output that still holds a named free value (one the ISA leaves open, such as
-    the NaN of a cvt): its value if no choice of the free values changes it (a compare
-    of that NaN), else a clear error. Never a guess."""
+    """An output that still holds a named free value (one the ISA leaves open, such as the
+    NaN of a cvt): its value if no choice of them changes it (a compare of that NaN), else
+    a clear error. Never a guess (two NaNs that give two words show it open at once)."""
     free = _free_values(term)
-    if free and (_two_choices_differ(term, free) or _may_differ(term, free)):
+    one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(v, f.size())) for f in free]))
+                for v in (-1, -2))
+    fresh = [z3.substitute(term, *[(f, z3.FreshConst(f.sort())) for f in free]) for _ in "ab"]
+    solver = z3.Solver()
+    solver.add(fresh[0] != fresh[1])
+    if free and (z3.is_bv_value(one) and z3.is_bv_value(two) and not one.eq(two)
+                 or check(solver) != z3.unsat):
         f = free[0]
         args = ", ".join(hex_bits(x.as_long(), x.size()) if z3.is_bv_value(x) else str(x)
                          for x in f.children())
         raise UnspecifiedOutput(f"output {name} is unspecified: {f.decl().name()} on {args} "
                                 "gives a value the PTX ISA leaves open (README, Spec notes 9)")
-    value = z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(0, f.size())) for f in free]))
-    if z3.is_bv_value(value) or z3.is_true(value) or z3.is_false(value):
-        return z3.is_true(value) if z3.is_bool(value) else value.as_long()
-    raise RuntimeError(f"output {name} did not simplify to a value: {value}")  # a ptxsmt bug
-
-
-def _two_choices_differ(term: z3.ExprRef, free: list[z3.ExprRef]) -> bool:
-    """Whether two choices of the free values (all ones; all ones but the lowest bit:
-    two NaNs of any float format) give two different values: a proof that the output
-    is open which needs no solver (an output that is the open NaN itself)."""
-    one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(v, f.size())) for f in free]))
-                for v in (-1, -2))
-    return z3.is_bv_value(one) and z3.is_bv_value(two) and one.as_long() != two.as_long()
-
-
-def _may_differ(term: z3.ExprRef, free: list[z3.ExprRef]) -> bool:
-    """Whether the solver cannot rule out two choices of the free values that give two
-    different values."""
-    one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
-    solver = z3.Solver()
-    solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
-    return check(solver) != z3.unsat
+    if z3.is_bv_value(one) or z3.is_true(one) or z3.is_false(one):
+        return z3.is_true(one) if z3.is_bool(one) else one.as_long()
+    raise RuntimeError(f"output {name} did not simplify to a value: {one}")  # a ptxsmt bug
 
 
 def _free_values(term: z3.ExprRef) -> list[z3.ExprRef]:
