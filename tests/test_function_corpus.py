@@ -8,12 +8,14 @@ compiler behaviour that differs; a mutant always differs. So
 
   - "different" only where the manifest says "different" (else a false alarm),
   - "equivalent" never where it says "different" (else unsound),
-  - "unknown" and a refusal (exit 2, one "error:" line) are allowed, and counted by
+  - "unknown" and a refusal (an "error" with its reason) are allowed, and counted by
     scripts/function_corpus.py, which also triages every verdict (docs/function-corpus.md),
   - a module ptxas rejects (manifest "refused") must be refused,
-  - anything else (a traceback, a JSON-less exit) is a crash.
+  - anything else (a traceback, an error ptxsmt calls its own bug) is a crash.
 
-The default run takes SUBSET (one pair of each kind); PTXSMT_PROFILE=thorough takes every pair.
+The pairs are decided by one `ptxsmt equiv --batch` (a child process a pair, as a
+compiler's CI runs them), each line checked by its own test. The default run takes SUBSET
+(one pair of each kind); PTXSMT_PROFILE=thorough takes every pair.
 Pairs ptxsmt answers wrongly today are xfail with their class, strict: each is a
 deterministic false "different" (no timeout in it), so a fix in function/ turns it into an
 XPASS that fails until its line leaves KNOWN_WRONG. A verdict that depends on the solver's
@@ -95,10 +97,14 @@ SUBSET = [
 
 
 def _cases():
-    for pid in (PAIRS if THOROUGH else SUBSET):
+    for pid in _tier():
         marks = ([pytest.mark.xfail(reason=KNOWN_WRONG[pid], strict=True)]
                  if pid in KNOWN_WRONG else [])
-        yield pytest.param(PAIRS[pid], id=pid, marks=marks)
+        yield pytest.param(pid, id=pid, marks=marks)
+
+
+def _tier() -> list[str]:
+    return list(PAIRS) if THOROUGH else SUBSET
 
 
 def equiv(pair: dict) -> subprocess.CompletedProcess:
@@ -109,21 +115,36 @@ def equiv(pair: dict) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize("pair", _cases())
-def test_no_wrong_verdict(pair):
-    run = equiv(pair)
+@pytest.fixture(scope="module")
+def decided(tmp_path_factory) -> dict[str, dict]:
+    """Each pair of the tier's result line, by pair id, from one `equiv --batch`."""
+    ids = _tier()
+    lines = [{"a": str(ROOT / PAIRS[i]["a"]), "b": str(ROOT / PAIRS[i]["b"]),
+              "function": PAIRS[i]["function"], "options": {"timeout": 20},
+              **{k: PAIRS[i][k] for k in ("function_b",) if k in PAIRS[i]}} for i in ids]
+    path = tmp_path_factory.mktemp("corpus") / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = subprocess.run([sys.executable, "-m", "ptxsmt", "equiv", "--batch", str(path),
+                          "--jobs", "2", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
     assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [r["line"] for r in results] == list(range(1, len(ids) + 1)), run.stdout[-2000:]
+    return dict(zip(ids, results))
+
+
+@pytest.mark.parametrize("pid", list(_cases()))
+def test_no_wrong_verdict(decided, pid):
+    pair, result = PAIRS[pid], decided[pid]
+    verdict = result["verdict"]
+    assert not result.get("bug"), result
     if pair["expect"] == "refused":  # ptxas rejects the module: so must ptxsmt
-        assert run.returncode == 2, f"answered a module ptxas rejects: {run.stdout[:500]}"
-    if run.returncode == 2:  # refused: allowed, with one clear line
-        lines = run.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error:"), run.stderr
+        assert verdict == "error", f"answered a module ptxas rejects: {str(result)[:500]}"
+    if verdict == "error":  # refused: allowed, with its reason
+        assert result["error"], result
         return
-    assert run.returncode in (0, 1, 3), (run.returncode, run.stderr[-2000:])
-    verdict = json.loads(run.stdout)["verdict"]
-    assert verdict == {0: "equivalent", 1: "different", 3: "unknown"}[run.returncode]
+    assert verdict in ("equivalent", "different", "unknown"), result
     if verdict == "different":
-        assert pair["expect"] == "different", f"false alarm: {run.stdout[:1500]}"
+        assert pair["expect"] == "different", f"false alarm: {str(result)[:1500]}"
     if verdict == "equivalent":
         assert pair["expect"] != "different", f"unsound: {pair['why']}"
 
