@@ -6,7 +6,11 @@ so one switch scales every random test."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,9 +36,15 @@ def pytest_xdist_auto_num_workers(config) -> int:
 # Compiled programs go to a cache of this run's own, never the user's (~/.cache/ptxsmt),
 # and start cold: every test sees the code generator, and tests/test_cache.py the cache.
 if "PTXSMT_CACHE_DIR" not in os.environ:
-    import atexit
-    import shutil
-    import tempfile
-
     os.environ["PTXSMT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxsmt-test-cache-")
     atexit.register(shutil.rmtree, os.environ["PTXSMT_CACHE_DIR"], ignore_errors=True)
+
+# Python's bytecode likewise: where the environment turns it off (PYTHONDONTWRITEBYTECODE),
+# every worker and every command a test starts would compile each module again; this
+# run's bytecode goes to a directory of its own (never into the tree), which they share.
+if "PYTHONPYCACHEPREFIX" not in os.environ:
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = \
+        tempfile.mkdtemp(prefix="ptxsmt-test-bytecode-")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+    atexit.register(shutil.rmtree, os.environ["PYTHONPYCACHEPREFIX"], ignore_errors=True)

@@ -33,7 +33,7 @@ from ptxsmt.isa.variants import FAMILIES, catalogue, operand_slots, operand_type
 from ptxsmt.smt.vectors import instruction_forms
 
 CHUNK = 200  # forms per case: small enough to name, large enough to batch
-ROWS = 40  # grid rows per form in the default tier
+ROWS = 30  # grid rows per form in the default tier
 
 
 def float_specials(ebits: int, mbits: int) -> list[int]:

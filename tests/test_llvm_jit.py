@@ -23,8 +23,8 @@ from tier import THOROUGH  # noqa: E402
 
 from ptxsmt.llvm import encode_function, read_ir  # noqa: E402
 
-RANDOM_INPUTS = 400 if THOROUGH else 12
-SPECIAL_PAIRS = None if THOROUGH else 60   # special inputs: all of them, or a sample
+RANDOM_INPUTS = 400 if THOROUGH else 8
+SPECIAL_PAIRS = None if THOROUGH else 40   # special inputs: all of them, or a sample
 
 # IR type -> the integer that carries its bits across the call
 CARRIER = {"i1": "i8", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
