@@ -86,7 +86,7 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             common = None
         if common is not None and common.file is common.options is common.outputs is _ABSENT \
-                and "%" not in "".join(common.inputs):  # `r1` and `%r1` are one name
+                and (b"%" not in text or "%" not in "".join(common.inputs)):  # %r1 is r1
             return Line(number, common.ptx, common.inputs, opts, None, text[:-1])
     obj, error = _read(text)
     error = error or _shape_error(obj)
