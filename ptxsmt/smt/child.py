@@ -15,6 +15,7 @@ import os
 import pickle
 import selectors
 import signal
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -86,13 +87,13 @@ def _sigint_held():
     """A Ctrl-C within is noted, and raised again on leaving. Python runs a signal's
     handler in the main thread between any two bytecodes, whichever thread the system
     gave the signal to, so blocking it in this thread cannot hold it; a handler that only
-    notes it can. (Off the main thread no handler runs here at all.)"""
+    notes it can."""
     held: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    except ValueError:  # not the main thread
-        yield
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or threading.current_thread() is not threading.main_thread():
+        yield  # a handler not Python's (left as it is), or no Python handler runs here
         return
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         yield
     finally:
