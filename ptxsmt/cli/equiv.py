@@ -14,6 +14,7 @@ from ..smt.classes import class_report
 from ..smt.portfolio import unavailable
 from ..smt.smt2 import script
 from ..smt.solve import SOLVER_CHOICES, ReplayError, SolverDisagreement, build_query, decide
+from ..solver import Z3_FIRST_SECONDS
 from ..synth.executor import EXECUTORS
 from .common import (
     CONTEXT,
@@ -61,7 +62,8 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
 @click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="auto", show_default=True,
-              help="auto: z3 alone for 2 s, then bitwuzla races it for the time left "
+              help=f"auto: z3 alone for {Z3_FIRST_SECONDS:g} s, then bitwuzla races it for "
+                   "the time left "
                    "(z3 alone where bitwuzla is not installed); z3: z3 alone; portfolio: "
                    "z3, bitwuzla and cvc5 race from the start (pip install "
                    "'ptxsmt[portfolio]'); the first definite answer wins.")
