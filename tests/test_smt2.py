@@ -310,3 +310,14 @@ def test_a_conversion_that_holds_a_bound_variable_stays_under_its_binder():
     assert len(out) == 2, text  # x's conversion defined, and the query
     assert text.count("fp.to_ieee_bv") == 1 and "to_ieee_bv!0" in text, text
     assert "(fp.to_ieee_bv y)" in text, text
+
+
+def test_terms_of_two_contexts_are_walked_apart():
+    """z3 numbers terms per context: the same id in another context is another term."""
+    from ptxsmt.smt import smt2
+
+    a, b = z3.BitVec("a", 8), z3.BitVec("b", 8, ctx=z3.Context())
+    x, y = a + 1, b * 3
+    assert x.get_id() == y.get_id()  # else this test shows nothing
+    assert [t.sexpr() for t in smt2.subterms(x)] == ["(bvadd a #x01)", "a", "#x01"]
+    assert [t.sexpr() for t in smt2.subterms(y)] == ["(bvmul b #x03)", "b", "#x03"]

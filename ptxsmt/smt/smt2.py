@@ -43,7 +43,8 @@ _WALKED: dict[int, tuple[z3.ExprRef, list[z3.ExprRef], dict[int, list[int]]]] = 
 
 def _walked(term: z3.ExprRef) -> tuple[list[z3.ExprRef], dict[int, list[int]]]:
     """The term's distinct subterms, parents first, and each one's children's ids."""
-    if (walked := _WALKED.get(term.get_id())) is None:
+    walked = _WALKED.get(term.get_id())
+    if walked is None or walked[0].ctx is not term.ctx:  # an id names a term of one context
         seen, order, children, todo = set(), [], {}, [term]
         while todo:
             t = todo.pop()
