@@ -316,7 +316,7 @@ def test_terms_of_two_contexts_are_walked_apart():
     """z3 numbers terms per context: the same id in another context is another term."""
     from ptxsmt.smt import smt2
 
-    a, b = z3.BitVec("a", 8), z3.BitVec("b", 8, ctx=z3.Context())
+    a, b = (z3.BitVec(name, 8, ctx=z3.Context()) for name in "ab")  # built alike: one id
     x, y = a + 1, b * 3
     assert x.get_id() == y.get_id()  # else this test shows nothing
     assert [t.sexpr() for t in smt2.subterms(x)] == ["(bvadd a #x01)", "a", "#x01"]
