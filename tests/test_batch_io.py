@@ -230,6 +230,34 @@ def test_the_common_line_and_its_near_misses(monkeypatch):
             _general(encoded, monkeypatch)
 
 
+def test_one_bad_line_among_chunks_of_common_ones_is_answered_in_its_place():
+    """Common lines are read a chunk at a time; a chunk with a line that is not common is
+    read line by line: every answer is still its own line's, numbered across chunks."""
+    good = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    lines = [good.encode()] * (2 * reader._CHUNK + 5)
+    bad, wrong = reader._CHUNK + 7, 2 * reader._CHUNK + 2  # not common; common, bad PTX
+    lines[bad] = b'{"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": 1.5}}'
+    lines[wrong] = b'{"ptx": "setp.lt.u32 p, a;", "inputs": {}}'
+    answers, failed = answer_lines(lines)
+    out = [json.loads(a) for a in answers]
+    assert failed and len(out) == len(lines)
+    assert out[bad]["error"] == f'line {bad + 1}: input "a" must be a string, an integer ' \
+        "or a boolean"
+    assert out[wrong]["error"].startswith(f"line {wrong + 1}: ")
+    assert all(o.get("outputs") == {"p": True} for k, o in enumerate(out) if k not in (bad, wrong))
+
+
+def test_an_input_named_twice_is_its_lines_error():
+    """`%a` is `a`: given both ways, the line is refused, whichever way it is read (the
+    common line, or one with options, read whole)."""
+    inputs = {"a": "0x00000001", "%a": "0x00000002", "b": "0x00000003"}
+    lines = [json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": inputs}),
+             json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": inputs, "options": {}})]
+    answers = answer_lines([x.encode() for x in lines])[0]
+    assert [json.loads(a)["error"] for a in answers] == \
+        [f'line {k}: input "%a" is given twice' for k in (1, 2)]
+
+
 def test_every_line_is_answered_in_its_place_blank_ones_too():
     """Answer k is the answer to line k (a blank line dropped would shift every later
     answer): a blank line is an error on its own line."""

@@ -7,6 +7,7 @@ failure costs another's.
 
 from __future__ import annotations
 
+from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -30,22 +31,20 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     """The outputs (or the PtxError raised) per (ptx, inputs[, options]), in order; an
     item without options is evaluated with `opts`. `compile_new` is handed the texts the
     cache lacks, before any is compiled here."""
-    # per text (and options) its items' positions and inputs; keyed by the text alone
-    # where the options are `opts` (hashing Options costs)
-    groups: dict[str | tuple[str, Options], tuple[list[int], list[Mapping]]] = {}
+    # per text (and options) its items' positions; keyed by the text alone where the
+    # options are `opts` (hashing Options costs)
+    groups: dict[str | tuple[str, Options], list[int]] = defaultdict(list)
     for i, item in enumerate(items):
-        key = item[0] if len(item) == 2 or item[2] is opts else item[::2]
-        if (group := groups.get(key)) is None:
-            groups[key] = group = ([], [])
-        group[0].append(i)
-        group[1].append(item[1])
+        groups[item[0] if len(item) == 2 or item[2] is opts else item[::2]].append(i)
+    inputs = list(map(itemgetter(1), items))
     results: list = [None] * len(items)
     new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
     if compile_new and new:
         compile_new(new)
     runs: dict[tuple, list[Job]] = {}  # by code and slot widths: texts of one shape, or
-    for key, (indices, raws) in groups.items():  # of shapes compiled alike (add.s32, add.u32)
+    for key, indices in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
+        raws = list(map(inputs.__getitem__, indices))
         try:
             job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # Unsupported by the backend (or a bug in the fast path): the
@@ -56,12 +55,13 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             program = job.program
             runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
                             []).append(job)
-    for jobs in runs.values():
-        try:
-            _run_together(jobs, results)
-        except Exception:  # likewise
-            for i in (i for job in jobs for i in job.indices):
-                results[i] = _slow(*items[i][:2], items[i][2] if len(items[i]) == 3 else opts)
+    with np.errstate(all="ignore"):  # words wrap by design (FastProgram.run_slots)
+        for jobs in runs.values():
+            try:
+                _run_together(jobs, results)
+            except Exception:  # likewise
+                for i in (i for job in jobs for i in job.indices):
+                    results[i] = _slow(*items[i][:2], items[i][2] if len(items[i]) == 3 else opts)
     cache.flush()  # this batch's new programs, in one write
     return results
 
@@ -109,7 +109,7 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
     """The common case, read a column at a time: every line gives exactly the inputs,
     each word as the JSON contract writes it (`0x` and width/4 digits), each predicate
     as a Boolean. None for anything else: the line-by-line path reads it."""
-    if set(map(len, raws)) != {len(program.inputs)}:
+    if {*map(len, raws)} != {len(program.inputs)}:
         return None
     columns: dict[str, list | np.ndarray] = {}
     for name in program.inputs:
@@ -117,14 +117,17 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
             column = list(map(itemgetter(name), raws))
         except KeyError:
             return None
-        kinds, width = {*map(type, column)}, program.types[name].width
-        if width == 1 and kinds == {bool}:
+        width = program.types[name].width
+        if width == 1:
+            if {*map(type, column)} != {bool}:
+                return None
             columns[name] = column
             continue
-        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
+        try:  # a register's word: 8, 16, 32 or 64 bits
+            text = "".join(column)
+        except TypeError:  # a value that is no string
             return None
         n, size = len(column), 2 + width // 4
-        text = "".join(column)
         if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
             return None
         try:
@@ -171,13 +174,14 @@ def _run_together(jobs: list[Job], results: list) -> None:
     start = 0
     for job in jobs:
         end = start + len(job.indices)
-        rows: list[dict] = [{} for _ in job.indices]  # filled a column at a time: a
-        for out, n in zip(outputs, job.program.outputs):  # dict(zip()) a row costs twice
-            name, width = job.program.spelling.get(n, n), job.program.types[n].width
-            for row, value in zip(rows, _json_column(out[start:end], width)):
-                row[name] = value
-        for i, row in zip(job.indices, rows):
-            results[i] = row
+        names = [job.program.spelling.get(n, n) for n in job.program.outputs]
+        values = [_json_column(out[start:end], job.program.types[n].width)
+                  for out, n in zip(outputs, job.program.outputs)]
+        if len(names) == 1:  # nearly every instruction: a literal a row
+            rows = [{names[0]: value} for value in values[0]]
+        else:
+            rows = [dict(zip(names, row)) for row in zip(*values)]
+        deque(map(results.__setitem__, job.indices, rows), 0)
         start = end
 
 

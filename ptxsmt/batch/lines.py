@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import count, repeat
+from operator import attrgetter
 
 import msgspec
 from msgspec.structs import replace
@@ -20,8 +22,6 @@ from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..sem.options import Options
 
-MAX_NESTING = 100  # deeper JSON is refused on its line (json.loads gives up near 1,000)
-_LONG = 4000  # a longer line is read by the standard library (its limit on digits)
 _BLANK = b" \t\r\n"
 _BOM = "\ufeff".encode()
 _LINE_SHAPE = ('expected {"ptx": "...", "inputs": {...}} or '
@@ -50,25 +50,34 @@ class Line(msgspec.Struct, gc=False):
         return self.obj if self.obj is not None else _decode(self.head + b"}")
 
 
-_ABSENT = msgspec.Raw(b"")
-
-
-class _Common(msgspec.Struct):
+class _Common(msgspec.Struct, gc=False):
     """The line nearly every CI writes: a snippet and its inputs (other members kept
     as written), no options, no stored outputs."""
 
     ptx: str
     inputs: dict[str, str | int | bool] = {}
-    file: msgspec.Raw = _ABSENT  # any of these: the line is read whole
-    options: msgspec.Raw = _ABSENT
-    outputs: msgspec.Raw = _ABSENT
+    file: msgspec.UnsetType = msgspec.UNSET  # any of these refuses the line: it is
+    options: msgspec.UnsetType = msgspec.UNSET  # read whole
+    outputs: msgspec.UnsetType = msgspec.UNSET
 
 
 _common = msgspec.json.Decoder(_Common).decode
+_CHUNK = 1024  # common lines read together; any other line sends its chunk line by line
 
 
 class TooLong(bytes):
     """In place of a line longer than the input limit (its bytes are not kept)."""
+
+
+def read_lines(first: int, raws: list[bytes], opts: Options) -> list[Line]:
+    """Lines numbered from `first`: a chunk of common lines read at once, the lines of
+    any other chunk one by one."""
+    read: list[Line] = []
+    for start in range(0, len(raws), _CHUNK):
+        chunk = raws[start:start + _CHUNK]
+        read += _commons(first + start, list(map(bytes.rstrip, chunk, repeat(_BLANK))), opts) \
+            or map(read_line, count(first + start), chunk, repeat(opts))
+    return read
 
 
 def read_line(number: int, raw: bytes, opts: Options) -> Line:
@@ -80,14 +89,8 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
     text = raw.rstrip(_BLANK)
     if number == 1:
         text = text.removeprefix(_BOM)
-    if len(text) < _LONG and text.count(b"{") + text.count(b"[") <= MAX_NESTING:
-        try:
-            common = _common(text)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            common = None
-        if common is not None and common.file is common.options is common.outputs is _ABSENT \
-                and (b"%" not in text or "%" not in "".join(common.inputs)):  # %r1 is r1
-            return Line(number, common.ptx, common.inputs, opts, None, text[:-1])
+    if common := _commons(number, [text], opts):
+        return common[0]
     obj, error = _read(text)
     error = error or _shape_error(obj)
     if error is not None:
@@ -99,6 +102,21 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
             if "options" in obj else line
     except PtxError as e:
         return replace(line, opts=None, error=str(e), head=None)
+
+
+def _commons(first: int, texts: list[bytes], opts: Options) -> list[Line] | None:
+    """The lines (their texts, numbered from `first`) where every one is common, decoded
+    by msgspec in one C call each; else None (a blank line, a byte-order mark, bad JSON:
+    its decode fails)."""
+    try:
+        commons = list(map(_common, texts))
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return list(map(Line, count(first), map(_PTX, commons), map(_INPUTS, commons),
+                    repeat(opts), repeat(None), [text[:-1] for text in texts]))
+
+
+_PTX, _INPUTS, _HEAD = attrgetter("ptx"), attrgetter("inputs"), attrgetter("head")
 
 
 def _read(text: bytes) -> tuple[dict, str | None]:
@@ -114,12 +132,10 @@ def _read(text: bytes) -> tuple[dict, str | None]:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         return {}, f"invalid JSON: {e.msg} at column {e.colno}"
-    except RecursionError:
-        return {}, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
+    except RecursionError:  # near 1,000 levels (msgspec's limit for a common line too)
+        return {}, "invalid JSON: nested too deeply"
     except ValueError:  # Python refuses to read an integer of more than 4,300 digits
         return {}, f"a JSON number of more than {sys.get_int_max_str_digits():,} digits"
-    if _nesting(obj) > MAX_NESTING:
-        return {}, f"invalid JSON: nested more than {MAX_NESTING} levels deep"
     return (obj, None) if isinstance(obj, dict) else ({}, _LINE_SHAPE)
 
 
@@ -137,37 +153,30 @@ def _shape_error(obj: dict) -> str | None:
     if not _VALUE_TYPES.issuperset(map(type, inputs.values())):
         name = next(n for n, v in inputs.items() if type(v) not in _VALUE_TYPES)
         return f"input {quote(name)} must be a string, an integer or a boolean"
-    if "%" in "".join(inputs) and len({name.lstrip("%") for name in inputs}) != len(inputs):
-        return "an input is given twice (as r1 and as %r1)"
     return None
 
 
-def _nesting(obj: object) -> int:
-    """How deep a parsed JSON value nests, without recursion."""
-    deepest, todo = 0, [(obj, 1)]
-    while todo:
-        value, depth = todo.pop()
-        if isinstance(value, dict | list):
-            deepest = max(deepest, depth)
-            todo += [(x, depth + 1) for x in (value.values() if isinstance(value, dict) else value)]
-    return deepest
+def answers(read: list[Line], got: list[dict | str]) -> bytes:
+    """The lines' answers, each ending in a newline: its own text with `"outputs"` added
+    (all those outputs encoded at once, and written with one join), where it has none
+    yet; else its object with "outputs" (or "error") set."""
+    if not read:
+        return b""
+    heads = list(map(_HEAD, read))
+    plain = all(heads) and {*map(type, got)} == {dict}  # a head is None or not empty
+    parts = [b"", b', "outputs": {', b"", b"}}\n"] * len(read)  # a head, then its outputs
+    parts[0::4] = heads
+    parts[2::4] = _inner(got if plain else [g if type(g) is dict else {} for g in got])
+    for k in [] if plain else range(len(read)):
+        if heads[k] is None or type(got[k]) is not dict:
+            parts[4 * k:4 * k + 4] = _whole_answer(answer_object(read[k], got[k])), b"", b"", b"\n"
+    return b"".join(parts)
 
 
-def answers(read: list[Line], got: list[dict | str]) -> list[bytes]:
-    """Each line's answer (without its newline): its own text with `"outputs"` added,
-    where it has none yet (all those outputs encoded at once); else its object with
-    "outputs" (or "error") set."""
-    plain = [k for k, line in enumerate(read) if line.head is not None and type(got[k]) is dict]
-    out: list = [None] * len(read)
-    # [{"d": "0x1"}, {}] spaced, less its outer `[{` and `}]`, is each line's outputs less
-    # their braces, apart at `}, {`: registers and values have no braces
-    encoded = _spaced(_encode([got[k] for k in plain]), indent=0)[2:-2].split(b"}, {")
-    for k, inner in zip(plain, encoded):
-        out[k] = b"".join((read[k].head, b', "outputs": {', inner, b"}}"))
-    if len(plain) < len(read):
-        out = [a if a is not None else _whole_answer(answer_object(line, g))
-               for a, line, g in zip(out, read, got)]
-    return out
+def _inner(outputs: list[dict]) -> list[bytes]:
+    """Each line's outputs, encoded, less their braces: [{"d": "0x1"}, {}] spaced, less
+    its outer `[{` and `}]`, apart at `}, {` (registers and values have no braces)."""
+    return _spaced(_encode(outputs), indent=0)[2:-2].split(b"}, {")
 
 
 def _whole_answer(obj: dict) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from itertools import count, islice, repeat
+from itertools import islice
 
 from ..eval.values import outputs_json
 from ..isa import source
@@ -18,7 +18,7 @@ from ..sem.options import DEFAULT, Options
 from ..solver import ignore_interrupts
 from . import cache, programs
 from .engine import answered, evaluate_many
-from .lines import Line, TooLong, answer_object, answers, read_line
+from .lines import Line, TooLong, answer_object, answers, read_lines
 
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_TEXTS = 100  # texts to compile: with fewer, starting workers costs more than it saves
@@ -28,7 +28,7 @@ Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many,
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (a binary file, or its lines), a block per window."""
     for read, got in _answered(lines, opts, jobs):
-        yield (b"\n".join([*answers(read, got), b""]), len(got),
+        yield (answers(read, got), len(got),
                not all(type(g) is dict for g in got))
 
 
@@ -40,7 +40,7 @@ def _answered(lines: Iterable[bytes], opts: Options,
     costs more than it saves). The cyclic garbage collector is paused meanwhile: a batch
     makes no cycles (JSON objects, programs, errors kept without their tracebacks), and
     scanning its live objects over and over costs a third of the time."""
-    pool, numbers, collecting = None, count(1), gc.isenabled()
+    pool, first, collecting = None, 1, gc.isenabled()
 
     def compile_new(texts: list[str]) -> None:
         nonlocal pool
@@ -55,7 +55,8 @@ def _answered(lines: Iterable[bytes], opts: Options,
     gc.disable()
     try:
         for window in _windows(lines):
-            read = list(map(read_line, islice(numbers, len(window)), window, repeat(opts)))
+            read = read_lines(first, window, opts)
+            first += len(window)
             yield read, outputs(read, opts, compile_new)
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
         if pool:

@@ -39,13 +39,10 @@ LOCAL = re.compile(r"\b[st]\d+\b")  # a program's locals: s<i> an input slot, t<
 
 
 def _part(x, lo: int, w: int) -> np.ndarray:
-    """Bits lo.. lo+w-1 of x (w of 8, 16 or 32, lo a multiple of w): on a little-endian
-    column, a strided view of its bytes (no pass over the data); else shift and narrow."""
+    """Bits lo.. lo+w-1 of x (w of 8, 16 or 32, lo a multiple of w): lane lo/w of its
+    lanes (a strided view of a little-endian column's bytes)."""
     a = np.asarray(x)
-    word = getattr(np, f"uint{w}")
-    if _LITTLE and a.ndim == 1 and a.flags.c_contiguous:
-        return a.view(word)[lo // w:: a.itemsize * 8 // w]
-    return word(a >> lo)
+    return _lanes(a, w, a.itemsize * 8 // w)[..., lo // w]
 
 
 def _join(*parts) -> np.ndarray:
@@ -167,16 +164,17 @@ class FastProgram:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
         columns = [self.bound[s] if s in self.bound else arrays[s] for s in self.slots]
         rows = max((np.size(c) for c in columns), default=1)
-        return dict(zip(self.outputs, self.run_slots(columns, rows)))
+        with np.errstate(all="ignore"):
+            return dict(zip(self.outputs, self.run_slots(columns, rows)))
 
     def run_slots(self, columns: list, rows: int) -> list[np.ndarray]:
         """The outputs, in order, for `rows` rows of every slot given by position, bound
         ones too: texts of one shape (which differ only in names and bound values) run as
-        one program."""
+        one program. Words wrap by design (a sum is cut to w bits): the caller silences
+        numpy's warnings, once for all its runs."""
         program = _loaded(self.code) if self.code else \
             _function(self._params, self.lines, self.results)
-        with np.errstate(all="ignore"):  # words wrap by design (a sum is cut to w bits)
-            outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
+        outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
                 else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
 
