@@ -117,17 +117,14 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
             column = list(map(itemgetter(name), raws))
         except KeyError:
             return None
-        width = program.types[name].width
-        if width == 1:
-            if {*map(type, column)} != {bool}:
-                return None
+        kinds, width = {*map(type, column)}, program.types[name].width
+        if width == 1 and kinds == {bool}:
             columns[name] = column
             continue
-        try:  # a register's word: 8, 16, 32 or 64 bits
-            text = "".join(column)
-        except TypeError:  # a value that is no string
+        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
             return None
         n, size = len(column), 2 + width // 4
+        text = "".join(column)
         if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
             return None
         try:

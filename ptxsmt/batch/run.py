@@ -28,8 +28,7 @@ Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many,
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (a binary file, or its lines), a block per window."""
     for read, got in _answered(lines, opts, jobs):
-        yield (answers(read, got), len(got),
-               not all(type(g) is dict for g in got))
+        yield answers(read, got), len(got), str in map(type, got)  # errors are strings
 
 
 def _answered(lines: Iterable[bytes], opts: Options,

@@ -99,25 +99,17 @@ def _without_nan_guards(ctx, args: list) -> list:
     """The arguments of an `and`, less each `not (isNaN x or isNaN y)` beside an IEEE
     compare of x and y: the compare is false on a NaN, so the guard (the ISA's
     "!isNaN(a) && !isNaN(b)") adds nothing and costs three passes over the data."""
-    compared = set()
-    for arg in args:
-        node = _Node(ctx, arg)
-        if node.kind in _FP_CMP:
-            compared.add(frozenset(z3.Z3_get_ast_id(ctx, x) for x in node.args))
-    return [arg for arg in args if _nan_guard_of(ctx, arg) not in compared] if compared \
-        else args
+    nodes = [_Node(ctx, arg) for arg in args]
+    compared = {frozenset(z3.Z3_get_ast_id(ctx, x) for x in node.args) for node in nodes
+                if node.kind in _FP_CMP}
+    return [arg for arg, node in zip(args, nodes) if _nan_guard_of(ctx, node) not in compared]
 
 
-def _nan_guard_of(ctx, ast) -> frozenset[int] | None:
+def _nan_guard_of(ctx, node: _Node) -> frozenset[int] | None:
     """{x, y} for `not (isNaN x or isNaN y)`, else None."""
-    node = _Node(ctx, ast)
-    if node.kind != z3.Z3_OP_NOT:
-        return None
-    inner = _Node(ctx, node.args[0])
-    if inner.kind != z3.Z3_OP_OR or len(inner.args) != 2:
-        return None
-    tests = [_Node(ctx, x) for x in inner.args]
-    if any(t.kind != z3.Z3_OP_FPA_IS_NAN for t in tests):
+    inner = _Node(ctx, node.args[0]) if node.kind == z3.Z3_OP_NOT else None
+    tests = [_Node(ctx, x) for x in inner.args] if inner and inner.kind == z3.Z3_OP_OR else []
+    if len(tests) != 2 or any(t.kind != z3.Z3_OP_FPA_IS_NAN for t in tests):
         return None
     return frozenset(z3.Z3_get_ast_id(ctx, t.args[0]) for t in tests)
 

@@ -162,10 +162,7 @@ class FastProgram:
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
-        columns = [self.bound[s] if s in self.bound else arrays[s] for s in self.slots]
-        rows = max((np.size(c) for c in columns), default=1)
-        with np.errstate(all="ignore"):
-            return dict(zip(self.outputs, self.run_slots(columns, rows)))
+        return self.specialize({})(arrays)
 
     def run_slots(self, columns: list, rows: int) -> list[np.ndarray]:
         """The outputs, in order, for `rows` rows of every slot given by position, bound
