@@ -39,7 +39,19 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("and of true and one", z3.And(t, c)),
            ("or of false", z3.Or(f, c)),
            ("or absorbs and", z3.Or(z3.And(d, c, e), c)),
-           ("and absorbs or", z3.And(d, z3.Or(e, d), c))]
+           ("and absorbs or", z3.And(d, z3.Or(e, d), c)),
+           ("fold not", z3.Not(t)),
+           ("fold compare", z3.ULT(z3.BitVecVal(3, 32), z3.BitVecVal(5, 32))),
+           ("sum", x + y + x),
+           ("sum of sums", normal(x + 7) + normal(y - x)),
+           ("difference", x - normal(y + 3)),
+           ("negation", -normal(x - y)),
+           ("product by a constant", normal(x + y) * 277),
+           ("shift by a constant", x << 3),
+           ("shift out", x << 40),
+           ("xor", normal(y ^ x ^ 5) ^ normal(x ^ 3)),
+           ("and", normal(y & 0xff) & normal(x & y & 0xf0)),
+           ("or with all ones", normal(x | y) | 0xffffffff)]
     for fmt in FORMATS:
         a, b = (z3.FP(n, fp_sort(fmt)) for n in "ab")
         out += [(f"gt {fmt.name}", z3.fpGT(a, b)), (f"geq {fmt.name}", z3.fpGEQ(a, b))]
@@ -64,7 +76,22 @@ def test_each_rule_fires_and_is_an_equality(term):
 
 
 def test_every_rule_has_a_case():
-    assert {t.decl().kind() for _, t in CASES} == set(RULES)
+    assert set(RULES) <= {t.decl().kind() for _, t in CASES}
+
+
+def _bottom_up(t: z3.ExprRef) -> z3.ExprRef:
+    """t with `normal` applied to every subterm, children first (as the sweep builds)."""
+    if not z3.is_app(t) or t.num_args() == 0:
+        return t
+    return normal(t.decl()(*[_bottom_up(c) for c in t.children()]))
+
+
+def test_sums_and_chains_two_compilers_reassociate_meet():
+    a, b, d, e = z3.BitVecs("a b d e", 32)
+    c = 47 - (d | e)
+    assert _bottom_up(277 * (a + b + c) - 13019).eq(_bottom_up((a + b - (d | e)) * 277))
+    assert _bottom_up(((a ^ b) ^ 5) ^ (d ^ 3)).eq(_bottom_up((d ^ 6) ^ (b ^ a)))
+    assert _bottom_up((a & d) & 423).eq(_bottom_up((d & 423) & a))
 
 
 def test_the_nan_test_becomes_the_float_one_the_comparisons_use():
@@ -86,8 +113,14 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     z3.Or(z3.Bool("c"), z3.Not(z3.Bool("d"))),
     z3.And(z3.Bool("c"), z3.Or(z3.Bool("d"), z3.Bool("e"))),
     z3.Or(z3.Bool("c"), z3.And(z3.Bool("d"), z3.Bool("e"))),
+    B * D,
+    B << D,
+    normal(B + 3 * D + 5),
+    normal(B ^ D ^ 5),
+    z3.Not(z3.Bool("c") == z3.BoolVal(True)),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
-        "or of another and"])
+        "or of another and", "product of two values", "shift by a value", "a sum as written",
+        "a xor as written", "not of a non-constant"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)

@@ -110,6 +110,125 @@ def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
     return z3.And(keep) if conjunction else z3.Or(keep)
 
 
+def _is_value(t: z3.ExprRef) -> bool:
+    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
+
+
+def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A bit-vector or Boolean operator over constants is its value (`Not(True)` is
+    `False`). Not a function symbol's application (free), nor a float's (z3's
+    `fp.to_ieee_bv` gives one NaN's bits, where the semantics leaves them open)."""
+    if t.decl().kind() == z3.Z3_OP_UNINTERPRETED or t.num_args() == 0 \
+            or not all(_is_value(c) for c in t.children()):
+        return None
+    out = z3.simplify(t)
+    return out if _is_value(out) and not out.eq(t) else None
+
+
+# A sum by constants, sum of `coefficient * atom` plus a constant: an atom is any term
+# that is not such a sum; coefficients are modulo 2^width, keyed by the atom's AST id
+Linear = tuple[int, dict[int, tuple[z3.BitVecRef, int]]]
+LINEAR_ATOMS = 32  # a longer sum is left as written (its terms grow as the atoms do)
+
+
+def _monomial(t: z3.BitVecRef) -> Linear:
+    """A summand as `_linear` writes it: a constant, `c * atom`, or an atom."""
+    if z3.is_bv_value(t):
+        return t.as_long(), {}
+    if z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2 and z3.is_bv_value(t.arg(0)):
+        return 0, {t.arg(1).get_id(): (t.arg(1), t.arg(0).as_long())}
+    return 0, {t.get_id(): (t, 1)}
+
+
+def _summands(t: z3.BitVecRef) -> Linear:
+    """t (an operand, in its normal form already) as a sum."""
+    if not z3.is_app_of(t, z3.Z3_OP_BADD):
+        return _monomial(t)
+    return _add([_monomial(c) for c in t.children()], t.size())
+
+
+def _add(parts: list[Linear], width: int, scales: list[int] | None = None) -> Linear:
+    mask, const, atoms = (1 << width) - 1, 0, {}
+    for (k, terms), scale in zip(parts, scales or [1] * len(parts), strict=True):
+        const = (const + scale * k) & mask
+        for key, (atom, c) in terms.items():
+            atoms[key] = (atom, (atoms.get(key, (atom, 0))[1] + scale * c) & mask)
+    return const, {key: a for key, a in atoms.items() if a[1]}
+
+
+def _as_sum(t: z3.BitVecRef) -> Linear | None:
+    """t's root (+, -, negation, a product or shift by a constant) over its operands'
+    sums; None where the root is none of those."""
+    kind, kids, width = t.decl().kind(), t.children(), t.size()
+    if kind == z3.Z3_OP_BADD:
+        return _add([_summands(c) for c in kids], width)
+    if kind == z3.Z3_OP_BSUB:
+        return _add([_summands(c) for c in kids], width, [1] + [-1] * (len(kids) - 1))
+    if kind == z3.Z3_OP_BNEG:
+        return _add([_summands(kids[0])], width, [-1])
+    if kind == z3.Z3_OP_BSHL and z3.is_bv_value(kids[1]):
+        shift = kids[1].as_long()
+        return _add([_summands(kids[0])], width, [1 << shift if shift < width else 0])
+    if kind == z3.Z3_OP_BMUL:
+        factors = [c for c in kids if not z3.is_bv_value(c)]
+        if len(factors) == 1:
+            scale = 1
+            for c in kids:
+                scale *= c.as_long() if z3.is_bv_value(c) else 1
+            return _add([_summands(factors[0])], width, [scale])
+    return None
+
+
+def _linear(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """Sums, differences and products by constants in one form, so that the sums two
+    compilers reassociate meet (`277*(a + b + c) - 13019` and `(a + b - d)*277` where
+    `c` is `47 - d`): `k + c1*x1 + c2*x2 + ...`, the atoms in AST-id order, no
+    coefficient 0 or constant 0 written, coefficient 1 written as the atom alone."""
+    found = _as_sum(t)
+    if found is None or len(found[1]) > LINEAR_ATOMS:
+        return None
+    const, atoms = found
+    width = t.size()
+    summands = [atom if c == 1 else z3.BitVecVal(c, width) * atom
+                for _, (atom, c) in sorted(atoms.items())]
+    if const or not summands:
+        summands.insert(0, z3.BitVecVal(const, width))
+    # one n-ary bvadd (z3.Sum nests binary ones, from a 0): `_summands` reads one level
+    out = summands[0] if len(summands) == 1 else \
+        (summands[0] + summands[1]).decl()(*summands)
+    return None if out.eq(t) else out
+
+
+def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An and/or/xor of bit-vectors flat (its operands' operands of the same operator
+    taken in: they are flat already), in one order: the constants folded into one,
+    written first unless neutral; the atoms in AST-id order, a repeated atom once (and,
+    or) or cancelled in pairs (xor). So chains a compiler reassociates meet:
+    `((a ^ b) ^ c) ^ d` and `(d ^ b) ^ (a ^ c)`."""
+    kind, width = t.decl().kind(), t.size()
+    ones = (1 << width) - 1
+    const = ones if kind == z3.Z3_OP_BAND else 0
+    atoms: dict[int, tuple[z3.BitVecRef, int]] = {}
+    for c in t.children():
+        for x in c.children() if z3.is_app_of(c, kind) else [c]:
+            if z3.is_bv_value(x):
+                v = x.as_long()
+                const = const & v if kind == z3.Z3_OP_BAND else \
+                    const | v if kind == z3.Z3_OP_BOR else const ^ v
+            else:
+                atoms[x.get_id()] = (x, atoms.get(x.get_id(), (x, 0))[1] + 1)
+    if kind == z3.Z3_OP_BXOR:
+        atoms = {k: a for k, a in atoms.items() if a[1] % 2}
+    absorbing = {z3.Z3_OP_BAND: 0, z3.Z3_OP_BOR: ones}.get(kind)
+    if const == absorbing:
+        return z3.BitVecVal(const, width)
+    operands = [a for _, (a, _) in sorted(atoms.items())]
+    if const != (ones if kind == z3.Z3_OP_BAND else 0) or not operands:
+        operands.insert(0, z3.BitVecVal(const, width))
+    out = operands[0] if len(operands) == 1 else t.decl()(*operands)
+    return None if out.eq(t) else out
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract,),
     z3.Z3_OP_FPA_GT: (_greater,),
@@ -118,12 +237,21 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_ITE: (_ite_known, _ite_of_not),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_OR: (_connective,),
+    z3.Z3_OP_BADD: (_linear,),
+    z3.Z3_OP_BSUB: (_linear,),
+    z3.Z3_OP_BNEG: (_linear,),
+    z3.Z3_OP_BMUL: (_linear,),
+    z3.Z3_OP_BSHL: (_linear,),
+    z3.Z3_OP_BAND: (_bitwise,),
+    z3.Z3_OP_BOR: (_bitwise,),
+    z3.Z3_OP_BXOR: (_bitwise,),
 }
 
 
 def normal(t: z3.ExprRef) -> z3.ExprRef:
-    """t with the first rule for its root operator that matches applied."""
-    for rule in RULES.get(t.decl().kind(), ()) if z3.is_app(t) else ():
+    """t with the first rule for its root operator that matches applied (folding
+    constants, for every operator, first)."""
+    for rule in (_fold, *RULES.get(t.decl().kind(), ())) if z3.is_app(t) else ():
         out = rule(t)
         if out is not None:
             return out
