@@ -51,7 +51,18 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("shift out", x << 40),
            ("xor", normal(y ^ x ^ 5) ^ normal(x ^ 3)),
            ("and", normal(y & 0xff) & normal(x & y & 0xf0)),
-           ("or with all ones", normal(x | y) | 0xffffffff)]
+           ("or with all ones", normal(x | y) | 0xffffffff),
+           ("and of a right shift", z3.LShR(x, 4) & 0xffff00ff),
+           ("the high bits of a right shift", z3.LShR(x, 22) & 768),
+           ("all the bits of a right shift", z3.LShR(x, 22) & 0x3ff),
+           ("xor of x and x masked", z3.LShR(y, 21) ^ x ^ normal(z3.LShR(y, 21) & 887)),
+           ("xor of x and x masked to nothing", normal(z3.LShR(y, 21) ^ x) ^ normal(
+               z3.LShR(y, 21) & 0x7ff)),
+           ("shifted xor with a constant", normal(x ^ y ^ 734) << 8),
+           ("shifted and with a constant", normal(x & 0xff) << 8),
+           ("signed gt", x > y), ("signed ge", x >= y), ("signed le", x <= y),
+           ("unsigned gt", z3.UGT(x, y)), ("unsigned ge", z3.UGE(x, y)),
+           ("unsigned le", z3.ULE(x, y))]
     for fmt in FORMATS:
         a, b = (z3.FP(n, fp_sort(fmt)) for n in "ab")
         out += [(f"gt {fmt.name}", z3.fpGT(a, b)), (f"geq {fmt.name}", z3.fpGEQ(a, b))]
@@ -92,6 +103,11 @@ def test_sums_and_chains_two_compilers_reassociate_meet():
     assert _bottom_up(277 * (a + b + c) - 13019).eq(_bottom_up((a + b - (d | e)) * 277))
     assert _bottom_up(((a ^ b) ^ 5) ^ (d ^ 3)).eq(_bottom_up((d ^ 6) ^ (b ^ a)))
     assert _bottom_up((a & d) & 423).eq(_bottom_up((d & 423) & a))
+    assert _bottom_up(z3.If(a >= d, b, 0)).eq(_bottom_up(z3.If(a < d, 0, b)))
+    # -O0 shifts twice and xors a constant in where opt masks once and folds it
+    x, y = z3.LShR(a, 30), z3.LShR(d, 21)
+    assert _bottom_up(b ^ ((x ^ 734) << 8) ^ y ^ (y & 887)).eq(
+        _bottom_up((z3.LShR(a, 22) & 768) ^ (y & 1160) ^ b ^ 187904))
 
 
 def test_the_nan_test_becomes_the_float_one_the_comparisons_use():
@@ -118,9 +134,14 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     normal(B + 3 * D + 5),
     normal(B ^ D ^ 5),
     z3.Not(z3.Bool("c") == z3.BoolVal(True)),
+    normal(z3.LShR(B, 22) & 0x2ff),
+    normal(B ^ 734) << D,
+    B < D,
+    z3.ULT(B, D),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
-        "a xor as written", "not of a non-constant"])
+        "a xor as written", "not of a non-constant", "a mask with a gap",
+        "shift by a value of a xor", "signed less", "unsigned less"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)

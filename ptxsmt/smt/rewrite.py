@@ -28,6 +28,23 @@ def _greater(t: z3.ExprRef) -> z3.ExprRef | None:
     return z3.fpLT(b, a) if t.decl().kind() == z3.Z3_OP_FPA_GT else z3.fpLEQ(b, a)
 
 
+_STRICT = {z3.Z3_OP_SGT: (z3.Z3_OP_SLT, False), z3.Z3_OP_SGEQ: (z3.Z3_OP_SLT, True),
+           z3.Z3_OP_SLEQ: (z3.Z3_OP_SLT, True), z3.Z3_OP_UGT: (z3.Z3_OP_ULT, False),
+           z3.Z3_OP_UGEQ: (z3.Z3_OP_ULT, True), z3.Z3_OP_ULEQ: (z3.Z3_OP_ULT, True)}
+
+
+def _less(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A bit-vector order as `<`: a > b is b < a, a >= b is !(a < b), a <= b is
+    !(b < a) (signed and unsigned alike), so that -O0's `ite(a >= b, 0, x)` of a phi
+    and opt's `ite(a < b, x, 0)` of a select meet (`_ite_of_not`)."""
+    a, b = t.children()
+    kind = t.decl().kind()
+    less = z3.ULT if _STRICT[kind][0] == z3.Z3_OP_ULT else lambda x, y: x < y
+    if kind in (z3.Z3_OP_SGEQ, z3.Z3_OP_UGEQ):
+        return z3.Not(less(a, b))
+    return z3.Not(less(b, a)) if _STRICT[kind][1] else less(b, a)
+
+
 def _not_not(t: z3.ExprRef) -> z3.ExprRef | None:
     x = t.arg(0)
     return x.arg(0) if z3.is_not(x) else None
@@ -199,16 +216,14 @@ def _linear(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return None if out.eq(t) else out
 
 
-def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
-    """An and/or/xor of bit-vectors flat (its operands' operands of the same operator
-    taken in: they are flat already), in one order: the constants folded into one,
-    written first unless neutral; the atoms in AST-id order, a repeated atom once (and,
-    or) or cancelled in pairs (xor). So chains a compiler reassociates meet:
-    `((a ^ b) ^ c) ^ d` and `(d ^ b) ^ (a ^ c)`."""
-    kind, width = t.decl().kind(), t.size()
-    ones = (1 << width) - 1
-    const = ones if kind == z3.Z3_OP_BAND else 0
-    atoms: dict[int, tuple[z3.BitVecRef, int]] = {}
+Atoms = dict[int, tuple[z3.BitVecRef, int]]  # AST id -> (atom, how many times)
+
+
+def _flat(t: z3.BitVecRef) -> tuple[int, Atoms]:
+    """An and/or/xor's constants folded into one, and its other operands counted, its
+    operands' operands of the same operator taken in (they are flat already)."""
+    kind, ones = t.decl().kind(), (1 << t.size()) - 1
+    const, atoms = ones if kind == z3.Z3_OP_BAND else 0, {}
     for c in t.children():
         for x in c.children() if z3.is_app_of(c, kind) else [c]:
             if z3.is_bv_value(x):
@@ -217,8 +232,69 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
                     const | v if kind == z3.Z3_OP_BOR else const ^ v
             else:
                 atoms[x.get_id()] = (x, atoms.get(x.get_id(), (x, 0))[1] + 1)
+    return const, atoms
+
+
+def _shift_right(t: z3.ExprRef) -> int | None:
+    """s where t is `x >> s` (logical) by a constant below the width: its top s bits
+    are zero."""
+    if z3.is_app_of(t, z3.Z3_OP_BLSHR) and z3.is_bv_value(t.arg(1)) \
+            and t.arg(1).as_long() < t.size():
+        return t.arg(1).as_long()
+    return None
+
+
+def _masked_high_bits(const: int, atoms: Atoms, width: int) -> z3.BitVecRef | None:
+    """`(x >> s) & m`, m the bits b and up that `x >> s` may hold, is `(x >> (s + b))
+    << b`: written as `_linear` writes a shift (opt writes the one where -O0 shifts
+    twice)."""
+    if len(atoms) != 1 or not const:
+        return None
+    (atom, _), = atoms.values()
+    s = _shift_right(atom)
+    low = (const & -const).bit_length() - 1
+    if s is None or const != ((((1 << width) - 1) >> s) >> low) << low:
+        return None
+    shifted = z3.LShR(atom.arg(0), s + low)
+    return shifted if low == 0 else z3.BitVecVal(1 << low, width) * shifted
+
+
+def _xor_of_masked(const: int, atoms: Atoms, width: int) -> tuple[int, Atoms]:
+    """x ^ (x & c) is x & ~c, for each such pair among a xor's atoms."""
+    out = dict(atoms)
+    for key, (a, _) in atoms.items():
+        if not (z3.is_app_of(a, z3.Z3_OP_BAND) and a.num_args() == 2
+                and z3.is_bv_value(a.arg(0)) and a.arg(1).get_id() in out and key in out):
+            continue
+        x = a.arg(1)
+        del out[key], out[x.get_id()]
+        masked = normal(x & (~a.arg(0).as_long() & ((1 << width) - 1)))
+        if z3.is_bv_value(masked):
+            const ^= masked.as_long()
+        else:
+            out[masked.get_id()] = (masked, out.get(masked.get_id(), (masked, 0))[1] + 1)
+            out = {k: v for k, v in out.items() if v[1] % 2}
+    return const, out
+
+
+def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An and/or/xor of bit-vectors flat, in one order (`_flat`): the constant written
+    first unless neutral, the atoms in AST-id order, a repeated atom once (and, or) or
+    cancelled in pairs (xor); in an and, a constant without the bits that a right
+    shift among the atoms clears. So chains a compiler reassociates meet:
+    `((a ^ b) ^ c) ^ d` and `(d ^ b) ^ (a ^ c)`."""
+    kind, width = t.decl().kind(), t.size()
+    ones = (1 << width) - 1
+    const, atoms = _flat(t)
     if kind == z3.Z3_OP_BXOR:
-        atoms = {k: a for k, a in atoms.items() if a[1] % 2}
+        const, atoms = _xor_of_masked(const, {k: a for k, a in atoms.items() if a[1] % 2},
+                                      width)
+    if kind == z3.Z3_OP_BAND and const != ones:  # no constant where there was none
+        for atom, _ in atoms.values():
+            if (s := _shift_right(atom)) is not None:
+                const &= ones >> s
+        if (high := _masked_high_bits(const, atoms, width)) is not None:
+            return high
     absorbing = {z3.Z3_OP_BAND: 0, z3.Z3_OP_BOR: ones}.get(kind)
     if const == absorbing:
         return z3.BitVecVal(const, width)
@@ -229,11 +305,28 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return None if out.eq(t) else out
 
 
+def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """`(x op c) << k` is `(x << k) op (c << k)` for op and/or/xor: the constant comes
+    out to the chain above (-O0's `(x ^ 734) << 8` in a xor chain where opt folded
+    the 187904 into the chain's constant)."""
+    y, k = t.children()
+    if not (z3.is_bv_value(k) and k.as_long() < t.size() and z3.is_app(y)
+            and y.decl().kind() in (z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR)
+            and z3.is_bv_value(y.arg(0)) and y.num_args() > 1):
+        return None
+    rest = y.arg(1) if y.num_args() == 2 else normal(y.decl()(*y.children()[1:]))
+    mask = (1 << t.size()) - 1
+    shifted = normal(rest << k)
+    return normal(y.decl()(shifted, z3.BitVecVal((y.arg(0).as_long() << k.as_long()) & mask,
+                                                  t.size())))
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract,),
     z3.Z3_OP_FPA_GT: (_greater,),
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
+    **dict.fromkeys(_STRICT, (_less,)),
     z3.Z3_OP_ITE: (_ite_known, _ite_of_not),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_OR: (_connective,),
@@ -241,7 +334,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BSUB: (_linear,),
     z3.Z3_OP_BNEG: (_linear,),
     z3.Z3_OP_BMUL: (_linear,),
-    z3.Z3_OP_BSHL: (_linear,),
+    z3.Z3_OP_BSHL: (_shifted_constant, _linear),
     z3.Z3_OP_BAND: (_bitwise,),
     z3.Z3_OP_BOR: (_bitwise,),
     z3.Z3_OP_BXOR: (_bitwise,),
