@@ -10,6 +10,8 @@ proved so in tests/test_rewrite.py); `normal` applies the first that matches.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 
 import z3
@@ -305,6 +307,67 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return None if out.eq(t) else out
 
 
+KNOWN_DEPTH = 4  # how far below a term `_zeros` looks
+
+
+def _zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
+    """Bits of t known to be zero, as a mask (a few levels down only: the patterns
+    opt's known-bits analysis sees are near the operator it rewrites)."""
+    width = t.size()
+    ones = (1 << width) - 1
+    if z3.is_bv_value(t):
+        return ~t.as_long() & ones
+    if depth == 0 or not z3.is_app(t):
+        return 0
+    kind, kids = t.decl().kind(), t.children()
+    if kind == z3.Z3_OP_ITE:
+        kind, kids = z3.Z3_OP_BOR, kids[1:]  # zero in both arms, as in an or
+    below = [_zeros(c, depth - 1) for c in kids] if kind in _KNOWN else []
+    if kind == z3.Z3_OP_BAND:
+        return functools.reduce(operator.or_, below)
+    if kind in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+        return functools.reduce(operator.and_, below)
+    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up
+        return ones >> (width - min(sum(_trailing(z) for z in below), width))
+    if kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(kids[1]):
+        k = min(kids[1].as_long(), width)
+        if kind == z3.Z3_OP_BSHL:
+            return (below[0] << k | ones >> (width - k)) & ones
+        return ones << (width - k) & ones | below[0] >> k
+    if kind == z3.Z3_OP_BADD:  # a sum of values below 2^k is below 2^(k + log2(n))
+        top = max(width - _leading(z, width) for z in below) + (len(kids) - 1).bit_length()
+        return ones ^ (ones >> max(width - top, 0)) if top < width else 0
+    return 0
+
+
+_KNOWN = {z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR, z3.Z3_OP_BMUL, z3.Z3_OP_BSHL,
+          z3.Z3_OP_BLSHR, z3.Z3_OP_BADD}
+
+
+def _trailing(zeros: int) -> int:
+    """How many of the lowest bits a mask of known zeros holds."""
+    return (~zeros & (zeros + 1)).bit_length() - 1
+
+
+def _leading(zeros: int, width: int) -> int:
+    """How many of the highest bits a mask of known zeros holds."""
+    return width - (~zeros & ((1 << width) - 1)).bit_length()
+
+
+def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An or of operands that share no bit that may be one is their sum, as
+    `_linear` writes it: opt writes `a + b` as `a | b` where it sees so (`897*x | 47 +
+    (y >> 31)`, x's low 13 bits zero)."""
+    width = t.size()
+    ones, seen = (1 << width) - 1, 0
+    for c in t.children():
+        may = ~_zeros(c) & ones
+        if may & seen:
+            return None
+        seen |= may
+    return normal((t.arg(0) + t.arg(1)).decl()(*t.children()))
+
+
 def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """`(x op c) << k` is `(x << k) op (c << k)` for op and/or/xor: the constant comes
     out to the chain above (-O0's `(x ^ 734) << 8` in a xor chain where opt folded
@@ -336,7 +399,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BMUL: (_linear,),
     z3.Z3_OP_BSHL: (_shifted_constant, _linear),
     z3.Z3_OP_BAND: (_bitwise,),
-    z3.Z3_OP_BOR: (_bitwise,),
+    z3.Z3_OP_BOR: (_disjoint, _bitwise),
     z3.Z3_OP_BXOR: (_bitwise,),
 }
 
