@@ -34,6 +34,7 @@ from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 
 SIMULATIONS = 128  # input vectors to start with
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
+CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
 CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
 # Queries of fewer nodes go to the solver whole: they are decided faster than swept
 SMALL = 100
@@ -157,6 +158,9 @@ class _Sweep:
                            simulated=sum(v is not None for v in self.values))
         for i, n in enumerate(self.dag.nodes):
             self._rebuild(i)
+            if self._same_term_as_earlier(i):
+                stats.structural += 1
+                continue
             v = self.values[i]
             if v is None or n.sort.kind not in ("bv", "bool", "fp") or n.leaf:
                 continue
@@ -165,18 +169,19 @@ class _Sweep:
                 # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
             key = (n.sort, as_key(v, n.sort))
             r = self.classes.get(key)
-            if r is None:
+            if r is None or _is_value(self.term[i]) and not _is_value(self.term[r]):
+                # a constant is its class's plainest member: the others are asked
+                # against it, not against a term that only simulates as one
                 self.classes[key] = i
                 self.walked.append(i)
-                continue
-            if self.term[r].eq(self.term[i]):
-                self.rep[i] = r
-                stats.structural += 1
                 continue
             left = self.deadline - time.perf_counter()
             if left <= 0:
                 continue
-            result, vector = self._prove_equal(i, r, min(self.query_seconds, left))
+            # a class that simulates as a constant is mostly conditions that are false
+            # on the inputs tried but not on all (found in seconds, if at all): asked briefly
+            seconds = self.query_seconds / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
+            result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
                 self.rep[i], self.term[i] = r, self.term[r]
                 stats.proved += 1
@@ -187,6 +192,15 @@ class _Sweep:
                 stats.undecided += 1
         stats.seconds = time.perf_counter() - start
         return [self.term[i] for i in top], stats
+
+    def _same_term_as_earlier(self, i: int) -> bool:
+        """Node i's rebuilt term is an earlier node's (structural hashing): i takes
+        that node's representative, so that the terms above them are one term too."""
+        k = self.node_of.get(self.term[i].get_id())
+        if k is None or k == i or not self.term[k].eq(self.term[i]):
+            return False
+        self.rep[i] = self.rep[k]
+        return True
 
     def _rebuild(self, i: int) -> None:
         """Node i over its children's representatives, the operands of a commutative
@@ -351,6 +365,10 @@ class _Sweep:
                 todo.extend(reversed(c.children()))
         self.term_kids[j] = (t, out)
         return out
+
+
+def _is_value(t: z3.ExprRef) -> bool:
+    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t)
 
 
 def _hard(n: Node, dag: _Dag, j: int) -> bool:

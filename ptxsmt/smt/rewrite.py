@@ -3,13 +3,17 @@ some values two ways (`a > b` and `b < a`; a NaN test on the bits or on the floa
 equivalence sweeping (`fraig.py`) merges for free what is one term, where two spellings
 cost it a solver query.
 
-Each rule looks only at a term's root and its children, which are rewritten already,
-and gives a term equal to it for every value of its free constants (each rule is
-proved so in tests/test_rewrite.py); `normal` applies the first that matches.
+Each rule looks at a term's root and its children, which are rewritten already (the
+bits known zero, `_zeros`, a few levels further), and gives a term equal to it for
+every value of its free constants (each rule is proved so in tests/test_rewrite.py,
+and on random terms that mix them); `normal` applies the first that matches, and the
+rules that build new subterms write them through `normal` too.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 
 import z3
@@ -26,6 +30,23 @@ def _greater(t: z3.ExprRef) -> z3.ExprRef | None:
     """a > b is b < a; a >= b is b <= a (floats: both false on a NaN, alike)."""
     a, b = t.children()
     return z3.fpLT(b, a) if t.decl().kind() == z3.Z3_OP_FPA_GT else z3.fpLEQ(b, a)
+
+
+_STRICT = {z3.Z3_OP_SGT: (z3.Z3_OP_SLT, False), z3.Z3_OP_SGEQ: (z3.Z3_OP_SLT, True),
+           z3.Z3_OP_SLEQ: (z3.Z3_OP_SLT, True), z3.Z3_OP_UGT: (z3.Z3_OP_ULT, False),
+           z3.Z3_OP_UGEQ: (z3.Z3_OP_ULT, True), z3.Z3_OP_ULEQ: (z3.Z3_OP_ULT, True)}
+
+
+def _less(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A bit-vector order as `<`: a > b is b < a, a >= b is !(a < b), a <= b is
+    !(b < a) (signed and unsigned alike), so that -O0's `ite(a >= b, 0, x)` of a phi
+    and opt's `ite(a < b, x, 0)` of a select meet (`_ite_of_not`)."""
+    a, b = t.children()
+    kind = t.decl().kind()
+    less = z3.ULT if _STRICT[kind][0] == z3.Z3_OP_ULT else lambda x, y: x < y
+    if kind in (z3.Z3_OP_SGEQ, z3.Z3_OP_UGEQ):
+        return z3.Not(less(a, b))
+    return z3.Not(less(b, a)) if _STRICT[kind][1] else less(b, a)
 
 
 def _not_not(t: z3.ExprRef) -> z3.ExprRef | None:
@@ -110,20 +131,285 @@ def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
     return z3.And(keep) if conjunction else z3.Or(keep)
 
 
+def _is_value(t: z3.ExprRef) -> bool:
+    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
+
+
+def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A bit-vector or Boolean operator over constants is its value (`Not(True)` is
+    `False`). Not a function symbol's application (free), nor a float's (z3's
+    `fp.to_ieee_bv` gives one NaN's bits, where the semantics leaves them open)."""
+    if t.decl().kind() == z3.Z3_OP_UNINTERPRETED or t.num_args() == 0 \
+            or not all(_is_value(c) for c in t.children()):
+        return None
+    out = z3.simplify(t)
+    return out if _is_value(out) and not out.eq(t) else None
+
+
+# A sum by constants, sum of `coefficient * atom` plus a constant: an atom is any term
+# that is not such a sum; coefficients are modulo 2^width, keyed by the atom's AST id
+Linear = tuple[int, dict[int, tuple[z3.BitVecRef, int]]]
+LINEAR_ATOMS = 32  # a longer sum is left as written (its terms grow as the atoms do)
+
+
+def _monomial(t: z3.BitVecRef) -> Linear:
+    """A summand as `_linear` writes it: a constant, `c * atom`, or an atom."""
+    if z3.is_bv_value(t):
+        return t.as_long(), {}
+    if z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2 and z3.is_bv_value(t.arg(0)):
+        return 0, {t.arg(1).get_id(): (t.arg(1), t.arg(0).as_long())}
+    return 0, {t.get_id(): (t, 1)}
+
+
+def _summands(t: z3.BitVecRef) -> Linear:
+    """t (an operand, in its normal form already) as a sum."""
+    if not z3.is_app_of(t, z3.Z3_OP_BADD):
+        return _monomial(t)
+    return _add([_monomial(c) for c in t.children()], t.size())
+
+
+def _add(parts: list[Linear], width: int, scales: list[int] | None = None) -> Linear:
+    mask, const, atoms = (1 << width) - 1, 0, {}
+    for (k, terms), scale in zip(parts, scales or [1] * len(parts), strict=True):
+        const = (const + scale * k) & mask
+        for key, (atom, c) in terms.items():
+            atoms[key] = (atom, (atoms.get(key, (atom, 0))[1] + scale * c) & mask)
+    return const, {key: a for key, a in atoms.items() if a[1]}
+
+
+def _as_sum(t: z3.BitVecRef) -> Linear | None:
+    """t's root (+, -, negation, a product or shift by a constant) over its operands'
+    sums; None where the root is none of those."""
+    kind, kids, width = t.decl().kind(), t.children(), t.size()
+    if kind == z3.Z3_OP_BADD:
+        return _add([_summands(c) for c in kids], width)
+    if kind == z3.Z3_OP_BSUB:
+        return _add([_summands(c) for c in kids], width, [1] + [-1] * (len(kids) - 1))
+    if kind == z3.Z3_OP_BNEG:
+        return _add([_summands(kids[0])], width, [-1])
+    if kind == z3.Z3_OP_BSHL and z3.is_bv_value(kids[1]):
+        shift = kids[1].as_long()
+        return _add([_summands(kids[0])], width, [1 << shift if shift < width else 0])
+    if kind == z3.Z3_OP_BMUL:
+        factors = [c for c in kids if not z3.is_bv_value(c)]
+        if len(factors) == 1:
+            scale = 1
+            for c in kids:
+                scale *= c.as_long() if z3.is_bv_value(c) else 1
+            return _add([_summands(factors[0])], width, [scale])
+    return None
+
+
+def _linear(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """Sums, differences and products by constants in one form, so that the sums two
+    compilers reassociate meet (`277*(a + b + c) - 13019` and `(a + b - d)*277` where
+    `c` is `47 - d`): `k + c1*x1 + c2*x2 + ...`, the atoms in AST-id order, no
+    coefficient 0 or constant 0 written, coefficient 1 written as the atom alone."""
+    found = _as_sum(t)
+    if found is None or len(found[1]) > LINEAR_ATOMS:
+        return None
+    const, atoms = found
+    width = t.size()
+    summands = [atom if c == 1 else z3.BitVecVal(c, width) * atom
+                for _, (atom, c) in sorted(atoms.items())]
+    if const or not summands:
+        summands.insert(0, z3.BitVecVal(const, width))
+    # one n-ary bvadd (z3.Sum nests binary ones, from a 0): `_summands` reads one level
+    out = summands[0] if len(summands) == 1 else \
+        (summands[0] + summands[1]).decl()(*summands)
+    return None if out.eq(t) else out
+
+
+Atoms = dict[int, tuple[z3.BitVecRef, int]]  # AST id -> (atom, how many times)
+
+
+def _flat(t: z3.BitVecRef) -> tuple[int, Atoms]:
+    """An and/or/xor's constants folded into one, and its other operands counted, its
+    operands' operands of the same operator taken in (they are flat already)."""
+    kind, ones = t.decl().kind(), (1 << t.size()) - 1
+    const, atoms = ones if kind == z3.Z3_OP_BAND else 0, {}
+    for c in t.children():
+        for x in c.children() if z3.is_app_of(c, kind) else [c]:
+            if z3.is_bv_value(x):
+                v = x.as_long()
+                const = const & v if kind == z3.Z3_OP_BAND else \
+                    const | v if kind == z3.Z3_OP_BOR else const ^ v
+            else:
+                atoms[x.get_id()] = (x, atoms.get(x.get_id(), (x, 0))[1] + 1)
+    return const, atoms
+
+
+def _shift_right(t: z3.ExprRef) -> int | None:
+    """s where t is `x >> s` (logical) by a constant below the width: its top s bits
+    are zero."""
+    if z3.is_app_of(t, z3.Z3_OP_BLSHR) and z3.is_bv_value(t.arg(1)) \
+            and t.arg(1).as_long() < t.size():
+        return t.arg(1).as_long()
+    return None
+
+
+def _masked_high_bits(const: int, atoms: Atoms, width: int) -> z3.BitVecRef | None:
+    """`(x >> s) & m`, m the bits b and up that `x >> s` may hold, is `(x >> (s + b))
+    << b`: written as `_linear` writes a shift (opt writes the one where -O0 shifts
+    twice)."""
+    if len(atoms) != 1 or not const:
+        return None
+    (atom, _), = atoms.values()
+    s = _shift_right(atom)
+    low = (const & -const).bit_length() - 1
+    if s is None or const != ((((1 << width) - 1) >> s) >> low) << low:
+        return None
+    shifted = z3.LShR(atom.arg(0), s + low)
+    return shifted if low == 0 else z3.BitVecVal(1 << low, width) * shifted
+
+
+def _xor_of_masked(const: int, atoms: Atoms, width: int) -> tuple[int, Atoms]:
+    """x ^ (x & c) is x & ~c, for each such pair among a xor's atoms."""
+    out = dict(atoms)
+    for key, (a, _) in atoms.items():
+        if not (z3.is_app_of(a, z3.Z3_OP_BAND) and a.num_args() == 2
+                and z3.is_bv_value(a.arg(0)) and a.arg(1).get_id() in out and key in out):
+            continue
+        x = a.arg(1)
+        del out[key], out[x.get_id()]
+        masked = normal(x & (~a.arg(0).as_long() & ((1 << width) - 1)))
+        if z3.is_bv_value(masked):
+            const ^= masked.as_long()
+        else:
+            out[masked.get_id()] = (masked, out.get(masked.get_id(), (masked, 0))[1] + 1)
+            out = {k: v for k, v in out.items() if v[1] % 2}
+    return const, out
+
+
+def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An and/or/xor of bit-vectors flat, in one order (`_flat`): the constant written
+    first unless neutral, the atoms in AST-id order, a repeated atom once (and, or) or
+    cancelled in pairs (xor); in an and, a constant without the bits that a right
+    shift among the atoms clears. So chains a compiler reassociates meet:
+    `((a ^ b) ^ c) ^ d` and `(d ^ b) ^ (a ^ c)`."""
+    kind, width = t.decl().kind(), t.size()
+    ones = (1 << width) - 1
+    const, atoms = _flat(t)
+    if kind == z3.Z3_OP_BXOR:
+        const, atoms = _xor_of_masked(const, {k: a for k, a in atoms.items() if a[1] % 2},
+                                      width)
+    if kind == z3.Z3_OP_BAND and const != ones:  # no constant where there was none
+        for atom, _ in atoms.values():
+            if (s := _shift_right(atom)) is not None:
+                const &= ones >> s
+        if (high := _masked_high_bits(const, atoms, width)) is not None:
+            return high
+    absorbing = {z3.Z3_OP_BAND: 0, z3.Z3_OP_BOR: ones}.get(kind)
+    if const == absorbing:
+        return z3.BitVecVal(const, width)
+    operands = [a for _, (a, _) in sorted(atoms.items())]
+    if const != (ones if kind == z3.Z3_OP_BAND else 0) or not operands:
+        operands.insert(0, z3.BitVecVal(const, width))
+    out = operands[0] if len(operands) == 1 else t.decl()(*operands)
+    return None if out.eq(t) else out
+
+
+KNOWN_DEPTH = 4  # how far below a term `_zeros` looks
+
+
+def _zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
+    """Bits of t known to be zero, as a mask (a few levels down only: the patterns
+    opt's known-bits analysis sees are near the operator it rewrites)."""
+    width = t.size()
+    ones = (1 << width) - 1
+    if z3.is_bv_value(t):
+        return ~t.as_long() & ones
+    if depth == 0 or not z3.is_app(t):
+        return 0
+    kind, kids = t.decl().kind(), t.children()
+    if kind == z3.Z3_OP_ITE:
+        kind, kids = z3.Z3_OP_BOR, kids[1:]  # zero in both arms, as in an or
+    below = [_zeros(c, depth - 1) for c in kids] if kind in _KNOWN else []
+    if kind == z3.Z3_OP_BAND:
+        return functools.reduce(operator.or_, below)
+    if kind in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+        return functools.reduce(operator.and_, below)
+    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up
+        return ones >> (width - min(sum(_trailing(z) for z in below), width))
+    if kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(kids[1]):
+        k = min(kids[1].as_long(), width)
+        if kind == z3.Z3_OP_BSHL:
+            return (below[0] << k | ones >> (width - k)) & ones
+        return ones << (width - k) & ones | below[0] >> k
+    if kind == z3.Z3_OP_BADD:  # a sum of values below 2^k is below 2^(k + log2(n))
+        top = max(width - _leading(z, width) for z in below) + (len(kids) - 1).bit_length()
+        return ones ^ (ones >> max(width - top, 0)) if top < width else 0
+    return 0
+
+
+_KNOWN = {z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR, z3.Z3_OP_BMUL, z3.Z3_OP_BSHL,
+          z3.Z3_OP_BLSHR, z3.Z3_OP_BADD}
+
+
+def _trailing(zeros: int) -> int:
+    """How many of the lowest bits a mask of known zeros holds."""
+    return (~zeros & (zeros + 1)).bit_length() - 1
+
+
+def _leading(zeros: int, width: int) -> int:
+    """How many of the highest bits a mask of known zeros holds."""
+    return width - (~zeros & ((1 << width) - 1)).bit_length()
+
+
+def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An or of operands that share no bit that may be one is their sum, as
+    `_linear` writes it: opt writes `a + b` as `a | b` where it sees so (`897*x | 47 +
+    (y >> 31)`, x's low 13 bits zero)."""
+    width = t.size()
+    ones, seen = (1 << width) - 1, 0
+    for c in t.children():
+        may = ~_zeros(c) & ones
+        if may & seen:
+            return None
+        seen |= may
+    return normal((t.arg(0) + t.arg(1)).decl()(*t.children()))
+
+
+def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """`(x op c) << k` is `(x << k) op (c << k)` for op and/or/xor: the constant comes
+    out to the chain above (-O0's `(x ^ 734) << 8` in a xor chain where opt folded
+    the 187904 into the chain's constant)."""
+    y, k = t.children()
+    if not (z3.is_bv_value(k) and k.as_long() < t.size() and z3.is_app(y)
+            and y.decl().kind() in (z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR)
+            and z3.is_bv_value(y.arg(0)) and y.num_args() > 1):
+        return None
+    rest = y.arg(1) if y.num_args() == 2 else normal(y.decl()(*y.children()[1:]))
+    mask = (1 << t.size()) - 1
+    shifted = normal(rest << k)
+    return normal(y.decl()(shifted, z3.BitVecVal((y.arg(0).as_long() << k.as_long()) & mask,
+                                                  t.size())))
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract,),
     z3.Z3_OP_FPA_GT: (_greater,),
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
+    **dict.fromkeys(_STRICT, (_less,)),
     z3.Z3_OP_ITE: (_ite_known, _ite_of_not),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_OR: (_connective,),
+    z3.Z3_OP_BADD: (_linear,),
+    z3.Z3_OP_BSUB: (_linear,),
+    z3.Z3_OP_BNEG: (_linear,),
+    z3.Z3_OP_BMUL: (_linear,),
+    z3.Z3_OP_BSHL: (_shifted_constant, _linear),
+    z3.Z3_OP_BAND: (_bitwise,),
+    z3.Z3_OP_BOR: (_disjoint, _bitwise),
+    z3.Z3_OP_BXOR: (_bitwise,),
 }
 
 
 def normal(t: z3.ExprRef) -> z3.ExprRef:
-    """t with the first rule for its root operator that matches applied."""
-    for rule in RULES.get(t.decl().kind(), ()) if z3.is_app(t) else ():
+    """t with the first rule for its root operator that matches applied (folding
+    constants, for every operator, first)."""
+    for rule in (_fold, *RULES.get(t.decl().kind(), ())) if z3.is_app(t) else ():
         out = rule(t)
         if out is not None:
             return out
