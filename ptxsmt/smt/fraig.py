@@ -92,31 +92,40 @@ class _Dag:
         return [self.index[r.get_id()] for r in roots]
 
 
+Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
+
+
 def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
-                   timeout: float | None) -> list[z3.ExprRef]:
+                   timeout: float | None, sides: Sides | None = None) -> list[z3.ExprRef]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
-    SWEEP_SHARE of `timeout` (None: no limit)."""
+    SWEEP_SHARE of `timeout` (None: no limit); `sides`: as `sweep` takes them."""
     dag = _Dag()
     dag.add_roots(roots)
     if len(dag.terms) < SMALL:
         return roots
     try:
         return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"),
-                     dag=dag)[0]
+                     dag=dag, sides=sides)[0]
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
         return roots  # a term sweeping cannot rebuild: the query as it is (still sound)
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
           query_seconds: float = QUERY_SECONDS,
-          dag: _Dag | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
+          dag: _Dag | None = None,
+          sides: Sides | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` with every internal value proved equal to an earlier one replaced by it,
-    within `seconds` (past them the rest is rebuilt without new proofs)."""
+    within `seconds` (past them the rest is rebuilt without new proofs). `sides`: the
+    two functions' outputs (subterms of `roots`); a node that only one of them reads
+    is asked only against a node the other reads."""
     start = time.perf_counter()
     if dag is None:
         dag = _Dag()
     top = dag.add_roots(roots)
-    return _Sweep(dag, inputs, start + seconds, query_seconds).run(top, start)
+    sweeper = _Sweep(dag, inputs, start + seconds, query_seconds)
+    if sides is not None:
+        sweeper.side = _sides(dag, sides)
+    return sweeper.run(top, start)
 
 
 class _Sweep:
@@ -143,6 +152,10 @@ class _Sweep:
         self.alive: list[z3.ExprRef] = []
         self.term_kids: dict[int, tuple[z3.ExprRef, list[int]]] = {}
         self.walked: list[int] = []
+        # conditions proved constant, kept as facts about their operands (`_facts_over`)
+        self.facts: list[tuple[z3.BoolRef, frozenset[int]]] = []
+        self.facts_of: dict[int, list[int]] = {}  # node -> the facts over it
+        self.side: list[int] = []  # per node: 1 read by one side's outputs, 2 the other's
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
@@ -176,13 +189,14 @@ class _Sweep:
                 self.walked.append(i)
                 continue
             left = self.deadline - time.perf_counter()
-            if left <= 0:
+            if left <= 0 or self._one_side(i, r):
                 continue
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
             seconds = self.query_seconds / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
             result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
+                self._keep_fact(i, r)
                 self.rep[i], self.term[i] = r, self.term[r]
                 stats.proved += 1
             elif result == "sat":
@@ -192,6 +206,32 @@ class _Sweep:
                 stats.undecided += 1
         stats.seconds = time.perf_counter() - start
         return [self.term[i] for i in top], stats
+
+    def _one_side(self, i: int, r: int) -> bool:
+        """Nodes i and r are read by one function only, the same: their merge would
+        not make the two functions' terms meet (-O0's values agree with each other on
+        the inputs tried far more often than they are equal: most such guesses were
+        refuted or undecided, each at up to a second)."""
+        return bool(self.side) and self.side[i] == self.side[r] and self.side[i] in (1, 2)
+
+    def _keep_fact(self, i: int, r: int) -> None:
+        """Node i, a condition, proved equal to node r: kept as a fact about the nodes
+        its term reads (`isNaN(x)` is `isNaN(a) and isNaN(b)`), which the merge hides
+        from the terms above (`isNaN(x) or y <= x` becomes `y <= x` where `y` is a NaN
+        with `a` and `b`) where a later proof may need it."""
+        if self.dag.nodes[i].sort.kind != "bool" or _is_value(self.term[i]):
+            return
+        fact = self.term[i] == self.term[r]
+        kids = frozenset(self._term_kids(i))
+        for k in kids:
+            self.facts_of.setdefault(k, []).append(len(self.facts))
+        self.facts.append((fact, kids))
+
+    def _facts_over(self, nodes: set[int]) -> list[z3.BoolRef]:
+        """The facts (`_keep_fact`) about nodes among `nodes` only: each holds for every
+        input, so a query that assumes them has the same counterexamples."""
+        found = {f for k in nodes for f in self.facts_of.get(k, ())}
+        return [self.facts[f][0] for f in sorted(found) if self.facts[f][1] <= nodes]
 
     def _same_term_as_earlier(self, i: int) -> bool:
         """Node i's rebuilt term is an earlier node's (structural hashing): i takes
@@ -269,15 +309,19 @@ class _Sweep:
         proof there holds for whatever values they take."""
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
-            cut, kept = self._cut(i, r, depth)
+            cut, kept, reached = self._cut(i, r, depth)
             if not cut:
                 break
-            query = self._standard(a != b, [j for j in kept if self._is_ieee(j)], cut)
+            query = _assuming(a != b, self._facts_over(reached))
+            query = self._standard(query, [j for j in kept if self._is_ieee(j)], cut)
             if _check(query, seconds / 8, {})[0] == "unsat":
                 return "unsat", None
         names = {self.dag.terms[j].decl().name(): j for j in self.inputs
                  if self.dag.nodes[j].sort.kind in ("bv", "bool")}
-        return _check(self._standard(a != b, self._ieee_below(i, r)), seconds, names)
+        below = self._below(i, r)
+        query = _assuming(a != b, self._facts_over(below))
+        return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
+                      names)
 
     def _standard(self, query: z3.BoolRef, ieee: list[int],
                   cut: Sequence[tuple[z3.ExprRef, z3.ExprRef]] = ()) -> z3.BoolRef:
@@ -305,21 +349,22 @@ class _Sweep:
     def _is_ieee(self, j: int) -> bool:
         return self.dag.nodes[j].kind == z3.Z3_OP_FPA_TO_IEEE_BV
 
-    def _ieee_below(self, i: int, r: int) -> list[int]:
-        """The `fp.to_ieee_bv` nodes the terms of nodes i and r hold (their children's
-        representatives, down to the inputs)."""
+    def _below(self, i: int, r: int) -> set[int]:
+        """The nodes the terms of nodes i and r hold (their children's representatives,
+        down to the inputs)."""
         seen, todo = set(), [self.rep[i], r]
         while todo:
             j = todo.pop()
             if j not in seen:
                 seen.add(j)
                 todo.extend(self._term_kids(j))
-        return [j for j in seen if self._is_ieee(j)]
+        return seen
 
     def _cut(self, i: int, r: int, depth: int) -> tuple[list[tuple[z3.ExprRef, z3.ExprRef]],
-                                                       list[int]]:
+                                                       list[int], set[int]]:
         """Each node `depth` levels below nodes i and r (and each hard one above that
-        both reach), with a fresh constant; and the nodes reached above the cut."""
+        both reach), with a fresh constant; the nodes reached above the cut; and all
+        the nodes reached."""
         seen: dict[int, int] = {}  # node -> 1 reached from i, 2 from r, 3 both
         roots = (self.rep[i], r)
         for side, root in zip((1, 2), roots, strict=True):
@@ -340,7 +385,7 @@ class _Sweep:
                 continue
             if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
                 out.append((self.term[j], z3.FreshConst(self.term[j].sort(), "cut")))
-        return out, [j for j in seen if not self._is_frontier(j, seen)]
+        return out, [j for j in seen if not self._is_frontier(j, seen)], set(seen)
 
     def _is_frontier(self, j: int, seen: dict[int, int]) -> bool:
         """A node reached whose children were not all reached: where the cut lies."""
@@ -367,6 +412,10 @@ class _Sweep:
         return out
 
 
+def _assuming(query: z3.BoolRef, facts: list[z3.BoolRef]) -> z3.BoolRef:
+    return z3.And(query, *facts) if facts else query  # no `(and x)`
+
+
 def _is_value(t: z3.ExprRef) -> bool:
     return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t)
 
@@ -376,6 +425,20 @@ def _hard(n: Node, dag: _Dag, j: int) -> bool:
     bit-blast."""
     return (n.kind in _HARD and not any(dag.nodes[k].const is not None for k in dag.kids[j])) \
         or z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN <= n.kind <= z3.Z3_OP_FPA_BV2RM
+
+
+def _sides(dag: _Dag, sides: Sides) -> list[int]:
+    """Per node of `dag`: bit 1 where the first side's outputs read it, bit 2 the
+    second's."""
+    out = [0] * len(dag.terms)
+    for bit, roots in zip((1, 2), sides, strict=True):
+        todo = [dag.index[t.get_id()] for t in roots if t.get_id() in dag.index]
+        while todo:
+            j = todo.pop()
+            if not out[j] & bit:
+                out[j] |= bit
+                todo.extend(dag.kids[j])
+    return out
 
 
 def _free(dag: _Dag, inputs: set[int]) -> set[int]:

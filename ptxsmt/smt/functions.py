@@ -129,7 +129,9 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     query = [z3.Or(differ), defined]
     if sweeping:
         inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
-        query = sweep_if_large(query, inputs, _left(limit))
+        # each side's outputs: candidates are asked only across the two sides
+        sides = ([d.arg(0) for d in differ], [d.arg(1) for d in differ])
+        query = sweep_if_large(query, inputs, _left(limit), sides)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
