@@ -184,6 +184,53 @@ def test_sweeping_never_merges_values_that_differ_somewhere():
     assert stats.refuted >= 1
 
 
+def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
+    """The candidate pairs sweeping asks the solver about (all proved unknown)."""
+    asked = []
+
+    def record(self, i, r, seconds):
+        asked.append((self, i, r))
+        return "unknown", None
+    monkeypatch.setattr(fraig._Sweep, "_prove_equal", record)
+    return asked
+
+
+def test_a_pair_one_side_alone_reads_is_not_asked(monkeypatch):
+    """Two spellings of x + y in the first function only: with the two functions'
+    outputs given, they are never asked against each other, only against the other
+    function's nodes; without them they are."""
+    x, y = z3.BitVecs("x y", 32)
+    lhs = ((x | y) + (x & y)) * ((x ^ y) + 2 * (x & y))
+    rhs = (y + x) * (y + x) + 1
+    for sides, one_sided in (((lhs,), (rhs,)), True), (None, False):
+        asked = _asked(monkeypatch)
+        sweep([z3.Distinct(lhs, rhs)], [x, y], seconds=60, sides=sides)
+        pairs = [(w.side[i], w.side[r]) if w.side else None for w, i, r in asked]
+        assert pairs and all(p is None or p[0] != p[1] or p[0] == 3 for p in pairs)
+        assert (pairs[0] is not None) == one_sided
+
+
+def test_conditions_proved_equal_are_kept_as_facts_that_hold(monkeypatch):
+    """A condition merged by a proof is kept as a fact for later queries: each holds
+    for every input (so that assuming it loses no counterexample)."""
+    p, q = z3.BitVecs("p q", 32)
+    a, b = z3.fpBVToFP(p, F32), z3.fpBVToFP(q, F32)
+    zero = z3.FPVal(0.0, F32)
+    lhs = z3.If(z3.fpIsNaN(z3.fpMul(z3.RNE(), a, zero)), b, a)
+    rhs = z3.If(z3.Or(z3.fpIsNaN(a), z3.fpIsInf(a)), b, a)
+    kept = []
+    keep = fraig._Sweep._keep_fact
+
+    def record(self, i, r):
+        keep(self, i, r)
+        kept.extend(self.facts)
+    monkeypatch.setattr(fraig._Sweep, "_keep_fact", record)
+    sweep([lhs != rhs], [p, q], seconds=60, sides=((lhs,), (rhs,)))
+    assert kept
+    for fact, _ in kept:
+        assert _equivalent(fact, z3.BoolVal(True)), fact
+
+
 def _no_python_printer(monkeypatch) -> None:
     """Sweeping's proofs of float bits printed by z3 (`fraig._Sweep._standard`), not
     by `smt2.script`, which walks the terms in Python: where bitwuzla is installed."""
@@ -253,7 +300,7 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     monkeypatch.setattr(functions, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
     swept, limits = [], []
 
-    def sweeping(roots, inputs, seconds):
+    def sweeping(roots, inputs, seconds, sides):
         swept.append(seconds)
         clock[0] += 50
         return roots
