@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy
 import pytest
@@ -92,6 +93,53 @@ def test_a_solver_timeout_is_unknown_never_unsat():
     answer = portfolio.solve(query, 0.1)
     assert answer.result == "unknown"
     assert _no_children()
+
+
+def _clock(monkeypatch, module) -> list[float]:
+    """`module`'s clock, as a list the test moves forward."""
+    now = [0.0]
+    monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: now[0],
+                                                        perf_counter=lambda: now[0]))
+    return now
+
+
+def test_writing_the_query_out_counts_against_its_limit(monkeypatch):
+    """The solvers get the limit less the seconds the query took to write out (a large
+    one takes seconds); past the limit, no solver starts and the answer is unknown."""
+    now, written = _clock(monkeypatch, portfolio), portfolio.smt2
+
+    def slow(assertions):
+        now[0] += 5.0
+        return written(assertions)
+
+    def told(text, timeout):
+        return "unknown", {}, f"given {timeout:g} s"
+
+    monkeypatch.setattr(portfolio, "smt2", slow)
+    monkeypatch.setattr(portfolio, "RUNNERS", dict.fromkeys(portfolio.SOLVERS, told))
+    assert "z3: given 3 s" in portfolio.solve(_sat_query(), 8.0, solvers=["z3"]).reason
+    monkeypatch.setattr(portfolio, "RUNNERS", dict.fromkeys(portfolio.SOLVERS, _says("sat")))
+    answer = portfolio.solve(_sat_query(), 3.0)
+    assert answer.result == "unknown" and "written out" in answer.reason
+    assert _no_children()
+
+
+def test_auto_gives_the_race_the_time_z3_left(monkeypatch):
+    """`auto`: z3 alone first, for Z3_FIRST_SECONDS; where it stops late, the race gets
+    what is left of the limit, not the limit less the seconds z3 was given."""
+    pytest.importorskip("bitwuzla")
+    now, given = _clock(monkeypatch, solve), []
+
+    def late(s, *assumptions):
+        now[0] += 3.5
+        return z3.unknown
+
+    monkeypatch.setattr(solve, "check", late)
+    monkeypatch.setattr(portfolio, "solve", lambda assertions, timeout, racers:
+                        given.append(timeout) or portfolio.Answer("unknown", reason="none"))
+    s = z3.Solver()
+    s.add(*_sat_query())
+    assert check_with(s, "auto", 10).result == z3.unknown and given == [6.5]
 
 
 def _says(result, values=None):

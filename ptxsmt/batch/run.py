@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
+from operator import attrgetter
 
 from ..eval.values import outputs_json
 from ..isa import source
@@ -104,13 +105,13 @@ def outputs(read: list[Line], opts: Options = DEFAULT,
             compile_new: Callable[[list[str]], object] | None = None) -> list[dict | str]:
     """Each line's outputs (JSON values by register) or its error."""
     snippets = [line for line in read if line.error is None and line.ptx is not None]
-    got = evaluate_many([(line.ptx, line.inputs, line.opts) for line in snippets], opts,
+    got = evaluate_many(list(map(attrgetter("ptx", "inputs", "opts"), snippets)), opts,
                         compile_new)
     if len(snippets) < len(read):  # errors and functions in their places
         answered = iter(got)
         got = [line.error or (next(answered) if line.ptx is not None
                               else _function_answer(line)) for line in read]
-    return [g if type(g) is dict else str(g) for g in got]
+    return got if {*map(type, got)} <= {dict} else [g if type(g) is dict else str(g) for g in got]
 
 
 def run_jsonl(lines: Iterable[bytes | str],

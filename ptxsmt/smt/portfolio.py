@@ -17,6 +17,7 @@ only in the solver's own process: without them the portfolio is z3 alone
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -71,7 +72,12 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
     if unknown := [s for s in solvers if s not in RUNNERS]:
         raise PtxError(f"unknown solver {unknown[0]!r} (solvers: {', '.join(SOLVERS)})")
     names = [s for s in solvers if s not in unavailable()]
+    started = time.monotonic()
     text = smt2(assertions)
+    if timeout is not None:  # writing the query out (seconds, for a large one) is its time
+        timeout -= time.monotonic() - started
+        if timeout <= 0:
+            return Answer("unknown", reason="the time ran out while the query was written out")
     calls = {s: (RUNNERS[s], (text, timeout)) for s in names}
 
     def definite(done: dict[str, Outcome]) -> bool:

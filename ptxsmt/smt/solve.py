@@ -163,12 +163,14 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
     racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
     racers = tuple(s for s in racers if s not in portfolio.unavailable())
     if how == "auto" and len(racers) > 1 and (timeout is None or timeout > Z3_FIRST_SECONDS):
+        started = time.monotonic()
         solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
         result = check(solver)
         solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
         if result != z3.unknown:
             return Decision(result, model=solver.model() if result == z3.sat else None)
-        timeout = None if timeout is None else timeout - Z3_FIRST_SECONDS
+        # the time z3 took (it may stop late), not the time it was given
+        timeout = None if timeout is None else timeout - (time.monotonic() - started)
     elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
         result = check(solver)
         return Decision(result, reason=solver.reason_unknown() if result == z3.unknown else "",
