@@ -195,19 +195,24 @@ def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
     return asked
 
 
-def test_a_pair_one_side_alone_reads_is_not_asked(monkeypatch):
-    """Two spellings of x + y in the first function only: with the two functions'
-    outputs given, they are never asked against each other, only against the other
-    function's nodes; without them they are."""
+def test_a_condition_one_side_alone_reads_is_asked_only_across(monkeypatch):
+    """Two spellings of "x is even", and two of x + y, in the first function only: with
+    the two functions' outputs given, the conditions are never asked against each
+    other, only against the other function's; the sums are (bit-vectors). Without the
+    outputs, both pairs are asked."""
     x, y = z3.BitVecs("x y", 32)
-    lhs = ((x | y) + (x & y)) * ((x ^ y) + 2 * (x & y))
-    rhs = (y + x) * (y + x) + 1
-    for sides, one_sided in (((lhs,), (rhs,)), True), (None, False):
+    evens = [(x & 1) == 0, z3.Extract(0, 0, x) == 0]
+    lhs = z3.If(z3.And(evens), ((x | y) + (x & y)) * ((x ^ y) + 2 * (x & y)), y)
+    rhs = z3.If(z3.URem(x, 2) == 0, (y + x) * (y + x) + 1, y)
+    for sides in (((lhs,), (rhs,)), None):
         asked = _asked(monkeypatch)
         sweep([z3.Distinct(lhs, rhs)], [x, y], seconds=60, sides=sides)
-        pairs = [(w.side[i], w.side[r]) if w.side else None for w, i, r in asked]
-        assert pairs and all(p is None or p[0] != p[1] or p[0] == 3 for p in pairs)
-        assert (pairs[0] is not None) == one_sided
+        pairs = [(w.dag.terms[i], w.dag.terms[r]) for w, i, r in asked]
+        both_evens = [p for p in pairs if all(any(t.eq(e) for e in evens) for t in p)]
+        one_sided = [w.dag.nodes[i].sort.kind for w, i, r in asked
+                     if w.side and w.side[i] == w.side[r] in (1, 2)]
+        assert bool(both_evens) == (sides is None)
+        assert ("bv" in one_sided) == (sides is not None) and "bool" not in one_sided
 
 
 def test_conditions_proved_equal_are_kept_as_facts_that_hold(monkeypatch):

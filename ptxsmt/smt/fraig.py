@@ -189,7 +189,7 @@ class _Sweep:
                 self.walked.append(i)
                 continue
             left = self.deadline - time.perf_counter()
-            if left <= 0 or self._one_side(i, r):
+            if left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
                 continue
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
@@ -208,10 +208,11 @@ class _Sweep:
         return [self.term[i] for i in top], stats
 
     def _one_side(self, i: int, r: int) -> bool:
-        """Nodes i and r are read by one function only, the same: their merge would
-        not make the two functions' terms meet (-O0's values agree with each other on
-        the inputs tried far more often than they are equal: most such guesses were
-        refuted or undecided, each at up to a second)."""
+        """Nodes i and r are read by one function only, the same. Asked only where they
+        are bit-vectors: -O0 computes an integer twice where -O2 computes it once, and
+        merged, the terms above meet the other function's. Its conditions and floats
+        agree with each other on the inputs tried far more often than they are equal
+        (most such guesses were refuted or undecided, each at up to a second)."""
         return bool(self.side) and self.side[i] == self.side[r] and self.side[i] in (1, 2)
 
     def _keep_fact(self, i: int, r: int) -> None:
