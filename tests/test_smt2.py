@@ -321,3 +321,21 @@ def test_terms_of_two_contexts_are_walked_apart():
     assert x.get_id() == y.get_id()  # else this test shows nothing
     assert [t.sexpr() for t in smt2.subterms(x)] == ["(bvadd a #x01)", "a", "#x01"]
     assert [t.sexpr() for t in smt2.subterms(y)] == ["(bvmul b #x03)", "b", "#x03"]
+
+
+def test_the_rewrites_keep_the_logic():
+    """`script` names the logic from the assertions (their walks are made already), not
+    from their standard form: the rewrites must not change it."""
+    from ptxsmt.smt import smt2
+
+    x, y = z3.FP("x", z3.Float32()), z3.FP("y", z3.Float32())
+    a, i = z3.BitVec("a", 8), z3.BitVec("i", 32)
+    memory = z3.Array("m", z3.BitVecSort(32), z3.BitVecSort(8))
+    f = z3.Function("f", a.sort(), a.sort())
+    queries = [[z3.fpToIEEEBV(x) == z3.BitVec("b", 32)],
+               [z3.Or([z3.fpIsNaN(x)]), z3.And([a == 1])],
+               [z3.ForAll([y], z3.fpToIEEEBV(y) != z3.fpToIEEEBV(x))],
+               [memory[i] == a, f(a) == z3.Extract(7, 0, z3.fpToIEEEBV(x))]]
+    logics = [smt2.logic(q) for q in queries]
+    assert logics == ["QF_BVFP", "QF_BVFP", "BVFP", "QF_AUFBVFP"]
+    assert logics == [smt2.logic(smt2.standard(q)) for q in queries]

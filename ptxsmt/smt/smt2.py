@@ -135,4 +135,5 @@ def script(assertions: Sequence[z3.BoolRef], comments: Iterable[str] = ()) -> st
     s = z3.Solver()
     s.add(*terms)
     header = "".join(f"; {c}\n" for c in comments)
-    return f"{header}(set-logic {logic(terms)})\n{s.to_smt2()}"
+    # the rewrites keep the logic: named from the assertions, whose walks `standard` made
+    return f"{header}(set-logic {logic(assertions)})\n{s.to_smt2()}"
