@@ -351,3 +351,23 @@ def test_an_add_made_sub_in_the_optimised_function_differs():
     verdict = check_function_equivalence(a, b, timeout=300)
     assert verdict.verdict == "different"
     assert verdict.counterexample.differ == ("func_retval0",)
+
+
+def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
+    """The sweep's share of the limit counts from before its DAG is read (tens of
+    seconds for a function of a thousand float operations), not after."""
+    now, given = [0.0], []
+    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    read = fraig._Dag.add_roots
+
+    def slow(dag, roots):
+        now[0] += 10.0
+        return read(dag, roots)
+
+    monkeypatch.setattr(fraig._Dag, "add_roots", slow)
+    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, seconds, **_: given.append(seconds)
+                        or (roots, None))
+    x = z3.BitVec("x", 32)
+    big = z3.Sum([x * k for k in range(1, fraig.SMALL)])
+    fraig.sweep_if_large([big != big + 1], [x], 40.0)
+    assert given == [fraig.SWEEP_SHARE * 40.0 - 10.0]

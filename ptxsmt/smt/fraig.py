@@ -99,13 +99,14 @@ def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
                    timeout: float | None, sides: Sides | None = None) -> list[z3.ExprRef]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
     SWEEP_SHARE of `timeout` (None: no limit); `sides`: as `sweep` takes them."""
+    start = time.perf_counter()
     dag = _Dag()
-    dag.add_roots(roots)
+    dag.add_roots(roots)  # seconds of the share, for a DAG of ten thousand nodes or more
     if len(dag.terms) < SMALL:
         return roots
+    seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        return sweep(roots, inputs, SWEEP_SHARE * timeout if timeout else float("inf"),
-                     dag=dag, sides=sides)[0]
+        return sweep(roots, inputs, seconds, dag=dag, sides=sides)[0]
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
         return roots  # a term sweeping cannot rebuild: the query as it is (still sound)
 
