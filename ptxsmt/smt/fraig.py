@@ -29,7 +29,7 @@ import z3
 from ..sem.sorts import ieee_result
 from ..solver import check
 from .portfolio import solve_here, unavailable
-from .rewrite import normal
+from .rewrite import is_value, normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 
 SIMULATIONS = 128  # input vectors to start with
@@ -183,7 +183,7 @@ class _Sweep:
                 # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
             key = (n.sort, as_key(v, n.sort))
             r = self.classes.get(key)
-            if r is None or _is_value(self.term[i]) and not _is_value(self.term[r]):
+            if r is None or _constant(self.term[i]) and not _constant(self.term[r]):
                 # a constant is its class's plainest member: the others are asked
                 # against it, not against a term that only simulates as one
                 self.classes[key] = i
@@ -221,7 +221,7 @@ class _Sweep:
         its term reads (`isNaN(x)` is `isNaN(a) and isNaN(b)`), which the merge hides
         from the terms above (`isNaN(x) or y <= x` becomes `y <= x` where `y` is a NaN
         with `a` and `b`) where a later proof may need it."""
-        if self.dag.nodes[i].sort.kind != "bool" or _is_value(self.term[i]):
+        if self.dag.nodes[i].sort.kind != "bool" or _constant(self.term[i]):
             return
         fact = self.term[i] == self.term[r]
         kids = frozenset(self._term_kids(i))
@@ -418,8 +418,9 @@ def _assuming(query: z3.BoolRef, facts: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(query, *facts) if facts else query  # no `(and x)`
 
 
-def _is_value(t: z3.ExprRef) -> bool:
-    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t) or z3.is_fp_value(t)
+def _constant(t: z3.ExprRef) -> bool:
+    """A constant a class may lead: a value `rewrite` folds, or a float's."""
+    return is_value(t) or z3.is_fp_value(t)
 
 
 def _hard(n: Node, dag: _Dag, j: int) -> bool:

@@ -131,7 +131,7 @@ def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
     return z3.And(keep) if conjunction else z3.Or(keep)
 
 
-def _is_value(t: z3.ExprRef) -> bool:
+def is_value(t: z3.ExprRef) -> bool:
     return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
 
 
@@ -140,10 +140,10 @@ def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
     `False`). Not a function symbol's application (free), nor a float's (z3's
     `fp.to_ieee_bv` gives one NaN's bits, where the semantics leaves them open)."""
     if t.decl().kind() == z3.Z3_OP_UNINTERPRETED or t.num_args() == 0 \
-            or not all(_is_value(c) for c in t.children()):
+            or not all(is_value(c) for c in t.children()):
         return None
     out = z3.simplify(t)
-    return out if _is_value(out) and not out.eq(t) else None
+    return out if is_value(out) and not out.eq(t) else None
 
 
 # A sum by constants, sum of `coefficient * atom` plus a constant: an atom is any term
