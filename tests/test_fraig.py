@@ -195,6 +195,38 @@ def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
     return asked
 
 
+def _sweeper(monkeypatch) -> list[fraig._Sweep]:
+    """The sweeps made, for a look at their tables after."""
+    made = []
+    init = fraig._Sweep.__init__
+
+    def record(self, *args):
+        init(self, *args)
+        made.append(self)
+    monkeypatch.setattr(fraig._Sweep, "__init__", record)
+    return made
+
+
+def test_a_phi_of_one_operation_meets_the_select_of_its_operands(monkeypatch):
+    """-O0's `ite(c, g(p, x), g(p, y))` and opt's `g(p, ite(c, x, y))` merge with no
+    solver query (`_cases_meet`): each arm is the other term with `c` read as true,
+    then as false. Not so with the select's arms swapped."""
+    monkeypatch.setattr(fraig, "_check", lambda *_: ("unknown", None))
+    made = _sweeper(monkeypatch)
+    p, x, y = z3.BitVecs("p x y", 32)
+    c = z3.ULT(x * y, p)
+
+    def g(a, b):
+        return (a * b) ^ (a + 3 * b)
+    phi, select, swapped = (z3.If(c, g(p, x), g(p, y)), g(p, z3.If(c, x, y)),
+                            g(p, z3.If(c, y, x)))
+    (out, _), stats = sweep([phi != select, phi != swapped], [p, x, y], seconds=60)
+    assert z3.is_false(z3.simplify(out)) and stats.proved >= 1
+    w = made[0]
+    i, k = (w.dag.index[t.get_id()] for t in (phi, swapped))
+    assert not w._cases_meet(i, k) and not w._cases_meet(k, i)
+
+
 def test_a_condition_one_side_alone_reads_is_asked_only_across(monkeypatch):
     """Two spellings of "x is even", and two of x + y, in the first function only: with
     the two functions' outputs given, the conditions are never asked against each

@@ -33,6 +33,7 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("ite of true", z3.If(t, x, y)),
            ("ite of false", z3.If(f, x, y)),
            ("ite of one value", z3.If(c, x, x)),
+           ("a pair in either order", z3.If(z3.ULT(y, x), z3.Concat(y, x), z3.Concat(x, y))),
            ("c or not c", z3.Or(d, c, z3.Not(c))),
            ("c and not c", z3.And(z3.Not(c), d, c)),
            ("or of true", z3.Or(c, t)),

@@ -31,6 +31,7 @@ from ..solver import check
 from .portfolio import solve_here, unavailable
 from .rewrite import is_value, normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
+from .truth import Table, Tables
 
 SIMULATIONS = 128  # input vectors to start with
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
@@ -157,6 +158,8 @@ class _Sweep:
         self.facts: list[tuple[z3.BoolRef, frozenset[int]]] = []
         self.facts_of: dict[int, list[int]] = {}  # node -> the facts over it
         self.side: list[int] = []  # per node: 1 read by one side's outputs, 2 the other's
+        self.tables = Tables()
+        self.by_table: dict[Table, int] = {}  # a condition's function -> its first node
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
@@ -172,7 +175,7 @@ class _Sweep:
                            simulated=sum(v is not None for v in self.values))
         for i, n in enumerate(self.dag.nodes):
             self._rebuild(i)
-            if self._same_term_as_earlier(i):
+            if self._same_term_as_earlier(i) or self._same_function_as_earlier(i):
                 stats.structural += 1
                 continue
             v = self.values[i]
@@ -244,6 +247,35 @@ class _Sweep:
         self.rep[i] = self.rep[k]
         return True
 
+    def _same_function_as_earlier(self, i: int) -> bool:
+        """Node i, a condition, computes the function an earlier one computes
+        (`truth.Tables`): it takes that node's representative. Where it is constant, its
+        term is the constant; where an earlier one computes its negation, its term is
+        that one's negated, so that an `ite` over it meets an `ite` over the other with
+        its arms swapped (`rewrite.normal`)."""
+        if self.dag.nodes[i].sort.kind != "bool":
+            return False
+        table = self.tables.table(self.term[i])
+        if table is None:
+            return False
+        if table.constant is not None:
+            self._set_term(i, z3.BoolVal(table.constant))
+            return self._same_term_as_earlier(i)
+        k = self.by_table.setdefault(table, i)
+        if k != i and self.values[k] == self.values[i]:  # unequal: a bug; kept apart
+            self.rep[i], self.term[i] = self.rep[k], self.term[self.rep[k]]
+            return True
+        negated = self.by_table.get(table.negated())
+        if negated is not None:
+            self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
+            return self._same_term_as_earlier(i)
+        return False
+
+    def _set_term(self, i: int, t: z3.ExprRef) -> None:
+        self.term[i] = t
+        if self.node_of.setdefault(t.get_id(), i) == i:
+            self.alive.append(t)
+
     def _rebuild(self, i: int) -> None:
         """Node i over its children's representatives, the operands of a commutative
         operator in one order, so that `a + b` and `b + a` are one term, and written
@@ -264,9 +296,7 @@ class _Sweep:
                 return
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
             self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
-        self.term[i] = normal(self.term[i])
-        if self.node_of.setdefault(self.term[i].get_id(), i) == i:
-            self.alive.append(self.term[i])
+        self._set_term(i, normal(self.term[i]))
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The representative of the float whose `to_bits` wrote node `bits`
@@ -309,6 +339,8 @@ class _Sweep:
         they differ; or "unknown". First with the terms cut below a depth (the nodes
         there free constants, and every multiplier or float operation both share): a
         proof there holds for whatever values they take."""
+        if self._cases_meet(i, r) or self._cases_meet(r, i):
+            return "unsat", None
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
             cut, kept, reached = self._cut(i, r, depth)
@@ -324,6 +356,65 @@ class _Sweep:
         query = _assuming(a != b, self._facts_over(below))
         return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
                       names)
+
+    def _cases_meet(self, phi: int, other: int) -> bool:
+        """Node `phi` is `ite(c, a, b)`, and node `other` rebuilt with `c` read as true
+        is a, read as false b: then they are equal, with no solver query. -O0 computes
+        `max(p, x)` and `max(p, y)` and joins them in a phi where opt selects the
+        operand first, `max(p, ite(c, x, y))`."""
+        t = self.term[phi]
+        if not z3.is_app_of(t, z3.Z3_OP_ITE):
+            return False
+        c = self.node_of.get(t.arg(0).get_id())
+        if c is None or not self.term[c].eq(t.arg(0)):
+            return False
+        return all(self._given(other, c, value).eq(arm)
+                   for value, arm in ((True, t.arg(1)), (False, t.arg(2))))
+
+    def _given(self, root: int, c: int, value: bool) -> z3.ExprRef:
+        """Node `root`'s term where condition node `c` is `value`, rebuilt as the sweep
+        rebuilds (operands in order, `rewrite.normal`, a term a node has is that node's
+        representative's): equal to the term wherever `c` is `value`. Only the terms
+        the substitution made anew are rebuilt, children first."""
+        top = z3.substitute(self.term[root], (self.term[c], z3.BoolVal(value)))
+        done: dict[int, z3.ExprRef] = {}
+        todo = [top]
+        while todo:
+            u = todo[-1]
+            if u.get_id() in done:
+                todo.pop()
+                continue
+            k = self.node_of.get(u.get_id())
+            if k is not None or not z3.is_app(u) or u.num_args() == 0:
+                done[u.get_id()] = u if k is None else self.term[self.rep[k]]
+                todo.pop()
+                continue
+            kids = u.children()
+            pending = [x for x in kids if x.get_id() not in done]
+            if pending:
+                todo.extend(pending)
+                continue
+            todo.pop()
+            done[u.get_id()] = self._as_rebuilt(u.decl()(*[done[x.get_id()] for x in kids]))
+        return done[top.get_id()]
+
+    def _as_rebuilt(self, t: z3.ExprRef) -> z3.ExprRef:
+        """t as `_rebuild` and `_same_term_as_earlier` would leave a node's term."""
+        kind = t.decl().kind() if z3.is_app(t) else None
+        if kind in COMMUTATIVE or kind in COMMUTATIVE_AFTER_ROUNDING:
+            args = t.children()
+            first = 1 if kind in COMMUTATIVE_AFTER_ROUNDING else 0
+            args[first:] = sorted(args[first:], key=self._order)
+            t = normal(t.decl()(*args))
+        else:
+            t = normal(t)
+        k = self.node_of.get(t.get_id())
+        return self.term[self.rep[k]] if k is not None else t
+
+    def _order(self, t: z3.ExprRef) -> tuple[int, int]:
+        """Where `_rebuild` puts an operand of a commutative operator: by its node."""
+        k = self.node_of.get(t.get_id())
+        return (0, self.rep[k]) if k is not None else (1, t.get_id())
 
     def _standard(self, query: z3.BoolRef, ieee: list[int],
                   cut: Sequence[tuple[z3.ExprRef, z3.ExprRef]] = ()) -> z3.BoolRef:

@@ -55,9 +55,25 @@ def _not_not(t: z3.ExprRef) -> z3.ExprRef | None:
 
 
 def _ite_of_not(t: z3.ExprRef) -> z3.ExprRef | None:
-    """ite(!c, a, b) is ite(c, b, a)."""
+    """ite(!c, a, b) is ite(c, b, a) (and that, written by `normal`: a pair in order)."""
     c, a, b = t.children()
-    return z3.If(c.arg(0), b, a) if z3.is_not(c) else None
+    return normal(z3.If(c.arg(0), b, a)) if z3.is_not(c) else None
+
+
+def _sorted_pair(t: z3.ExprRef) -> z3.ExprRef | None:
+    """The pair {x, y} whatever their order (`sem.sorts.unordered`), `ite(y < x, y.x,
+    x.y)` (`.` a concat), with x and y in one order (by AST id): the open NaN of -O0's
+    `min(a, b)` and of opt's `min(b, a)` is then one function's one value."""
+    c, yes, no = t.children()
+    if not (z3.is_app_of(c, z3.Z3_OP_ULT) and z3.is_app_of(yes, z3.Z3_OP_CONCAT)
+            and yes.num_args() == 2 and yes.arg(0).eq(c.arg(0)) and yes.arg(1).eq(c.arg(1))
+            and z3.is_app_of(no, z3.Z3_OP_CONCAT) and no.num_args() == 2
+            and no.arg(0).eq(c.arg(1)) and no.arg(1).eq(c.arg(0))):
+        return None
+    y, x = c.children()
+    if y.get_id() < x.get_id():
+        return None
+    return z3.If(z3.ULT(x, y), z3.Concat(x, y), z3.Concat(y, x))
 
 
 def _bits_nan_test(t: z3.ExprRef) -> z3.ExprRef | None:
@@ -392,7 +408,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
     **dict.fromkeys(_STRICT, (_less,)),
-    z3.Z3_OP_ITE: (_ite_known, _ite_of_not),
+    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_OR: (_connective,),
     z3.Z3_OP_BADD: (_linear,),

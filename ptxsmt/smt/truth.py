@@ -1,0 +1,244 @@
+"""The Boolean function a condition computes, as a truth table over what it asks of
+floats: two conditions with one table are equal on every input, however the two
+compilers spell them. -O0 branches on `setp.le` where opt selects on `setp.gtu` with
+the arms swapped (one table is the other's negation); `isNaN` of a min is `isNaN(a) and
+isNaN(b)` once the min's `ite`s are read.
+
+A condition is read as a formula over basis variables, each a function of the inputs:
+- `("nan", x)`: the float x is a NaN; `("nanbits", x)`: `(_ to_fp e s) x` is;
+- `("lt", x, y)`, `("gt", x, y)`: x < y, x > y, where neither is a NaN (x the lower
+  AST id): what a float comparison asks besides its NaN tests (`a <= b` is
+  `!nan(a) and !nan(b) and !(a > b)`, `a == b` neither `<` nor `>`);
+- `("atom", t)`: any other condition t, opaque.
+An `isNaN` looks through `ite`s, NaN constants, `to_ieee_bv`, `fp.neg` and `fp.abs`.
+
+Every input gives each variable one value, and each condition its value under the
+formula, so two formulas with one table over all assignments (the unreachable ones,
+`lt(x, y)` and `lt(y, x)` both true, included) are equal on every input: a table is a
+proof, not a guess. The converse fails only on those unreachable rows, and there a
+solver query is left to do what it did before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+import z3
+
+from ..isa.literals import fp_class
+from ..sem.sorts import FORMATS, fp_sort
+
+LIMIT = 12  # basis variables of a table (2**LIMIT rows); a larger condition is an atom
+DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recursion)
+
+Formula = bool | tuple
+_CONNECTIVES = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_NOT: "!", z3.Z3_OP_XOR: "^",
+                z3.Z3_OP_ITE: "?", z3.Z3_OP_IFF: "=", z3.Z3_OP_EQ: "=",
+                z3.Z3_OP_DISTINCT: "^", z3.Z3_OP_IMPLIES: ">"}
+# a float relation as (x < y, y < x) of its operands x, y, each True (must hold),
+# False (must not) or None (either), besides neither being a NaN
+_RELATIONS = {z3.Z3_OP_FPA_LT: (True, None), z3.Z3_OP_FPA_GT: (None, True),
+              z3.Z3_OP_FPA_LE: (None, False), z3.Z3_OP_FPA_GE: (False, None),
+              z3.Z3_OP_FPA_EQ: (False, False)}
+
+
+@dataclass(frozen=True)
+class Table:
+    basis: tuple  # the variables the function depends on, in one order
+    rows: int  # bit k: the value where variable j is bit j of k
+
+    def negated(self) -> Table:
+        return Table(self.basis, self.rows ^ _full(len(self.basis)))
+
+    @property
+    def constant(self) -> bool | None:
+        return None if self.basis else bool(self.rows)
+
+
+@dataclass
+class Tables:
+    """Formulas of the conditions read so far, by AST id (each term kept alive, so that
+    no id is reused while a formula names it)."""
+
+    read: dict = field(default_factory=dict)
+    kept: list[z3.ExprRef] = field(default_factory=list)
+
+    def table(self, t: z3.BoolRef) -> Table | None:
+        """The function `t` computes, over the variables it depends on; None where it is
+        an atom of its own (too many variables)."""
+        formula, support, _ = self._condition(t)
+        if formula == ("v", ("atom", t.get_id())):
+            return None
+        basis = tuple(sorted(support))
+        rows = _rows(formula, basis)
+        needed = tuple(v for k, v in enumerate(basis) if _depends(rows, k, len(basis)))
+        if needed != basis:
+            rows = _rows(formula, needed)
+        return Table(needed, rows)
+
+    def _condition(self, t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
+        key = t.get_id()
+        found = self.read.get(key)
+        if found is None:
+            found = self.read[key] = _bounded(self._read_condition(t), t)
+            self.kept.append(t)
+        return found
+
+    def _read_condition(self, t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
+        if z3.is_true(t) or z3.is_false(t):
+            return z3.is_true(t), frozenset(), 0
+        kind = t.decl().kind()
+        kids = t.children()
+        if kind in _CONNECTIVES and all(z3.is_bool(c) for c in kids) and \
+                (len(kids) == 2 or _CONNECTIVES[kind] in "&|!?"):
+            return _join(_CONNECTIVES[kind], [self._condition(c) for c in kids])
+        if kind == z3.Z3_OP_FPA_IS_NAN:
+            return self._nan(kids[0])
+        if kind in _RELATIONS:
+            return self._relation(kind, *kids)
+        return _atom(t)
+
+    def _relation(self, kind: int, x: z3.FPRef, y: z3.FPRef) -> tuple[Formula, frozenset, int]:
+        parts = [_join("!", [self._nan(x)]), _join("!", [self._nan(y)])]
+        for (a, b), want in zip(((x, y), (y, x)), _RELATIONS[kind], strict=True):
+            if want is not None:
+                less = _less(a, b)
+                parts.append(less if want else _join("!", [less]))
+        return _join("&", parts)
+
+    def _nan(self, x: z3.FPRef) -> tuple[Formula, frozenset, int]:
+        """Whether the float x is a NaN."""
+        key = -1 - x.get_id()  # apart from the conditions' entries
+        found = self.read.get(key)
+        if found is None:
+            found = self.read[key] = _bounded(self._read_nan(x), x)
+            self.kept.append(x)
+        return found
+
+    def _read_nan(self, x: z3.FPRef) -> tuple[Formula, frozenset, int]:
+        if z3.is_fp_value(x):
+            return x.isNaN(), frozenset(), 0
+        kind = x.decl().kind()
+        kids = x.children()
+        if kind == z3.Z3_OP_FPA_TO_FP and len(kids) == 1:
+            return self._nan_bits(kids[0], x.sort())
+        if kind == z3.Z3_OP_ITE:
+            c, a, b = kids
+            return _join("?", [self._condition(c), self._nan(a), self._nan(b)])
+        if kind in (z3.Z3_OP_FPA_NEG, z3.Z3_OP_FPA_ABS):
+            return self._nan(kids[0])
+        return _variable(("nan", x.get_id()))
+
+    def _nan_bits(self, bits: z3.BitVecRef, sort: z3.FPSortRef) -> tuple[Formula, frozenset, int]:
+        """Whether `bits` read as a float of `sort` are a NaN."""
+        key = ("bits", bits.get_id())
+        found = self.read.get(key)
+        if found is None:
+            found = self.read[key] = _bounded(self._read_nan_bits(bits, sort), bits)
+            self.kept.append(bits)
+        return found
+
+    def _read_nan_bits(self, bits: z3.BitVecRef, sort: z3.FPSortRef):
+        fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
+        if z3.is_bv_value(bits) and fmt is not None:
+            return fp_class(bits.as_long(), fmt).endswith("NaN"), frozenset(), 0
+        kind = bits.decl().kind()
+        kids = bits.children()
+        if kind == z3.Z3_OP_ITE:
+            c, a, b = kids
+            return _join("?", [self._condition(c), self._nan_bits(a, sort),
+                               self._nan_bits(b, sort)])
+        if kind == z3.Z3_OP_FPA_TO_IEEE_BV and kids[0].sort() == sort:
+            return self._nan(kids[0])
+        return _variable(("nanbits", bits.get_id()))
+
+
+def _variable(v: tuple) -> tuple[Formula, frozenset, int]:
+    return ("v", v), frozenset((v,)), 0
+
+
+def _atom(t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
+    return _variable(("atom", t.get_id()))
+
+
+def _bounded(read: tuple[Formula, frozenset, int], t: z3.ExprRef):
+    """A formula of too many variables, or nested too deep, is an atom of its own."""
+    _, support, depth = read
+    return _atom(t) if len(support) > LIMIT or depth > DEPTH else read
+
+
+def _less(x: z3.FPRef, y: z3.FPRef) -> tuple[Formula, frozenset, int]:
+    """x < y where neither is a NaN: `("lt", a, b)` or `("gt", a, b)`, a the lower
+    AST id; false where x and y are one term."""
+    a, b = x.get_id(), y.get_id()
+    if a == b:
+        return False, frozenset(), 0
+    return _variable(("lt", a, b) if a < b else ("gt", b, a))
+
+
+def _join(op: str, parts: list[tuple[Formula, frozenset, int]]) -> tuple[Formula, frozenset, int]:
+    support = frozenset().union(*(p[1] for p in parts))
+    return (op, tuple(p[0] for p in parts)), support, 1 + max((p[2] for p in parts), default=0)
+
+
+@cache
+def _full(n: int) -> int:
+    return (1 << (1 << n)) - 1
+
+
+@cache
+def _pattern(n: int, k: int) -> int:
+    """The rows (of 2**n) where variable k is true."""
+    width, block = 1 << k, ((1 << (1 << k)) - 1) << (1 << k)
+    period = 2 * width
+    while period < (1 << n):
+        block |= block << period
+        period *= 2
+    return block
+
+
+def _depends(rows: int, k: int, n: int) -> bool:
+    p = _pattern(n, k)
+    return (rows & p) >> (1 << k) != rows & ~p & _full(n)
+
+
+def _rows(formula: Formula, basis: tuple) -> int:
+    n = len(basis)
+    full = _full(n)
+    var = {v: _pattern(n, k) for k, v in enumerate(basis)}
+    memo: dict[int, int] = {}
+
+    def ev(f: Formula) -> int:
+        if f is True or f is False:
+            return full if f else 0
+        got = memo.get(id(f))
+        if got is not None:
+            return got
+        op, args = f
+        if op == "v":
+            out = var.get(args, 0)  # a variable the function does not depend on
+        else:
+            vals = [ev(a) for a in args]
+            if op == "&":
+                out = full
+                for v in vals:
+                    out &= v
+            elif op == "|":
+                out = 0
+                for v in vals:
+                    out |= v
+            elif op == "!":
+                out = full ^ vals[0]
+            elif op == "^":
+                out = vals[0] ^ vals[1]
+            elif op == "=":
+                out = full ^ vals[0] ^ vals[1]
+            elif op == ">":
+                out = (full ^ vals[0]) | vals[1]
+            else:  # "?"
+                out = (vals[0] & vals[1]) | ((full ^ vals[0]) & vals[2])
+        memo[id(f)] = out
+        return out
+
+    return ev(formula)
