@@ -107,3 +107,9 @@ def test_a_min_is_a_nan_where_both_operands_are():
     assert _valid(z3.fpIsNaN(d) == z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b)))
     assert tables.table(z3.fpIsNaN(d)) == tables.table(z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b)))
     assert tables.table(z3.fpIsNaN(d)) != tables.table(z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b)))
+
+
+def test_an_empty_conjunction_is_true():
+    """The function query's `defined` root is `And()` where nothing is assumed."""
+    table = Tables().table(z3.And())
+    assert table is not None and table.constant is True
