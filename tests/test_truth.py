@@ -113,3 +113,12 @@ def test_an_empty_conjunction_is_true():
     """The function query's `defined` root is `And()` where nothing is assumed."""
     table = Tables().table(z3.And())
     assert table is not None and table.constant is True
+
+
+def test_bits_read_as_two_formats_are_two_nan_tests():
+    """16 bits are a NaN as f16 where they need not be as bf16."""
+    p = z3.BitVec("p", 16)
+    half, brain = (z3.fpIsNaN(z3.fpBVToFP(p, z3.FPSort(e, s))) for e, s in ((5, 11), (8, 8)))
+    assert not _valid(half == brain)
+    tables = Tables()
+    assert tables.table(half) != tables.table(brain)

@@ -5,7 +5,7 @@ the arms swapped (one table is the other's negation); `isNaN` of a min is `isNaN
 isNaN(b)` once the min's `ite`s are read.
 
 A condition is read as a formula over basis variables, each a function of the inputs:
-- `("nan", x)`: the float x is a NaN; `("nanbits", x)`: `(_ to_fp e s) x` is;
+- `("nan", x)`: the float x is a NaN; `("nanbits", x, e)`: `(_ to_fp e s) x` is;
 - `("lt", x, y)`, `("gt", x, y)`: x < y, x > y, where neither is a NaN (x the lower
   AST id): what a float comparison asks besides its NaN tests (`a <= b` is
   `!nan(a) and !nan(b) and !(a > b)`, `a == b` neither `<` nor `>`);
@@ -77,13 +77,16 @@ class Tables:
             rows = _rows(formula, needed)
         return Table(needed, rows)
 
-    def _condition(self, t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
-        key = t.get_id()
+    def _once(self, key, t: z3.ExprRef, read) -> tuple[Formula, frozenset, int]:
+        """`read()` of term t, once per key."""
         found = self.read.get(key)
         if found is None:
-            found = self.read[key] = _bounded(self._read_condition(t), t)
+            found = self.read[key] = _bounded(read(), t)
             self.kept.append(t)
         return found
+
+    def _condition(self, t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
+        return self._once(t.get_id(), t, lambda: self._read_condition(t))
 
     def _read_condition(self, t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
         if z3.is_true(t) or z3.is_false(t):
@@ -109,12 +112,7 @@ class Tables:
 
     def _nan(self, x: z3.FPRef) -> tuple[Formula, frozenset, int]:
         """Whether the float x is a NaN."""
-        key = -1 - x.get_id()  # apart from the conditions' entries
-        found = self.read.get(key)
-        if found is None:
-            found = self.read[key] = _bounded(self._read_nan(x), x)
-            self.kept.append(x)
-        return found
+        return self._once(("nan", x.get_id()), x, lambda: self._read_nan(x))
 
     def _read_nan(self, x: z3.FPRef) -> tuple[Formula, frozenset, int]:
         if z3.is_fp_value(x):
@@ -131,13 +129,10 @@ class Tables:
         return _variable(("nan", x.get_id()))
 
     def _nan_bits(self, bits: z3.BitVecRef, sort: z3.FPSortRef) -> tuple[Formula, frozenset, int]:
-        """Whether `bits` read as a float of `sort` are a NaN."""
-        key = ("bits", bits.get_id())
-        found = self.read.get(key)
-        if found is None:
-            found = self.read[key] = _bounded(self._read_nan_bits(bits, sort), bits)
-            self.kept.append(bits)
-        return found
+        """Whether `bits` read as a float of `sort` are a NaN (16 bits may be f16 or
+        bf16: the sort is part of the key)."""
+        return self._once(("bits", bits.get_id(), sort.ebits()), bits,
+                          lambda: self._read_nan_bits(bits, sort))
 
     def _read_nan_bits(self, bits: z3.BitVecRef, sort: z3.FPSortRef):
         fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
@@ -151,7 +146,7 @@ class Tables:
                                self._nan_bits(b, sort)])
         if kind == z3.Z3_OP_FPA_TO_IEEE_BV and kids[0].sort() == sort:
             return self._nan(kids[0])
-        return _variable(("nanbits", bits.get_id()))
+        return _variable(("nanbits", bits.get_id(), sort.ebits()))
 
 
 def _variable(v: tuple) -> tuple[Formula, frozenset, int]:
