@@ -21,6 +21,8 @@ solver query is left to do what it did before.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -198,6 +200,18 @@ def _depends(rows: int, k: int, n: int) -> bool:
     return (rows & p) >> (1 << k) != rows & ~p & _full(n)
 
 
+# each connective on its operands' rows (`full`: every row true)
+_OPERATORS = {
+    "&": lambda v, full: functools.reduce(operator.and_, v, full),
+    "|": lambda v, full: functools.reduce(operator.or_, v, 0),
+    "!": lambda v, full: full ^ v[0],
+    "^": lambda v, full: v[0] ^ v[1],
+    "=": lambda v, full: full ^ v[0] ^ v[1],
+    ">": lambda v, full: (full ^ v[0]) | v[1],
+    "?": lambda v, full: (v[0] & v[1]) | ((full ^ v[0]) & v[2]),
+}
+
+
 def _rows(formula: Formula, basis: tuple) -> int:
     n = len(basis)
     full = _full(n)
@@ -211,28 +225,8 @@ def _rows(formula: Formula, basis: tuple) -> int:
         if got is not None:
             return got
         op, args = f
-        if op == "v":
-            out = var.get(args, 0)  # a variable the function does not depend on
-        else:
-            vals = [ev(a) for a in args]
-            if op == "&":
-                out = full
-                for v in vals:
-                    out &= v
-            elif op == "|":
-                out = 0
-                for v in vals:
-                    out |= v
-            elif op == "!":
-                out = full ^ vals[0]
-            elif op == "^":
-                out = vals[0] ^ vals[1]
-            elif op == "=":
-                out = full ^ vals[0] ^ vals[1]
-            elif op == ">":
-                out = (full ^ vals[0]) | vals[1]
-            else:  # "?"
-                out = (vals[0] & vals[1]) | ((full ^ vals[0]) & vals[2])
+        # a variable the function does not depend on (`Tables.table`) is false
+        out = var.get(args, 0) if op == "v" else _OPERATORS[op]([ev(a) for a in args], full)
         memo[id(f)] = out
         return out
 
