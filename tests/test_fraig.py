@@ -161,7 +161,7 @@ def test_a_node_rebuilt_as_an_earlier_one_takes_its_representative(monkeypatch):
     first: `y + x` meets `x + y` though the class began with another spelling that is
     not proved equal (no proofs here), and the equalities above them, whose operands
     are ordered by representative, meet too."""
-    monkeypatch.setattr(fraig._Sweep, "_prove_equal", lambda self, i, r, s: ("unknown", None))
+    monkeypatch.setattr(fraig._Sweep, "_prove_equal", lambda *_: ("unknown", None))
     x, y, z = z3.BitVecs("x y z", 32)
     other, first, second, square = (x | y) + (x & y), x + y, y + x, z * z
     roots = [other == z, z3.Distinct(first == square, square == second)]
@@ -182,6 +182,30 @@ def test_sweeping_never_merges_values_that_differ_somewhere():
     s.add(out)
     assert s.check() == z3.sat
     assert stats.refuted >= 1
+
+
+def test_a_node_undecided_against_its_class_still_meets_a_later_equal(monkeypatch):
+    """`i` differs from its class's first member `r` at one input, and that proof is
+    undecided (stubbed); `j` is equal to `i`. Refuted against `r`, `j` is asked
+    against `i`, a member of the class though never merged, and merges with it."""
+    x, y, z = z3.BitVecs("x y z", 32)
+    special = x == 0x12345678
+    r = x * 3
+    i = z3.If(special, z3.BitVecVal(0, 32), x * 3)
+    j = z3.If(special, x ^ 0x12345678, x * 3)
+    made = _sweeper(monkeypatch)
+    prove = fraig._Sweep._prove_equal
+
+    def undecided_first(self, a, b, seconds):
+        if self.dag.terms[a].eq(i) and self.dag.terms[b].eq(r):
+            return "unknown", None
+        return prove(self, a, b, seconds)
+    monkeypatch.setattr(fraig._Sweep, "_prove_equal", undecided_first)
+    (_, out), stats = sweep([r != z, z3.Distinct(i + y, j + y)], [x, y, z], seconds=60)
+    assert z3.is_false(z3.simplify(out)), out
+    assert stats.undecided == 1 and stats.refuted == 1
+    w = made[0]
+    assert w.rep[w.dag.index[j.get_id()]] == w.dag.index[i.get_id()]
 
 
 def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:

@@ -109,6 +109,23 @@ def test_a_min_is_a_nan_where_both_operands_are():
     assert tables.table(z3.fpIsNaN(d)) != tables.table(z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b)))
 
 
+def test_a_relation_of_two_mins_is_read_through_their_nan_tests():
+    """`x < y` of a min and a max names twenty variables (each one's inner comparisons,
+    free NaN and operands' NaN tests) but depends on five: read as its table over those,
+    opt's `P or x < y` meets -O0's `!(!P and y <= x)` (P: either is a NaN)."""
+    v = _encoded("min.f32 x, a, b; max.f32 y, c, e;")
+    x, y, a, b, c, e = (z3.fpBVToFP(v[r], F32) for r in "xyabce")
+    either = z3.Or(z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b)), z3.And(z3.fpIsNaN(c), z3.fpIsNaN(e)))
+    opt = z3.Or(either, z3.fpLT(x, y))
+    naive = z3.Not(z3.And(z3.Not(either), z3.fpLEQ(y, x)))
+    assert _valid(opt == naive)
+    tables = Tables()
+    table = tables.table(opt)
+    assert table is not None and len(table.basis) == 5
+    assert tables.table(naive) == table
+    assert tables.table(z3.Or(either, z3.fpLEQ(x, y))) != table
+
+
 def test_an_empty_conjunction_is_true():
     """The function query's `defined` root is `And()` where nothing is assumed."""
     table = Tables().table(z3.And())

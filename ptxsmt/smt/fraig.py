@@ -36,6 +36,10 @@ from .truth import Table, Tables
 SIMULATIONS = 128  # input vectors to start with
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
 CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
+# A pair only one function reads is asked whole where its terms hold at most this many
+# nodes (`_Sweep._one_side`): larger, bitwuzla's preprocessing alone takes most of a second
+ONE_SIDE_CONE = 500
+TRIES = 3  # members of its class a node is asked against
 CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
 # Queries of fewer nodes go to the solver whole: they are decided faster than swept
 SMALL = 100
@@ -147,7 +151,7 @@ class _Sweep:
             self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
-        self.classes: dict[tuple, int] = {}
+        self.classes: dict[tuple, list[int]] = {}  # simulation values -> the nodes
         # the node each term stands for (AST id; the terms kept alive, so that no id is
         # reused), and each node's children as its rebuilt term has them (`_term_kids`)
         self.node_of: dict[int, int] = dict(dag.index)
@@ -184,39 +188,65 @@ class _Sweep:
             if (i in self.free and len(set(v)) == 1) or self._ieee_bits(i):
                 continue  # constant where a free value was simulated: rarely so for all;
                 # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
-            key = (n.sort, as_key(v, n.sort))
-            r = self.classes.get(key)
-            if r is None or _constant(self.term[i]) and not _constant(self.term[r]):
-                # a constant is its class's plainest member: the others are asked
+            self._sweep(i, stats)
+        stats.seconds = time.perf_counter() - start
+        return [self.term[i] for i in top], stats
+
+    def _sweep(self, i: int, stats: SweepStats) -> None:
+        """Node i asked against the members of its class (those the other function
+        reads first), until one is proved equal to it: i is merged into that one. A
+        refuted pair's model is one more simulation input, and i's class is looked up
+        again; a node not merged joins its class, so that a node equal to it and not to
+        the first member still meets it."""
+        n, tried = self.dag.nodes[i], set()
+        while len(tried) < TRIES:
+            members = self.classes.get(self._key(i), [])
+            if not members or _constant(self.term[i]) and not _constant(self.term[members[0]]):
+                break  # a constant is its class's plainest member: the others are asked
                 # against it, not against a term that only simulates as one
-                self.classes[key] = i
-                self.walked.append(i)
-                continue
+            r = next((m for m in sorted(members, key=lambda m: self._one_side(i, m))
+                      if m not in tried), None)
             left = self.deadline - time.perf_counter()
-            if left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
-                continue
+            if r is None or left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
+                break
+            tried.add(r)
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
+            v = self.values[i]
             seconds = self.query_seconds / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
             result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
                 self._keep_fact(i, r)
                 self.rep[i], self.term[i] = r, self.term[r]
                 stats.proved += 1
-            elif result == "sat":
+                return
+            if result == "sat":
                 stats.refuted += 1
                 self._add_vector(vector)
             else:
                 stats.undecided += 1
-        stats.seconds = time.perf_counter() - start
-        return [self.term[i] for i in top], stats
+        self.walked.append(i)
+        self._join_class(i)
+
+    def _key(self, i: int) -> tuple:
+        sort = self.dag.nodes[i].sort
+        return sort, as_key(self.values[i], sort)
+
+    def _join_class(self, i: int) -> None:
+        members = self.classes.setdefault(self._key(i), [])
+        if members and _constant(self.term[i]) and not _constant(self.term[members[0]]):
+            members.insert(0, i)
+        else:
+            members.append(i)
 
     def _one_side(self, i: int, r: int) -> bool:
         """Nodes i and r are read by one function only, the same. Asked only where they
         are bit-vectors: -O0 computes an integer twice where -O2 computes it once, and
         merged, the terms above meet the other function's. Its conditions and floats
         agree with each other on the inputs tried far more often than they are equal
-        (most such guesses were refuted or undecided, each at up to a second)."""
+        (most such guesses were refuted or undecided, each at up to a second); so do
+        the inner selects of -O0's float min and max, whose proofs over deep terms end
+        undecided: asked whole only where their terms are small (ONE_SIDE_CONE)."""
         return bool(self.side) and self.side[i] == self.side[r] and self.side[i] in (1, 2)
 
     def _keep_fact(self, i: int, r: int) -> None:
@@ -330,15 +360,15 @@ class _Sweep:
             self.values[i] = None if extra is None else [*v, extra[0]]
         self.classes = {}
         for i in self.walked:
-            if (v := self.values[i]) is not None:
-                self.classes.setdefault((self.dag.nodes[i].sort, as_key(v, self.dag.nodes[i].sort)),
-                                        i)
+            if self.values[i] is not None:
+                self._join_class(i)
 
     def _prove_equal(self, i: int, r: int, seconds: float) -> tuple[str, dict | None]:
         """"unsat": node i always equals node r; "sat", with the inputs of a model where
         they differ; or "unknown". First with the terms cut below a depth (the nodes
         there free constants, and every multiplier or float operation both share): a
-        proof there holds for whatever values they take."""
+        proof there holds for whatever values they take. Then whole, unless the pair
+        is one side's only and its terms hold more than ONE_SIDE_CONE nodes."""
         if self._cases_meet(i, r) or self._cases_meet(r, i):
             return "unsat", None
         a, b = self.term[i], self.term[r]
@@ -353,6 +383,8 @@ class _Sweep:
         names = {self.dag.terms[j].decl().name(): j for j in self.inputs
                  if self.dag.nodes[j].sort.kind in ("bv", "bool")}
         below = self._below(i, r)
+        if self._one_side(i, r) and len(below) > ONE_SIDE_CONE:
+            return "unknown", None
         query = _assuming(a != b, self._facts_over(below))
         return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
                       names)

@@ -33,6 +33,12 @@ from ..sem.sorts import FORMATS, fp_sort
 
 LIMIT = 12  # basis variables of a table (2**LIMIT rows); a larger condition is an atom
 DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recursion)
+# A formula of more variables than REDUCED is read as its table over those it depends on,
+# where they are at most WIDE: `isNaN(min(a, b))` names the min's inner comparisons and
+# its free NaN but is `isNaN(a) and isNaN(b)`, and a relation of two mins asks four
+# NaN tests, not twenty variables
+REDUCED = 6
+WIDE = 18
 
 Formula = bool | tuple
 _CONNECTIVES = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_NOT: "!", z3.Z3_OP_XOR: "^",
@@ -72,12 +78,7 @@ class Tables:
         formula, support, _ = self._condition(t)
         if formula == ("v", ("atom", t.get_id())):
             return None
-        basis = tuple(sorted(support))
-        rows = _rows(formula, basis)
-        needed = tuple(v for k, v in enumerate(basis) if _depends(rows, k, len(basis)))
-        if needed != basis:
-            rows = _rows(formula, needed)
-        return Table(needed, rows)
+        return _table(formula, support)
 
     def _once(self, key, t: z3.ExprRef, read) -> tuple[Formula, frozenset, int]:
         """`read()` of term t, once per key."""
@@ -160,9 +161,21 @@ def _atom(t: z3.ExprRef) -> tuple[Formula, frozenset, int]:
 
 
 def _bounded(read: tuple[Formula, frozenset, int], t: z3.ExprRef):
-    """A formula of too many variables, or nested too deep, is an atom of its own."""
-    _, support, depth = read
-    return _atom(t) if len(support) > LIMIT or depth > DEPTH else read
+    """A formula of more than REDUCED variables as its table over those it depends on
+    (a formula of its own); one of too many variables, or nested too deep, an atom."""
+    formula, support, depth = read
+    if REDUCED < len(support) <= WIDE:
+        table = _table(formula, support)
+        formula, support, depth = ("t", table), frozenset(table.basis), 0
+    return _atom(t) if len(support) > LIMIT or depth > DEPTH else (formula, support, depth)
+
+
+def _table(formula: Formula, support: frozenset) -> Table:
+    """The formula's table over the variables of `support` it depends on."""
+    basis = tuple(sorted(support))
+    rows = _rows(formula, basis)
+    needed = tuple(v for k, v in enumerate(basis) if _depends(rows, k, len(basis)))
+    return Table(needed, rows if needed == basis else _rows(formula, needed))
 
 
 def _less(x: z3.FPRef, y: z3.FPRef) -> tuple[Formula, frozenset, int]:
@@ -225,9 +238,27 @@ def _rows(formula: Formula, basis: tuple) -> int:
         if got is not None:
             return got
         op, args = f
-        # a variable the function does not depend on (`Tables.table`) is false
-        out = var.get(args, 0) if op == "v" else _OPERATORS[op]([ev(a) for a in args], full)
+        if op == "v":  # a variable the function does not depend on (`_table`) is false
+            out = var.get(args, 0)
+        elif op == "t":
+            out = _expand(args, var, full)
+        else:
+            out = _OPERATORS[op]([ev(a) for a in args], full)
         memo[id(f)] = out
         return out
 
     return ev(formula)
+
+
+def _expand(table: Table, var: dict, full: int) -> int:
+    """A table's rows in a larger basis (`var`: each variable's rows there), as the
+    `ite`s of its variables, the last outermost (the upper half of its rows)."""
+    def rows_of(n: int, rows: int) -> int:
+        if rows in (0, _full(n)):
+            return full if rows else 0
+        half = 1 << (n - 1)
+        v = var.get(table.basis[n - 1], 0)
+        upper, lower = rows_of(n - 1, rows >> half), rows_of(n - 1, rows & _full(n - 1))
+        return (v & upper) | ((full ^ v) & lower)
+
+    return rows_of(len(table.basis), table.rows)
