@@ -66,6 +66,31 @@ def test_each_solver_proves_unsat(solver):
     assert _no_children()
 
 
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+@pytest.mark.parametrize("large", [10**9, 0])
+def test_sweepings_solver_answers_here_and_in_a_child_alike(monkeypatch, large):
+    """`solve_here`: a query over LARGE characters is solved in a child process, with
+    the answers of one solved in this process."""
+    monkeypatch.setattr(portfolio, "LARGE", large)
+    answer = portfolio.solve_here(_sat_query(), 10)
+    assert (answer.result, answer.solver) == ("sat", "bitwuzla")
+    x, y = answer.values["x"], answer.values["y"]
+    assert (x * 3) & MASK8 == 7 and y != x and y < 5
+    x = z3.BitVec("x", 8)
+    assert portfolio.solve_here([x * x & 3 == 3], 10).result == "unsat"
+    assert _no_children()
+
+
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+def test_a_large_sweeping_query_is_stopped_at_its_limit(monkeypatch):
+    """bitwuzla's preprocessing ignores its own limit: the child is killed."""
+    monkeypatch.setattr(portfolio, "LARGE", 0)
+    monkeypatch.setattr(portfolio, "_run_bitwuzla", _sleep)
+    answer = portfolio.solve_here(_sat_query(), 0.2)
+    assert answer.result == "unknown" and "stopped" in answer.reason
+    assert _no_children()
+
+
 def test_the_race_gives_one_definite_answer_and_reaps_every_child():
     answer = portfolio.solve(_sat_query(), 10)
     assert answer.result == "sat" and answer.solver in portfolio.SOLVERS

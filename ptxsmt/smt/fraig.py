@@ -40,6 +40,7 @@ CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.r
 # nodes (`_Sweep._one_side`): larger, bitwuzla's preprocessing alone takes most of a second
 ONE_SIDE_CONE = 500
 TRIES = 3  # members of its class a node is asked against
+GIVEN_TERMS = 64  # terms rebuilt to read a node with a condition fixed (`_Sweep._given`)
 CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
 # Queries of fewer nodes go to the solver whole: they are decided faster than swept
 SMALL = 100
@@ -194,10 +195,10 @@ class _Sweep:
 
     def _sweep(self, i: int, stats: SweepStats) -> None:
         """Node i asked against the members of its class (those the other function
-        reads first), until one is proved equal to it: i is merged into that one. A
-        refuted pair's model is one more simulation input, and i's class is looked up
-        again; a node not merged joins its class, so that a node equal to it and not to
-        the first member still meets it."""
+        reads first): proved equal to one, i is merged into it. A refuted pair's model
+        is one more simulation input, and i's class is looked up again (up to TRIES
+        members in all); a node not merged joins its class, so that a node equal to it
+        and not to the first member still meets it."""
         n, tried = self.dag.nodes[i], set()
         while len(tried) < TRIES:
             members = self.classes.get(self._key(i), [])
@@ -220,11 +221,11 @@ class _Sweep:
                 self.rep[i], self.term[i] = r, self.term[r]
                 stats.proved += 1
                 return
-            if result == "sat":
-                stats.refuted += 1
-                self._add_vector(vector)
-            else:
-                stats.undecided += 1
+            if result != "sat":  # a member more is asked only after a refutation:
+                stats.undecided += 1  # undecided against one, it mostly is against all
+                break
+            stats.refuted += 1
+            self._add_vector(vector)
         self.walked.append(i)
         self._join_class(i)
 
@@ -400,17 +401,21 @@ class _Sweep:
         c = self.node_of.get(t.arg(0).get_id())
         if c is None or not self.term[c].eq(t.arg(0)):
             return False
-        return all(self._given(other, c, value).eq(arm)
-                   for value, arm in ((True, t.arg(1)), (False, t.arg(2))))
+        for value, arm in ((True, t.arg(1)), (False, t.arg(2))):
+            given = self._given(other, c, value)
+            if given is None or not given.eq(arm):
+                return False
+        return True
 
-    def _given(self, root: int, c: int, value: bool) -> z3.ExprRef:
+    def _given(self, root: int, c: int, value: bool) -> z3.ExprRef | None:
         """Node `root`'s term where condition node `c` is `value`, rebuilt as the sweep
         rebuilds (operands in order, `rewrite.normal`, a term a node has is that node's
         representative's): equal to the term wherever `c` is `value`. Only the terms
-        the substitution made anew are rebuilt, children first."""
+        the substitution made anew are rebuilt, children first; None where they are
+        more than GIVEN_TERMS (`c` deep below: no select an -O0 phi meets)."""
         top = z3.substitute(self.term[root], (self.term[c], z3.BoolVal(value)))
         done: dict[int, z3.ExprRef] = {}
-        todo = [top]
+        todo, rebuilt = [top], 0
         while todo:
             u = todo[-1]
             if u.get_id() in done:
@@ -428,6 +433,9 @@ class _Sweep:
                 continue
             todo.pop()
             done[u.get_id()] = self._as_rebuilt(u.decl()(*[done[x.get_id()] for x in kids]))
+            rebuilt += 1
+            if rebuilt > GIVEN_TERMS:
+                return None
         return done[top.get_id()]
 
     def _as_rebuilt(self, t: z3.ExprRef) -> z3.ExprRef:

@@ -190,16 +190,29 @@ def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
     printer.add(*assertions)
     text = printer.to_smt2()
     if not any(op in text for op in Z3_ONLY):
-        try:
-            result, values, reason = _run_bitwuzla(text[:text.rindex("(check-sat)")],
-                                                   timeout)
-            return Answer(result, "bitwuzla", values, reason)
-        except Exception:  # z3 printed something bitwuzla does not read: `(or x)`
-            pass
-    result, values, reason = _run_bitwuzla(smt2(assertions), timeout)
+        answer = _bitwuzla_here(text[:text.rindex("(check-sat)")], timeout)
+        if answer is not None:
+            return answer
+    return _bitwuzla_here(smt2(assertions), timeout) or Answer(
+        "unknown", "bitwuzla", reason="bitwuzla could not read the query")
+
+
+def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
+    """bitwuzla's answer; None where it cannot read the text (z3 printed something
+    it does not: `(or x)`). A query of more than LARGE characters goes to a child
+    process, stopped at the limit: bitwuzla's own limit does not stop its
+    preprocessing, which on such a query takes seconds."""
+    if len(text) > LARGE:
+        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, timeout)["bitwuzla"]
+        return None if outcome.status == "error" else _answer("bitwuzla", outcome)
+    try:
+        result, values, reason = _run_bitwuzla(text, timeout)
+    except Exception:  # noqa: BLE001 - a text bitwuzla's parser refuses
+        return None
     return Answer(result, "bitwuzla", values, reason)
 
 
+LARGE = 50_000
 # what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
 Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod_i")
 
