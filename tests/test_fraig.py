@@ -409,6 +409,30 @@ def test_an_add_made_sub_in_the_optimised_function_differs():
     assert verdict.counterexample.differ == ("func_retval0",)
 
 
+def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
+    """The clock runs out at the first merge: the query comes back with the nodes
+    walked so far over their representatives, the rest (never walked) as they were
+    above them; with no time at all, the original itself."""
+    x, y, z = z3.BitVecs("x y z", 8)
+    lhs, rhs = (x | y) + (x & y), y + x
+    query = z3.Distinct(lhs * z + 7, rhs * z + 7)
+    (out,), _ = sweep([query], [x, y, z], seconds=0)
+    assert out.eq(query)
+    now, walked = [0.0], []
+    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    ask = fraig._Sweep._sweep
+
+    def merge_then_stop(self, i, stats):
+        ask(self, i, stats)
+        walked.append(i)
+        if self.rep[i] != i:
+            now[0] += 100.0
+    monkeypatch.setattr(fraig._Sweep, "_sweep", merge_then_stop)
+    (out,), stats = sweep([query], [x, y, z], seconds=50)
+    assert stats.proved == 1 and max(walked) < stats.nodes - 1
+    assert z3.is_false(z3.simplify(out)) and _equivalent(out, query)
+
+
 def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
     """The sweep's share of the limit counts from before its DAG is read (tens of
     seconds for a function of a thousand float operations), not after."""

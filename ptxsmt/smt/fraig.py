@@ -122,9 +122,9 @@ def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
           dag: _Dag | None = None,
           sides: Sides | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` with every internal value proved equal to an earlier one replaced by it,
-    within `seconds` (past them the rest is rebuilt without new proofs). `sides`: the
-    two functions' outputs (subterms of `roots`); a node that only one of them reads
-    is asked only against a node the other reads."""
+    within `seconds` (past them, the nodes not yet walked keep their spelling, over
+    the merged ones). `sides`: the two functions' outputs (subterms of `roots`); a
+    node that only one of them reads is asked only against a node the other reads."""
     start = time.perf_counter()
     if dag is None:
         dag = _Dag()
@@ -179,6 +179,9 @@ class _Sweep:
         stats = SweepStats(nodes=len(self.term),
                            simulated=sum(v is not None for v in self.values))
         for i, n in enumerate(self.dag.nodes):
+            if time.perf_counter() > self.deadline:
+                stats.seconds = time.perf_counter() - start
+                return self._over_representatives(top, i), stats
             self._rebuild(i)
             if self._same_term_as_earlier(i) or self._same_function_as_earlier(i):
                 stats.structural += 1
@@ -192,6 +195,17 @@ class _Sweep:
             self._sweep(i, stats)
         stats.seconds = time.perf_counter() - start
         return [self.term[i] for i in top], stats
+
+    def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
+        """The roots with each of the first `walked` nodes written as the sweep wrote it
+        (over its representatives): the nodes above keep their spelling. One
+        `z3.substitute`, in C (it replaces the outermost match): rebuilding the rest
+        through the Python API took tens of seconds past the deadline at a thousand
+        float operations."""
+        pairs = [(self.dag.terms[j], self.term[j]) for j in range(walked)
+                 if not self.term[j].eq(self.dag.terms[j])]
+        roots = [self.dag.terms[i] for i in top]
+        return [z3.substitute(r, *pairs) for r in roots] if pairs else roots
 
     def _sweep(self, i: int, stats: SweepStats) -> None:
         """Node i asked against the members of its class (those the other function
