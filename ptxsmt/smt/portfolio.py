@@ -30,6 +30,7 @@ from .smt2 import script
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
 GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
+LARGE = 50_000  # characters of a query `solve_here` hands to a child process it can stop
 
 
 class SolverDisagreement(RuntimeError):
@@ -212,7 +213,6 @@ def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
     return Answer(result, "bitwuzla", values, reason)
 
 
-LARGE = 50_000
 # what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
 Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod_i")
 
