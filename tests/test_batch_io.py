@@ -324,8 +324,18 @@ def _render(path: Path, jobs: int) -> tuple[bytes, int, bool]:
 
 @pytest.fixture
 def small_windows(monkeypatch):
-    monkeypatch.setattr(run, "MIN_POOL_TEXTS", 0)
+    monkeypatch.setattr(run, "MIN_POOL_TEXTS", 0)  # every window compiled by the pool
     monkeypatch.setattr(run, "WINDOW", 64)  # windows, and a short last one
+    monkeypatch.setattr(run, "SHARED_LINES", 16)  # the workers' shares come back unanswered
+
+
+@pytest.fixture
+def warm_shares(monkeypatch):
+    """Windows answered in shares: every share is taken as warm, however many of its
+    texts the cache lacks."""
+    monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
+    monkeypatch.setattr(run, "WINDOW", 64)
+    monkeypatch.setattr(run, "SHARED_LINES", 16)
 
 
 def test_a_file_answered_by_a_pool_is_byte_for_byte_as_by_one_process(tmp_path,
@@ -355,6 +365,45 @@ def test_texts_whose_worker_dies_are_compiled_here(tmp_path, small_windows, monk
     assert _render(path, 3) == whole
 
 
+def _answers_in_a_worker(first, raws, opts):
+    """answer_warm_share, leaving the number of the process that answered where the test
+    can read it."""
+    block = _REAL_SHARE(first, raws, opts)
+    with open(os.environ["PTXSMT_TEST_PIDS"], "a") as pids:
+        pids.write(f"{os.getpid()}\n" if block else "")
+    return block
+
+
+def _share_dies_in_a_worker(first, raws, opts):
+    if os.getpid() != _PARENT:
+        os._exit(3)
+    return _REAL_SHARE(first, raws, opts)
+
+
+_REAL_SHARE = run.answer_warm_share
+
+
+def test_a_window_answered_in_shares_is_byte_for_byte_as_by_one_process(
+        tmp_path, warm_shares, monkeypatch):
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PTXSMT_TEST_PIDS", str(pids))
+    monkeypatch.setattr(run, "answer_warm_share", _answers_in_a_worker)
+    assert _render(path, 2) == whole
+    assert _render(path, 3) == whole
+    workers = set(pids.read_text().split())
+    assert workers and str(os.getpid()) not in workers  # the shares were answered there
+
+
+def test_a_share_whose_worker_dies_is_answered_here(tmp_path, warm_shares, monkeypatch):
+    path = _batch_file(tmp_path)
+    whole = _render(path, 1)
+    monkeypatch.setattr(run, "answer_warm_share", _share_dies_in_a_worker)
+    assert _render(path, 2) == whole
+    assert _render(path, 3) == whole
+
+
 def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_windows,
                                                                 monkeypatch):
     path = _batch_file(tmp_path)
@@ -371,7 +420,8 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     os.wait()
     assert b"".join(d for d, _, _ in blocks) == whole[0]
     monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
-    monkeypatch.setattr(programs, "compile_shared", lambda *a, **k: pytest.fail("a pool"))
+    monkeypatch.setattr(run, "SHARED_LINES", 10**6)
+    monkeypatch.setattr(run._Workers, "_started", lambda self: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 
 

@@ -33,8 +33,9 @@ def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
 
 def compile_shared(pool: Executor, texts: list[str], opts: Options, jobs: int) -> None:
     """The texts' programs compiled, a share in each of `jobs` processes (this one and the
-    pool's), the workers' records added to this one's store. A worker that fails costs
-    time, never an answer: its texts are compiled here, where their lines are answered."""
+    pool's), then read in one query (a worker writes what it compiled to the cache, or
+    hands it back where there is none). A worker that fails costs time, never an answer:
+    its texts are compiled here, where their lines are answered."""
     futures = []
     with suppress(Exception):  # a broken pool
         futures = [pool.submit(compile_records, texts[k::jobs], opts) for k in range(1, jobs)]
@@ -43,15 +44,19 @@ def compile_shared(pool: Executor, texts: list[str], opts: Options, jobs: int) -
         with suppress(Exception):  # the worker failed (or died)
             for key, record in future.result():
                 _store().put(key, record)
+    missing(texts, opts)
 
 
 def compile_records(texts: list[str], opts: Options) -> list[tuple[str, bytes]]:
-    """Compile the texts (a text's error is told where its lines are answered); the records
-    this process's memory took since the last call (a worker's, its cache off)."""
+    """Compile the texts (a text's error is told where its lines are answered) and write
+    their records to the cache; the records it could not write (no cache: this process's
+    memory of them)."""
     for text in texts:
         with suppress(Exception):
             compile_program(text, opts)
-    kept, _MEMORY.pending = _MEMORY.pending, {}
+    store = _store()
+    store.flush()
+    kept, store.pending = store.pending, {}
     return list(kept.items())
 
 
