@@ -421,7 +421,7 @@ def test_a_stream_is_answered_as_the_file_and_small_input_here(tmp_path, small_w
     assert b"".join(d for d, _, _ in blocks) == whole[0]
     monkeypatch.setattr(run, "MIN_POOL_TEXTS", 10**6)
     monkeypatch.setattr(run, "SHARED_LINES", 10**6)
-    monkeypatch.setattr(run._Workers, "_started", lambda self: pytest.fail("a pool"))
+    monkeypatch.setattr(run._Workers, "submit", lambda *a: pytest.fail("a pool"))
     assert _render(path, 2) == whole  # too small to repay starting workers
 
 

@@ -169,10 +169,6 @@ def enable(on: bool) -> None:
     _ENABLED = on
 
 
-def enabled() -> bool:
-    return _ENABLED
-
-
 def store() -> Store | None:
     """This run's store, or None when the cache is off."""
     global _STORE

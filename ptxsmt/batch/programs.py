@@ -18,7 +18,8 @@ from ..sem.options import DEFAULT, Options
 from . import cache
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
+    from collections.abc import Callable
+    from concurrent.futures import Future
 
     from ..program import Program
 
@@ -31,17 +32,16 @@ def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
     return [text for text in texts if prefix + text not in store.known]
 
 
-def compile_shared(pool: Executor, texts: list[str], opts: Options, jobs: int) -> None:
-    """The texts' programs compiled, a share in each of `jobs` processes (this one and the
-    pool's), then read in one query (a worker writes what it compiled to the cache, or
-    hands it back where there is none). A worker that fails costs time, never an answer:
-    its texts are compiled here, where their lines are answered."""
-    futures = []
-    with suppress(Exception):  # a broken pool
-        futures = [pool.submit(compile_records, texts[k::jobs], opts) for k in range(1, jobs)]
+def compile_shared(submit: Callable[..., Future | None], texts: list[str], opts: Options,
+                   jobs: int) -> None:
+    """The texts' programs compiled, a share in this process and in each of `jobs` - 1
+    workers (`submit`), then read in one query (a worker writes what it compiled to the
+    cache, or hands it back where there is none). A worker that fails costs time, never
+    an answer: its texts are compiled here, where their lines are answered."""
+    futures = [submit(compile_records, texts[k::jobs], opts) for k in range(1, jobs)]
     compile_records(texts[::jobs], opts)  # this one's share: in its own store
     for future in futures:
-        with suppress(Exception):  # the worker failed (or died)
+        with suppress(Exception):  # the worker failed (or died), or never started
             for key, record in future.result():
                 _store().put(key, record)
     missing(texts, opts)

@@ -1,20 +1,19 @@
 """A batch answered: read a window of lines, answer it, write the answers in order.
 
-With more than one job, a window's lines are answered in shares: this process answers
-the first, each worker of a standard process pool one after it (its lines sent as read,
-its answers sent back as written). Where the window brings many texts the cache lacks,
-the pool compiles them instead, a share each, and this process answers every line. A
-pool never changes an answer, and a worker that fails costs only time.
+With --jobs N, a large window is answered in N shares: this process answers the first,
+a worker of a standard process pool each other (its lines sent as read, its answers back
+as written), where the cache knows the share's texts. A window that brings many new texts
+is answered here whole, its texts compiled by every process, a share each. A pool never
+changes an answer, and a worker that fails costs only time.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
 from ..eval.values import outputs_json
 from ..isa import source
@@ -25,25 +24,19 @@ from . import cache, programs
 from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answer_object, answers, read_lines
 
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
 WINDOW = 1 << 18  # lines read, answered and written at a time (a held-out batch in one)
 MIN_POOL_TEXTS = 100  # texts to compile: with fewer, starting workers costs more than it saves
-SHARED_LINES = 20_000  # lines of a window answered in shares: fewer are done before a
-# worker has started
+SHARED_LINES = 20_000  # a window's lines worth sharing: fewer are answered before a worker starts
 Block = tuple[bytes, int, bool]  # answers (each ending in a newline), how many, any error
 
 
 def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> Iterator[Block]:
     """The answers to a batch (a binary file, or its lines), a block per share of a window."""
-    workers = _Workers(jobs, opts)
+    workers, first = _Workers(jobs, opts), 1
     try:
-        with _no_cycle_collection():
-            first = 1
-            for window in _windows(lines):
-                yield from _window_blocks(first, window, opts, workers)
-                first += len(window)
+        for window in _windows(lines):
+            yield from _window_blocks(first, window, opts, workers)
+            first += len(window)
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
         workers.pool and workers.pool.shutdown(wait=False, cancel_futures=True)
         raise
@@ -52,9 +45,6 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
 
 def _window_blocks(first: int, window: list[bytes], opts: Options,
                    workers: _Workers) -> Iterator[Block]:
-    """A window's answers, a block per share: the first answered here, each other by a
-    worker where the cache knows its texts. A window whose first share brings many new
-    texts is answered here whole, its new texts compiled by every process, a share each."""
     jobs = workers.jobs if len(window) >= SHARED_LINES else 1
     bounds = [len(window) * k // jobs for k in range(jobs + 1)]
     shares = [(first + start, window[start:end]) for start, end in zip(bounds[1:], bounds[2:])]
@@ -75,34 +65,19 @@ def _window_blocks(first: int, window: list[bytes], opts: Options,
 
 
 def answer_warm_share(first: int, raws: list[bytes], opts: Options) -> Block | None:
-    """The answers to a share of a window's lines, numbered from `first`; None where the
-    cache lacks the programs of many of its texts."""
+    """A share's answers (its lines numbered from `first`); None where the cache lacks
+    many of its texts."""
     read = read_lines(first, raws, opts)
     return _block(read, outputs(read, opts)) if _warm(read, opts) else None
 
 
 def _warm(read: list[Line], opts: Options) -> bool:
-    """Whether the cache holds the programs of nearly all the lines' texts."""
     texts = {line.ptx for line in read if line.opts is opts and line.ptx is not None}
     return len(programs.missing(list(texts), opts)) < MIN_POOL_TEXTS
 
 
 def _block(read: list[Line], got: list[dict | str]) -> Block:
     return answers(read, got), len(got), str in map(type, got)  # errors are strings
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused: a batch makes no cycles (JSON objects,
-    programs, errors kept without their tracebacks), and scanning its live objects over
-    and over costs a third of the time."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class _Workers:
@@ -113,21 +88,18 @@ class _Workers:
 
     def submit(self, fn: Callable, *args):
         """fn(*args)'s future in a worker, or None where the pool is broken."""
+        if self.pool is None:  # imported only where there is work to share
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(self.jobs - 1, initializer=_started, initargs=(
+                source.limit(), cache.store() is not None))
         with suppress(Exception):
-            return self._started().submit(fn, *args)
+            return self.pool.submit(fn, *args)
         return None
 
     def compile_new(self, texts: list[str]) -> None:
         if self.jobs > 1 and len(texts) >= MIN_POOL_TEXTS:
-            programs.compile_shared(self._started(), texts, self.opts, self.jobs)
-
-    def _started(self) -> ProcessPoolExecutor:
-        if self.pool is None:  # imported only where there is work to share
-            from concurrent.futures import ProcessPoolExecutor
-
-            self.pool = ProcessPoolExecutor(self.jobs - 1, initializer=_started,
-                                            initargs=(source.limit(), cache.enabled()))
-        return self.pool
+            programs.compile_shared(self.submit, texts, self.opts, self.jobs)
 
 
 def _windows(f: Iterable[bytes]) -> Iterator[list[bytes]]:
@@ -154,12 +126,12 @@ def _bounded(readline: Callable[[int], bytes], most: int) -> Iterator[bytes]:
 
 
 def _started(limit: int, cached: bool) -> None:
-    """A worker: the parent's input limit and cache setting; Ctrl-C is the parent's to
-    handle."""
+    """A worker: the parent's input limit and cache setting, the cyclic garbage collector
+    paused (as the batch command pauses it); Ctrl-C is the parent's to handle."""
     ignore_interrupts()
     cache.enable(cached)
     source.set_limit(limit)
-    gc.disable()  # see _no_cycle_collection
+    gc.disable()
 
 
 def outputs(read: list[Line], opts: Options = DEFAULT,
@@ -199,12 +171,11 @@ def check_jsonl(lines: Iterable[bytes], opts: Options = DEFAULT) -> Iterator[dic
 
 def _each(lines: Iterable[bytes], opts: Options) -> Iterator[tuple[Line, dict | str]]:
     """Each line as read, with its outputs or error (here alone)."""
-    with _no_cycle_collection():
-        first = 1
-        for window in _windows(lines):
-            read = read_lines(first, window, opts)
-            first += len(window)
-            yield from zip(read, outputs(read, opts))
+    first = 1
+    for window in _windows(lines):
+        read = read_lines(first, window, opts)
+        first += len(window)
+        yield from zip(read, outputs(read, opts))
 
 
 def _function_answer(line: Line) -> dict | PtxError:
