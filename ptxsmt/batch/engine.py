@@ -48,9 +48,9 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
         try:
             job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # Unsupported by the backend (or a bug in the fast path): the
-            job = None  # slow path answers the group
-            for i, raw in zip(indices, raws):
+            for i, raw in zip(indices, raws):  # slow path answers the group
                 results[i] = _slow(ptx, raw, group_opts)
+            continue
         if job is not None:
             program = job.program
             runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
@@ -112,28 +112,25 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
     if {*map(len, raws)} != {len(program.inputs)}:
         return None
     columns: dict[str, list | np.ndarray] = {}
-    for name in program.inputs:
-        try:  # as many names as inputs, each of them: exactly the inputs
+    try:  # KeyError: a line lacks a name; ValueError: a digit is not hex
+        for name in program.inputs:  # as many names as inputs, each of them: exactly the inputs
             column = list(map(itemgetter(name), raws))
-        except KeyError:
-            return None
-        kinds, width = {*map(type, column)}, program.types[name].width
-        if width == 1 and kinds == {bool}:
-            columns[name] = column
-            continue
-        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
-            return None
-        n, size = len(column), 2 + width // 4
-        text = "".join(column)
-        if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
-            return None
-        try:
+            kinds, width = {*map(type, column)}, program.types[name].width
+            if width == 1 and kinds == {bool}:
+                columns[name] = column
+                continue
+            if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
+                return None
+            n, size = len(column), 2 + width // 4
+            text = "".join(column)
+            if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
+                return None
             words = bytes.fromhex(text.replace("0x", ""))
-        except ValueError:
-            return None
-        if len(words) != n * width // 8:  # a blank among the digits, or a `0x` inside
-            return None
-        columns[name] = np.frombuffer(words, dtype=f">u{width // 8}")
+            if len(words) != n * width // 8:  # a blank among the digits, or a `0x` inside
+                return None
+            columns[name] = np.frombuffer(words, dtype=f">u{width // 8}")
+    except (KeyError, ValueError):
+        return None
     return columns
 
 
