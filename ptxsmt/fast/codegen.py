@@ -218,8 +218,7 @@ class _Compiler:
             (x,) = a
             wide = self._cast(x, w).expr
             high = _mask(w) & ~_mask(x.width)
-            return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})",
-                             "bv", w)
+            return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})", "bv", w)
         if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR):  # a shift by w or more leaves 0
             x, n = a
             by = f"minimum({n.expr}, {word_bits(w) - 1})"
@@ -230,8 +229,7 @@ class _Compiler:
             x, n = a
             if w != word_bits(w):
                 raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
-            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
-                             "bv", w)
+            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))", "bv", w)
         if k == z3.Z3_OP_BNOT:
             return self.emit(f"~{a[0].expr} & {_mask(w)}", "bv", w)
         if k in _U_CMP:
@@ -268,9 +266,8 @@ class _Compiler:
         return self._compare(x, _NEGATED[op], y)
 
     def _lane_of(self, x: str, op: str, y: str) -> tuple[str, int, int] | None:
-        """A compare of lane k of two words (bytes, halves) as lane k of one compare of
-        all their lanes, (lanes, k, count): a contiguous pass for every lane, not a
-        strided one per lane."""
+        """A compare of lane k of two words (bytes, halves) as lane k of one compare of all
+        their lanes, (lanes, k, count): a contiguous pass for every lane, not a strided one."""
         px, py = self.parts.get(x), self.parts.get(y)
         if not px or not py or px[1:] != py[1:]:
             return None
@@ -319,10 +316,9 @@ class _Compiler:
         return self.emit(expr, "bv", w)
 
     def _concat(self, parts: list[Value]) -> Value:
-        w = sum(p.width for p in parts)
+        w, n = sum(p.width for p in parts), len(parts)
         flags = [self.flag_at.get(p.expr) for p in parts]
-        if all(flags) and len({(f[0], f[2]) for f in flags}) == 1 and flags[0][2] == len(parts) \
-                and [f[1] for f in flags] == list(range(len(parts)))[::-1]:
+        if flags[0] and flags == [(flags[0][0], k, n) for k in reversed(range(n))]:
             return self.emit(f"flags({flags[0][0]})", "bv", w)  # every lane's flag, in order
         if {p.width for p in parts} in ({8}, {16}) and w == word_bits(w):  # bytes, halves
             return self.emit(f"join({', '.join(p.expr for p in parts)})", "bv", w)
