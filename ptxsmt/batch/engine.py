@@ -85,8 +85,7 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         for i in indices:
             results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
         return None
-    columns = _exact_columns(program, raws)
-    if columns is not None:
+    if (columns := _exact_columns(program, raws)) is not None:
         return Job(program, indices, columns)
     ready: list[tuple[int, dict]] = []
     for i, raw in zip(indices, raws):
