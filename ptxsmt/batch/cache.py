@@ -83,11 +83,8 @@ class Store:
         if self.failed:
             return None
         try:
-            db = self._connect()
-            if not many:
-                return db.execute(sql, rows)
-            with db:  # one transaction: committed, or rolled back on an error
-                return db.executemany(sql, rows)
+            with self._connect() as db:  # a transaction (a write's): committed, or rolled back
+                return (db.executemany if many else db.execute)(sql, rows)
         except (sqlite3.Error, OSError) as e:
             self.failed = f"{type(e).__name__}: {e}"
             return None
