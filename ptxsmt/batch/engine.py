@@ -41,7 +41,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
     if compile_new and new:
         compile_new(new)
-    runs: dict[tuple, list[Job]] = {}  # by code and slot widths: texts of one shape, or
+    runs: dict[tuple, list[Job]] = defaultdict(list)  # by code and slot widths: a shape's texts, or
     for key, indices in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
         raws = list(map(inputs.__getitem__, indices))
@@ -53,8 +53,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
             continue
         if job is not None:
             program = job.program
-            runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
-                            []).append(job)
+            runs[(program.code, *(program.types[s].width for s in program.slots))].append(job)
     with np.errstate(all="ignore"):  # words wrap by design (FastProgram.run_slots)
         for jobs in runs.values():
             try:
