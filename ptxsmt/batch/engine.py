@@ -36,7 +36,6 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     groups: dict[str | tuple[str, Options], list[int]] = defaultdict(list)
     for i, item in enumerate(items):
         groups[item[0] if len(item) == 2 or item[2] is opts else item[::2]].append(i)
-    inputs = list(map(itemgetter(1), items))
     results: list = [None] * len(items)
     new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
     if compile_new and new:
@@ -44,7 +43,7 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     runs: dict[tuple, list[Job]] = defaultdict(list)  # by code and slot widths: a shape's texts, or
     for key, indices in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
-        raws = list(map(inputs.__getitem__, indices))
+        raws = list(map(itemgetter(1), map(items.__getitem__, indices)))
         try:
             job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # Unsupported by the backend (or a bug in the fast path): the
