@@ -166,8 +166,7 @@ class FastProgram:
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program. Words wrap by design (a sum is cut to w bits): the caller silences
         numpy's warnings, once for all its runs."""
-        program = _loaded(self.code) if self.code else \
-            _function(self._params, self.lines, self.results)
+        program = _loaded(self.code or self.compiled())  # a text's program has its code
         outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
                 else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]
