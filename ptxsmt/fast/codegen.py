@@ -242,14 +242,12 @@ class _Compiler:
                 signed = [f"({v.expr} ^ {1 << (x.width - 1)})" for v in a]
             return self._compare(signed[0], _S_CMP[k], signed[1])
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
-            (x,) = a  # bits -> FP: the same bits (every other form has a rounding mode)
-            fmt = t.fmt()
-            return Value(x.expr, "fp", fmt.width, fmt)
+            fmt = t.fmt()  # bits -> FP: the same bits (every other form has a rounding mode)
+            return Value(a[0].expr, "fp", fmt.width, fmt)
         if k in _FP_CLASS:
             return self._fp_class(a[0], _FP_CLASS[k])
         if k in _FP_CMP:
-            x, y = a
-            return self.emit(f"{self.view(x)} {_FP_CMP[k]} {self.view(y)}", "bool")
+            return self.emit(f"{self.view(a[0])} {_FP_CMP[k]} {self.view(a[1])}", "bool")
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
 
     def _compare(self, x: str, op: str, y: str) -> Value:
