@@ -1,8 +1,7 @@
-"""Many evaluations at once: lines grouped by text, each text's program run over its
-lines' inputs as columns, the texts of one program (the same code on the same words) as
-one run. A line the fast backend cannot take (an input missing, an operator it lacks)
-goes to the slow evaluator (`ptxsmt.eval`): the same answers and errors, and no line's
-failure costs another's.
+"""Many evaluations at once: lines grouped by text, each text's program run over its lines' inputs
+as columns, the texts of one program (the same code on the same words) as one run. A line the fast
+backend cannot take (an input missing, an operator it lacks) goes to the slow evaluator
+(`ptxsmt.eval`): the same answers and errors, and no line's failure costs another's.
 """
 
 from __future__ import annotations
