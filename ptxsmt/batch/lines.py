@@ -138,11 +138,8 @@ def _read(text: bytes) -> tuple[dict, str | None]:
 
 def _shape_error(obj: dict) -> str | None:
     """What is wrong with a line's object, or None."""
-    if "file" not in obj:
-        if type(obj.get("ptx")) is not str:
-            return _LINE_SHAPE
-    elif "ptx" in obj or type(obj["file"]) is not str or \
-            type(obj.get("function", "")) is not str:
+    code = (obj["file"], obj.get("function", "")) if "file" in obj else (obj.get("ptx"),)
+    if "file" in obj and "ptx" in obj or {*map(type, code)} != {str}:
         return _LINE_SHAPE
     inputs = obj.get("inputs", {})
     if type(inputs) is not dict:
