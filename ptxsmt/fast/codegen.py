@@ -36,11 +36,9 @@ _LOGIC = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^",  # on Booleans
 _ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*", z3.Z3_OP_BSUB: "-"}
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                  z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
-_FP_CLASS = {
-    z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
-    z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
-    z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive",
-}
+_FP_CLASS = {z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
+             z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
+             z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive"}
 
 
 @dataclass(frozen=True)
