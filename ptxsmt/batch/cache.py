@@ -22,10 +22,9 @@ _STALE_SECONDS = 7 * 24 * 3600
 
 def directory() -> Path:
     """Where the cache lives (it may not exist yet)."""
-    if os.environ.get("PTXSMT_CACHE_DIR"):
-        return Path(os.environ["PTXSMT_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ptxsmt"
+    if place := os.environ.get("PTXSMT_CACHE_DIR"):
+        return Path(place)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxsmt"
 
 
 def fingerprint() -> str:
@@ -84,11 +83,8 @@ class Store:
         if self.failed:
             return None
         try:
-            db = self._connect()
-            if not many:
-                return db.execute(sql, rows)
-            with db:  # one transaction: committed, or rolled back on an error
-                return db.executemany(sql, rows)
+            with self._connect() as db:  # a transaction (a write's): committed, or rolled back
+                return (db.executemany if many else db.execute)(sql, rows)
         except (sqlite3.Error, OSError) as e:
             self.failed = f"{type(e).__name__}: {e}"
             return None
@@ -112,7 +108,7 @@ class Store:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
         if key not in self.known:
             self.known[key] = self.pending[key] = record
-        if len(self.pending) >= 512 and not self.failed:
+        if len(self.pending) >= 512:
             self.flush()
 
     def count(self) -> int:
@@ -123,10 +119,8 @@ class Store:
     def flush(self) -> None:
         """Write the records put since the last flush, in one transaction (kept in
         memory where the store cannot write them)."""
-        if self.failed:
-            return
-        rows, self.pending = list(self.pending.items()), {}
-        if rows:
+        if self.pending and not self.failed:
+            rows, self.pending = list(self.pending.items()), {}
             self._run("INSERT OR IGNORE INTO programs VALUES (?, ?)", rows, many=True)
 
 

@@ -1,8 +1,7 @@
-"""Many evaluations at once: lines grouped by text, each text's program run over its
-lines' inputs as columns, the texts of one program (the same code on the same words) as
-one run. A line the fast backend cannot take (an input missing, an operator it lacks)
-goes to the slow evaluator (`ptxsmt.eval`): the same answers and errors, and no line's
-failure costs another's.
+"""Many evaluations at once: lines grouped by text, each text's program run over its lines' inputs
+as columns, the texts of one program (the same code on the same words) as one run. A line the fast
+backend cannot take (an input missing, an operator it lacks) goes to the slow evaluator
+(`ptxsmt.eval`): the same answers and errors, and no line's failure costs another's.
 """
 
 from __future__ import annotations
@@ -36,25 +35,23 @@ def evaluate_many(items: Sequence[Item], opts: Options = DEFAULT,
     groups: dict[str | tuple[str, Options], list[int]] = defaultdict(list)
     for i, item in enumerate(items):
         groups[item[0] if len(item) == 2 or item[2] is opts else item[::2]].append(i)
-    inputs = list(map(itemgetter(1), items))
     results: list = [None] * len(items)
     new = missing([key for key in groups if type(key) is str], opts)  # one read of the cache
     if compile_new and new:
         compile_new(new)
-    runs: dict[tuple, list[Job]] = {}  # by code and slot widths: texts of one shape, or
+    runs: dict[tuple, list[Job]] = defaultdict(list)  # by code and slot widths: a shape's texts, or
     for key, indices in groups.items():  # of shapes compiled alike (add.s32, add.u32)
         ptx, group_opts = (key, opts) if type(key) is str else key
-        raws = list(map(inputs.__getitem__, indices))
+        raws = list(map(itemgetter(1), map(items.__getitem__, indices)))
         try:
             job = _group(ptx, group_opts, indices, raws, results)
         except Exception:  # Unsupported by the backend (or a bug in the fast path): the
-            job = None  # slow path answers the group
-            for i, raw in zip(indices, raws):
+            for i, raw in zip(indices, raws):  # slow path answers the group
                 results[i] = _slow(ptx, raw, group_opts)
+            continue
         if job is not None:
             program = job.program
-            runs.setdefault((program.code, *(program.types[s].width for s in program.slots)),
-                            []).append(job)
+            runs[(program.code, *(program.types[s].width for s in program.slots))].append(job)
     with np.errstate(all="ignore"):  # words wrap by design (FastProgram.run_slots)
         for jobs in runs.values():
             try:
@@ -85,8 +82,7 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
         for i in indices:
             results[i] = e.with_traceback(None)  # kept: its frames would make a cycle
         return None
-    columns = _exact_columns(program, raws)
-    if columns is not None:
+    if (columns := _exact_columns(program, raws)) is not None:
         return Job(program, indices, columns)
     ready: list[tuple[int, dict]] = []
     for i, raw in zip(indices, raws):
@@ -112,28 +108,25 @@ def _exact_columns(program: FastProgram, raws: list[Mapping]) -> dict | None:
     if {*map(len, raws)} != {len(program.inputs)}:
         return None
     columns: dict[str, list | np.ndarray] = {}
-    for name in program.inputs:
-        try:  # as many names as inputs, each of them: exactly the inputs
+    try:  # KeyError: a line lacks a name; ValueError: a digit is not hex
+        for name in program.inputs:  # as many names as inputs, each of them: exactly the inputs
             column = list(map(itemgetter(name), raws))
-        except KeyError:
-            return None
-        kinds, width = {*map(type, column)}, program.types[name].width
-        if width == 1 and kinds == {bool}:
-            columns[name] = column
-            continue
-        if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
-            return None
-        n, size = len(column), 2 + width // 4
-        text = "".join(column)
-        if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
-            return None
-        try:
+            kinds, width = {*map(type, column)}, program.types[name].width
+            if width == 1 and kinds == {bool}:
+                columns[name] = column
+                continue
+            if kinds != {str} or width == 1:  # else a register's word: 8, 16, 32 or 64 bits
+                return None
+            n, size = len(column), 2 + width // 4
+            text = "".join(column)
+            if len(text) != n * size or text[0::size] != "0" * n or text[1::size] != "x" * n:
+                return None
             words = bytes.fromhex(text.replace("0x", ""))
-        except ValueError:
-            return None
-        if len(words) != n * width // 8:  # a blank among the digits, or a `0x` inside
-            return None
-        columns[name] = np.frombuffer(words, dtype=f">u{width // 8}")
+            if len(words) != n * width // 8:  # a blank among the digits, or a `0x` inside
+                return None
+            columns[name] = np.frombuffer(words, dtype=f">u{width // 8}")
+    except (KeyError, ValueError):
+        return None
     return columns
 
 

@@ -1,11 +1,10 @@
 """The batch format, read and written: one JSON object a line, each answered in place.
 
-A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`, or names a function of a PTX
-file, `{"file": "k.ptx", "function": ..., "inputs": {...}}`; its answer is the same
-object with `"outputs"` (or `"error"`). Every line is answered, a blank one too. Lines
-are read by msgspec; one it refuses (bad bytes or JSON, a 5,000-digit number, deep
-nesting, a byte-order mark) is read again by the standard library, whose words its
-error gives: it costs only itself.
+A line is `{"ptx": ..., "inputs": {...}, "options": {...}}`, or names a function of a PTX file,
+`{"file": "k.ptx", "function": ..., "inputs": {...}}`; its answer is the same object with
+`"outputs"` (or `"error"`). Every line is answered, a blank one too. Lines are read by msgspec; one
+it refuses (bad bytes or JSON, a 5,000-digit number, deep nesting, a byte-order mark) is read again
+by the standard library, whose words its error gives: it costs only itself.
 """
 
 from __future__ import annotations
@@ -105,9 +104,8 @@ def read_line(number: int, raw: bytes, opts: Options) -> Line:
 
 
 def _commons(first: int, texts: list[bytes], opts: Options) -> list[Line] | None:
-    """The lines (their texts, numbered from `first`) where every one is common, decoded
-    by msgspec in one C call each; else None (a blank line, a byte-order mark, bad JSON:
-    its decode fails)."""
+    """The lines (texts numbered from `first`) where every one is common, each decoded by msgspec
+    in one C call; else None (a blank line, a byte-order mark, bad JSON: its decode fails)."""
     try:
         commons = list(map(_common, texts))
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
@@ -120,8 +118,7 @@ _PTX, _INPUTS, _HEAD = attrgetter("ptx"), attrgetter("inputs"), attrgetter("head
 
 
 def _read(text: bytes) -> tuple[dict, str | None]:
-    """Any other line's object, read as json.loads reads it; or what is wrong, in its
-    words."""
+    """Any other line's object, read as json.loads reads it; or what is wrong, in its words."""
     try:
         line = text.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -141,11 +138,8 @@ def _read(text: bytes) -> tuple[dict, str | None]:
 
 def _shape_error(obj: dict) -> str | None:
     """What is wrong with a line's object, or None."""
-    if "file" not in obj:
-        if type(obj.get("ptx")) is not str:
-            return _LINE_SHAPE
-    elif "ptx" in obj or type(obj["file"]) is not str or \
-            type(obj.get("function", "")) is not str:
+    code = (obj["file"], obj.get("function", "")) if "file" in obj else (obj.get("ptx"),)
+    if "file" in obj and "ptx" in obj or {*map(type, code)} != {str}:
         return _LINE_SHAPE
     inputs = obj.get("inputs", {})
     if type(inputs) is not dict:

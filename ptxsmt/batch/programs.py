@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 
 def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
-    """The texts the cache holds no record of, their records read in one query (not one
-    query a text)."""
+    """The texts the cache holds no record of (their records read in one query, not one a text)."""
     store, prefix = _store(), _text_prefix(opts)
     store.prefetch([prefix + text for text in texts])
     return [text for text in texts if prefix + text not in store.known]

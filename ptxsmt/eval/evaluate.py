@@ -45,19 +45,17 @@ def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
 
 
 def _value(term: z3.ExprRef, name: str, enc, values) -> Value:
-    if z3.is_true(term) or z3.is_false(term):
-        return z3.is_true(term)
-    if z3.is_bv_value(term):
-        return term.as_long()
-    missing = [n for n in enc.inputs if n not in values]
-    if missing:
-        raise PtxError(f"output {name} depends on inputs without a value: {', '.join(missing)}")
-    return _pinned(term, name)
+    if not (z3.is_bv_value(term) or z3.is_true(term) or z3.is_false(term)):
+        missing = [n for n in enc.inputs if n not in values]
+        if missing:
+            raise PtxError(f"output {name} depends on inputs without a value: {', '.join(missing)}")
+        term = _pinned(term, name)
+    return z3.is_true(term) if z3.is_bool(term) else term.as_long()
 
 
-def _pinned(term: z3.ExprRef, name: str) -> Value:
+def _pinned(term: z3.ExprRef, name: str) -> z3.ExprRef:
     """An output that still holds a named free value (one the ISA leaves open, such as the
-    NaN of a cvt): its value if no choice of them changes it (a compare of that NaN), else
+    NaN of a cvt): its literal if no choice of them changes it (a compare of that NaN), else
     a clear error. Never a guess (two NaNs that give two words show it open at once)."""
     free = _free_values(term)
     one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(v, f.size())) for f in free]))
@@ -72,9 +70,9 @@ def _pinned(term: z3.ExprRef, name: str) -> Value:
                          for x in f.children())
         raise UnspecifiedOutput(f"output {name} is unspecified: {f.decl().name()} on {args} "
                                 "gives a value the PTX ISA leaves open (README, Spec notes 9)")
-    if z3.is_bv_value(one) or z3.is_true(one) or z3.is_false(one):
-        return z3.is_true(one) if z3.is_bool(one) else one.as_long()
-    raise RuntimeError(f"output {name} did not simplify to a value: {one}")  # a ptxsmt bug
+    if not (z3.is_bv_value(one) or z3.is_true(one) or z3.is_false(one)):
+        raise RuntimeError(f"output {name} did not simplify to a value: {one}")  # a ptxsmt bug
+    return one
 
 
 def _free_values(term: z3.ExprRef) -> list[z3.ExprRef]:

@@ -62,8 +62,7 @@ def _block(args) -> tuple[int, dict[str, bytes], dict[str, int]]:
         flags = {p: np.bool_((combo >> i) & 1) for i, p in enumerate(preds)}
         run = fast.specialize({b_name: b, **flags})  # b's share of the work, done once
         for a in range(index * span, (index + 1) * span):
-            out = run({a_name: np.uint16(a)})
-            for name, values in out.items():
+            for name, values in run({a_name: np.uint16(a)}).items():
                 if values.dtype == bool:
                     hashes[name].update(np.packbits(values).tobytes())
                     trues[name] += int(values.sum())

@@ -57,9 +57,8 @@ def convert_inputs(raw: Mapping[str, object], types: Mapping[str, PtxType],
             raise PtxError(f"unknown input {quote(name)}: the snippet reads {known}")
         if key in out:  # %r1 is r1
             raise PtxError(f"input {quote(name)} is given twice")
-        t = types[key]
         try:
-            out[key] = _convert(value, t)
+            out[key] = _convert(value, types[key])
         except LiteralError as e:
             raise PtxError(f"input {quote(name)}: {e}") from None
     return out

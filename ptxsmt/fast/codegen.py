@@ -31,16 +31,14 @@ _FP_CMP = {z3.Z3_OP_FPA_LT: "<", z3.Z3_OP_FPA_LE: "<=", z3.Z3_OP_FPA_GT: ">",
 _U_CMP = {z3.Z3_OP_ULT: "<", z3.Z3_OP_ULEQ: "<=", z3.Z3_OP_UGT: ">", z3.Z3_OP_UGEQ: ">="}
 _S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_SLEQ: "<=", z3.Z3_OP_SGT: ">", z3.Z3_OP_SGEQ: ">="}
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-_BOOL = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^"}
-_BITWISE = {z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}
+_LOGIC = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^",  # on Booleans
+          z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}  # on bit-vectors
 _ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*", z3.Z3_OP_BSUB: "-"}
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                  z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
-_FP_CLASS = {
-    z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
-    z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
-    z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive",
-}
+_FP_CLASS = {z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
+             z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
+             z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive"}
 
 
 @dataclass(frozen=True)
@@ -84,11 +82,10 @@ class _Node:
     def name(self) -> str:
         return z3.Z3_get_symbol_string(self.ctx, z3.Z3_get_decl_name(self.ctx, self.decl))
 
-    def sort_kind(self) -> int:
-        return z3.Z3_get_sort_kind(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
-
-    def size(self) -> int:
-        return z3.Z3_get_bv_sort_size(self.ctx, z3.Z3_get_sort(self.ctx, self.ast))
+    def width(self) -> int:  # a bit-vector's; 0 for any other sort
+        sort = z3.Z3_get_sort(self.ctx, self.ast)
+        bv = z3.Z3_get_sort_kind(self.ctx, sort) == z3.Z3_BV_SORT
+        return z3.Z3_get_bv_sort_size(self.ctx, sort) if bv else 0
 
     def fmt(self) -> FloatFormat:
         sort = z3.Z3_get_sort(self.ctx, self.ast)
@@ -173,7 +170,7 @@ class _Compiler:
 
     def step(self, t: _Node, a: list[Value]) -> Value:  # noqa: C901 - one branch per operator
         k = t.kind
-        w = t.size() if t.sort_kind() == z3.Z3_BV_SORT else 0  # a bit-vector's width, once
+        w = t.width()  # the result's width, once (0: not a bit-vector)
         if w > 64:  # mul.hi.u64's 128-bit product
             raise Unsupported("a bit-vector wider than 64 bits")
         if k in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
@@ -195,14 +192,9 @@ class _Compiler:
             return self._ite(*a)
         if k == z3.Z3_OP_NOT:
             (x,) = a
-            if x.compare:  # not (x <= y) on integers is x > y: no extra pass
-                lhs, op, rhs = x.compare
-                return self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
-            return self.emit(f"lnot({x.expr})", "bool")
-        if k in _BOOL:
-            return self.emit(f" {_BOOL[k]} ".join(x.expr for x in a), "bool")
-        if k in _BITWISE:
-            return self.emit(f" {_BITWISE[k]} ".join(x.expr for x in a), "bv", w)
+            return self._negated(x) if x.compare else self.emit(f"lnot({x.expr})", "bool")
+        if k in _LOGIC:  # Booleans or bit-vectors of w bits, as its arguments are
+            return self.emit(f" {_LOGIC[k]} ".join(x.expr for x in a), a[0].kind, a[0].width)
         if k in _ARITH:  # exact in the word (it wraps above w bits), then cut to w bits
             expr = f" {_ARITH[k]} ".join(x.expr for x in a)
             return self.emit(f"({expr}) & {_mask(w)}", "bv", w)
@@ -212,71 +204,66 @@ class _Compiler:
                 raise Unsupported("= on floating point (all NaNs equal, -0 != +0)")
             op = "!=" if k == z3.Z3_OP_DISTINCT else "=="
             if x.kind == "bv":
-                return self._compare(x, op, y)
+                return self._compare(x.expr, op, y.expr)
             return self.emit(f"{x.expr} {op} {y.expr}", "bool")
         if k == z3.Z3_OP_EXTRACT:
             return self._extract(a[0], t.param(0), t.param(1))
         if k == z3.Z3_OP_CONCAT:
             return self._concat(a)
         if k == z3.Z3_OP_ZERO_EXT:
-            (x,) = a
-            return self._cast(x, x.width + t.param(0))
+            return self._cast(a[0], w)
         if k == z3.Z3_OP_SIGN_EXT:
             (x,) = a
-            w = x.width + t.param(0)
             wide = self._cast(x, w).expr
             high = _mask(w) & ~_mask(x.width)
-            return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})",
-                             "bv", w)
+            return self.emit(f"where({x.expr} >> {x.width - 1}, {wide} | {high}, {wide})", "bv", w)
         if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR):  # a shift by w or more leaves 0
             x, n = a
-            w, by = x.width, f"minimum({n.expr}, {word_bits(x.width) - 1})"
+            by = f"minimum({n.expr}, {word_bits(w) - 1})"
             shifted = f"({x.expr} << {by}) & {_mask(w)}" if k == z3.Z3_OP_BSHL \
                 else f"{x.expr} >> {by}"
             return self.emit(f"where({n.expr} >= {w}, {_word(w)}(0), {shifted})", "bv", w)
         if k == z3.Z3_OP_BASHR:  # on the signed view of a native word; n's word is x's
             x, n = a
-            w = x.width
             if w != word_bits(w):
                 raise Unsupported("an arithmetic shift of a bit-vector narrower than its word")
-            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))",
-                             "bv", w)
+            return self.emit(f"u{w}(i{w}({x.expr}) >> i{w}(minimum({n.expr}, {w - 1})))", "bv", w)
         if k == z3.Z3_OP_BNOT:
-            (x,) = a
-            return self.emit(f"~{x.expr} & {_mask(x.width)}", "bv", x.width)
+            return self.emit(f"~{a[0].expr} & {_mask(w)}", "bv", w)
         if k in _U_CMP:
-            x, y = a
-            return self._compare(x, _U_CMP[k], y)
+            return self._compare(a[0].expr, _U_CMP[k], a[1].expr)
         if k in _S_CMP:
             x, y = a
             if word_bits(x.width) == x.width:  # a native word: read it as signed, no pass
                 signed = [f"i{x.width}({v.expr})" for v in a]
             else:  # flipping the sign bit orders signed values as unsigned ones
                 signed = [f"({v.expr} ^ {1 << (x.width - 1)})" for v in a]
-            return self._compare(Value(signed[0], "bv"), _S_CMP[k], Value(signed[1], "bv"))
+            return self._compare(signed[0], _S_CMP[k], signed[1])
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
-            (x,) = a  # bits -> FP: the same bits (every other form has a rounding mode)
-            fmt = t.fmt()
-            return Value(x.expr, "fp", fmt.width, fmt)
+            fmt = t.fmt()  # bits -> FP: the same bits (every other form has a rounding mode)
+            return Value(a[0].expr, "fp", fmt.width, fmt)
         if k in _FP_CLASS:
             return self._fp_class(a[0], _FP_CLASS[k])
         if k in _FP_CMP:
-            x, y = a
-            return self.emit(f"{self.view(x)} {_FP_CMP[k]} {self.view(y)}", "bool")
+            return self.emit(f"{self.view(a[0])} {_FP_CMP[k]} {self.view(a[1])}", "bool")
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
 
-    def _compare(self, x: Value, op: str, y: Value) -> Value:
-        lane = self._lane_of(x.expr, op, y.expr)
-        out = self.emit(f"lane({lane[0]}, {lane[1]})" if lane else f"{x.expr} {op} {y.expr}",
-                        "bool", compare=(x.expr, op, y.expr))
+    def _compare(self, x: str, op: str, y: str) -> Value:
+        lane = self._lane_of(x, op, y)
+        out = self.emit(f"lane({lane[0]}, {lane[1]})" if lane else f"{x} {op} {y}", "bool",
+                        compare=(x, op, y))
         if lane:
             self.lane_at[out.expr] = lane
         return out
 
+    def _negated(self, c: Value) -> Value:
+        """not c (an integer compare) as the opposite compare, x > y for x <= y: no extra pass."""
+        x, op, y = c.compare
+        return self._compare(x, _NEGATED[op], y)
+
     def _lane_of(self, x: str, op: str, y: str) -> tuple[str, int, int] | None:
-        """A compare of lane k of two words (bytes, halves) as lane k of one compare of
-        all their lanes, (lanes, k, count): a contiguous pass for every lane, not a
-        strided one per lane."""
+        """A compare of lane k of two words (bytes, halves) as lane k of one compare of all
+        their lanes, (lanes, k, count): a contiguous pass for every lane, not a strided one."""
         px, py = self.parts.get(x), self.parts.get(y)
         if not px or not py or px[1:] != py[1:]:
             return None
@@ -296,8 +283,6 @@ class _Compiler:
         return self.emit(f"{_word(width)}({x.expr})", "bv", width)
 
     def _ite(self, c: Value, x: Value, y: Value) -> Value:
-        if x.kind == "bool":
-            return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", "bool")
         one, zero = x.const, y.const
         if x.kind == "bv" and zero == 0 and one is not None:  # c ? K : 0 is K times c
             if one == 1 and _word(x.width) == "u8":  # a bool's byte is 0 or 1 already: a view
@@ -308,11 +293,8 @@ class _Compiler:
             times = "" if one == 1 else f" * {one}"
             return self.emit(f"{_word(x.width)}({c.expr}){times}", "bv", x.width)
         if x.kind == "bv" and one == 0 and zero is not None and c.compare:
-            lhs, op, rhs = c.compare
-            flipped = self._compare(Value(lhs, "bv"), _NEGATED[op], Value(rhs, "bv"))
-            return self._ite(flipped, y, x)
-        return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", x.kind,
-                         x.width, x.fmt)
+            return self._ite(self._negated(c), y, x)
+        return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", x.kind, x.width, x.fmt)
 
     def _extract(self, x: Value, hi: int, lo: int) -> Value:
         w = hi - lo + 1
@@ -330,10 +312,9 @@ class _Compiler:
         return self.emit(expr, "bv", w)
 
     def _concat(self, parts: list[Value]) -> Value:
-        w = sum(p.width for p in parts)
+        w, n = sum(p.width for p in parts), len(parts)
         flags = [self.flag_at.get(p.expr) for p in parts]
-        if all(flags) and len({(f[0], f[2]) for f in flags}) == 1 and flags[0][2] == len(parts) \
-                and [f[1] for f in flags] == list(range(len(parts)))[::-1]:
+        if flags[0] and flags == [(flags[0][0], k, n) for k in reversed(range(n))]:
             return self.emit(f"flags({flags[0][0]})", "bv", w)  # every lane's flag, in order
         if {p.width for p in parts} in ({8}, {16}) and w == word_bits(w):  # bytes, halves
             return self.emit(f"join({', '.join(p.expr for p in parts)})", "bv", w)
@@ -351,15 +332,14 @@ class _Compiler:
         if what in ("nan", "inf"):  # the float view tells these; the others from the bits
             return self.emit(f"is{what}({self.view(x)})", "bool")
         b = x.expr
-        expr = {
+        return self.emit({
             "zero": f"({b} & {sign - 1}) == 0",
             "subnormal": f"(({b} & {inf}) == 0) & (({b} & {man}) != 0)",
             "normal": f"(({b} & {inf}) != 0) & (({b} & {inf}) != {inf})",
             # sign set and not NaN: flipping the sign bit leaves at most infinity's bits
             "negative": f"({b} ^ {sign}) <= {inf}",
             "positive": f"{b} <= {inf}",
-        }[what]
-        return self.emit(expr, "bool")
+        }[what], "bool")
 
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],

@@ -10,8 +10,9 @@ import marshal
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
+from operator import methodcaller
 from types import CodeType
 
 import numpy as np
@@ -85,13 +86,11 @@ NUMPY: dict[str, object] = {
     "where": np.where, "lnot": np.logical_not, "minimum": np.minimum,
     "isnan": np.isnan, "isinf": np.isinf,
     **{f"u{b}": getattr(np, f"uint{b}") for b in (8, 16, 32, 64)},
-    "i8": lambda x: x.view(np.int8), "i16": lambda x: x.view(np.int16),
-    "i32": lambda x: x.view(np.int32), "i64": lambda x: x.view(np.int64),
+    **{f"i{b}": methodcaller("view", getattr(np, f"int{b}")) for b in (8, 16, 32, 64)},
     # float32 holds every f16 and bf16 exactly, and numpy compares it IEEE-wise
     "f16": lambda x: x.view(np.float16).astype(np.float32),
     "bf16": lambda x: (np.uint32(x) << 16).view(np.float32),
-    "f32": lambda x: x.view(np.float32),
-    "f64": lambda x: x.view(np.float64),
+    "f32": lambda x: x.view(np.float32), "f64": lambda x: x.view(np.float64),
 }
 
 
@@ -152,13 +151,11 @@ class FastProgram:
         """This program, compiled for `shape`, as the program of a text of that shape."""
         back = {s: r for r, s in shape.registers.items()}
         back |= {k: f"#{k}" for k in shape.constants}  # no register is spelled `#k0`
-        return FastProgram(slots=tuple(back[s] for s in self.slots),
-                           outputs=tuple(back[o] for o in self.outputs),
-                           types={back[k]: t for k, t in self.types.items()},
-                           lines=self.lines, results=self.results,
-                           spelling=shape.spelling,
-                           bound={back[k]: v for k, v in shape.constants.items()},
-                           code=self.code)
+        return replace(self, slots=tuple(back[s] for s in self.slots),
+                       outputs=tuple(back[o] for o in self.outputs),
+                       types={back[k]: t for k, t in self.types.items()},
+                       spelling=shape.spelling,
+                       bound={back[k]: v for k, v in shape.constants.items()})
 
     def __call__(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs for whole arrays of inputs (uint64 bits; bool for predicates)."""
@@ -169,8 +166,7 @@ class FastProgram:
         ones too: texts of one shape (which differ only in names and bound values) run as
         one program. Words wrap by design (a sum is cut to w bits): the caller silences
         numpy's warnings, once for all its runs."""
-        program = _loaded(self.code) if self.code else \
-            _function(self._params, self.lines, self.results)
+        program = _loaded(self.code or self.compiled())  # a text's program has its code
         outputs = program(*(_as_array(c, self.types[n]) for c, n in zip(columns, self.slots)))
         return [x if type(x) is np.ndarray and x.shape == (rows,)
                 else np.broadcast_to(np.asarray(x), (rows,)) for x in outputs]

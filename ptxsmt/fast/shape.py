@@ -1,10 +1,9 @@
-"""A snippet's shape: its text with registers renamed in order of appearance and each
-immediate made an input, so texts that differ only in register names or immediates
-compile once.
+"""A snippet's shape: its text with registers renamed in order of appearance and each immediate made
+an input, so texts that differ only in register names or immediates compile once.
 
-An immediate operand is the constant `register_value(bits, t)` of its slot's type; a
-fresh register of that type, given those bits, is the same term. So the shape's
-compiled program, fed the immediates as inputs, computes exactly what the text does.
+An immediate operand is the constant `register_value(bits, t)` of its slot's type; a fresh register
+of that type, given those bits, is the same term. So the shape's compiled program, fed the
+immediates as inputs, computes exactly what the text does.
 """
 
 from __future__ import annotations
