@@ -137,3 +137,13 @@ def test_the_checks_see_a_circle_and_a_print(tmp_path):
     sample.write_text("import sys, click\nclick.echo('x')\nsys.stderr.write('y')\nprint(1)\n"
                       "proc.stderr.strip()\n")
     assert _writes_to_std_streams(sample) == [2, 3, 4]
+
+
+MACHINERY_BUDGET = 1_800  # lines: the batch engine and the fast backend stay small beside
+# the semantics they serve (issue 25)
+
+
+def test_the_evaluation_machinery_stays_within_its_budget():
+    lines = sum(len(f.read_text().splitlines()) for folder in ("eval", "batch", "fast")
+                for f in (PACKAGE / folder).glob("*.py"))
+    assert lines <= MACHINERY_BUDGET, f"eval/, batch/ and fast/ hold {lines:,} lines"
