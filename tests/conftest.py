@@ -42,7 +42,9 @@ if "PTXSMT_CACHE_DIR" not in os.environ:
 # Python's bytecode likewise: where the environment turns it off (PYTHONDONTWRITEBYTECODE),
 # every worker and every command a test starts would compile each module again; this
 # run's bytecode goes to a directory of its own (never into the tree), which they share.
-if "PYTHONPYCACHEPREFIX" not in os.environ:
+# Where it is on, the usual __pycache__ serves the next run too (pytest's rewritten tests
+# among it): collecting then compiles nothing.
+if sys.dont_write_bytecode and "PYTHONPYCACHEPREFIX" not in os.environ:
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = \
         tempfile.mkdtemp(prefix="ptxsmt-test-bytecode-")
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
