@@ -38,13 +38,17 @@ def render(lines: Iterable[bytes], opts: Options = DEFAULT, jobs: int = 1) -> It
             yield from _window_blocks(first, window, opts, workers)
             first += len(window)
     except BaseException:  # Ctrl-C, a closed output: no waiting for the workers
-        workers.pool and workers.pool.shutdown(wait=False, cancel_futures=True)
+        if workers.pool:
+            workers.pool.shutdown(wait=False, cancel_futures=True)
         raise
-    workers.pool and workers.pool.shutdown()
+    if workers.pool:
+        workers.pool.shutdown()
 
 
 def _window_blocks(first: int, window: list[bytes], opts: Options,
                    workers: _Workers) -> Iterator[Block]:
+    """A window's answers, a block per share (the first share's decides whether the window
+    is warm enough to share)."""
     jobs = workers.jobs if len(window) >= SHARED_LINES else 1
     bounds = [len(window) * k // jobs for k in range(jobs + 1)]
     shares = [(first + start, window[start:end]) for start, end in zip(bounds[1:], bounds[2:])]
