@@ -9,6 +9,7 @@ runs out of time: that stays the timeout it is.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -23,6 +24,7 @@ _quiet_z3 = False  # set: turn z3's SIGINT handler off once z3 is loaded
 # z3 alone this long on a query before a second solver (bitwuzla, often far quicker on
 # floats and on memory's arrays) races it for the time left: `--solver auto`, `tv`
 Z3_FIRST_SECONDS = 2.0
+PR_SET_PDEATHSIG = 1  # prctl(2)
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
@@ -68,3 +70,16 @@ def ignore_interrupts() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     z3.set_param("ctrl_c", False)
+
+
+def die_with(parent: int) -> None:
+    """A child outlives no parent (a pool worker terminated, a parent killed, a batch
+    whose reader went away): Linux kills it when the parent goes; elsewhere its caller
+    must stop it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it went before the request was made
+        os._exit(1)

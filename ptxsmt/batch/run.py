@@ -10,6 +10,7 @@ changes an answer, and a worker that fails costs only time.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from itertools import islice
@@ -19,7 +20,7 @@ from ..eval.values import outputs_json
 from ..isa import source
 from ..isa.errors import PtxError
 from ..sem.options import DEFAULT, Options
-from ..solver import ignore_interrupts
+from ..solver import die_with, ignore_interrupts
 from . import cache, programs
 from .engine import answered, evaluate_many
 from .lines import Line, TooLong, answer_object, answers, read_lines
@@ -96,7 +97,7 @@ class _Workers:
             from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(self.jobs - 1, initializer=_started, initargs=(
-                source.limit(), cache.store() is not None))
+                os.getpid(), source.limit(), cache.store() is not None))
         with suppress(Exception):
             return self.pool.submit(fn, *args)
         return None
@@ -129,9 +130,11 @@ def _bounded(readline: Callable[[int], bytes], most: int) -> Iterator[bytes]:
             return
 
 
-def _started(limit: int, cached: bool) -> None:
-    """A worker: the parent's input limit and cache setting, the cyclic garbage collector
-    paused (as the batch command pauses it); Ctrl-C is the parent's to handle."""
+def _started(parent: int, limit: int, cached: bool) -> None:
+    """A worker: gone with its parent (a reader that goes away ends the parent at once), with
+    the parent's input limit and cache setting, the cyclic garbage collector paused (as the
+    batch command pauses it); Ctrl-C is the parent's to handle."""
+    die_with(parent)
     ignore_interrupts()
     cache.enable(cached)
     source.set_limit(limit)

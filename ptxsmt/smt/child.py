@@ -10,7 +10,6 @@ zombie outlives `race`; nothing is written to disk.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pickle
 import selectors
@@ -22,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-PR_SET_PDEATHSIG = 1  # prctl(2)
+from ..solver import die_with
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
                 pid = os.fork()
                 if pid == 0:  # the child: never returns into the caller's code
                     os.close(read)
-                    _die_with(parent)
+                    die_with(parent)
                     _child(fn, args, write)
                 os.close(write)
                 children[read] = (name, pid)
@@ -100,18 +99,6 @@ def _sigint_held():
         signal.signal(signal.SIGINT, previous)
         if held:
             signal.raise_signal(signal.SIGINT)
-
-
-def _die_with(parent: int) -> None:
-    """A child outlives no parent (a pool worker terminated, a parent killed): Linux kills
-    it when the parent goes; elsewhere the deadline and `finally` above must do."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it went before the request was made
-        os._exit(1)
 
 
 def _child(fn: Callable, args: tuple, write: int) -> None:
