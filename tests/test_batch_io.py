@@ -518,3 +518,45 @@ def test_a_reader_that_goes_away_ends_the_batch_with_141(tmp_path, unbuffered):
     p.stdout.close()
     assert p.wait(timeout=120) == 141
     assert p.stderr.read() == b""
+
+
+def _alive(pid: int) -> bool:
+    """A process that has not ended (a zombie has; its reaper is not this test)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_a_batchs_workers_end_with_it(tmp_path):
+    """`ptxsmt eval --batch big.jsonl --jobs 2 | head -1` ends at once with 141 and leaves
+    no worker behind (one was left blocked on the pool's queue, an orphan). No pipe of this
+    test reaches a worker, so a worker left behind fails the test instead of hanging it."""
+    import subprocess
+    import sys
+    import time
+
+    line = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
+    path = tmp_path / "big.jsonl"
+    path.write_text((line + "\n") * (2 * run.SHARED_LINES))  # a window worth sharing
+    p = subprocess.Popen([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(path),
+                          "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env={**os.environ, "PTXSMT_NO_CACHE": "1"})
+    children, workers = Path(f"/proc/{p.pid}/task/{p.pid}/children"), []
+    try:
+        assert json.loads(p.stdout.readline())["outputs"] == {"p": True}
+        workers = [int(w) for w in children.read_text().split()]
+        p.stdout.close()
+        assert p.wait(timeout=120) == 141
+        assert workers  # not vacuous: the batch had started its worker
+        for _ in range(600):  # a worker killed with its parent ends at once
+            if not any(map(_alive, workers)):
+                break
+            time.sleep(0.1)
+        assert not any(map(_alive, workers))
+    finally:
+        p.kill()
+        for w in workers:
+            if _alive(w):
+                os.kill(w, 9)
