@@ -528,7 +528,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+@pytest.mark.skipif(not Path(f"/proc/self/task/{os.getpid()}/children").exists(),
+                    reason="reads a process's children from /proc (Linux)")
 def test_a_batchs_workers_end_with_it(tmp_path):
     """`ptxsmt eval --batch big.jsonl --jobs 2 | head -1` ends at once with 141 and leaves
     no worker behind (one was left blocked on the pool's queue, an orphan). No pipe of this
