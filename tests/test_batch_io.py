@@ -12,6 +12,9 @@ import io
 import json
 import os
 import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -489,9 +492,6 @@ def test_a_line_past_the_input_limit_is_its_own_error(step):
 def test_an_endless_line_ends_the_batch():
     """`--batch /dev/zero` has no line end: past twice the input limit, the input ends with
     that line, an error (it used to grow without bound)."""
-    import subprocess
-    import sys
-
     r = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", "/dev/zero",
                         "--max-input", "100000"], capture_output=True, timeout=120)
     assert r.returncode == 1 and r.stderr == b""
@@ -504,9 +504,6 @@ def test_a_reader_that_goes_away_ends_the_batch_with_141(tmp_path, unbuffered):
     """`ptxsmt eval --batch big.jsonl | head -1`: exit 141 (128 + SIGPIPE), nothing on
     stderr, as every command; also where stdout is unbuffered (`python -u`), whose writes
     may take part of an answer block."""
-    import subprocess
-    import sys
-
     line = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
     path = tmp_path / "big.jsonl"
     path.write_text((line + "\n") * 20000)  # answers of 2 MB: more than a pipe holds
@@ -534,10 +531,6 @@ def test_a_batchs_workers_end_with_it(tmp_path):
     """`ptxsmt eval --batch big.jsonl --jobs 2 | head -1` ends at once with 141 and leaves
     no worker behind (one was left blocked on the pool's queue, an orphan). No pipe of this
     test reaches a worker, so a worker left behind fails the test instead of hanging it."""
-    import subprocess
-    import sys
-    import time
-
     line = json.dumps({"ptx": "setp.lt.u32 p, a, b;", "inputs": {"a": "0x1", "b": "0x2"}})
     path = tmp_path / "big.jsonl"
     path.write_text((line + "\n") * (2 * run.SHARED_LINES))  # a window worth sharing
