@@ -23,6 +23,7 @@ import z3
 from ptxsmt.cli.common import read_function_file
 from ptxsmt.isa.literals import fp_class
 from ptxsmt.isa.types import F32 as FMT32
+from ptxsmt.program import Program
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt import fraig, functions, portfolio
 from ptxsmt.smt.fraig import sweep
@@ -208,6 +209,22 @@ def test_a_node_undecided_against_its_class_still_meets_a_later_equal(monkeypatc
     assert w.rep[w.dag.index[j.get_id()]] == w.dag.index[i.get_id()]
 
 
+def test_a_nan_test_of_a_chain_meets_its_inputs_tests_by_classes(monkeypatch):
+    """`isNaN(z)`, z a min of a product of mins, against "a and b are NaNs": true, and
+    at a thousand operations past what bit-blasting decides in a second. The classes
+    (`ieee_classes.py`) tell, with no solver; "a or b" they keep apart."""
+    enc = Program.parse("min.f32 x, a, b; mul.f32 y, x, x; min.f32 z, y, x;").encode()
+    a, b, z = enc.inputs["a"], enc.inputs["b"], enc.outputs["z"]
+    nan = [z3.fpIsNaN(z3.fpBVToFP(v, z3.Float32())) for v in (a, b, z)]
+    both, either = z3.And(nan[0], nan[1]), z3.Or(nan[0], nan[1])
+    made = _sweeper(monkeypatch)
+    (out, _), _ = sweep([z3.Xor(nan[2], both), either], [a, b], seconds=60)
+    assert z3.is_false(z3.simplify(out)), out
+    w = made[0]
+    i, r, e = (w.dag.index[t.get_id()] for t in (nan[2], both, either))
+    assert w._classes_meet(i, r) and not w._classes_meet(i, e)
+
+
 def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
     """The candidate pairs sweeping asks the solver about (all proved unknown)."""
     asked = []
@@ -217,6 +234,43 @@ def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
         return "unknown", None
     monkeypatch.setattr(fraig._Sweep, "_prove_equal", record)
     return asked
+
+
+def test_a_pair_above_an_undecided_pair_is_not_asked(monkeypatch):
+    """`i + y` against `r + y` holds the question `i` against `r` and more: with that
+    one undecided, it is left undecided unasked (a chain of them cost a second each
+    at a thousand float operations)."""
+    x, y = z3.BitVecs("x y", 32)
+    r = x * 3
+    i = z3.If(x == 0x12345678, z3.BitVecVal(0, 32), x * 3)
+    asked = _asked(monkeypatch)
+    (out,), stats = sweep([z3.Distinct(i + y, r + y)], [x, y], seconds=60)
+    pairs = [(w.dag.terms[a], w.dag.terms[b]) for w, a, b in asked]
+    assert any(a.eq(i) and b.eq(r) for a, b in pairs)
+    assert not any(t.eq(i + y) for pair in pairs for t in pair), pairs
+    assert stats.undecided >= 2
+
+
+def test_a_relation_meets_its_spelling_over_a_merged_nan_test(monkeypatch):
+    """-O0's `!(A or isNaN(y) or x <= y)` against opt's `y < x`, A proved to be
+    `isNaN(x)` (x a min: `isNaN(a) and isNaN(b)`). With the inputs' truth tables too
+    large (stubbed: at a thousand operations they are) and every solver query
+    unknown, they meet by their shallow tables over the merged NaN test."""
+    enc = Program.parse("min.f32 x, a, b; max.f32 y, c, e;").encode()
+    a, b, x, y = (z3.fpBVToFP(enc.outputs.get(r, enc.inputs.get(r)), z3.Float32())
+                  for r in "abxy")
+    alias = z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b))
+    o0 = z3.Not(z3.Or(z3.Or(alias, z3.fpIsNaN(y)), z3.fpLEQ(x, y)))
+    monkeypatch.setattr(fraig.Tables, "table", lambda self, t: None)
+    monkeypatch.setattr(fraig, "_check", lambda *args: ("unknown", None))
+    inputs = [enc.inputs[r] for r in "abce"]
+    made = _sweeper(monkeypatch)
+    # alias first, so that the NaN test merges into it (as at a thousand operations)
+    (_, first, _, _), _ = sweep([alias, z3.Xor(z3.fpIsNaN(x), alias), o0, z3.fpLT(y, x)],
+                                inputs, seconds=60)
+    assert z3.is_false(first)
+    w = made[0]
+    assert w.rep[w.dag.index[z3.fpLT(y, x).get_id()]] == w.dag.index[o0.get_id()]
 
 
 def _sweeper(monkeypatch) -> list[fraig._Sweep]:

@@ -10,7 +10,7 @@ import pytest
 import z3
 
 from ptxsmt.isa.types import BF16, F16, F32, F64
-from ptxsmt.sem.sorts import fp_sort, is_nan
+from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
 from ptxsmt.smt.rewrite import RULES, _zeros, normal
 
 FORMATS = (F16, BF16, F32, F64)
@@ -68,6 +68,15 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("unsigned le", z3.ULE(x, y)),
            ("or of disjoint bits", normal(x * 8192) | normal(47 + z3.LShR(y, 31))),
            ("or of a shifted value and a constant", normal(x << 4) | 3)]
+    for fmt in (F32, F64):  # a float read back from a result's bits (`sem.sorts.to_bits`)
+        a, b = (z3.FP(f"{n}{fmt.width}", fp_sort(fmt)) for n in "ab")
+        r = z3.BitVec(f"r{fmt.width}", fmt.width)
+        nan = free_nan("add NaN", r, fmt)
+        out += [(f"float of a result {fmt.name}", z3.fpBVToFP(to_bits(a, nan), fp_sort(fmt))),
+                (f"float of a select of results {fmt.name}",
+                 z3.fpBVToFP(z3.If(c, to_bits(a, nan), r), fp_sort(fmt))),
+                (f"float of a select of two results {fmt.name}", z3.fpBVToFP(z3.If(
+                    c, to_bits(a, nan), to_bits(z3.fpMul(z3.RNE(), a, b), nan)), fp_sort(fmt)))]
     for fmt in FORMATS:
         a, b = (z3.FP(n, fp_sort(fmt)) for n in "ab")
         out += [(f"gt {fmt.name}", z3.fpGT(a, b)), (f"geq {fmt.name}", z3.fpGEQ(a, b))]
@@ -184,10 +193,18 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     normal(B * 8192) | normal(8192 + z3.LShR(D, 31)),
     B < D,
     z3.ULT(B, D),
+    z3.fpBVToFP(z3.If(z3.Bool("c"), B, D), z3.Float32()),
+    z3.fpBVToFP(z3.If(z3.fpIsNaN(z3.FP("x", z3.Float32())), B,
+                      z3.fpToIEEEBV(z3.FP("x", z3.Float32()))), z3.Float32()),
+    z3.fpBVToFP(z3.If(z3.fpIsNaN(z3.FP("x", z3.Float32())),
+                      z3.If(z3.fpIsNaN(z3.fpBVToFP(D, z3.Float32())), B, 0x7FC00000),
+                      z3.fpToIEEEBV(z3.FP("x", z3.Float32()))), z3.Float32()),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
         "a xor as written", "not of a non-constant", "a mask with a gap",
-        "shift by a value of a xor", "or of bits that may meet", "signed less", "unsigned less"])
+        "shift by a value of a xor", "or of bits that may meet", "signed less", "unsigned less",
+        "float of a select of plain bits", "float of bits whose NaN may be any bits",
+        "float of bits whose NaN tests other bits"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)

@@ -11,7 +11,7 @@ import z3
 
 from ptxsmt.program import Program
 from ptxsmt.smt.rewrite import normal
-from ptxsmt.smt.truth import Tables
+from ptxsmt.smt.truth import Tables, shallow_table
 
 F32 = z3.FPSort(8, 24)
 
@@ -139,3 +139,58 @@ def test_bits_read_as_two_formats_are_two_nan_tests():
     assert not _valid(half == brain)
     tables = Tables()
     assert tables.table(half) != tables.table(brain)
+
+
+def test_conditions_of_one_shallow_table_are_equal():
+    """Over named conditions (sweeping names a node's term by its representative),
+    each name standing for terms that are equal: here a term's own id."""
+    conditions = _random_conditions(seed=5, count=300)
+    named = {c.get_id() for t in conditions[:60] for c in t.children() if z3.is_bool(c)}
+
+    def name(u):
+        return ("term", u.get_id()) if u.get_id() in named else None
+
+    def opaque(u):
+        return u.get_id() % 3 == 0 and u.get_id() in named
+
+    groups: dict = {}
+    for t in conditions:
+        table = shallow_table(t, name, opaque)
+        if table is not None:
+            groups.setdefault(table, []).append(t)
+    merged = 0
+    for table, terms in groups.items():
+        for other in terms[1:]:
+            assert _valid(terms[0] == other), (terms[0], other)
+            merged += not terms[0].eq(other)
+        if table.constant is not None:
+            assert _valid(terms[0] == table.constant)
+        negated = groups.get(table.negated())
+        if negated:
+            assert _valid(terms[0] == z3.Not(negated[0]))
+    assert merged >= 15
+
+
+def test_a_relation_meets_its_spelling_over_a_named_nan_test():
+    """Float 1,000's -O0 `!(A or isNaN(y) or x <= y)` against opt's `y < x`, where A
+    is a condition sweeping proved to be `isNaN(x)` (x a min: `isNaN(a) and isNaN(b)`),
+    each basis of the inputs' tests too large for a table of its own."""
+    v = _encoded("min.f32 x, a, b; max.f32 y, c, e;")
+    x, y, a, b = (z3.fpBVToFP(v[r], F32) for r in "xyab")
+    alias = z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b))
+    assert _valid(alias == z3.fpIsNaN(x))
+    kept = [z3.fpIsNaN(x), alias]  # alive, so that their ids name them
+    names = {t.get_id(): ("node", 1) for t in kept}
+
+    def name(u):
+        return names.get(u.get_id())
+
+    def opaque(u):
+        return u.get_id() in names
+
+    o0 = z3.Not(z3.Or(z3.Or(alias, z3.fpIsNaN(y)), z3.fpLEQ(x, y)))
+    opt = z3.fpLT(y, x)
+    assert _valid(o0 == opt)
+    assert shallow_table(o0, name, opaque) == shallow_table(opt, name, opaque)
+    assert shallow_table(z3.Not(z3.Or(alias, z3.fpLEQ(x, y))), name, opaque) != \
+        shallow_table(opt, name, opaque)

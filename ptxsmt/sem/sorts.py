@@ -62,8 +62,9 @@ def _always_nan(bits: z3.BitVecRef, sort: z3.FPSortRef) -> bool:
     if not z3.is_app_of(bits, z3.Z3_OP_ITE):
         return False
     test, u, fallback = bits.children()
-    return _same(test, is_nan(u, fmt)) and \
-        fallback.eq(z3.BitVecVal(canonical_nan(fmt), fmt.width))
+    # the test on the bits, or (as `smt.rewrite` writes it) on their float
+    tests_u = _same(test, is_nan(u, fmt)) or test.eq(z3.fpIsNaN(z3.fpBVToFP(u, sort)))
+    return tests_u and fallback.eq(z3.BitVecVal(canonical_nan(fmt), fmt.width))
 
 
 def _same(a: z3.ExprRef, b: z3.ExprRef) -> bool:

@@ -28,10 +28,11 @@ import z3
 
 from ..sem.sorts import ieee_result
 from ..solver import check
+from .ieee_classes import FALSE, TRUE, Classes
 from .portfolio import solve_here, unavailable
 from .rewrite import is_value, normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
-from .truth import Table, Tables
+from .truth import Table, Tables, shallow_table
 
 SIMULATIONS = 128  # input vectors to start with
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
@@ -151,6 +152,7 @@ class _Sweep:
         for i in range(len(nodes)):
             self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
+        self.classes_of = Classes(nodes, dag.kids, self.rep)
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, list[int]] = {}  # simulation values -> the nodes
         # the node each term stands for (AST id; the terms kept alive, so that no id is
@@ -165,6 +167,9 @@ class _Sweep:
         self.side: list[int] = []  # per node: 1 read by one side's outputs, 2 the other's
         self.tables = Tables()
         self.by_table: dict[Table, int] = {}  # a condition's function -> its first node
+        self.by_shallow: dict[Table, int] = {}  # the same over walked conditions
+        self.nan_reps: set[int] = set()  # the representatives of NaN tests
+        self.undecided: set[tuple[int, int]] = set()  # pairs whose proof was not decided
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
@@ -183,18 +188,25 @@ class _Sweep:
                 stats.seconds = time.perf_counter() - start
                 return self._over_representatives(top, i), stats
             self._rebuild(i)
-            if self._same_term_as_earlier(i) or self._same_function_as_earlier(i):
-                stats.structural += 1
-                continue
-            v = self.values[i]
-            if v is None or n.sort.kind not in ("bv", "bool", "fp") or n.leaf:
-                continue
-            if (i in self.free and len(set(v)) == 1) or self._ieee_bits(i):
-                continue  # constant where a free value was simulated: rarely so for all;
-                # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
-            self._sweep(i, stats)
+            nan_test = z3.is_app_of(self.term[i], z3.Z3_OP_FPA_IS_NAN)
+            self._walk(i, n, stats)
+            if nan_test:
+                self.nan_reps.add(self.rep[i])
         stats.seconds = time.perf_counter() - start
         return [self.term[i] for i in top], stats
+
+    def _walk(self, i: int, n: Node, stats: SweepStats) -> None:
+        """Node i, rebuilt: merged by its term or its function, else asked."""
+        if self._same_term_as_earlier(i) or self._same_function_as_earlier(i):
+            stats.structural += 1
+            return
+        v = self.values[i]
+        if v is None or n.sort.kind not in ("bv", "bool", "fp") or n.leaf:
+            return
+        if (i in self.free and len(set(v)) == 1) or self._ieee_bits(i):
+            return  # constant where a free value was simulated: rarely so for all;
+            # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
+        self._sweep(i, stats)
 
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
         """The roots with each of the first `walked` nodes written as the sweep wrote it
@@ -225,6 +237,10 @@ class _Sweep:
             if r is None or left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
                 break
             tried.add(r)
+            if self._above_undecided(i, r):
+                self.undecided.add((i, r))
+                stats.undecided += 1
+                break
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
             v = self.values[i]
@@ -236,12 +252,19 @@ class _Sweep:
                 stats.proved += 1
                 return
             if result != "sat":  # a member more is asked only after a refutation:
-                stats.undecided += 1  # undecided against one, it mostly is against all
+                self.undecided.add((i, r))  # undecided against one, it mostly is
+                stats.undecided += 1  # against all
                 break
             stats.refuted += 1
             self._add_vector(vector)
         self.walked.append(i)
         self._join_class(i)
+
+    def _above_undecided(self, i: int, r: int) -> bool:
+        """Nodes i and r read two nodes whose pair was left undecided: theirs holds
+        that question and more, undecided too (a chain of them cost a second each)."""
+        return any((a, b) in self.undecided or (b, a) in self.undecided
+                   for a in self._term_kids(i) for b in self._term_kids(r))
 
     def _key(self, i: int) -> tuple:
         sort = self.dag.nodes[i].sort
@@ -294,27 +317,45 @@ class _Sweep:
 
     def _same_function_as_earlier(self, i: int) -> bool:
         """Node i, a condition, computes the function an earlier one computes
-        (`truth.Tables`): it takes that node's representative. Where it is constant, its
-        term is the constant; where an earlier one computes its negation, its term is
-        that one's negated, so that an `ite` over it meets an `ite` over the other with
-        its arms swapped (`rewrite.normal`)."""
+        (`truth.Tables`, over the inputs' float tests; else `truth.shallow_table`,
+        over the conditions walked before): it takes that node's representative.
+        Where it is constant, its term is the constant; where an earlier one computes
+        its negation, its term is that one's negated, so that an `ite` over it meets an
+        `ite` over the other with its arms swapped (`rewrite.normal`)."""
         if self.dag.nodes[i].sort.kind != "bool":
             return False
-        table = self.tables.table(self.term[i])
-        if table is None:
-            return False
-        if table.constant is not None:
-            self._set_term(i, z3.BoolVal(table.constant))
-            return self._same_term_as_earlier(i)
-        k = self.by_table.setdefault(table, i)
-        if k != i and self.values[k] == self.values[i]:  # unequal: a bug; kept apart
-            self.rep[i], self.term[i] = self.rep[k], self.term[self.rep[k]]
-            return True
-        negated = self.by_table.get(table.negated())
-        if negated is not None:
-            self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
-            return self._same_term_as_earlier(i)
+        for read, seen in ((self.tables.table, self.by_table),
+                           (lambda t: shallow_table(t, self._name, self._nan_like),
+                            self.by_shallow)):
+            table = read(self.term[i])
+            if table is None:
+                continue
+            if table.constant is not None:
+                self._set_term(i, z3.BoolVal(table.constant))
+                return self._same_term_as_earlier(i)
+            k = seen.setdefault(table, i)
+            if k != i and self.values[k] == self.values[i]:  # unequal: a bug; kept apart
+                self.rep[i], self.term[i] = self.rep[k], self.term[self.rep[k]]
+                return True
+            negated = seen.get(table.negated())
+            if negated is not None:
+                self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
+                return self._same_term_as_earlier(i)
         return False
+
+    def _nan_like(self, t: z3.ExprRef) -> bool:
+        """t is (or was) the term of a node merged with a NaN test: a shallow table
+        reads it as one variable, as it reads `isNaN(x)` (`and(isNaN(a), isNaN(b))`
+        is the variable of `isNaN(min(a, b))` too)."""
+        k = self.node_of.get(t.get_id())
+        return k is not None and self.rep[k] in self.nan_reps
+
+    def _name(self, t: z3.ExprRef) -> tuple | None:
+        """The variable of a condition that is (or was, before a merge) a node's term:
+        its representative's. Each term `node_of` names is kept alive, so that no
+        other term takes its id."""
+        k = self.node_of.get(t.get_id())
+        return None if k is None else ("node", self.rep[k])
 
     def _set_term(self, i: int, t: z3.ExprRef) -> None:
         self.term[i] = t
@@ -384,7 +425,7 @@ class _Sweep:
         there free constants, and every multiplier or float operation both share): a
         proof there holds for whatever values they take. Then whole, unless the pair
         is one side's only and its terms hold more than ONE_SIDE_CONE nodes."""
-        if self._cases_meet(i, r) or self._cases_meet(r, i):
+        if self._cases_meet(i, r) or self._cases_meet(r, i) or self._classes_meet(i, r):
             return "unsat", None
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
@@ -420,6 +461,17 @@ class _Sweep:
             if given is None or not given.eq(arm):
                 return False
         return True
+
+    def _classes_meet(self, i: int, r: int) -> bool:
+        """Conditions i and r are equal by the IEEE classes of the values they test
+        (`ieee_classes`): a NaN test of a chain of float operations against one of
+        its inputs, which bit-blasting cannot decide in a second."""
+        if self.dag.nodes[i].sort.kind != "bool":
+            return False
+        t = self.term[r]
+        if z3.is_true(t) or z3.is_false(t):
+            return self.classes_of.value(i, {}) == (TRUE if z3.is_true(t) else FALSE)
+        return self.classes_of.equal(i, r)
 
     def _given(self, root: int, c: int, value: bool) -> z3.ExprRef | None:
         """Node `root`'s term where condition node `c` is `value`, rebuilt as the sweep

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import z3
 
+from ..sem.sorts import ieee_result
+
 
 def _full_extract(t: z3.ExprRef) -> z3.ExprRef | None:
     """((_ extract w-1 0) x) of a w-bit x is x."""
@@ -88,7 +90,26 @@ def _bits_nan_test(t: z3.ExprRef) -> z3.ExprRef | None:
     if not bits.eq(frac.arg(0)) or top != bits.size() - 2 or man_hi != man - 1 or low != 0 \
             or man < 1 or top - man < 1:
         return None
-    return z3.fpIsNaN(z3.fpBVToFP(bits, z3.FPSort(top - man + 1, man + 1)))
+    return z3.fpIsNaN(normal(z3.fpBVToFP(bits, z3.FPSort(top - man + 1, man + 1))))
+
+
+def _float_of_result(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A float read from the bits of an IEEE result is that result (`to_bits` writes
+    a NaN as some NaN, and every NaN is one float); read from a select of such bits,
+    it is the select of the floats, so that the float -O0 reads back from a register
+    meets the one opt selects."""
+    if t.num_args() != 1 or not z3.is_bv(t.arg(0)):
+        return None
+    bits, sort = t.arg(0), t.sort()
+    found = ieee_result(bits, sort)
+    if found is not None:
+        return found
+    if not z3.is_app_of(bits, z3.Z3_OP_ITE):
+        return None
+    c, a, b = bits.children()
+    if ieee_result(a, sort) is None and ieee_result(b, sort) is None:
+        return None
+    return normal(z3.If(c, normal(z3.fpBVToFP(a, sort)), normal(z3.fpBVToFP(b, sort))))
 
 
 def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
@@ -410,6 +431,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     **dict.fromkeys(_STRICT, (_less,)),
     z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
+    z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
     z3.Z3_OP_OR: (_connective,),
     z3.Z3_OP_BADD: (_linear,),
     z3.Z3_OP_BSUB: (_linear,),

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
 import z3
 
 from ..isa.literals import fp_class
-from ..sem.sorts import FORMATS, fp_sort
+from ..sem.sorts import FORMATS, fp_sort, ieee_result
 
 LIMIT = 12  # basis variables of a table (2**LIMIT rows); a larger condition is an atom
 DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recursion)
@@ -39,6 +40,7 @@ DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recu
 # NaN tests, not twenty variables
 REDUCED = 6
 WIDE = 18
+SHALLOW = 4  # levels of connectives a `shallow_table` reads
 
 Formula = bool | tuple
 _CONNECTIVES = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_NOT: "!", z3.Z3_OP_XOR: "^",
@@ -141,6 +143,9 @@ class Tables:
         fmt = next((f for f in FORMATS if fp_sort(f) == sort), None)
         if z3.is_bv_value(bits) and fmt is not None:
             return fp_class(bits.as_long(), fmt).endswith("NaN"), frozenset(), 0
+        result = ieee_result(bits, sort)  # `to_bits(x)` is a NaN where x is
+        if result is not None:
+            return self._nan(result)
         kind = bits.decl().kind()
         kids = bits.children()
         if kind == z3.Z3_OP_ITE:
@@ -150,6 +155,53 @@ class Tables:
         if kind == z3.Z3_OP_FPA_TO_IEEE_BV and kids[0].sort() == sort:
             return self._nan(kids[0])
         return _variable(("nanbits", bits.get_id(), sort.ebits()))
+
+
+def shallow_table(t: z3.BoolRef, name: Callable[[z3.ExprRef], tuple | None],
+                  opaque: Callable[[z3.ExprRef], bool]) -> Table | None:
+    """The function t computes over the conditions it is made of: its connectives and
+    float relations are read SHALLOW levels down; a NaN test, a condition `opaque`
+    holds for, any other condition, or one further down, is the variable `name` gives
+    it (in sweeping: its node's representative), or one of its own where `name` gives
+    None. Where the basis of
+    the inputs' tests (`Tables.table`) has grown past LIMIT, two spellings of one
+    relation of two mins still meet over the NaN tests they share. None past LIMIT
+    variables."""
+    support: set = set()
+
+    def variable(u: z3.ExprRef, own: tuple) -> Formula:
+        v = name(u) or own
+        support.add(v)
+        return ("v", v)
+
+    def nan(x: z3.FPRef) -> Formula:
+        return variable(z3.fpIsNaN(x), ("nan", x.get_id()))
+
+    def read(u: z3.ExprRef, depth: int) -> Formula:
+        if z3.is_true(u) or z3.is_false(u):
+            return z3.is_true(u)
+        kind, kids = u.decl().kind(), u.children()
+        if kind == z3.Z3_OP_FPA_IS_NAN:
+            return nan(kids[0])
+        if depth >= SHALLOW or (depth and opaque(u)):
+            return variable(u, ("atom", u.get_id()))
+        if kind in _CONNECTIVES and all(z3.is_bool(c) for c in kids) and \
+                (len(kids) == 2 or _CONNECTIVES[kind] in "&|!?"):
+            return (_CONNECTIVES[kind], tuple(read(c, depth + 1) for c in kids))
+        if kind in _RELATIONS:
+            x, y = kids
+            parts: list[Formula] = [("!", (nan(x),)), ("!", (nan(y),))]
+            for (a, b), want in zip(((x, y), (y, x)), _RELATIONS[kind], strict=True):
+                if want is not None:
+                    less = _less(a, b)[0]
+                    if less is not False:
+                        support.add(less[1])
+                    parts.append(less if want else ("!", (less,)))
+            return ("&", tuple(parts))
+        return variable(u, ("atom", u.get_id()))
+
+    formula = read(t, 0)
+    return None if len(support) > LIMIT else _table(formula, frozenset(support))
 
 
 def _variable(v: tuple) -> tuple[Formula, frozenset, int]:
