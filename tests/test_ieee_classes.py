@@ -134,3 +134,16 @@ def test_a_min_of_a_chain_is_a_nan_only_where_its_inputs_are():
     assert classes.equal(i, r) and _valid(_nan(z) == both)
     assert not classes.equal(i, e)
     assert classes.value(i, {}) == ANY & (TRUE | FALSE)
+
+
+def test_bits_read_as_two_formats_keep_their_own_classes():
+    """16 bits may be an f16 NaN and no bf16 NaN (0x7c01): a test of one reading tells
+    nothing of the other."""
+    bits = z3.BitVec("h", 16)
+    half, brain = (z3.fpBVToFP(bits, z3.FPSort(e, s)) for e, s in ((5, 11), (8, 8)))
+    one = z3.FPVal(1.0, z3.FPSort(5, 11))
+    t = z3.fpIsNaN(z3.If(z3.fpIsNaN(brain), one, half))
+    assert not _valid(t == z3.BoolVal(False))
+    dag = _Dag()
+    (i,) = dag.add_roots([t])
+    assert Classes(dag.nodes, dag.kids).value(i, {}) == FALSE | TRUE

@@ -30,6 +30,8 @@ FALSE, TRUE, EITHER = 1, 2, 3  # a condition's values
 # nested `ite`s read with their path's narrowed classes (`Classes._ite`): a min's are
 # three deep
 PATH_DEPTH = 4
+PATHS = 20_000  # (ite, path) pairs read in one `Classes.value`; past them, no narrowing
+NODES = 100_000  # nodes read in one `Classes.value`; past them, a condition is either
 
 # the formats a register's bits are read in, by width (16 bits: f16 or bf16, not read)
 FORMATS = {32: (8, 24), 64: (11, 53)}
@@ -93,11 +95,16 @@ class Classes:
         of a float (`fp.to_ieee_bv` writes a NaN as some NaN)."""
         while True:
             n = self.nodes[j]
-            if n.kind == z3.Z3_OP_FPA_TO_IEEE_BV or \
-                    (n.kind == z3.Z3_OP_FPA_TO_FP and len(n.kids) == 1):
-                j = self.kids[j][0]
+            if n.kind == z3.Z3_OP_FPA_TO_IEEE_BV:
+                fmt = FORMATS.get(n.sort.width)
+            elif n.kind == z3.Z3_OP_FPA_TO_FP and len(n.kids) == 1 and n.kids[0].kind == "bv":
+                fmt = FORMATS.get(n.kids[0].width)
+                fmt = fmt if fmt == n.sort.fmt else None
             else:
                 return j
+            if fmt is None:  # 16 bits may be read as f16 and as bf16: their own classes
+                return j
+            j = self.kids[j][0]
 
     def _test(self, j: int, n: Node) -> tuple[int, int] | None:
         if n.kind in TESTS:
@@ -177,6 +184,8 @@ class Classes:
                 todo.extend(pending)
                 continue
             todo.pop()
+            if len(values) > NODES:
+                return ANY | EITHER  # too large to read: nothing known
             v = self._transfer(j, values)
             if self.rep[j] in assume:
                 v &= assume[self.rep[j]]
@@ -237,11 +246,6 @@ class Classes:
             src = self.nodes[kids[0]].sort
             same = src.kind == "fp" or FORMATS.get(src.width) == sort.fmt
             return values[kids[0]] if same else ANY
-        if k in (z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO, z3.Z3_OP_FPA_PLUS_INF,
-                 z3.Z3_OP_FPA_MINUS_INF, z3.Z3_OP_FPA_NAN):
-            return {z3.Z3_OP_FPA_PLUS_ZERO: PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO: MINUS_ZERO,
-                    z3.Z3_OP_FPA_PLUS_INF: PLUS_INF, z3.Z3_OP_FPA_MINUS_INF: MINUS_INF,
-                    z3.Z3_OP_FPA_NAN: NAN}[k]
         operands = [values[c] for c, s in zip(kids, n.kids, strict=True) if s.kind == "fp"]
         if k in PROPAGATING:
             return _propagating(k, operands)
@@ -268,7 +272,7 @@ class Classes:
                 inner = {**inner, x: inner.get(x, ANY) & m}
             narrowed = inner.get(self.root(a), ANY)
             if self.nodes[a].kind == z3.Z3_OP_ITE and self.nodes[a].sort == self.nodes[j].sort \
-                    and inner and depth < PATH_DEPTH:
+                    and inner and depth < PATH_DEPTH and len(self._paths) < PATHS:
                 return self._ite(a, values, inner, depth + (inner is not path)) & narrowed
             return values[a] & narrowed
 
