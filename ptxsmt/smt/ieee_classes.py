@@ -83,6 +83,7 @@ class Classes:
         # each node's representative (a node proved equal to it: sweeping's merges), so
         # that an assumption about one holds for every node merged into it
         self.rep = rep if rep is not None else range(len(nodes))
+        self._paths: dict[tuple, int] = {}  # an `ite`'s classes on a path (`_ite`)
         # node -> (the node it tests, the classes for which it holds)
         self.tests: dict[int, tuple[int, int]] = {}
         for j, n in enumerate(nodes):
@@ -172,7 +173,7 @@ class Classes:
         `assume` (a representative) lies in the classes given; 0 where no input meets
         the assumptions."""
         values: dict[int, int] = {}
-        self._paths: dict[tuple, int] = {}  # an `ite`'s classes on a path (`_ite`)
+        self._paths = {}
         todo = [top]
         while todo:
             j = todo[-1]

@@ -163,10 +163,10 @@ def shallow_table(t: z3.BoolRef, name: Callable[[z3.ExprRef], tuple | None],
     float relations are read SHALLOW levels down; a NaN test, a condition `opaque`
     holds for, any other condition, or one further down, is the variable `name` gives
     it (in sweeping: its node's representative), or one of its own where `name` gives
-    None. Where the basis of
-    the inputs' tests (`Tables.table`) has grown past LIMIT, two spellings of one
-    relation of two mins still meet over the NaN tests they share. None past LIMIT
-    variables."""
+    None. Where the basis of the inputs' tests (`Tables.table`) has grown past LIMIT,
+    two spellings of one relation of two mins still meet over the NaN tests they
+    share. None past LIMIT variables. The terms named by id must stay alive while the
+    table is kept (sweeping keeps every term it builds)."""
     support: set = set()
 
     def variable(u: z3.ExprRef, own: tuple) -> Formula:
