@@ -351,3 +351,26 @@ def test_any_error_raised_by_an_interrupted_call_is_the_interruption(monkeypatch
     assert (r.exit_code, r.stderr) == (130, "interrupted\n")
     monkeypatch.setattr(variants.rendering, "variants_rows", lambda *a: 1 / 0)
     assert _cli("variants").exit_code == 1  # no SIGINT: a bug stays a bug
+
+
+def test_an_interrupted_finaliser_is_not_reported(monkeypatch):
+    """A Ctrl-C inside z3's `AstRef.__del__` reaches the unraisable hook as a ctypes
+    ArgumentError around the KeyboardInterrupt: after a SIGINT it is the interruption,
+    not a traceback on the terminal; before one, an error in a finaliser is reported."""
+    import ctypes
+    from types import SimpleNamespace
+
+    from ptxsmt.cli import interrupts
+
+    reported = []
+    monkeypatch.setattr(sys, "__unraisablehook__", reported.append)
+    wrapped = SimpleNamespace(exc_type=ctypes.ArgumentError)
+    interrupts._seen.set()
+    try:
+        interrupts._unraisable(wrapped)
+    finally:
+        interrupts._seen.clear()
+    interrupts._unraisable(SimpleNamespace(exc_type=KeyboardInterrupt))
+    assert reported == []
+    interrupts._unraisable(wrapped)
+    assert reported == [wrapped]

@@ -63,8 +63,11 @@ def _raise_interrupt(signum: int, frame) -> None:
 def _unraisable(unraisable) -> None:
     """A Ctrl-C that lands in a finaliser (z3's `__del__`) cannot propagate from there: it
     is seen all the same and the watching thread stops z3, so the command still ends as
-    interrupted; it is not reported as an error on the way."""
-    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+    interrupted; it is not reported as an error on the way, bare or as what it becomes
+    there (ctypes wraps it in an ArgumentError while it converts `Z3_dec_ref`'s
+    arguments)."""
+    if seen() or unraisable.exc_type is not None and \
+            issubclass(unraisable.exc_type, KeyboardInterrupt):
         return
     sys.__unraisablehook__(unraisable)
 
