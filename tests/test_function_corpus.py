@@ -70,6 +70,7 @@ SUBSET = [
     "scalar:switch_dense:llvm14-O2-sm80~llvm22-O2-sm80",
     "scalar:mul8:llvm14-O2-sm80~llvm22-O2-sm80",
     "kernels:k_inline:nvcc-G-sm80~nvcc-O3-sm80",
+    "kernels:k_hmax:nvcc-G-sm80~nvcc-O3-sm80",  # a caller's local frame and its callee's
     "extra:agg_param:llvm14-O0-sm80~llvm14-O2-sm80",
     "extra:pair_ret:llvm14-O2-sm80~llvm22-O2-sm80",
     "extra:h2add:llvm22-O0-sm80~llvm22-O2-sm80",

@@ -167,6 +167,9 @@ class FunctionEncoding:
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
     initialised: list[Initialised] = field(default_factory=list)  # module variables met
+    # the body's .shared and .local variables met (an inlined callee's too): (space,
+    # address, bytes), each apart from the others of its space
+    windowed: list[tuple[str, z3.BitVecRef, int]] = field(default_factory=list)
 
 
 def _variables(fn: Function):
@@ -336,8 +339,14 @@ class Execution:
                 size = param_type(v).width // 8
                 fits = z3.ULE(address, memory.WINDOW_BYTES - size)
                 aligned = z3.URem(address, v.align or 1) == 0
-                self.enc.assumed.append(Assumption(z3.And(fits, aligned), g.line, name,
-                                                   f"a .{space} variable lies in its window"))
+                # a caller's frame and an inlined callee's are two frames, and two
+                # variables two allocations: none overlaps another of its space
+                apart = [z3.Or(z3.ULE(address + size, at), z3.ULE(at + n, address))
+                         for where, at, n in self.enc.windowed if where == space]
+                self.enc.windowed.append((space, address, size))
+                self.enc.assumed.append(Assumption(
+                    z3.And(fits, aligned, *apart), g.line, name,
+                    f"a .{space} variable lies in its window, apart from the others"))
         elif new and name in self.fn.variables:
             self._module_variable(name, address, g)
         return address
