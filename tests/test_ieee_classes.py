@@ -12,7 +12,7 @@ import z3
 
 from ptxsmt.program import Program
 from ptxsmt.smt.fraig import _Dag
-from ptxsmt.smt.ieee_classes import ANY, FALSE, TRUE, Classes, bits_class, float_class
+from ptxsmt.smt.ieee_classes import ANY, FALSE, FORMATS, TRUE, Classes, bits_class, float_class
 from ptxsmt.smt.simulate import evaluate_node, input_vectors
 
 F32 = z3.Float32()
@@ -90,7 +90,7 @@ def _concrete(value: object, sort) -> int:
         return TRUE if value else FALSE
     if sort.kind == "fp":
         return float_class(value)
-    return bits_class(value, (8, 24) if sort.width == 32 else (11, 53))
+    return bits_class(value, FORMATS[sort.width])
 
 
 def test_every_value_simulated_lies_in_its_classes():

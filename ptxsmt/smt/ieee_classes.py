@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import z3
 
+from ..isa.literals import fp_class
+from ..isa.types import F32, F64, FloatFormat
 from .simulate import Node
 
 NAN, PLUS_ZERO, MINUS_ZERO, PLUS_INF, MINUS_INF, POSITIVE, NEGATIVE = (1 << k for k in range(7))
@@ -34,7 +36,11 @@ PATHS = 20_000  # (ite, path) pairs read in one `Classes.value`; past them, no n
 NODES = 100_000  # nodes read in one `Classes.value`; past them, a condition is either
 
 # the formats a register's bits are read in, by width (16 bits: f16 or bf16, not read)
-FORMATS = {32: (8, 24), 64: (11, 53)}
+FORMATS = {f.width: (f.ebits, f.sbits) for f in (F32, F64)}
+# `isa.literals.fp_class`'s names, as classes
+CLASS_OF = {"qNaN": NAN, "sNaN": NAN, "+inf": PLUS_INF, "-inf": MINUS_INF,
+            "+0": PLUS_ZERO, "-0": MINUS_ZERO, "+subnormal": POSITIVE, "+normal": POSITIVE,
+            "-subnormal": NEGATIVE, "-normal": NEGATIVE}
 # fp.isNaN and the like: node -> the classes for which it holds
 TESTS = {z3.Z3_OP_FPA_IS_NAN: NAN, z3.Z3_OP_FPA_IS_ZERO: ZERO, z3.Z3_OP_FPA_IS_INF: INF,
          z3.Z3_OP_FPA_IS_NEGATIVE: SIGN_MINUS, z3.Z3_OP_FPA_IS_POSITIVE: SIGN_PLUS}
@@ -63,14 +69,8 @@ def float_class(x: float) -> int:
 
 
 def bits_class(bits: int, fmt: tuple[int, int]) -> int:
-    ebits, sbits = fmt
-    frac, exp = bits & ((1 << (sbits - 1)) - 1), (bits >> (sbits - 1)) & ((1 << ebits) - 1)
-    minus = bits >> (ebits + sbits - 1) & 1
-    if exp == (1 << ebits) - 1:
-        return NAN if frac else (MINUS_INF if minus else PLUS_INF)
-    if exp == 0 and frac == 0:
-        return MINUS_ZERO if minus else PLUS_ZERO
-    return NEGATIVE if minus else POSITIVE
+    """The class of the float that `bits` encode in the format (ebits, sbits)."""
+    return CLASS_OF[fp_class(bits, FloatFormat("", *fmt))]
 
 
 class Classes:
