@@ -505,3 +505,37 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
     big = z3.Sum([x * k for k in range(1, fraig.SMALL)])
     fraig.sweep_if_large([big != big + 1], [x], 40.0)
     assert given == [fraig.SWEEP_SHARE * 40.0 - 10.0]
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_a_pair_whose_terms_lie_apart_gets_an_eighth_of_the_time(monkeypatch, apart):
+    """`i` is `x * 3` but at one value of x, where it is 0 or a chain of eighty
+    operations on y that `r` does not hold: the whole query on the pair gets the
+    full limit where they differ in a few nodes, an eighth of it where they differ in
+    more than APART (the proofs found whole were of near pairs)."""
+    x, y = z3.BitVecs("x y", 32)
+    junk = y
+    for k in range(80):
+        junk = junk + (junk >> (k % 7 + 1))
+    r = x * 3
+    i = z3.If(x == 0x12345678, junk if apart else z3.BitVecVal(0, 32), x * 3)
+    limits = []
+    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names: (
+        limits.append(seconds), ("unknown", None))[1])
+    sweep([z3.Distinct(i, r)], [x, y], seconds=60)
+    assert limits and max(limits) == pytest.approx(
+        fraig.QUERY_SECONDS / 8 if apart else fraig.QUERY_SECONDS)
+
+
+def test_a_node_is_asked_first_against_the_member_most_like_it(monkeypatch):
+    """Two members simulate as `i` does: `x * 3`, met first, and an `If` on the same
+    condition as `i`'s over `x * 3`. `i` is asked first against the member of its own
+    operator sharing its operands (with every answer unknown, against it only)."""
+    x, y = z3.BitVecs("x y", 32)
+    m = x * 3
+    special = x == 0x12345678
+    other, i = z3.If(special, z3.BitVecVal(1, 32), m), z3.If(special, z3.BitVecVal(0, 32), m)
+    asked = _asked(monkeypatch)
+    sweep([z3.Distinct(m, y), z3.Distinct(other, y), z3.Distinct(i, y)], [x, y], seconds=60)
+    first = next((w.dag.terms[b] for w, a, b in asked if w.dag.terms[a].eq(i)), None)
+    assert first is not None and first.eq(other), first
