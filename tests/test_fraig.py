@@ -539,3 +539,52 @@ def test_a_node_is_asked_first_against_the_member_most_like_it(monkeypatch):
     sweep([z3.Distinct(m, y), z3.Distinct(other, y), z3.Distinct(i, y)], [x, y], seconds=60)
     first = next((w.dag.terms[b] for w, a, b in asked if w.dag.terms[a].eq(i)), None)
     assert first is not None and first.eq(other), first
+
+
+@pytest.mark.parametrize("negated", [False, True])
+def test_a_phi_meets_its_select_where_a_merge_took_the_condition_out(monkeypatch, negated):
+    """-O0's `ite(c, g(x), g(y))` against opt's `g(select c, x, y)`, where g tests
+    `a == 0 and v == 0`. A zero `a` makes c false and y zero: opt's test is proved
+    equal to `a == 0`, and that merge takes `c` out of opt's term, though -O0's test of
+    x is not `a == 0`. Read as the function built it (`_given_as_built`), opt's value
+    still meets each arm of -O0's phi; so too where opt selects on c's negation,
+    spelled otherwise, with the arms swapped."""
+    a, p, q, s, k = z3.BitVecs("a p q s k", 32)
+    x, y, c = p + a, a & q, z3.And(z3.Not(a == 0), z3.ULT(s * k, p))
+
+    def g(v):
+        return z3.If(z3.And(a == 0, v == 0), k, (v + 1) * s)
+    select = z3.If(z3.Or(a == 0, z3.UGE(s * k, p)), y, x) if negated else z3.If(c, x, y)
+    o0, o2 = z3.If(c, g(x), g(y)), g(select)
+    check = fraig._check
+
+    def tests_only(query, *args):  # the solver decides the tests, not the values
+        return check(query, *args) if z3.substitute(query, (k, s)).eq(query) \
+            else ("unknown", None)
+    monkeypatch.setattr(fraig, "_check", tests_only)
+    (out,), _ = sweep([o0 != o2], [a, p, q, s, k], seconds=60)
+    assert z3.is_false(z3.simplify(out))
+    monkeypatch.setattr(fraig._Sweep, "_given_as_built", lambda *_: None)
+    (out,), _ = sweep([o0 != o2], [a, p, q, s, k], seconds=60)
+    assert not z3.is_false(z3.simplify(out))
+
+
+def test_a_select_meets_its_phi_though_a_member_more_like_it_is_undecided(monkeypatch):
+    """opt's `g(p, select c, x, y)` has the operator of a decoy that simulates alike
+    (its select's condition differs from c on two inputs only) and -O0's phi does not:
+    the decoy is asked first and its query ends undecided, which ends the asking. The
+    phi is read against first (`_meets_a_phi`), with no query."""
+    monkeypatch.setattr(fraig, "_check", lambda *_: ("unknown", None))
+    made = _sweeper(monkeypatch)
+    p, x, y = z3.BitVecs("p x y", 32)
+    c = z3.ULT(x * y, p)
+    rare = z3.Or(c, z3.And(x == 0x9E3779B9, y == 0x7F4A7C15))
+
+    def g(a, b):
+        return (a * b) ^ (a + 3 * b)
+    phi, select, decoy = z3.If(c, g(p, x), g(p, y)), \
+        g(p, z3.If(c, x, y)), g(p, z3.If(rare, x, y))
+    (_, out), _ = sweep([z3.Distinct(decoy, phi), phi != select], [p, x, y], seconds=60)
+    assert z3.is_false(z3.simplify(out))
+    w = made[0]
+    assert w.classes[w._key(w.dag.index[phi.get_id()])][0] == w.dag.index[decoy.get_id()]

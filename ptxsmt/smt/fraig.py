@@ -45,7 +45,9 @@ ONE_SIDE_CONE = 500
 # both share; pairs further apart are mostly guesses simulation has not split yet
 APART = 64
 TRIES = 3  # members of its class a node is asked against
+PHIS = 16  # members of its class a node is read against as a phi's arms
 GIVEN_TERMS = 64  # terms rebuilt to read a node with a condition fixed (`_Sweep._given`)
+GIVEN_DEPTH = 12  # levels below a node read for the condition (`_Sweep._given_as_built`)
 CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
 # Queries of fewer nodes go to the solver whole: they are decided faster than swept
 SMALL = 100
@@ -230,6 +232,8 @@ class _Sweep:
         members in all); a node not merged joins its class, so that a node equal to it
         and not to the first member still meets it."""
         n, tried = self.dag.nodes[i], set()
+        if self._meets_a_phi(i, stats):
+            return
         while len(tried) < TRIES:
             members = self.classes.get(self._key(i), [])
             if not members or _constant(self.term[i]) and not _constant(self.term[members[0]]):
@@ -263,6 +267,18 @@ class _Sweep:
             self._add_vector(vector)
         self.walked.append(i)
         self._join_class(i)
+
+    def _meets_a_phi(self, i: int, stats: SweepStats) -> bool:
+        """Node i merged with the first select (or -O0 phi) of its class whose arms
+        it meets (`_cases_meet`), asked before any query: the member most like i is
+        often the phi's arm, whose query ends undecided and ends the asking."""
+        for m in self.classes.get(self._key(i), [])[:PHIS]:
+            if self._cases_meet(m, i) or self._cases_meet(i, m):
+                self._keep_fact(i, m)
+                self.rep[i], self.term[i] = m, self.term[m]
+                stats.proved += 1
+                return True
+        return False
 
     def _likeness(self, i: int, m: int) -> tuple[bool, bool, int]:
         """Where member m comes among node i's candidates: the other function's first,
@@ -439,7 +455,7 @@ class _Sweep:
         proof there holds for whatever values they take. Then whole, unless the pair
         is one side's only and its terms hold more than ONE_SIDE_CONE nodes; with an
         eighth of the time where the terms lie APART."""
-        if self._cases_meet(i, r) or self._cases_meet(r, i) or self._classes_meet(i, r):
+        if self._classes_meet(i, r):
             return "unsat", None
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
@@ -473,8 +489,8 @@ class _Sweep:
         if c is None or not self.term[c].eq(t.arg(0)):
             return False
         for value, arm in ((True, t.arg(1)), (False, t.arg(2))):
-            given = self._given(other, c, value)
-            if given is None or not given.eq(arm):
+            if not any(given is not None and given.eq(arm) for given in (
+                    self._given(other, c, value), self._given_as_built(other, c, value))):
                 return False
         return True
 
@@ -519,6 +535,46 @@ class _Sweep:
             if rebuilt > GIVEN_TERMS:
                 return None
         return done[top.get_id()]
+
+    def _given_as_built(self, root: int, c: int, value: bool) -> z3.ExprRef | None:
+        """`_given` read over node `root`'s operands as the function computes them
+        (the DAG's children), down to GIVEN_DEPTH levels: where a merge took `c` out of
+        a rebuilt term (O2's `isNaN(a) and isNaN(select c, x, y)` proved equal to
+        -O0's test of the one arm that can be NaN with `a`), the node as built still
+        reads it. A node not rebuilt stands as its representative's term, equal to it
+        everywhere; one whose representative is `c` (or `c` negated) is `value` (or
+        its negation)."""
+        negated = self.node_of.get(z3.Not(self.term[c]).get_id())
+        flips = {c: value}
+        if negated is not None:
+            flips[self.rep[negated]] = not value
+        low = min(flips)  # a node holds only nodes before it, and a representative is
+        # its class's first node
+        done: dict[int, z3.ExprRef | None] = {}  # node -> its term given c; None: as is
+        todo, rebuilt = [(root, 0)], 0
+        while todo:
+            j, depth = todo[-1]
+            if j in done:
+                todo.pop()
+                continue
+            kids = self.dag.kids[j]
+            if self.rep[j] in flips:
+                done[j] = z3.BoolVal(flips[self.rep[j]])
+            elif j < low or not kids or depth >= GIVEN_DEPTH:
+                done[j] = None
+            elif pending := [(k, depth + 1) for k in kids if k not in done]:
+                todo.extend(pending)
+                continue
+            elif all(done[k] is None for k in kids):
+                done[j] = None
+            else:
+                args = [self.term[self.rep[k]] if done[k] is None else done[k] for k in kids]
+                done[j] = self._as_rebuilt(self.dag.terms[j].decl()(*args))
+                rebuilt += 1
+                if rebuilt > GIVEN_TERMS:
+                    return None
+            todo.pop()
+        return done[root]
 
     def _as_rebuilt(self, t: z3.ExprRef) -> z3.ExprRef:
         """t as `_rebuild` and `_same_term_as_earlier` would leave a node's term."""
