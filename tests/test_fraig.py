@@ -418,7 +418,7 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     def sweeping(roots, inputs, seconds, sides):
         swept.append(seconds)
         clock[0] += 50
-        return roots
+        return roots, []
     monkeypatch.setattr(functions, "sweep_if_large", sweeping)
     solver = functions._solver
     monkeypatch.setattr(functions, "_solver", lambda t: limits.append(t) or solver(t))
@@ -463,6 +463,48 @@ def test_an_add_made_sub_in_the_optimised_function_differs():
     assert verdict.counterexample.differ == ("func_retval0",)
 
 
+def test_a_difference_simulation_shows_is_a_model_at_its_inputs(monkeypatch):
+    """The mutant's outputs differ on simulated inputs: the sweep is skipped, and the
+    model comes from the query at those inputs (`functions._at_inputs`), never from
+    the whole query; the evaluator replays it as before."""
+    a = read_function_file(str(SCALE / "int-40.O0.ptx"), "f")
+    b = read_function_file(str(SCALE / "int-40.mutant.ptx"), "f")
+
+    def whole(*_args, **_kwargs):
+        raise AssertionError("the whole query was asked")
+    monkeypatch.setattr(functions, "check_with", whole)
+    monkeypatch.setattr(fraig._Sweep, "run", whole)
+    verdict = check_function_equivalence(a, b, timeout=300)
+    assert verdict.verdict == "different"
+    assert verdict.counterexample.differ == ("func_retval0",)
+
+
+def test_the_witness_is_a_simulated_vector_where_every_root_holds():
+    """`SweepStats.witness`: inputs on which z3 itself finds every root true; none
+    where no simulated vector makes them all true."""
+    x, y = z3.BitVecs("x y", 32)
+    p = z3.Bool("p")
+    roots = [z3.If(p, x + y, x - y) != x * 3, z3.ULT(y, x)]
+    _, stats = sweep(roots, [x, y, p], seconds=60, until_witness=True)
+    assert {str(c) for c, _ in stats.witness} == {"x", "y", "p"}
+    for r in roots:
+        assert z3.is_true(z3.simplify(z3.substitute(r, *stats.witness)))
+    _, stats = sweep([x * 3 != x + x + x, z3.ULT(y, x)], [x, y], seconds=60,
+                     until_witness=True)
+    assert stats.witness == []
+
+
+def test_inputs_where_the_sides_agree_give_no_model():
+    """`_at_inputs` with inputs the simulation got wrong (a value SMT-LIB leaves open,
+    read one way): no model, and the query is then asked whole."""
+    x = z3.BitVec("x", 8)
+    solver = z3.Solver()
+    solver.add(x + 1 == 5)
+    assert functions._at_inputs(solver, [(x, z3.BitVecVal(3, 8))], None) is None
+    found = functions._at_inputs(solver, [(x, z3.BitVecVal(4, 8))], None)
+    assert found.model.eval(x).as_long() == 4
+
+
 def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     """The clock runs out at the first merge: the query comes back with the nodes
     walked so far over their representatives, the rest (never walked) as they were
@@ -500,7 +542,7 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
 
     monkeypatch.setattr(fraig._Dag, "add_roots", slow)
     monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, seconds, **_: given.append(seconds)
-                        or (roots, None))
+                        or (roots, fraig.SweepStats()))
     x = z3.BitVec("x", 32)
     big = z3.Sum([x * k for k in range(1, fraig.SMALL)])
     fraig.sweep_if_large([big != big + 1], [x], 40.0)

@@ -73,6 +73,9 @@ class SweepStats:
     refuted: int = 0
     undecided: int = 0
     seconds: float = 0.0
+    # the inputs of a simulated vector on which every root is true, with their values
+    # (for "the functions differ": a likely counterexample; the sweep is then skipped)
+    witness: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
 
 
 @dataclass
@@ -108,35 +111,43 @@ class _Dag:
 Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
 
 
-def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
-                   timeout: float | None, sides: Sides | None = None) -> list[z3.ExprRef]:
+def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: float | None,
+                   sides: Sides | None = None
+                   ) -> tuple[list[z3.ExprRef], list[tuple[z3.ExprRef, z3.ExprRef]]]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
-    SWEEP_SHARE of `timeout` (None: no limit); `sides`: as `sweep` takes them."""
+    SWEEP_SHARE of `timeout` (None: no limit), and the sweep's witness (`SweepStats`);
+    `sides`: as `sweep` takes them."""
     start = time.perf_counter()
     dag = _Dag()
     dag.add_roots(roots)  # seconds of the share, for a DAG of ten thousand nodes or more
     if len(dag.terms) < SMALL:
-        return roots
+        return roots, []
     seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        return sweep(roots, inputs, seconds, dag=dag, sides=sides)[0]
+        swept, stats = sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=True)
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
-        return roots  # a term sweeping cannot rebuild: the query as it is (still sound)
+        return roots, []  # a term sweeping cannot rebuild: the query as it is (still sound)
+    return swept, stats.witness
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
           query_seconds: float = QUERY_SECONDS,
-          dag: _Dag | None = None,
-          sides: Sides | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
+          dag: _Dag | None = None, sides: Sides | None = None,
+          until_witness: bool = False) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` with every internal value proved equal to an earlier one replaced by it,
     within `seconds` (past them, the nodes not yet walked keep their spelling, over
     the merged ones). `sides`: the two functions' outputs (subterms of `roots`); a
-    node that only one of them reads is asked only against a node the other reads."""
+    node that only one of them reads is asked only against a node the other reads.
+    `until_witness`: where the simulation makes every root true, `roots` as they are
+    and that witness (`SweepStats`): the query holds there, and no merge would help."""
     start = time.perf_counter()
     if dag is None:
         dag = _Dag()
     top = dag.add_roots(roots)
     sweeper = _Sweep(dag, inputs, start + seconds, query_seconds)
+    if until_witness and (witness := sweeper.witness(top, [c for c in inputs
+                                                          if c.get_id() in dag.index])):
+        return roots, SweepStats(nodes=len(dag.terms), witness=witness)
     if sides is not None:
         sweeper.side = _sides(dag, sides)
     return sweeper.run(top, start)
@@ -185,6 +196,25 @@ class _Sweep:
             return evaluate_node(self.dag.nodes[i], args, given.get(i), count)
         except (ValueError, ArithmeticError, OverflowError):
             return None
+
+    def witness(self, top: list[int], inputs: list[z3.ExprRef]
+                ) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """The inputs (bit-vectors and Booleans) of the first simulated vector on
+        which every root of `top` is true, each with its value; [] where there is none."""
+        rows = [self.values[t] for t in top]
+        if not rows or any(v is None for v in rows):
+            return []
+        k = next((k for k in range(len(rows[0])) if all(v[k] for v in rows)), None)
+        if k is None:
+            return []
+        out = []
+        for c in inputs:
+            v = self.values[self.dag.index[c.get_id()]]
+            if v is not None and z3.is_bool(c):
+                out.append((c, z3.BoolVal(bool(v[k]))))
+            elif v is not None and z3.is_bv(c):
+                out.append((c, z3.BitVecVal(v[k], c.size())))
+        return out
 
     def run(self, top: list[int], start: float) -> tuple[list[z3.ExprRef], SweepStats]:
         stats = SweepStats(nodes=len(self.term),

@@ -33,7 +33,7 @@ from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
 from .fraig import sweep_if_large
 from .smt2 import subterms
-from .solve import NICE_SECONDS, ReplayError, check_with, nice_values
+from .solve import NICE_SECONDS, Decision, ReplayError, check_with, nice_values
 
 
 @dataclass(frozen=True)
@@ -126,19 +126,21 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
     # one limit for encoding, sweeping and the whole query together
     limit = None if timeout is None else start + timeout
-    query = [z3.Or(differ), defined]
+    query, differs_at = [z3.Or(differ), defined], []
     if sweeping:
         inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
         # each side's outputs: candidates are asked only across the two sides
         sides = ([d.arg(0) for d in differ], [d.arg(1) for d in differ])
-        query = sweep_if_large(query, inputs, _left(limit), sides)
+        query, differs_at = sweep_if_large(query, inputs, _left(limit), sides)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
     whole = _simplified(query[0], mul2concat=True)
     how, solver = solver, _solver(_left(limit))
     solver.add(whole, query[1])
-    decision = check_with(solver, how, _left(limit), emit)
+    decision = _at_inputs(solver, differs_at, limit) if differs_at and emit is None else None
+    if decision is None:
+        decision = check_with(solver, how, _left(limit), emit)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
@@ -226,6 +228,27 @@ def _simplified(term: z3.BoolRef, **params) -> z3.BoolRef:
         if "max. steps" not in str(e):
             raise
         return term
+
+
+def _at_inputs(solver: z3.Solver, inputs: list[tuple[z3.ExprRef, z3.ExprRef]],
+               deadline: float | None) -> Decision | None:
+    """A model of the query `solver` holds with each input fixed to its value (those of a
+    simulated vector on which the two sides differ: `fraig.SweepStats.witness`). The
+    query is first rewritten with the inputs' values (z3's rewriter computes the
+    floating-point operations on constants, which its solver would bit-blast), then
+    asked within AT_INPUTS_SECONDS. None where there is no model (the simulation's
+    choice of a value SMT-LIB leaves open; a timeout): the query is then decided whole."""
+    fixed = [_simplified(z3.substitute(a, *inputs)) for a in solver.assertions()]
+    left = _left(deadline)
+    small = _solver(min(AT_INPUTS_SECONDS, left or AT_INPUTS_SECONDS))
+    small.add(*fixed, *[c == v for c, v in inputs])
+    if check(small) != z3.sat:
+        return None
+    # "simulation": a model z3 may find hard to make nice over the whole query
+    return Decision(z3.sat, "simulation", model=small.model())
+
+
+AT_INPUTS_SECONDS = 10.0
 
 
 def _solver(timeout: float | None) -> z3.Solver:
