@@ -202,6 +202,9 @@ def test_a_node_undecided_against_its_class_still_meets_a_later_equal(monkeypatc
             return "unknown", None
         return prove(self, a, b, seconds)
     monkeypatch.setattr(fraig._Sweep, "_prove_equal", undecided_first)
+    # `special` is false on every simulated input: asked against false, it would be
+    # refuted, and its model would set `i` apart from `r` (the case is the undecided one)
+    monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
     (_, out), stats = sweep([r != z, z3.Distinct(i + y, j + y)], [x, y, z], seconds=60)
     assert z3.is_false(z3.simplify(out)), out
     assert stats.undecided == 1 and stats.refuted == 1
@@ -226,13 +229,15 @@ def test_a_nan_test_of_a_chain_meets_its_inputs_tests_by_classes(monkeypatch):
 
 
 def _asked(monkeypatch) -> list[tuple[fraig._Sweep, int, int]]:
-    """The candidate pairs sweeping asks the solver about (all proved unknown)."""
+    """The candidate pairs sweeping asks the solver about (all proved unknown, and
+    so is every node asked against a constant)."""
     asked = []
 
     def record(self, i, r, seconds):
         asked.append((self, i, r))
         return "unknown", None
     monkeypatch.setattr(fraig._Sweep, "_prove_equal", record)
+    monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
     return asked
 
 
@@ -630,3 +635,27 @@ def test_a_select_meets_its_phi_though_a_member_more_like_it_is_undecided(monkey
     assert z3.is_false(z3.simplify(out))
     w = made[0]
     assert w.classes[w._key(w.dag.index[phi.get_id()])][0] == w.dag.index[decoy.get_id()]
+
+
+def test_a_guard_that_always_holds_is_proved_true_and_folds(monkeypatch):
+    """opt's `ite((b & 31) <u 32, v, 32)` against -O0's v: the guard is true on every
+    simulated input and no constant leads its class; asked against true
+    (`_proved_constant`), it folds the select to v, which meets -O0's by structure. The
+    solver answers only queries that do not read `a` (stubbed), so the select is never
+    proved equal to v whole."""
+    a, b = z3.BitVecs("a b", 32)
+    shift = b & 31
+    value = ((a << shift) ^ (a * 7)) & 0xFFFF
+    check = fraig._check
+
+    def guards_only(query, *args):
+        return check(query, *args) if z3.substitute(query, (a, b)).eq(query) \
+            else ("unknown", None)
+    monkeypatch.setattr(fraig, "_check", guards_only)
+    o2 = z3.If(z3.ULT(shift, 32), value, z3.BitVecVal(32, 32))
+    (out,), stats = sweep([value != o2], [a, b], seconds=60)
+    assert z3.is_false(z3.simplify(out)) and stats.proved >= 1
+    # a guard that fails on one input (first of its class) is refuted, not folded
+    rare = z3.If(b != 0x9E3779B9, value, z3.BitVecVal(32, 32))
+    (out,), stats = sweep([value != rare], [a, b], seconds=60)
+    assert not z3.is_false(z3.simplify(out)) and stats.refuted >= 1

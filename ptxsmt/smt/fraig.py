@@ -187,6 +187,7 @@ class _Sweep:
         self.by_shallow: dict[Table, int] = {}  # the same over walked conditions
         self.nan_reps: set[int] = set()  # the representatives of NaN tests
         self.undecided: set[tuple[int, int]] = set()  # pairs whose proof was not decided
+        self.top: set[int] = set()  # the roots: their question is the whole query's
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
@@ -219,6 +220,7 @@ class _Sweep:
     def run(self, top: list[int], start: float) -> tuple[list[z3.ExprRef], SweepStats]:
         stats = SweepStats(nodes=len(self.term),
                            simulated=sum(v is not None for v in self.values))
+        self.top = set(top)
         for i, n in enumerate(self.dag.nodes):
             if time.perf_counter() > self.deadline:
                 stats.seconds = time.perf_counter() - start
@@ -264,6 +266,11 @@ class _Sweep:
         n, tried = self.dag.nodes[i], set()
         if self._meets_a_phi(i, stats):
             return
+        if self._proved_constant(i, stats):
+            if not self._same_term_as_earlier(i):  # no node has the constant: i leads
+                self.walked.append(i)
+                self._join_class(i)
+            return
         while len(tried) < TRIES:
             members = self.classes.get(self._key(i), [])
             if not members or _constant(self.term[i]) and not _constant(self.term[members[0]]):
@@ -297,6 +304,34 @@ class _Sweep:
             self._add_vector(vector)
         self.walked.append(i)
         self._join_class(i)
+
+    def _proved_constant(self, i: int, stats: SweepStats) -> bool:
+        """Node i (not a root) is constant on every simulated input, and no constant
+        leads its class (none is a node): it is asked against that constant, briefly
+        (as a class constant is). Proved, its term is the constant, which folds the terms above it
+        (llc's guard `(x & 31) <u 32` of a shift by a masked register) and leads the
+        class. Refuted, the model is one more simulation input."""
+        v, sort = self.values[i], self.dag.nodes[i].sort
+        members = self.classes.get(self._key(i), [])
+        if len(set(v)) != 1 or sort.kind not in ("bool", "bv") or _constant(self.term[i]) \
+                or i in self.top or members and _constant(self.term[members[0]]):
+            return False
+        value = z3.BoolVal(bool(v[0])) if sort.kind == "bool" else z3.BitVecVal(v[0], sort.width)
+        below = self._below(i, i)
+        query = _assuming(self.term[i] != value, self._facts_over(below))
+        left = self.deadline - time.perf_counter()
+        if left <= 0:
+            return False
+        result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
+                                min(self.query_seconds / CONSTANT_SHARE, left), self._names())
+        if result == "sat":
+            stats.refuted += 1
+            self._add_vector(vector)
+        if result != "unsat":
+            return False
+        stats.proved += 1
+        self._set_term(i, value)
+        return True
 
     def _meets_a_phi(self, i: int, stats: SweepStats) -> bool:
         """Node i merged with the first select (or -O0 phi) of its class whose arms
@@ -496,8 +531,7 @@ class _Sweep:
             query = self._standard(query, [j for j in kept if self._is_ieee(j)], cut)
             if _check(query, seconds / 8, {})[0] == "unsat":
                 return "unsat", None
-        names = {self.dag.terms[j].decl().name(): j for j in self.inputs
-                 if self.dag.nodes[j].sort.kind in ("bv", "bool")}
+        names = self._names()
         below = self._below(i, r)
         if self._one_side(i, r) and len(below) > ONE_SIDE_CONE:
             return "unknown", None
@@ -506,6 +540,11 @@ class _Sweep:
         query = _assuming(a != b, self._facts_over(below))
         return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
                       names)
+
+    def _names(self) -> dict[str, int]:
+        """The inputs a model's values are read for (by name), each with its node."""
+        return {self.dag.terms[j].decl().name(): j for j in self.inputs
+                if self.dag.nodes[j].sort.kind in ("bv", "bool")}
 
     def _cases_meet(self, phi: int, other: int) -> bool:
         """Node `phi` is `ite(c, a, b)`, and node `other` rebuilt with `c` read as true
