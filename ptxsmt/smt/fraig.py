@@ -308,9 +308,9 @@ class _Sweep:
     def _proved_constant(self, i: int, stats: SweepStats) -> bool:
         """Node i (not a root) is constant on every simulated input, and no constant
         leads its class (none is a node): it is asked against that constant, briefly
-        (as a class constant is). Proved, its term is the constant, which folds the terms above it
-        (llc's guard `(x & 31) <u 32` of a shift by a masked register) and leads the
-        class. Refuted, the model is one more simulation input."""
+        (as a class constant is). Proved, its term is the constant, which folds the
+        terms above it (llc's guard `(x & 31) <u 32` of a shift by a masked register)
+        and leads the class. Refuted, the model is one more simulation input."""
         v, sort = self.values[i], self.dag.nodes[i].sort
         members = self.classes.get(self._key(i), [])
         if len(set(v)) != 1 or sort.kind not in ("bool", "bv") or _constant(self.term[i]) \
