@@ -12,6 +12,7 @@ from ..isa import source
 from ..isa.errors import PtxError
 from ..isa.targets import parse_target
 from ..ptxasdiff import DiffError, ReadbackError, load_jsonl, run_diff
+from ..ptxasdiff.lowering import audit
 from ..report import ptxas_diff as rendering
 from ..report.progress import Progress
 from ..resources import model_files
@@ -29,8 +30,11 @@ from .common import CONTEXT, fail, max_input_option
               help="ptxas processes at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--target", default="sm_90", show_default=True, help="ptxas -arch and .target.")
+@click.option("--lowering", is_flag=True,
+              help="Instead: check that the modifiers each catalogue variant states (.bf16, "
+                   ".rz/.rm/.rp, .ftz) reach the SASS ptxas lowers it to, operands from memory.")
 @max_input_option
-def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
+def ptxas_diff(files, ptxas, limit, jobs, as_json, target, lowering) -> None:
     """Differential test: ptxas -O3's constant folding against ptxsmt.
 
     \b
@@ -43,10 +47,19 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
     when every folded output agrees, 1 on a mismatch or a case ptxas refuses,
     2 on bad input or a missing tool.
     \b
+    With --lowering, no vectors: every catalogue variant a lowering rule covers is
+    compiled on operands loaded from memory, and its SASS must carry what the
+    PTX states (docs/ptxas-diff.md findings 4 and 5); exit 1 when a rule is broken.
+    A lowering that keeps every modifier but computes a wrong value needs a GPU
+    (scripts/gpu_replay.py).
+    \b
     Examples:
       ptxsmt ptxas-diff models/golden.jsonl
       ptxsmt ptxas-diff --limit 2000 --jobs 4 --json vectors.jsonl
+      ptxsmt ptxas-diff --lowering
     """
+    if lowering:
+        _lowering(files, ptxas, jobs, as_json, target)
     try:
         opts = Options(target=parse_target(target).sm)
         paths = [Path(f) for f in files] or model_files()
@@ -69,6 +82,18 @@ def ptxas_diff(files, ptxas, limit, jobs, as_json, target) -> None:
     else:
         report.out(rendering.text(result))
     sys.exit(1 if result.mismatches or result.rejected() else 0)
+
+
+def _lowering(files, ptxas: str, jobs: int, as_json: bool, target: str) -> None:
+    if files:
+        fail("--lowering reads the catalogue, not vector files")
+    try:
+        broken = audit(ptxas=ptxas, target=target, jobs=jobs)
+    except (DiffError, OSError) as e:
+        fail(str(e))
+    report.out(report.dumps(rendering.lowering_json(broken)) if as_json
+               else rendering.lowering_text(broken))
+    sys.exit(1 if broken else 0)
 
 
 def _check_readable(path: Path) -> None:

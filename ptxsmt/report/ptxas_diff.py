@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..isa.literals import describe
 from ..ptxasdiff import DiffReport
+from ..ptxasdiff.lowering import Broken
 
 
 def text(r: DiffReport) -> str:
@@ -78,3 +79,23 @@ def mismatch_text(m: dict, r: DiffReport) -> list[str]:
     lines.append("  kernel (ptxas -O3 -arch " + r.target + "):")
     lines += ["    " + line for line in m["kernel"].splitlines()]
     return lines
+
+
+def lowering_text(broken: list[Broken]) -> str:
+    """One block a broken rule: the variant, the rule, the SASS line and the kernel."""
+    lines = []
+    for b in broken:
+        lines += [f"{b.variant}: {b.rule.name} (docs/ptxas-diff.md {b.rule.finding})",
+                  f"  SASS: {b.line}", "  kernel:", *("    " + k for k in b.kernel.splitlines())]
+    covered = len({b.variant for b in broken})
+    lines.append(f"{len(broken)} broken lowering rules in {covered} variants" if broken
+                 else "every covered variant's SASS carries its modifiers")
+    lines.append("values (a lowering that keeps its modifiers but computes the wrong thing) "
+                 "need a GPU: scripts/gpu_replay.py")
+    return "\n".join(lines)
+
+
+def lowering_json(broken: list[Broken]) -> dict:
+    return {"broken": [{"variant": str(b.variant), "rule": b.rule.name,
+                        "finding": b.rule.finding, "sass": b.line, "kernel": b.kernel}
+                       for b in broken]}
