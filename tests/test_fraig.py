@@ -423,7 +423,7 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     def sweeping(roots, inputs, seconds, sides):
         swept.append(seconds)
         clock[0] += 50
-        return roots, []
+        return roots, fraig.SweepStats()
     monkeypatch.setattr(functions, "sweep_if_large", sweeping)
     solver = functions._solver
     monkeypatch.setattr(functions, "_solver", lambda t: limits.append(t) or solver(t))

@@ -72,6 +72,10 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
               help="With two .ptx files: ask the whole query at once, without first "
                    "merging the values both functions share (equivalence sweeping, "
                    "docs/scale.md); for comparison.")
+@click.option("--certify", is_flag=True,
+              help="With two .ptx files: ask a solver again for each merge the sweep made by "
+                   "a rule rather than a proof (IEEE classes, truth tables, phi cases); "
+                   "'equivalent' only if every one is proved.")
 @click.option("--batch", "batch", type=click.File("rb"), metavar="PAIRS.jsonl",
               help="Many pairs, one JSON object a line (see docs/scale.md); one JSON result "
                    "line each, in order.")
@@ -84,8 +88,8 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @merge_option
 @max_input_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
-          function, unroll, function_b, solver, no_sweep, batch, jobs, executor, scheduler,
-          target, vset_merge) -> None:
+          function, unroll, function_b, solver, no_sweep, certify, batch, jobs, executor,
+          scheduler, target, vset_merge) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
@@ -107,6 +111,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
       ptxsmt equiv k_O0.ptx k_O3.ptx --function _Z3sumPKiPii --unroll 4
       ptxsmt equiv k.ll k.ptx --function add
       ptxsmt equiv k_O0.ptx k_O3.ptx --function f --emit-smt2 queries/
+      ptxsmt equiv k_O0.ptx k_O3.ptx --function f --certify --json
       ptxsmt equiv 'shl.b32 d, a, 1;' 'add.u32 d, a, a;' --solver portfolio
       ptxsmt equiv --batch pairs.jsonl --jobs 2 > results.jsonl
     """
@@ -117,7 +122,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         from .equiv_batch import run_batch
 
         refuse(given("lhs", "rhs", "lhs_file", "rhs_file", "outputs", "all_classes", "emit_smt2",
-                     "function", "function_b", "no_sweep"),
+                     "function", "function_b", "no_sweep", "certify"),
                "with --batch (each line names its pair)")
         warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
         if scheduler and executor != "dask":
@@ -126,7 +131,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file", "unroll",
-                     "solver", "target", "vset_merge", "no_sweep"),
+                     "solver", "target", "vset_merge", "no_sweep", "certify"),
                "to SOURCE.ll against TARGET.ptx")
         equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2)
     for arg in (lhs, rhs):
@@ -138,11 +143,11 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, unroll, solver, emit_smt2, not no_sweep)
+                        vset_merge, as_json, unroll, solver, emit_smt2, not no_sweep, certify)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
-    refuse(given("function_b", "no_sweep"),
+    refuse(given("function_b", "no_sweep", "certify"),
            "to snippets (only with --function and two .ptx files)")
     if (lhs_file or rhs_file) and (lhs or rhs):
         fail("give the snippets either as arguments or with -a FILE -b FILE, not both")
@@ -181,7 +186,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
                     target: str, vset_merge: str, as_json: bool, unroll: int = 0,
                     solver: str = "auto", emit_smt2: str | None = None,
-                    sweeping: bool = True) -> None:
+                    sweeping: bool = True, certifying: bool = False) -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -197,7 +202,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
         f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
     try:
         verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit,
-                                             sweeping)
+                                             sweeping, certifying)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:

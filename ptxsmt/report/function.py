@@ -57,9 +57,24 @@ def function_verdict_json(v: FunctionVerdict) -> dict:
             "memory": {str(loc): to_json(val, loc.type) for loc, val in cex.memory.items()},
             "lhs": function_json(cex.lhs)["outputs"], "rhs": function_json(cex.rhs)["outputs"],
             "differ": list(cex.differ)}
+    if v.justified:  # what an "equivalent" rests on besides solver proofs (Alive2 lists
+        out["justified"] = v.justified  # its approximations)
+    if v.certified is not None:
+        out["certified"] = {"proved": v.certified.certified, "refuted": v.certified.refuted,
+                            "undecided": v.certified.undecided}
     if v.reason:
         out["reason"] = v.reason
     return out
+
+
+def _rests_on(v: FunctionVerdict) -> list[str]:
+    if not v.justified:
+        return []
+    rules = ", ".join(f"{n} by {rule}" for rule, n in sorted(v.justified.items()))
+    if v.certified is not None:
+        return [f"  merges by rule ({rules}): each re-proved by a solver (--certify)"]
+    return [f"  besides solver proofs, it rests on merges by rule ({rules}); --certify "
+            "re-proves them"]
 
 
 def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> str:
@@ -68,12 +83,12 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
     if v.verdict == "equivalent":
         return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
                           f"global and shared memory for all inputs ({v.seconds:.3f} s)",
-                          *([f"  {v.reason}"] if v.reason else []), *opaque])
+                          *([f"  {v.reason}"] if v.reason else []), *_rests_on(v), *opaque])
     if v.verdict == "bounded":
         return "\n".join([f"equivalent up to {v.unroll} iterations: {v.lhs} and {v.rhs} agree "
                           "on their return values and global and shared memory for all "
                           f"inputs on which each loop runs at most {v.unroll} times; "
-                          f"{v.reason} ({v.seconds:.3f} s)", *opaque])
+                          f"{v.reason} ({v.seconds:.3f} s)", *_rests_on(v), *opaque])
     if v.verdict == "unknown":
         return "\n".join([f"unknown: {v.reason or 'the solver gave no answer (timeout)'}",
                           *opaque])

@@ -12,9 +12,14 @@ share and merge them, so that the last query is small.
    again. Unknown: the node stays as it is.
 3. The query is rebuilt over the representatives.
 
-Every merge is an unconditional equality the solver proved, so the rebuilt query is
-equivalent to the original one in every model: "equivalent" still comes only from an
-unsat of the (whole, rebuilt) query, and a model of it is a model of the original.
+Every merge is an unconditional equality, so the rebuilt query is equivalent to the
+original one in every model: "equivalent" still comes only from an unsat of the (whole,
+rebuilt) query, and a model of it is a model of the original. Each merge carries its
+justification: a solver's unsat, the same term (hash-consing), a rewrite of
+`rewrite.normal` (each rule proved in tests/test_rewrite.py), or one of the rules of
+JUSTIFICATIONS, whose tables tests/test_sweep_rules.py proves row by row. The merges of
+those rules are kept (`SweepStats.justified`): a verdict lists them, and `--certify`
+asks a solver for each one again (`certify`).
 """
 
 from __future__ import annotations
@@ -76,6 +81,21 @@ class SweepStats:
     # the inputs of a simulated vector on which every root is true, with their values
     # (for "the functions differ": a likely counterexample; the sweep is then skipped)
     witness: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
+    # the merges that rest on a rule, not on a solver: (rule, the two terms made equal)
+    justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
+
+
+# The rules a merge may rest on besides a solver's unsat and the same term: each asserts
+# that two terms are equal on every input
+JUSTIFICATIONS = {
+    "class rule": "IEEE value classes (ieee_classes.py): a condition decided by the classes "
+                  "of the values it tests",
+    "truth table": "one truth table over the float tests a condition asks (truth.py), or "
+                   "its negation, or a constant",
+    "phi cases": "a select equals a node that is its arms where its condition is fixed "
+                 "true and false",
+    "float bits": "a float read back from the bits its to_bits wrote (sorts.ieee_result)",
+}
 
 
 @dataclass
@@ -112,22 +132,21 @@ Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
 
 
 def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: float | None,
-                   sides: Sides | None = None
-                   ) -> tuple[list[z3.ExprRef], list[tuple[z3.ExprRef, z3.ExprRef]]]:
+                   sides: Sides | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
-    SWEEP_SHARE of `timeout` (None: no limit), and the sweep's witness (`SweepStats`);
-    `sides`: as `sweep` takes them."""
+    SWEEP_SHARE of `timeout` (None: no limit), and the sweep's `SweepStats` (its
+    witness, its merges by rule); `sides`: as `sweep` takes them."""
     start = time.perf_counter()
     dag = _Dag()
     dag.add_roots(roots)  # seconds of the share, for a DAG of ten thousand nodes or more
     if len(dag.terms) < SMALL:
-        return roots, []
+        return roots, SweepStats(nodes=len(dag.terms))
     seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        swept, stats = sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=True)
+        return sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=True)
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
-        return roots, []  # a term sweeping cannot rebuild: the query as it is (still sound)
-    return swept, stats.witness
+        # a term sweeping cannot rebuild: the query as it is (still sound)
+        return roots, SweepStats(nodes=len(dag.terms))
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
@@ -188,6 +207,7 @@ class _Sweep:
         self.nan_reps: set[int] = set()  # the representatives of NaN tests
         self.undecided: set[tuple[int, int]] = set()  # pairs whose proof was not decided
         self.top: set[int] = set()  # the roots: their question is the whole query's
+        self.justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = []  # `SweepStats`
 
     def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
@@ -219,7 +239,8 @@ class _Sweep:
 
     def run(self, top: list[int], start: float) -> tuple[list[z3.ExprRef], SweepStats]:
         stats = SweepStats(nodes=len(self.term),
-                           simulated=sum(v is not None for v in self.values))
+                           simulated=sum(v is not None for v in self.values),
+                           justified=self.justified)
         self.top = set(top)
         for i, n in enumerate(self.dag.nodes):
             if time.perf_counter() > self.deadline:
@@ -339,6 +360,7 @@ class _Sweep:
         often the phi's arm, whose query ends undecided and ends the asking."""
         for m in self.classes.get(self._key(i), [])[:PHIS]:
             if self._cases_meet(m, i) or self._cases_meet(i, m):
+                self._justify("phi cases", i, self.term[m])
                 self._keep_fact(i, m)
                 self.rep[i], self.term[i] = m, self.term[m]
                 stats.proved += 1
@@ -425,17 +447,25 @@ class _Sweep:
             if table is None:
                 continue
             if table.constant is not None:
+                self._justify("truth table", i, z3.BoolVal(table.constant))
                 self._set_term(i, z3.BoolVal(table.constant))
                 return self._same_term_as_earlier(i)
             k = seen.setdefault(table, i)
             if k != i and self.values[k] == self.values[i]:  # unequal: a bug; kept apart
+                self._justify("truth table", i, self.term[self.rep[k]])
                 self.rep[i], self.term[i] = self.rep[k], self.term[self.rep[k]]
                 return True
             negated = seen.get(table.negated())
             if negated is not None:
+                self._justify("truth table", i, z3.Not(self.term[self.rep[negated]]))
                 self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
                 return self._same_term_as_earlier(i)
         return False
+
+    def _justify(self, rule: str, i: int, equal_to: z3.ExprRef) -> None:
+        """Node i's term (as rebuilt so far) is made `equal_to` by `rule`, not by a
+        solver: kept, to be listed and certified (`certify`)."""
+        self.justified.append((rule, self.term[i], equal_to))
 
     def _nan_like(self, t: z3.ExprRef) -> bool:
         """t is (or was) the term of a node merged with a NaN test: a shallow table
@@ -472,6 +502,8 @@ class _Sweep:
         if n.kind == z3.Z3_OP_FPA_TO_FP and len(kids) == 1:  # a float read from its bits
             k = self._ieee_result_of(order[0])
             if k is not None:
+                self.term[i] = self.dag.terms[i].decl()(self.term[order[0]])
+                self._justify("float bits", i, self.term[k])
                 self.rep[i], self.term[i] = k, self.term[k]
                 return
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
@@ -521,6 +553,7 @@ class _Sweep:
         is one side's only and its terms hold more than ONE_SIDE_CONE nodes; with an
         eighth of the time where the terms lie APART."""
         if self._classes_meet(i, r):
+            self._justify("class rule", i, self.term[r])
             return "unsat", None
         a, b = self.term[i], self.term[r]
         for depth in CUT_DEPTHS:
@@ -821,3 +854,29 @@ def _fast_solver() -> str | None:
     """bitwuzla where it is installed: it decides these small bit-vector queries far
     faster than z3."""
     return None if "bitwuzla" in unavailable() else "bitwuzla"
+
+
+@dataclass(frozen=True)
+class Certified:
+    """What a solver said of each merge a sweep rested on a rule (`--certify`)."""
+
+    certified: int = 0
+    refuted: list[str] = field(default_factory=list)  # the rules whose merge a model breaks
+    undecided: list[str] = field(default_factory=list)
+
+
+def certify(justified: Sequence[tuple[str, z3.ExprRef, z3.ExprRef]],
+            seconds: float) -> Certified:
+    """Ask a solver (the sweep's own: bitwuzla where installed) whether each merge of
+    `justified` can fail (its two terms differ on some input), within `seconds` in all,
+    shared evenly among those left."""
+    deadline = time.perf_counter() + seconds
+    done, refuted, undecided = 0, [], []
+    for k, (rule, a, b) in enumerate(justified):
+        left = (deadline - time.perf_counter()) / (len(justified) - k)
+        result = _check(a != b, left, {})[0] if left > 0 else "unknown"
+        if result == "unsat":
+            done += 1
+        else:
+            (refuted if result == "sat" else undecided).append(rule)
+    return Certified(done, refuted, undecided)

@@ -13,8 +13,9 @@ functions before anyone sees it, as for snippets.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 
 import z3
@@ -31,7 +32,7 @@ from ..isa.types import TYPES
 from ..sem.options import DEFAULT, Options
 from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
-from .fraig import sweep_if_large
+from .fraig import Certified, SweepStats, certify, sweep_if_large
 from .smt2 import subterms
 from .solve import NICE_SECONDS, Decision, ReplayError, check_with, nice_values
 
@@ -56,6 +57,10 @@ class FunctionVerdict:
     reason: str = ""
     seconds: float = 0.0
     unroll: int = 0  # --unroll K: each loop ran at most K times
+    # the sweep's merges that rest on a rule, not a solver (`fraig.JUSTIFICATIONS`): count
+    # by rule; with `certify`, what a solver said of them
+    justified: dict[str, int] = field(default_factory=dict)
+    certified: Certified | None = None
 
 
 # Loops without --unroll: each runs at most this many times; a counterexample within them
@@ -98,14 +103,17 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                                timeout: float | None = 30.0,
                                unroll: int = 0, solver: str = "auto",
                                emit: Callable[[list[z3.BoolRef]], None] | None = None,
-                               sweeping: bool = True) -> FunctionVerdict:
+                               sweeping: bool = True, certifying: bool = False
+                               ) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
     `solver`: who decides the whole query (`smt.solve.check_with`: auto, z3, portfolio).
     `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`.
     `sweeping`: merge the values both sides share before the whole query (`fraig.py`),
-    where the query is large enough to need it."""
+    where the query is large enough to need it. `certifying`: an "equivalent" whose sweep
+    merged by a rule (not a solver) asks a solver for each such merge again, and is
+    "unknown" unless every one is proved."""
     start = time.perf_counter()
     asked, unroll = unroll, unroll or DEFAULT_UNROLL
     rename, widths, note = _renaming(lhs, rhs)
@@ -126,12 +134,14 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
     # one limit for encoding, sweeping and the whole query together
     limit = None if timeout is None else start + timeout
-    query, differs_at = [z3.Or(differ), defined], []
+    query, swept = [z3.Or(differ), defined], SweepStats()
     if sweeping:
         inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
         # each side's outputs: candidates are asked only across the two sides
         sides = ([d.arg(0) for d in differ], [d.arg(1) for d in differ])
-        query, differs_at = sweep_if_large(query, inputs, _left(limit), sides)
+        query, swept = sweep_if_large(query, inputs, _left(limit), sides)
+    differs_at = swept.witness
+    rules = Counter(rule for rule, _, _ in swept.justified)
     # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
     # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
     # proof of an -O0/-O3 pair takes milliseconds instead of seconds
@@ -144,9 +154,12 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
-    def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None):
+    def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None,
+                certified: Certified | None = None):
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
-                               time.perf_counter() - start, unroll if asked or bounded else 0)
+                               time.perf_counter() - start, unroll if asked or bounded else 0,
+                               dict(rules) if v in ("equivalent", "bounded") else {},
+                               certified)
 
     if result == z3.unknown:
         return verdict("unknown", decision.reason or "timeout")
@@ -166,6 +179,18 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             return verdict("bounded", f"loops that run more than {unroll} times "
                            f"(at {', '.join(beyond)}) are not compared"
                            + (f"; {note}" if note else ""))
+        if certifying and swept.justified:
+            certified = certify(swept.justified, max(_left(limit) or 0.0, CERTIFY_SECONDS))
+            if certified.refuted:
+                return verdict("unknown", "ptxsmt bug, please report: a solver refutes "
+                               f"{len(certified.refuted)} merge(s) the sweep made by rule "
+                               f"({', '.join(sorted(set(certified.refuted)))})",
+                               certified=certified)
+            if certified.undecided:
+                return verdict("unknown", "equivalent if the sweep's merges by rule hold, "
+                               f"but {len(certified.undecided)} of them were not re-proved "
+                               "in time (--certify)", certified=certified)
+            return verdict("equivalent", note, certified=certified)
         return verdict("equivalent", note)
     deadline = None if timeout is None else time.perf_counter() + timeout
     zero = tuple(initial(s)[w] for s, w in witness.items())
@@ -196,6 +221,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                    + ", ".join(free or ["(none named)"]) + undecided)
 
 
+CERTIFY_SECONDS = 30.0  # the least time `certifying` gets for its merges, past the limit
 OPEN_ROUNDS = 4  # models asked for, while each differs only through open values
 AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
 
