@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .isa.body import Checked, Generic, Rejected, Repeat, parse
-from .isa.module import Function, Module, read_functions
 from .isa.errors import NotModelled
+from .isa.module import Function, Module, read_functions
 from .isa.syntax import Instruction, PtxError, format_variant
 from .isa.targets import PTX_VERSIONS, TARGET_MIN_PTX, Target
 from .isa.variants import Requirement, Variant, requirement

@@ -7,8 +7,16 @@ import sys
 import click
 
 from .. import report
-from ..check import (ILLEGAL, LEGAL, NOT_JUDGED, Judge, ModuleCheck, check_line, header_error,
-                     verdict)
+from ..check import (
+    ILLEGAL,
+    LEGAL,
+    NOT_JUDGED,
+    Judge,
+    ModuleCheck,
+    check_line,
+    header_error,
+    verdict,
+)
 from ..isa import source
 from ..isa.errors import NotModelled, PtxError
 from ..isa.targets import parse_target, parse_version
