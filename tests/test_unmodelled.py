@@ -67,12 +67,8 @@ def candidates():
         except KeyError:  # mul.wide.u64: no type twice as wide
             types = [v.types[0].name] * len(slots)
         for n in counts:
-            names = (types + types[-1:] * 2)[:n]
-            try:
-                operands = ", ".join(reg(t, i) for i, t in enumerate(names))
-            except ValueError:  # .b128-style types ptxas declares no register of
-                continue
-            yield spelling, n, f"{spelling} {operands};"
+            names = (types + types[-1:])[:n]
+            yield spelling, n, f"{spelling} {', '.join(reg(t, i) for i, t in enumerate(names))};"
 
 
 def test_no_row_hides_a_catalogued_form():
