@@ -151,3 +151,10 @@ def test_ptxas_takes_what_is_not_judged(tmp_path):
     done = subprocess.run(["ptxas", "-arch", "sm_100a", str(src), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_exit_code_of_not_judged_is_documented():
+    assert "5 if none is illegal but one is not judged" in " ".join(
+        _check("--help").stdout.split())
+    cli = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    assert "| 5 | `check`: no line is illegal, but some line ptxsmt cannot judge" in cli

@@ -47,15 +47,13 @@ def check(source_file, target, ptx_version, as_json) -> None:
     and the ISA text disagree (docs/ptxas-legality.md). Errors name the line
     and column in SOURCE (and the function, in a module). A module is checked
     against its own .target and .version unless --target/--ptx-version say
-    otherwise; instructions outside ptxsmt's families (ld, st, bra, add, ...)
-    are counted, not judged, but a module ptxas refuses as a whole (a label or
-    function defined twice, a branch to no label) is an error. A module's
-    lines are printed as each function is judged, with progress on stderr on
-    long runs. A line ptxsmt does not model (`add.cc`, `max.relu`, and in a
-    module ld, st, bra, ...) is "not judged", never legal.
-    Exit 0 if every line is judged legal, 1 if anything is illegal, 5 if
-    nothing is illegal but some line is not judged, 2 if the input cannot be
-    read.
+    otherwise; a module ptxas refuses as a whole (a label or function defined
+    twice, a branch to no label) is an error. A module's lines are printed as
+    each function is judged, with progress on stderr on long runs. A line
+    ptxsmt does not model (ld, st, bra, add.cc, max.relu, ...) is counted
+    "not judged", never legal (docs/check.md). Exit 0 if every line is judged
+    legal, 1 if one is illegal, 5 if none is illegal but one is not judged,
+    2 if the input cannot be read.
     \b
     Examples:
       echo 'setp.lt.ftz.f32 p, a, b;' | ptxsmt check
