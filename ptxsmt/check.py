@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .isa.body import Checked, Generic, Rejected, Repeat, parse
+from .isa.errors import NotModelled
 from .isa.module import Function, Module, read_functions
 from .isa.syntax import Instruction, PtxError, format_variant
 from .isa.targets import PTX_VERSIONS, TARGET_MIN_PTX, Target
@@ -40,13 +41,17 @@ def requirement_error(req: Requirement, target: Target, version: tuple[int, int]
 
 def check_line(text: str, target: Target, version: tuple[int, int], line: int = 1) -> str | None:
     """None when the instruction is legal for the target and version, else why not;
-    `line` is the text's line in its file, and errors about the text name it."""
+    `line` is the text's line in its file, and errors about the text name it. A line
+    ptxsmt does not model (`ld`, `add.cc`, `max.relu`) is neither: NotModelled is raised."""
     if err := header_error(target, version):
         return err
     try:
         instructions = parse(text)
     except PtxError as e:
-        return str(PtxError(e.message, line + (e.line or 1) - 1, e.col))
+        placed = type(e)(e.message, line + (e.line or 1) - 1, e.col)
+        if isinstance(e, NotModelled):
+            raise placed from None
+        return str(placed)
     return next(filter(None, (instruction_error(ins, target, version, line)
                               for ins in instructions)), None)
 
@@ -81,16 +86,34 @@ class Verdict:
     error: str | None
 
 
+# A module's or a run of lines' verdict: illegal if a line is, else not judged if ptxsmt
+# could not judge a line (ptxas may refuse it), else legal.
+LEGAL, ILLEGAL, NOT_JUDGED = "legal", "illegal", "not judged"
+
+
+def verdict(illegal: int, unjudged: int) -> str:
+    return ILLEGAL if illegal else NOT_JUDGED if unjudged else LEGAL
+
+
 @dataclass(frozen=True)
 class ModuleCheck:
     target: Target
     version: tuple[int, int]
     verdicts: list[Verdict]  # the instructions of ptxsmt's families, in order
-    unjudged: int  # instructions outside them (ld, st, bra, add, ...)
+    unjudged: int  # instructions outside them (ld, st, bra, add.cc, ...)
+
+    @property
+    def illegal(self) -> int:
+        return sum(v.error is not None for v in self.verdicts)
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.illegal, self.unjudged)
 
     @property
     def legal(self) -> bool:
-        return all(v.error is None for v in self.verdicts)
+        """Every instruction judged, and legal: never true while one is not judged."""
+        return self.verdict == LEGAL
 
 
 def check_module(module: Module, target: Target | None = None,

@@ -3,7 +3,9 @@
 source is chopped to the instruction type, a wider destination sign-extended for a
 signed destination type and zero-extended otherwise), against a plain-Python reading of
 the cvt section: the source's value (chopped, read signed or not), clamped to the
-destination's range under .sat, kept modulo 2^width otherwise."""
+destination's range under .sat, kept modulo 2^width otherwise. A `.sat` that cannot
+clamp (`cvt.sat.s64.s32`: the destination holds every source value) ptxas 13.0 refuses
+(tests/test_unmodelled.py), and so does the function reader."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import itertools
 
 import pytest
 
+from ptxsmt import PtxError
 from ptxsmt.function import read_function
 from ptxsmt.function.evaluate import evaluate_function
 
@@ -50,6 +53,18 @@ def _function(a: str, d: str, sat: bool, a_reg: int, d_reg: int) -> str:
 """
 
 
+def _range(t: str) -> tuple[int, int]:
+    width = int(t[1:])
+    return (-(1 << (width - 1)), (1 << (width - 1)) - 1) if t[0] == "s" else (0, (1 << width) - 1)
+
+
+def _holds(d: str, a: str) -> bool:
+    """Whether every value of `a` is one of `d` (8-bit forms aside: ptxsmt does not judge
+    them, isa/unmodelled.py)."""
+    (dlo, dhi), (alo, ahi) = _range(d), _range(a)
+    return "8" not in (d[1:], a[1:]) and dlo <= alo and ahi <= dhi
+
+
 INPUTS = [0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x12345678, 0x80000000,
           0xFFFFFFFF, 0x1_0000_0000, 0x7FFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000,
           0xFFFF_FFFF_FFFF_FFFF, 0xDEAD_BEEF_CAFE_F00D]
@@ -62,6 +77,10 @@ def test_integer_cvt_matches_the_isa_text(a, d, sat, wide):
     a_reg = 64 if wide else max(16, int(a[1:]))
     d_reg = 64 if wide else max(16, int(d[1:]))
     fn = read_function(_function(a, d, sat, a_reg, d_reg), "f")
+    if sat and _holds(d, a):
+        with pytest.raises(PtxError, match=f"ptxas refuses .*'cvt.sat.{d}.{a}' is not a legal"):
+            evaluate_function(fn, {"f_param_0": 0})
+        return
     for x in INPUTS:
         x &= (1 << a_reg) - 1
         got = evaluate_function(fn, {"f_param_0": x}).returns["func_retval0"]

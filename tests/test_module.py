@@ -77,7 +77,7 @@ def test_every_compare_and_select_is_read_with_its_declared_types(path):
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_the_corpus_is_legal_for_its_own_header(path):
     result = check_module(read_module(path.read_text()))
-    assert result.legal and result.unjudged > 0
+    assert result.illegal == 0 and result.unjudged > 0 and result.verdict == "not judged"
 
 
 def test_the_llvm_style_module_in_detail():
@@ -104,7 +104,7 @@ def test_the_llvm_style_module_in_detail():
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_check_agrees_with_ptxas_on_each_file(path, tmp_path):
     status, _ = _ptxas_errors(path.read_text(), tmp_path)
-    assert (status == 0) == check_module(read_module(path.read_text())).legal
+    assert (status == 0) == (check_module(read_module(path.read_text())).illegal == 0)
 
 
 @given(st.data())
@@ -251,11 +251,12 @@ def run(*args: str, stdin: str | None = None):
 def test_check_a_file_reports_judged_and_other_instructions():
     path = str(Path(__file__).parent / "ptx" / "llvm_style.ptx")
     r = run("check", "--json", path)
-    assert r.exit_code == 0
+    assert r.exit_code == 5  # no line illegal, 15 not judged: the module is not judged
     import json
 
     j = json.loads(r.stdout)
     assert (j["target"], j["ptx_version"], j["judged"], j["not_judged"]) == ("sm_90", "8.4", 11, 15)
+    assert (j["verdict"], j["legal"]) == ("not judged", False)
     assert j["instructions"][2]["ptx"] == "setp.ne.s32 %p2, %r3, 0;"
     text = run("check", path).stdout
     assert "11 instructions checked" in text and "15 other instructions not judged" in text

@@ -7,15 +7,25 @@ import sys
 import click
 
 from .. import report
-from ..check import Judge, ModuleCheck, check_line, header_error
+from ..check import (
+    ILLEGAL,
+    LEGAL,
+    NOT_JUDGED,
+    Judge,
+    ModuleCheck,
+    check_line,
+    header_error,
+    verdict,
+)
 from ..isa import source
-from ..isa.errors import PtxError
+from ..isa.errors import NotModelled, PtxError
 from ..isa.targets import parse_target, parse_version
 from ..report import catalogue
 from ..report.progress import Progress
 from .common import CONTEXT, check_target, check_version, fail, max_input_option
 
 DEFAULT_TARGET, DEFAULT_VERSION = "sm_90", "9.0"
+EXIT = {LEGAL: 0, ILLEGAL: 1, NOT_JUDGED: 5}  # docs/cli.md
 
 
 @click.command("check", context_settings=CONTEXT)
@@ -37,11 +47,13 @@ def check(source_file, target, ptx_version, as_json) -> None:
     and the ISA text disagree (docs/ptxas-legality.md). Errors name the line
     and column in SOURCE (and the function, in a module). A module is checked
     against its own .target and .version unless --target/--ptx-version say
-    otherwise; instructions outside ptxsmt's families (ld, st, bra, add, ...)
-    are counted, not judged, but a module ptxas refuses as a whole (a label or
-    function defined twice, a branch to no label) is an error. A module's
-    lines are printed as each function is judged, with progress on stderr on
-    long runs. Exit 1 if anything is illegal, 2 if the input cannot be read.
+    otherwise; a module ptxas refuses as a whole (a label or function defined
+    twice, a branch to no label) is an error. A module's lines are printed as
+    each function is judged, with progress on stderr on long runs. A line
+    ptxsmt does not model (ld, st, bra, add.cc, max.relu, ...) is counted
+    "not judged", never legal (docs/check.md). Exit 0 if every line is judged
+    legal, 1 if one is illegal, 5 if none is illegal but one is not judged,
+    2 if the input cannot be read.
     \b
     Examples:
       echo 'setp.lt.ftz.f32 p, a, b;' | ptxsmt check
@@ -61,10 +73,11 @@ def check(source_file, target, ptx_version, as_json) -> None:
 
 
 def _check_module(data: bytes, name: str, target, version, as_json) -> None:
+    place = "" if name in ("-", "<stdin>") else f"{name}: "  # what errors name: the file
     try:
         text = source.decode(data, name).removeprefix("\ufeff")
     except PtxError as e:
-        fail(str(e).removeprefix(f"{name}: "))
+        fail(place + str(e).removeprefix(f"{name}: "))
     judge = Judge(target and parse_target(target), version)
     verdicts, illegal = [], 0
     try:
@@ -74,15 +87,15 @@ def _check_module(data: bytes, name: str, target, version, as_json) -> None:
                 if as_json:
                     verdicts += fn_verdicts
                 elif fn_verdicts:
-                    report.out(catalogue.verdicts_text(fn_verdicts))
+                    report.out(catalogue.verdicts_text(fn_verdicts, place))
     except PtxError as e:
-        fail(str(e))
+        fail(place + str(e))
     result = ModuleCheck(judge.target, judge.version, verdicts, judge.unjudged)
     if as_json:
         report.out(report.dumps(catalogue.module_check_json(result)))
     else:
         report.out(catalogue.module_summary_text(result, judged=judge.judged, illegal=illegal))
-    sys.exit(1 if illegal else 0)
+    sys.exit(EXIT[verdict(illegal, judge.unjudged)])
 
 
 def _by_function(judge: Judge, text: str, bar: Progress):
@@ -104,7 +117,7 @@ def _check_lines(data: bytes, target, ptx_version, as_json) -> None:
     tgt = parse_target(target)
     if err := header_error(tgt, ptx_version):
         fail(err)
-    status = 0
+    illegal = unjudged = 0
     # a line ends at LF (or CRLF); a CR alone is whitespace, as ptxas reads it
     for number, raw in enumerate(data.split(b"\n"), 1):
         raw = raw.removesuffix(b"\r")
@@ -119,10 +132,15 @@ def _check_lines(data: bytes, target, ptx_version, as_json) -> None:
         text = line.strip()
         if not text or text.startswith("//"):
             continue
-        error = error or check_line(line, tgt, ptx_version, number)
-        status |= error is not None
+        not_judged = None
+        try:
+            error = error or check_line(line, tgt, ptx_version, number)
+        except NotModelled as e:
+            not_judged = str(e)
+        illegal += error is not None
+        unjudged += not_judged is not None
         if as_json:
-            report.out(report.dumps(catalogue.check_json(number, text, error)))
+            report.out(report.dumps(catalogue.check_json(number, text, error, not_judged)))
         else:
-            report.out(catalogue.check_text(text, error))
-    sys.exit(status)
+            report.out(catalogue.check_text(text, error, not_judged))
+    sys.exit(EXIT[verdict(illegal, unjudged)])

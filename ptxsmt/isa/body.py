@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .errors import PtxError, quote
+from .errors import NotModelled, PtxError, quote
 from .opcodes import SYNTAX
 from .registers import Register, Scope, fits, parse_reg
 from .statements import Statement, split_statements
-from .syntax import Guard, Instruction, opcode_col, parse_statement
+from .syntax import Guard, Instruction, opcode_col, parse_statement, require_legal
 from .types import PRED, Kind, bit_type
-from .variants import Variant, operand_types, requirement
+from .variants import Variant, operand_types
 
 
 class Generic(NamedTuple):
@@ -250,22 +250,28 @@ def _judged(st: Statement, scope: Scope, seen: dict, typed: dict[str, str]) -> I
 
 
 def _instruction(st: Statement, scope: Scope, module: bool) -> Item:
+    """The one reading of an instruction, in a module or a snippet: what ptxsmt does not
+    model is `Generic` in a module (NotModelled raised in a snippet), what ptxas refuses
+    is `Rejected` (raised), the rest `Checked`."""
     rest = st.text[m.end():] if (m := _GUARD.match(st.text)) else st.text
-    opcode = _OPCODE.match(rest).group()
-    modelled = opcode in SYNTAX
-    if module and not modelled:
+    if module and _OPCODE.match(rest).group() not in SYNTAX:
         return _generic(st)
     try:
         ins = parse_statement(st.text, st.line, st.col)
+        if module:  # a snippet's variant is judged against a target by its reader
+            require_legal(ins)
+    except NotModelled:
+        if not module:
+            raise
+        return _generic(st)
     except PtxError as e:
         if not module:
             raise
-        return _generic(st) if SYNTAX[opcode].partial else Rejected(st.text, e)
-    if module and ins.variant.syntax.partial and (
-            requirement(ins.variant) is None or any(scope.lookup(r) is None for r in _names(ins))):
-        # mov/and/cvt/mul in other forms (`mov.u32 %r1, %tid.x`, `cvt.rn.f32.s32`,
-        # `mul.wide.s32`, `mov.u64 %SP, __local_depot0` of a variable's address) are ordinary
-        # instructions to ptxsmt: only its own forms on registers are judged
+        return Rejected(st.text, e)
+    if module and ins.variant.syntax.partial and any(scope.lookup(r) is None for r in _names(ins)):
+        # mov/cvt/add on what is not a register (`mov.u32 %r1, %tid.x`,
+        # `mov.u64 %SP, __local_depot0` of a variable's address) are ordinary instructions
+        # to ptxsmt: only its own forms on registers are judged
         return _generic(st)
     try:
         _require_end(st)

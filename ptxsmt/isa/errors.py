@@ -18,6 +18,11 @@ class PtxError(ValueError):
         return f"line {self.line}, col {self.col}: {self.message}"
 
 
+class NotModelled(PtxError):
+    """A statement ptxsmt does not model (an opcode or a form outside its families): it
+    cannot say whether ptxas takes it, so `check` says "not judged", never legal."""
+
+
 def quote(text: object, limit: int = 40) -> str:
     """Input inside a message: JSON spelling (control bytes and quotes escaped), cut short
     so a 5,000-digit literal or a binary line cannot flood a terminal or a log."""

@@ -12,11 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .errors import PtxError, quote
+from .errors import NotModelled, PtxError, quote
 from .literals import LiteralError, parse_immediate
 from .modifiers import BoolOp, CmpOp, LaneSpec, parse_lane_spec
 from .opcodes import FLAG_MODIFIERS, ROUNDINGS, SHIFT_DIRECTIONS, SYNTAX
 from .types import PRED, TYPES, Kind, PtxType
+from .unmodelled import unmodelled
 from .variants import Variant, operand_slots, operand_types, requirement
 
 # ---- the parsed form --------------------------------------------------------------------
@@ -152,10 +153,27 @@ def parse_statement(stmt: str, line: int, col: int) -> Instruction:
     head = m.group(0)
     opcode = head.split(".")[0]
     if opcode not in SYNTAX:
-        raise PtxError(f"unknown instruction {quote(opcode)} (ptxsmt knows {', '.join(SYNTAX)})",
-                       line, col)
-    variant = _parse_modifiers(opcode, head.split(".")[1:], line, col)
-    operands = _parse_operands(variant, stmt[m.end():], line, col + m.end())
+        raise NotModelled(f"unknown instruction {quote(opcode)} (ptxsmt knows "
+                          f"{', '.join(SYNTAX)})", line, col)
+    rest, partial = stmt[m.end():], SYNTAX[opcode].partial
+    # Of an opcode ptxsmt models in part, it judges the modifiers and the operand count
+    # (ptxas refuses all it does not know, `unmodelled.py`); an unknown modifier (`.cc`,
+    # `.xorsign`) or operand spelling (`mov.b32 %r1, {0, %rs1}`) may be a form ptxas takes.
+    try:
+        variant = _parse_modifiers(opcode, head.split(".")[1:], line, col)
+    except PtxError as e:
+        raise NotModelled(e.message, e.line, e.col) if partial else e from None
+    count = len(_split_operands(rest, 1)) if rest.strip() else 0
+    if partial and (row := unmodelled(variant, count)):
+        raise NotModelled(f"ptxsmt does not model {format_variant(variant)}: {row.form}",
+                          line, col)
+    if partial:  # ptxas refuses the variant whatever its operands (`mul.wide.u64`)
+        _require_catalogued(variant, line, col)
+    _check_count(variant, count, line, col + m.end())
+    try:
+        operands = _parse_operands(variant, rest, line, col + m.end())
+    except PtxError as e:
+        raise NotModelled(e.message, e.line, e.col) if partial else e from None
     return Instruction(variant, operands, guard, line, col, text)
 
 
@@ -227,14 +245,18 @@ def _split_operands(text: str, col: int) -> list[tuple[str, int]]:
     return parts
 
 
+def _check_count(v: Variant, count: int, line: int, col: int) -> None:
+    slots = operand_slots(v)
+    if count != len(slots):
+        why = " (a BoolOp needs operand c)" if v.syntax.optional_c else ""
+        raise PtxError(f"{v.opcode} takes {len(slots)} operands ({', '.join(slots)}), "
+                       f"found {count}{why}", line, col)
+
+
 def _parse_operands(v: Variant, text: str, line: int, col: int) -> dict[str, Operand]:
     syntax = v.syntax
     parts = _split_operands(text, col) if text.strip() else []
     slots = operand_slots(v)
-    if len(parts) != len(slots):
-        why = " (a BoolOp needs operand c)" if syntax.optional_c else ""
-        raise PtxError(f"{v.opcode} takes {len(slots)} operands ({', '.join(slots)}), "
-                       f"found {len(parts)}{why}", line, col)
     types = operand_types(v)
     out: dict[str, Operand] = {}
     for slot, (raw, c) in zip(slots, parts):
@@ -397,6 +419,9 @@ def _check_lane_spec(v: Variant, slot: str, lane: LaneSpec, line: int, col: int)
 
 def require_legal(ins: Instruction) -> None:
     """Raise unless the variant is in the catalogue (ignoring target/version)."""
-    if requirement(ins.variant) is None:
-        raise PtxError(f"'{format_variant(ins.variant)}' is not a legal variant",
-                       ins.line, ins.col)
+    _require_catalogued(ins.variant, ins.line, ins.col)
+
+
+def _require_catalogued(v: Variant, line: int, col: int) -> None:
+    if requirement(v) is None:
+        raise PtxError(f"'{format_variant(v)}' is not a legal variant", line, col)
