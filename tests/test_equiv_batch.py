@@ -265,10 +265,12 @@ def test_ir_against_ptx_pairs(ir_work, jobs):
 
 
 def test_ir_verdicts_and_refusals_are_cached(ir_work):
+    """All but a "different": no evaluator of IR could replay its counterexample."""
     first = _batch(ir_work, IR_LINES)[1]
     code, second, _ = _batch(ir_work, IR_LINES)
-    assert [r.get("cached") for r in second] == [True] * 4
-    assert [{k: v for k, v in r.items() if k != "cached"} for r in second] == first
+    assert [r.get("cached") for r in second] == [True, None, True, True]
+    assert [{k: v for k, v in r.items() if k not in ("cached", "seconds")} for r in second] \
+        == [{k: v for k, v in r.items() if k != "seconds"} for r in first]
     (ir_work / "une_llc14_O2.ptx").write_text((ir_work / "une_bad.ptx").read_text())
     third = _batch(ir_work, IR_LINES[:1])[1]
     assert third[0]["verdict"] == "different" and not third[0].get("cached")

@@ -33,12 +33,12 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     for path in sorted(_PACKAGE.rglob("*.py")):
         digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
-    digest.update(_z3_release().encode())
+    digest.update(z3_release().encode())
     digest.update(sys.version.encode())  # the cache keeps marshalled bytecode
     return digest.hexdigest()[:20]
 
 
-def _z3_release() -> str:
+def z3_release() -> str:
     """The installed Z3's distribution name and version, read without importing Z3."""
     spec = find_spec("z3")
     if spec is None or spec.origin is None:
