@@ -328,26 +328,16 @@ def _cached(store: Path, pair: Pair, key: str, digest: str) -> dict | None:
     return None
 
 
-class _SnippetReplay(msgspec.Struct, forbid_unknown_fields=True):
-    inputs: dict[str, int | bool]
-
-
-class _FunctionReplay(msgspec.Struct, forbid_unknown_fields=True):
-    scalars: tuple[dict[str, int | bool], dict[str, int | bool]]
-    memory: dict[str, int]  # SPACE[ADDRESS].TYPE: the initial memory
-    watch: list[str]  # SPACE[ADDRESS].TYPE: where each side's final value is shown
-
-
 def _replays(pair: Pair, entry: verdicts.Entry) -> str:
     """"" where the entry's counterexample, run through the evaluator, gives the very
     counterexample it shows; else why not."""
     try:
         if pair.kind == "snippets":
-            r = msgspec.convert(entry.replay, _SnippetReplay)
+            r = msgspec.convert(entry.replay, verdicts.SnippetReplay)
             q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair))
             found = counterexample_json(replay(q, r.inputs))
         else:
-            r = msgspec.convert(entry.replay, _FunctionReplay)
+            r = msgspec.convert(entry.replay, verdicts.FunctionReplay)
             sides = (read_function_file(pair.lhs, pair.function),
                      read_function_file(pair.rhs, pair.function_b))
             cex = replay_counterexample(*sides, list(r.scalars),

@@ -8,15 +8,22 @@ and adding 2 to a word in memory differ everywhere)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 from click.testing import CliRunner
 
+from ptxsmt.batch import cache
 from ptxsmt.cli import main
 from ptxsmt.smt import verdicts
+from ptxsmt.synth import proofcache, search
+from ptxsmt.synth.executor import Serial
 
 SCALAR = """.version 8.4
 .target sm_90
@@ -247,3 +254,142 @@ def test_an_entry_of_another_pair_is_not_served(decided, work):
     assert _plain(answers) == _plain(decided[1])
     assert stderr.count("it is for another pair") == 3
     assert [r.get("cached") for r in answers] == [True, None, True, None, None]
+
+
+# ---- synth's proof cache: the same rule ------------------------------------------------------
+
+PROOFS = [("add.u32 d, a, b;", "add.u32 d, b, a;"), ("add.u32 d, a, b;", "sub.u32 d, a, b;"),
+          ("and.b32 d, a, b;", "or.b32 d, a, b;")]  # equivalent, different, different
+
+
+def _prove(place: Path, monkeypatch) -> tuple[list[dict], search.Stats]:
+    """The pairs proved through the cache at `place`, as a fresh process would (nothing
+    of the cache held in memory)."""
+    monkeypatch.setenv("PTXSMT_CACHE_DIR", str(place))
+    monkeypatch.setattr(cache, "_ENABLED", True)
+    monkeypatch.setattr(cache, "_STORE", None)
+    monkeypatch.setattr(proofcache, "_STORES", {})
+    stats = search.Stats()
+    results = search.Prover(Serial(), stats, 10.0).run(PROOFS, ("d",))
+    return results, stats
+
+
+def _proof_rows(place: Path) -> tuple[Path, dict[str, bytes]]:
+    """The proof cache's file and its records (less the store's seal)."""
+    [path] = place.glob("synth-proofs-*.sqlite")
+    with sqlite3.connect(path) as db:
+        return path, {k: r[16:] for k, r in db.execute("SELECT key, record FROM programs")}
+
+
+def _put_rows(path: Path, rows: dict[str, bytes]) -> None:
+    """Records written over the old, with the store's seal: the edit is the record's, for
+    the proof cache's own checks to find."""
+    with sqlite3.connect(path) as db:
+        db.executemany("UPDATE programs SET record = ? WHERE key = ?",
+                       [(cache.seal(k, r) + r, k) for k, r in rows.items()])
+
+
+PROOF_TAMPERS = {
+    "garbage bytes": lambda e: bytes(range(256)),
+    "a list": lambda e: b"[1, 2]",
+    "verdict only": lambda e: b'{"verdict": "equivalent"}',
+    "flipped to different, sealed": _flip("different", seal=True),
+    "flipped to equivalent, carefully": _careful_flip,
+    "counterexample edited, sealed": _counterexample(seal=True),
+    "replay inputs edited, sealed": _replay_inputs,
+}
+
+
+@pytest.fixture(scope="module")
+def proved(tmp_path_factory) -> tuple[Path, list[dict]]:
+    place = tmp_path_factory.mktemp("proofs")
+    with pytest.MonkeyPatch.context() as mp:
+        results, stats = _prove(place, mp)
+        cache.flush()
+        proofcache.flush()
+    assert [r["verdict"] for r in results] == ["equivalent", "different", "different"]
+    assert stats.cache_hits == 0
+    return place, results
+
+
+@pytest.mark.parametrize("name", sorted(PROOF_TAMPERS))
+def test_a_tampered_proof_changes_no_verdict_and_is_named_once(proved, tmp_path, monkeypatch,
+                                                                name):
+    place = tmp_path / "cache"
+    shutil.copytree(proved[0], place)
+    path, rows = _proof_rows(place)
+    tamper = PROOF_TAMPERS[name]
+    targets = [k for k in rows if json.loads(rows[k])["verdict"] ==
+               ("equivalent" if "to different" in name or "a list" in name else "different")]
+    _put_rows(path, {k: tamper(json.loads(rows[k])) for k in targets})
+    cache.DROPPED.clear()
+    results, stats = _prove(place, monkeypatch)
+    assert results == proved[1]
+    assert stats.cache_hits == len(PROOFS) - len(targets)
+    problems, cache.DROPPED[:] = list(cache.DROPPED), []
+    assert len(problems) == len(targets) and all(p.startswith(f"{path}: ") for p in problems)
+    proofcache.flush()  # the pair proved afresh replaces its record
+    results, stats = _prove(place, monkeypatch)
+    assert results == proved[1] and stats.cache_hits == len(PROOFS)
+    assert cache.DROPPED == []
+
+
+def test_a_proof_of_another_pair_is_not_served(proved, tmp_path, monkeypatch):
+    place = tmp_path / "cache"
+    shutil.copytree(proved[0], place)
+    path, rows = _proof_rows(place)
+    keys = sorted(rows, key=lambda k: json.loads(rows[k])["verdict"])  # different first
+    _put_rows(path, {keys[0]: rows[keys[1]], keys[1]: rows[keys[0]]})  # two differents swap
+    cache.DROPPED.clear()
+    results, stats = _prove(place, monkeypatch)
+    assert results == proved[1] and stats.cache_hits == 1
+    assert [p.endswith("it is for another pair") for p in cache.DROPPED] == [True] * 2
+
+
+def test_a_record_without_its_seal_is_dropped_and_replaced(proved, tmp_path, monkeypatch):
+    """The store's own check (every record of every SQLite cache): a record edited in
+    place, its seal stale."""
+    place = tmp_path / "cache"
+    shutil.copytree(proved[0], place)
+    path, rows = _proof_rows(place)
+    with sqlite3.connect(path) as db:
+        db.executemany("UPDATE programs SET record = ? WHERE key = ?",
+                       [(b"x" * 16 + r, k) for k, r in rows.items()])
+    cache.DROPPED.clear()
+    results, stats = _prove(place, monkeypatch)
+    assert results == proved[1] and stats.cache_hits == 0
+    assert [p.endswith("fails its seal") for p in cache.DROPPED] == [True] * len(PROOFS)
+    proofcache.flush()
+    assert _prove(place, monkeypatch)[1].cache_hits == len(PROOFS)
+
+
+# ---- the compiled programs of eval --batch: the store's seal ----------------------------------
+
+def test_a_program_moved_to_another_text_is_dropped_with_a_warning(tmp_path):
+    """Two texts' sealed records swapped (add's program under sub's text would answer
+    every sub line with a sum): each is dropped with one warning, recompiled, replaced."""
+    place = tmp_path / "cache"
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text("".join(json.dumps({"ptx": f"{op}.u32 d, a, b;", "inputs": {"a": 7, "b": 5}})
+                             + "\n" for op in ("add", "sub")))
+    env = {**os.environ, "PTXSMT_CACHE_DIR": str(place)}
+
+    def run() -> tuple[list[str], str]:
+        r = subprocess.run([sys.executable, "-m", "ptxsmt", "eval", "--batch", str(lines)],
+                           env=env, capture_output=True, text=True, check=True)
+        return [json.loads(x)["outputs"]["d"] for x in r.stdout.splitlines()], r.stderr
+
+    assert run() == (["0x0000000c", "0x00000002"], "")
+    [path] = place.glob("programs-*.sqlite")
+    with sqlite3.connect(path) as db:
+        texts = dict(db.execute("SELECT key, record FROM programs WHERE key LIKE 'text %'"))
+        add, sub = sorted(texts)
+        db.executemany("UPDATE programs SET record = ? WHERE key = ?",
+                       [(texts[sub], add), (texts[add], sub)])
+    answers, stderr = run()
+    assert answers == ["0x0000000c", "0x00000002"]
+    warnings = stderr.splitlines()
+    assert len(warnings) == 2 and all(w.startswith("warning: cache record dropped") and
+                                      str(path) in w and "fails its seal" in w
+                                      for w in warnings)
+    assert run() == (["0x0000000c", "0x00000002"], "")

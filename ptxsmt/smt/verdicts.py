@@ -42,6 +42,18 @@ class Entry(msgspec.Struct, forbid_unknown_fields=True):
     check: str  # SHA-256 over every other field
 
 
+class SnippetReplay(msgspec.Struct, forbid_unknown_fields=True):
+    """A "different" of two snippets: the inputs its counterexample is replayed from."""
+    inputs: dict[str, int | bool]
+
+
+class FunctionReplay(msgspec.Struct, forbid_unknown_fields=True):
+    """A "different" of two functions: each side's scalar inputs under its own names."""
+    scalars: tuple[dict[str, int | bool], dict[str, int | bool]]
+    memory: dict[str, int]  # SPACE[ADDRESS].TYPE: the initial memory
+    watch: list[str]  # SPACE[ADDRESS].TYPE: where each side's final value is shown
+
+
 def pair_digest(kind: str, sides: list[bytes], names: list) -> str:
     """What was compared: both inputs, length-prefixed, and the names read from them."""
     digest = hashlib.sha256()
@@ -72,14 +84,18 @@ def path(folder: Path, key: str) -> Path:
 
 
 def read(folder: Path, key: str, pair: str, options: dict) -> tuple[Entry | None, str]:
-    """The entry under `key` where it is sound to serve, else (None, the problem: "" where
-    there is no entry). A "different" still needs its replay."""
+    """The entry in `folder` under `key` where it is sound to serve, else (None, the
+    problem: "" where there is no entry). A "different" still needs its replay."""
     try:
-        data = path(folder, key).read_bytes()
+        return decode(path(folder, key).read_bytes(), key, pair, options)
     except FileNotFoundError:
         return None, ""
     except OSError as e:
         return None, f"cannot be read ({e.strerror or e})"
+
+
+def decode(data: bytes, key: str, pair: str, options: dict) -> tuple[Entry | None, str]:
+    """An entry's bytes as `read` serves them (another store's: synth's proof cache)."""
     try:
         entry = msgspec.json.decode(data, type=Entry)
     except (msgspec.DecodeError, UnicodeDecodeError) as e:  # bad JSON or UTF-8, truncated;
@@ -107,17 +123,22 @@ def drop(folder: Path, key: str) -> None:
         path(folder, key).unlink()
 
 
+def encode(key: str, pair: str, options: dict, result: dict, replay: dict | None) -> bytes:
+    """An entry's bytes, sealed by its check."""
+    entry = Entry(SCHEMA, key, pair, options, cache.fingerprint(), cache.z3_release(),
+                  result["verdict"], result, replay, "")
+    entry.check = checksum(entry)
+    return msgspec.json.encode(entry)
+
+
 def write(folder: Path, key: str, pair: str, options: dict, result: dict,
           replay: dict | None) -> None:
     """Atomically (a concurrent run reads the whole file or none); a failure only costs
     the entry."""
-    entry = Entry(SCHEMA, key, pair, options, cache.fingerprint(), cache.z3_release(),
-                  result["verdict"], result, replay, "")
-    entry.check = checksum(entry)
     tmp = folder / f".{key}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(msgspec.json.encode(entry))
+        tmp.write_bytes(encode(key, pair, options, result, replay))
         os.replace(tmp, path(folder, key))
     except OSError:
         with suppress(OSError):
