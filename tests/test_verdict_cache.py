@@ -393,3 +393,11 @@ def test_a_program_moved_to_another_text_is_dropped_with_a_warning(tmp_path):
                                       str(path) in w and "fails its seal" in w
                                       for w in warnings)
     assert run() == (["0x0000000c", "0x00000002"], "")
+
+
+def test_cache_clear_removes_the_verdicts_too(work):
+    assert list((work / "cache" / "equiv").glob("*.json"))
+    r = CliRunner().invoke(main, ["cache", "--clear"])
+    assert r.exit_code == 0, r.output
+    assert list((work / "cache").rglob("*.json")) == []
+    assert list((work / "cache").glob("*.sqlite*")) == []

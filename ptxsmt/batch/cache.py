@@ -198,11 +198,12 @@ def info() -> dict[str, object]:
 
 
 def clear() -> int:
-    """Remove every cache file (of every build); the number of files removed."""
+    """Remove every cache file (of every build: programs, synth's proofs, equiv --batch's
+    verdicts); the number of files removed."""
     global _STORE
     flush()
     _STORE = None
-    paths = list(directory().glob("programs-*.sqlite*"))
+    paths = [*directory().glob("*-*.sqlite*"), *directory().glob("equiv/*.json")]
     for path in paths:
         path.unlink(missing_ok=True)
     return len(paths)
