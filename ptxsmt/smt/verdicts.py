@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 from contextlib import suppress
+from functools import cache as once
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +55,12 @@ class FunctionReplay(msgspec.Struct, forbid_unknown_fields=True):
     watch: list[str]  # SPACE[ADDRESS].TYPE: where each side's final value is shown
 
 
+@once
+def _build() -> tuple[str, str]:
+    """This build's fingerprint and Z3's release (the sources hashed once a process)."""
+    return cache.fingerprint(), cache.z3_release()
+
+
 def pair_digest(kind: str, sides: list[bytes], names: list) -> str:
     """What was compared: both inputs, length-prefixed, and the names read from them."""
     digest = hashlib.sha256()
@@ -65,7 +72,7 @@ def pair_digest(kind: str, sides: list[bytes], names: list) -> str:
 def address(pair: str, options: dict) -> str:
     """The content address of a verdict: the pair, every option (a new option is in the
     dict, so in the address, by construction) and the build."""
-    return hashlib.sha256(f"{pair}\0{_canonical(options)}\0{cache.fingerprint()}"
+    return hashlib.sha256(f"{pair}\0{_canonical(options)}\0{_build()[0]}"
                           .encode()).hexdigest()
 
 
@@ -104,7 +111,7 @@ def decode(data: bytes, key: str, pair: str, options: dict) -> tuple[Entry | Non
         (entry.schema != SCHEMA, f"schema {entry.schema}, not {SCHEMA}"),
         (entry.check != checksum(entry), "its check does not match its fields (edited?)"),
         (entry.key != key or entry.pair != pair, "it is for another pair"),
-        (entry.build != cache.fingerprint() or entry.z3 != cache.z3_release(),
+        ((entry.build, entry.z3) != _build(),
          "it is from another build of ptxsmt or Z3"),
         (entry.options != options, "it was decided under other options"),
         (entry.result.get("verdict") != entry.verdict, "its verdict fields disagree"),
@@ -125,8 +132,7 @@ def drop(folder: Path, key: str) -> None:
 
 def encode(key: str, pair: str, options: dict, result: dict, replay: dict | None) -> bytes:
     """An entry's bytes, sealed by its check."""
-    entry = Entry(SCHEMA, key, pair, options, cache.fingerprint(), cache.z3_release(),
-                  result["verdict"], result, replay, "")
+    entry = Entry(SCHEMA, key, pair, options, *_build(), result["verdict"], result, replay, "")
     entry.check = checksum(entry)
     return msgspec.json.encode(entry)
 
