@@ -11,30 +11,44 @@ runs past its limit costs only its own line.
 
 Definite verdicts (and IR refused as outside the model) are cached by content (both
 files' bytes or both snippets, function names, options, and the fingerprint of ptxsmt's
-source and Z3), one small JSON file each under the cache directory; unknowns are not
-cached (a busier machine may decide them).
+source and Z3), one small JSON file each under the cache directory (`smt.verdicts`);
+unknowns are not cached (a busier machine may decide them). An entry is checked before
+it is served: a "different" only once its counterexample replays through the evaluator
+to the very values it shows; an entry that fails a check is dropped with one warning and
+its pair decided afresh.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
+from . import report
 from .batch import cache
+from .function.evaluate import Location, parse_location, read_function_file
 from .isa.errors import PtxError
+from .isa.source import read_file, read_text
 from .isa.targets import parse_target
-from .report.equivalence import verdict_json
+from .report.equivalence import counterexample_json, verdict_json
 from .report.function import function_verdict_json
 from .report.progress import Progress
 from .sem.options import VSET_MERGE_SOURCES, Options
+from .smt import verdicts
 from .smt.child import race
-from .smt.solve import SOLVER_CHOICES, ReplayError, SolverDisagreement, build_query, decide
+from .smt.functions import FunctionVerdict, replay_counterexample
+from .smt.solve import (
+    SOLVER_CHOICES,
+    ReplayError,
+    SolverDisagreement,
+    build_query,
+    decide,
+    replay,
+)
 from .synth.executor import executor
 
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs")
@@ -42,6 +56,9 @@ FILE_KEYS = {"a", "b", "function", "function_b", "options"}
 SNIPPET_KEYS = {"lhs", "rhs", "options"}
 IR_OPTIONS = ("timeout",)  # IR against PTX: the refinement query's limit only
 CACHED = ("equivalent", "bounded", "different", "refines", "refused")
+# no evaluator of IR replays an IR pair's "different": it is decided afresh each run
+UNCACHED = {("ir", "different")}
+REPLAY = "replay"  # a decided "different"'s field that the cache keeps, not shown
 STOP_MARGIN = 5.0  # seconds past twice the solver's limit before a pair is stopped
 
 
@@ -55,23 +72,24 @@ class Pair:
     function_b: str | None = None
     options: dict = field(default_factory=dict)  # every option, defaults filled in
 
-    def key(self) -> str:
-        """The content address of the pair's verdict."""
-        digest = hashlib.sha256(cache.fingerprint().encode())
-        sides = ([Path(p).read_bytes() for p in (self.lhs, self.rhs)]
+    def digest(self) -> str:
+        """What the pair compares: both inputs and the names read from them."""
+        sides = ([read_file(p) for p in (self.lhs, self.rhs)]
                  if self.kind != "snippets" else [s.encode() for s in (self.lhs, self.rhs)])
-        # an IR pair's counterexample names the PTX file in its reproduce line
+        # an IR pair's result names the PTX file in its reproduce line
         named = [self.rhs] if self.kind == "ir" else []
-        for part in (self.kind.encode(), *sides,
-                     json.dumps([self.function, self.function_b, self.options, *named],
-                                sort_keys=True).encode()):
-            digest.update(len(part).to_bytes(8, "little") + part)
-        return digest.hexdigest()
+        return verdicts.pair_digest(self.kind, sides, [self.function, self.function_b, *named])
 
 
-def parse_line(number: int, text: str, defaults: dict, base: Path) -> Pair:
+def parse_line(number: int, text: str | bytes, defaults: dict, base: Path) -> Pair:
     """One input line as a pair; raise PtxError naming what is wrong with it. Relative
     paths are read from `base`, the folder of the pairs file."""
+    if isinstance(text, bytes):  # a line that is not UTF-8 costs only itself
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise PtxError(f"not UTF-8 text (byte 0x{text[e.start]:02x} at column "
+                           f"{e.start + 1})") from None
     try:
         spec = json.loads(text)
     except json.JSONDecodeError as e:
@@ -152,19 +170,30 @@ def decide_pair(pair: Pair) -> dict:
             "bug": True}
 
 
-def _decide(pair: Pair) -> dict:
+def _options(pair: Pair) -> Options:
     o = pair.options
-    opts = Options(target=parse_target(o["target"]).sm, vset_merge=o["vset_merge"])
+    return Options(target=parse_target(o["target"]).sm, vset_merge=o["vset_merge"])
+
+
+def _decide(pair: Pair) -> dict:
+    """The pair's result fields; a "different" also its `REPLAY` fields for the cache."""
+    o, opts = pair.options, _options(pair)
     try:
         if pair.kind == "snippets":
             verdict = decide(build_query(pair.lhs, pair.rhs, o.get("outputs"), opts),
                              o["timeout"], solver=o["solver"])
-            return verdict_json(verdict)
+            cex = verdict.counterexample
+            return {**verdict_json(verdict), **({REPLAY: {"inputs": cex.inputs}} if cex else {})}
         if pair.kind == "ir":
             return _decide_ir(pair)
-        return function_verdict_json(_decide_functions(pair, opts))
+        verdict = _decide_functions(pair, opts)
+        cex = verdict.counterexample
+        return {**function_verdict_json(verdict), **({REPLAY: {
+            "scalars": [cex.lhs.inputs, cex.rhs.inputs],
+            "memory": {_typed(loc): v for loc, v in cex.memory.items()},
+            "watch": [_typed(loc) for loc in cex.lhs.stores]}} if cex else {})}
     except PtxError as e:
-        return {"verdict": "error", "error": str(e)}
+        return {"verdict": "error", "error": str(e), "bad_input": True}
     except (ReplayError, SolverDisagreement) as e:
         return {"verdict": "error", "error": f"ptxsmt bug, please report: {e}", "bug": True}
     finally:  # the child leaves without atexit: keep the programs its replay compiled
@@ -193,10 +222,9 @@ def _decide_ir(pair: Pair) -> dict:
     from .smt.portfolio import second_solver
 
     start = time.perf_counter()
+    text = read_text(pair.lhs)  # bounded, and a file that is not UTF-8 is bad input
     try:
-        functions = read_ir(Path(pair.lhs).read_text())
-    except OSError as e:
-        raise PtxError(f"{pair.lhs}: {e.strerror or e}") from None
+        functions = read_ir(text)
     except Unsupported as e:  # valid IR the reader does not model (a struct type, ...)
         return {**equiv_row(Validated(pair.function or "?", None, e), pair.rhs, ""),
                 "seconds": round(time.perf_counter() - start, 4)}
@@ -219,12 +247,13 @@ def _decide_ir(pair: Pair) -> dict:
             "seconds": round(time.perf_counter() - start, 4)}
 
 
-def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
+def run(lines: Iterable[str | bytes], defaults: dict, base: Path, jobs: int = 1,
         kind: str = "processes", scheduler: str | None = None) -> Iterator[dict]:
-    """A result for each line, in order: {"line", "verdict", "seconds", ...}."""
+    """A result for each line (text, or bytes decoded line by line), in order: {"line",
+    "verdict", "seconds", ...}."""
     lines = list(lines)
     results: dict[int, dict] = {}
-    todo: list[tuple[Pair, str | None]] = []
+    todo: list[tuple[Pair, tuple[str, str] | None]] = []
     store = _results_dir()
     for number, text in enumerate(lines, 1):
         if not text.strip():
@@ -232,24 +261,26 @@ def run(lines: Iterable[str], defaults: dict, base: Path, jobs: int = 1,
             continue
         try:
             pair = parse_line(number, text, defaults, base)
-            key = pair.key() if store else None
-        except (PtxError, OSError) as e:
-            results[number] = {"verdict": "error", "error": getattr(e, "message", str(e)),
-                               "bad_input": True}
+            digest = pair.digest() if store else ""
+        except PtxError as e:
+            results[number] = {"verdict": "error", "error": str(e), "bad_input": True}
             continue
-        if key and (hit := _read(store, key)):
+        address = (verdicts.address(digest, pair.options), digest) if store else None
+        if address and (hit := _cached(store, pair, *address)):
             results[number] = {**hit, "cached": True}
         else:
-            todo.append((pair, key))
+            todo.append((pair, address))
     with Progress("equiv --batch", total=len(lines), unit="pairs") as progress:
         progress.update(len(results))
         pool = executor(kind, min(jobs, max(1, len(todo))), scheduler) if todo else None
         try:
             decided = pool.map(decide_pair, [p for p, _ in todo]) if pool else iter(())
             next_line = 1
-            for (pair, key), result in zip(todo, decided):
-                if key and result["verdict"] in CACHED:
-                    _write(store, key, result)
+            for (pair, address), result in zip(todo, decided):
+                replayed = result.pop(REPLAY, None)
+                if address and result["verdict"] in CACHED and \
+                        (pair.kind, result["verdict"]) not in UNCACHED:
+                    verdicts.write(store, *address, pair.options, result, replayed)
                 results[pair.line] = result
                 progress.update()
                 while next_line in results:  # stream each line once those before it are out
@@ -283,21 +314,51 @@ def _results_dir() -> Path | None:
     return cache.directory() / "equiv" if cache.store() is not None else None
 
 
-def _read(store: Path, key: str) -> dict | None:
-    try:
-        return json.loads((store / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
+def _cached(store: Path, pair: Pair, key: str, digest: str) -> dict | None:
+    """The cached result of the pair where every check passes; else None, and an entry
+    that failed one is dropped with one warning."""
+    entry, problem = verdicts.read(store, key, digest, pair.options)
+    if entry is not None and entry.verdict == "different":
+        problem = _replays(pair, entry)
+    if not problem:
+        return entry.result if entry else None
+    report.err(f"warning: equiv --batch cache entry {verdicts.path(store, key)}: {problem}; "
+               f"dropped, and line {pair.line}'s pair decided afresh")
+    verdicts.drop(store, key)
+    return None
 
 
-def _write(store: Path, key: str, result: dict) -> None:
-    """Atomically (a concurrent run reads the whole file or none); a failure only costs
-    the cache entry."""
-    tmp = store / f".{key}.{os.getpid()}.tmp"
+def _replays(pair: Pair, entry: verdicts.Entry) -> str:
+    """"" where the entry's counterexample, run through the evaluator, gives the very
+    counterexample it shows; else why not."""
     try:
-        store.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, store / f"{key}.json")
-    except OSError:
-        with suppress(OSError):
-            tmp.unlink()
+        if pair.kind == "snippets":
+            r = msgspec.convert(entry.replay, verdicts.SnippetReplay)
+            q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair))
+            found = counterexample_json(replay(q, r.inputs))
+        else:
+            r = msgspec.convert(entry.replay, verdicts.FunctionReplay)
+            sides = (read_function_file(pair.lhs, pair.function),
+                     read_function_file(pair.rhs, pair.function_b))
+            cex = replay_counterexample(*sides, list(r.scalars),
+                                        {_location(k): v for k, v in r.memory.items()},
+                                        [_location(k) for k in r.watch], _options(pair),
+                                        pair.options.get("unroll") or 0)
+            found = function_verdict_json(FunctionVerdict(
+                "different", sides[0].name, sides[1].name, {}, cex))["counterexample"]
+    except (PtxError, ReplayError, msgspec.ValidationError) as e:
+        return f"its counterexample does not replay ({e})"
+    if found != entry.result.get("counterexample"):
+        return "its counterexample is not what the evaluator gives"
+    return ""
+
+
+def _typed(loc: Location) -> str:
+    return f"{loc}.{loc.type.name}"
+
+
+def _location(text: str) -> Location:
+    parsed = parse_location(text)
+    if parsed is None or parsed[2] is None:
+        raise PtxError(f"{text!r} is not a typed location")
+    return Location(*parsed)

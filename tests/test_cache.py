@@ -296,15 +296,15 @@ def test_the_fingerprint_follows_the_source_z3_and_python(tmp_path, monkeypatch)
     (copy / "eval" / "new_module.py").write_text("")
     assert cache.fingerprint() not in (original, edited)
     (copy / "eval" / "new_module.py").unlink()
-    monkeypatch.setattr(cache, "_z3_release", lambda: "z3_solver-9.9.9.dist-info")
+    monkeypatch.setattr(cache, "z3_release", lambda: "z3_solver-9.9.9.dist-info")
     other_z3 = cache.fingerprint()
     assert other_z3 != original
     monkeypatch.setattr(sys, "version", sys.version + " (another build)")
     assert cache.fingerprint() not in (original, other_z3)
 
 
-def test_the_z3_release_is_the_installed_distribution():
-    assert cache._z3_release() == f"z3_solver-{version('z3-solver')}.dist-info"
+def test_thez3_release_is_the_installed_distribution():
+    assert cache.z3_release() == f"z3_solver-{version('z3-solver')}.dist-info"
 
 
 # ---- concurrent runs ------------------------------------------------------------------------
@@ -445,7 +445,7 @@ def test_a_file_that_is_only_read_is_in_use(cache_dir, monkeypatch):
     assert _answer(text, register, TWO) is _expected(text, register, TWO)  # a warm run
     assert time.time() - path.stat().st_mtime < 3600
     monkeypatch.setattr(cache, "_STORE", None)
-    monkeypatch.setattr(cache, "_z3_release", lambda: "z3_solver-9.9.9.dist-info")
+    monkeypatch.setattr(cache, "z3_release", lambda: "z3_solver-9.9.9.dist-info")
     assert cache.store().path != path and cache.store().count() == 0  # another build's file
     assert path.exists()
 

@@ -121,6 +121,29 @@ def test_bad_and_blank_lines_cost_only_themselves(work):
     assert code == 2
 
 
+def test_a_line_that_is_not_utf8_costs_only_itself(work):
+    """Also with a byte-order mark before the first line and CRLF line ends."""
+    good = [json.dumps(LINES[n]).encode() for n in (0, 2)]
+    bad = json.dumps(LINES[2]).encode().replace(b"setp.gt", b"setp.\xffgt")
+    (work / "pairs.jsonl").write_bytes(b"\xef\xbb\xbf" + b"\r\n".join([good[0], bad, good[1]]))
+    r = CliRunner().invoke(main, ["equiv", "--batch", str(work / "pairs.jsonl")])
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["verdict"] for x in out] == ["equivalent", "error", "equivalent"]
+    column = bad.index(0xFF) + 1
+    assert out[1]["error"] == f"not UTF-8 text (byte 0xff at column {column})"
+    assert out[1]["bad_input"] and r.exit_code == 2 and r.stderr == ""
+    # as eval --batch answers it
+    lines = [json.dumps({"ptx": "add.u32 d, a, b;", "inputs": {"a": 1, "b": n}}).encode()
+             for n in (2, 3)]
+    r = CliRunner().invoke(main, ["eval", "--batch", "-"],
+                           input=b"\n".join([lines[0], lines[1].replace(b"add", b"a\xffdd"),
+                                             lines[1]]))
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x.get("outputs", {}).get("d") for x in out] == ["0x00000003", None, "0x00000004"]
+    assert out[1]["error"].startswith("line 2: not UTF-8 text (byte 0xff")
+    assert r.exit_code == 1
+
+
 def test_all_equivalent_exits_0(work):
     assert _batch(work, [LINES[0], LINES[2], ""])[0] == 0
 
@@ -265,10 +288,12 @@ def test_ir_against_ptx_pairs(ir_work, jobs):
 
 
 def test_ir_verdicts_and_refusals_are_cached(ir_work):
+    """All but a "different": no evaluator of IR could replay its counterexample."""
     first = _batch(ir_work, IR_LINES)[1]
     code, second, _ = _batch(ir_work, IR_LINES)
-    assert [r.get("cached") for r in second] == [True] * 4
-    assert [{k: v for k, v in r.items() if k != "cached"} for r in second] == first
+    assert [r.get("cached") for r in second] == [True, None, True, True]
+    assert [{k: v for k, v in r.items() if k not in ("cached", "seconds")} for r in second] \
+        == [{k: v for k, v in r.items() if k != "seconds"} for r in first]
     (ir_work / "une_llc14_O2.ptx").write_text((ir_work / "une_bad.ptx").read_text())
     third = _batch(ir_work, IR_LINES[:1])[1]
     assert third[0]["verdict"] == "different" and not third[0].get("cached")
@@ -291,6 +316,22 @@ def test_bad_ir_lines_cost_only_themselves(ir_work):
     assert "unroll does not apply to IR against PTX" in out[1]["error"]
     assert "defines 2 functions" in out[2]["error"] and "@nope" in out[3]["error"]
     assert code == 2
+
+
+def test_a_garbage_ll_is_bad_input_of_its_line(ir_work):
+    """Bytes that are not UTF-8, text that is not IR, an empty file: each its own line's
+    error naming the file, bad input (exit 2), never "ptxsmt failed" (exit 4)."""
+    garbage = {"bytes.ll": bytes(range(256)) * 4, "text.ll": b"garbage, not IR\n",
+               "empty.ll": b""}
+    for name, data in garbage.items():
+        (ir_work / name).write_bytes(data)
+    lines = [{"a": name, "b": "une_llc14_O2.ptx", "function": "une"} for name in garbage]
+    code, out, r = _batch(ir_work, [*lines, IR_LINES[0]])
+    assert [x["verdict"] for x in out] == ["error"] * 3 + ["refines"]
+    for name, x in zip(garbage, out):
+        assert name in x["error"] and x["bad_input"] and "bug" not in x, x
+    assert "not UTF-8 text (byte 0x80)" in out[0]["error"]
+    assert code == 2 and "Traceback" not in r.output
 
 
 def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):

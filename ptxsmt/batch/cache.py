@@ -1,7 +1,8 @@
 """The on-disk cache of compiled programs (docs/batch.md, The cache): one SQLite file per
-build, named by a fingerprint of ptxsmt's sources, Z3 and Python. Writes are `INSERT OR
-IGNORE`, a batch's worth in one transaction (concurrent runs that wrote record by record
-waited on each other's locks); a cache that cannot be used is skipped for the run.
+build, named by a fingerprint of ptxsmt's sources, Z3 and Python. A record sealed by a
+hash of its key and bytes that fails it is dropped (DROPPED) and replaced (INSERT OR
+REPLACE). Writes are a batch's worth in one transaction (concurrent runs that wrote
+record by record waited on each other's locks); a cache that cannot be used is skipped.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     for path in sorted(_PACKAGE.rglob("*.py")):
         digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
-    digest.update(_z3_release().encode())
+    digest.update(z3_release().encode())
     digest.update(sys.version.encode())  # the cache keeps marshalled bytecode
     return digest.hexdigest()[:20]
 
 
-def _z3_release() -> str:
+def z3_release() -> str:
     """The installed Z3's distribution name and version, read without importing Z3."""
     spec = find_spec("z3")
     if spec is None or spec.origin is None:
@@ -56,7 +57,7 @@ class Store:
         self.place = place  # $PTXSMT_CACHE_DIR when opened (tests change it)
         self.db: sqlite3.Connection | None = None
         self.failed: str | None = None if path else "in memory"
-        self.known: dict[str, bytes] = {}  # prefetched or put
+        self.known: dict[str, bytes | None] = {}  # prefetched or put (None: dropped)
         self.pending: dict[str, bytes] = {}  # put, not yet written
 
     def _connect(self) -> sqlite3.Connection:
@@ -102,11 +103,14 @@ class Store:
             part = keys[start:start + 500]
             cursor = self._run("SELECT key, record FROM programs WHERE key IN "
                                f"({', '.join('?' * len(part))})", part)
-            self.known.update(cursor or ())
+            for key, sealed in cursor or ():
+                self.known[key] = sealed[16:] if sealed[:16] == seal(key, sealed[16:]) else None
+                if self.known[key] is None:
+                    DROPPED.append(f"{self.path}: the record of {key[:60]!r} fails its seal")
 
     def put(self, key: str, record: bytes) -> None:
         """Store a record: written at the next `flush`, or once 512 are waiting."""
-        if key not in self.known:
+        if self.known.get(key) is None:  # new, or dropped: replaced
             self.known[key] = self.pending[key] = record
         if len(self.pending) >= 512:
             self.flush()
@@ -120,8 +124,15 @@ class Store:
         """Write the records put since the last flush, in one transaction (kept in
         memory where the store cannot write them)."""
         if self.pending and not self.failed:
-            rows, self.pending = list(self.pending.items()), {}
-            self._run("INSERT OR IGNORE INTO programs VALUES (?, ?)", rows, many=True)
+            rows, self.pending = [(k, seal(k, r) + r) for k, r in self.pending.items()], {}
+            self._run("INSERT OR REPLACE INTO programs VALUES (?, ?)", rows, many=True)
+
+
+def seal(key: str, record: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + record).digest()[:16]
+
+
+DROPPED: list[str] = []  # records that failed a check, "FILE: the problem": to warn of
 
 
 def _remove_stale(current: Path) -> None:
@@ -187,11 +198,12 @@ def info() -> dict[str, object]:
 
 
 def clear() -> int:
-    """Remove every cache file (of every build); the number of files removed."""
+    """Remove every cache file (of every build: programs, synth's proofs, equiv --batch's
+    verdicts); the number of files removed."""
     global _STORE
     flush()
     _STORE = None
-    paths = list(directory().glob("programs-*.sqlite*"))
+    paths = [*directory().glob("*-*.sqlite*"), *directory().glob("equiv/*.json")]
     for path in paths:
         path.unlink(missing_ok=True)
     return len(paths)

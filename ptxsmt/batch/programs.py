@@ -28,7 +28,7 @@ def missing(texts: list[str], opts: Options = DEFAULT) -> list[str]:
     """The texts the cache holds no record of (their records read in one query, not one a text)."""
     store, prefix = _store(), _text_prefix(opts)
     store.prefetch([prefix + text for text in texts])
-    return [text for text in texts if prefix + text not in store.known]
+    return [text for text in texts if store.known.get(prefix + text) is None]
 
 
 def compile_shared(submit: Callable[..., Future | None], texts: list[str], opts: Options,

@@ -21,7 +21,10 @@ def cache_cmd(clear, as_json) -> None:
     SQLite file per build of ptxsmt (its name fingerprints ptxsmt's source and
     the installed Z3), under $PTXSMT_CACHE_DIR, else $XDG_CACHE_HOME/ptxsmt,
     else ~/.cache/ptxsmt. A warm run compiles nothing and imports no solver.
-    --no-cache (or PTXSMT_NO_CACHE=1) turns it off for one run.
+    synth keeps its proofs and `equiv --batch` its verdicts beside them. Every
+    record is checked before it is used (a verdict's counterexample replayed);
+    one that fails is dropped with a warning and made afresh. --clear removes
+    them all; --no-cache (or PTXSMT_NO_CACHE=1) turns them off for one run.
     \b
     Examples:
       ptxsmt cache

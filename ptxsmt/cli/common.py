@@ -136,6 +136,8 @@ def run(group: click.Group) -> NoReturn:
         code: object = 0
     except SystemExit as e:
         code = e.code
+    while cache.DROPPED:
+        report.err(f"warning: cache record dropped (it is made afresh): {cache.DROPPED.pop(0)}")
     try:
         _flush_stdout()
     except SystemExit as e:

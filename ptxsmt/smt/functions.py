@@ -453,16 +453,34 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
                        for m in memory) for k in range(loc.type.width // 8)):
             memory[loc] = value(load(initial(loc.space), memory_at(loc.space, loc.address),
                                      loc.type.width))
-    given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
     # the rhs replays under its own names (`--function-b`): its reproduce line runs as shown
     own = {ll: r for r, ll in rename.items()}
-    sides = []
+    scalars = []
     for fn, enc, names in ((lhs, el, {}), (rhs, er, own)):
         declared = {p.name: param_type(p).width for p in fn.params}
-        scalars = {(n := names.get(k, k)): v % (1 << declared[n]) if n in declared else v
-                   for k, v in inputs.items() if k in enc.inputs}
-        scalars |= {k: value(t) for k, t in enc.opaque.items()}
-        sides.append(evaluate_function(fn, {**scalars, **given}, opts, watch, unroll))
+        scalars.append({(n := names.get(k, k)): v % (1 << declared[n]) if n in declared else v
+                        for k, v in inputs.items() if k in enc.inputs}
+                       | {k: value(t) for k, t in enc.opaque.items()})
+    return _evaluated(lhs, rhs, inputs, scalars, memory, watch, opts, rename, unroll, spaces)
+
+
+def replay_counterexample(lhs: Function, rhs: Function, scalars: list[dict[str, Value]],
+                          memory: dict[Location, Value], watch: list[Location],
+                          opts: Options = DEFAULT, unroll: int = 0) -> FunctionCounterexample:
+    """A counterexample kept from an earlier run (an `equiv --batch` cache entry) run
+    again: each side on its own scalar inputs and the initial memory, its `watch`ed
+    locations reported; ReplayError where the sides agree, as for a solver's model."""
+    return _evaluated(lhs, rhs, {}, scalars, memory, watch, opts, _renaming(lhs, rhs)[0],
+                      unroll or DEFAULT_UNROLL, list(observable(lhs.kind, rhs.kind)))
+
+
+def _evaluated(lhs: Function, rhs: Function, inputs: dict[str, Value],
+               scalars: list[dict[str, Value]], memory: dict[Location, Value],
+               watch: list[Location], opts: Options, rename: dict[str, str], unroll: int,
+               spaces: list[str]) -> FunctionCounterexample:
+    given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
+    sides = [evaluate_function(fn, {**own, **given}, opts, watch, unroll)
+             for fn, own in zip((lhs, rhs), scalars)]
     rhs_returns = {rename.get(k, k): (v, sides[1].types[k]) for k, v in sides[1].returns.items()}
 
     def differs(k: str) -> bool:  # on the bytes both declare
@@ -475,8 +493,8 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
         [k for k in sides[0].returns if k in rhs_returns and differs(k)]
         + [str(loc) for loc in _differing_locations(*sides, spaces)]))
     if not differ:
-        raise ReplayError(f"counterexample {inputs} {memory} does not replay: both functions "
-                          "give the same returns and memory")
+        raise ReplayError(f"counterexample {inputs or scalars} {memory} does not replay: both "
+                          "functions give the same returns and memory")
     return FunctionCounterexample(inputs, memory, *sides, differ)
 
 

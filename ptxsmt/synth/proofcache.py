@@ -7,14 +7,25 @@ fingerprint of ptxsmt's sources and of the installed Z3 (`ptxsmt.batch.cache`), 
 changed semantics or solver never reads an old verdict. It lives beside the program
 cache and is turned off with it (`--no-cache`, PTXSMT_NO_CACHE=1). An "unknown" (a
 timeout) is not kept: a later run with more time may decide it.
+
+Checked, never trusted: a record is an entry of `smt.verdicts` (the digest of both
+texts, what was asked, the build, a check over every field) and a "different" is
+served only once its counterexample replays through the evaluator to the values it
+shows. A record that fails is dropped (the proof is run again and its record replaces
+it) and named in `cache.DROPPED`, for the command to warn of.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 
+import msgspec
+
 from ..batch import cache
+from ..isa.errors import PtxError
+from ..smt import verdicts
+from ..smt.solve import ReplayError, build_query, replay
+from .work import plain_counterexample
 
 _STORES: dict[str, cache.Store] = {}  # by the program cache's file: one per build and place
 
@@ -29,22 +40,53 @@ def _store() -> cache.Store | None:
     return _STORES[str(programs.path)]
 
 
-def key(task: tuple) -> str:
+def _address(task: tuple) -> tuple[str, str, dict]:
+    """The task's key, the digest of its texts, and what was asked (as JSON reads it back)."""
     lhs, rhs, outputs, _timeout, with_classes, reading = task
-    asked = [lhs, rhs, list(outputs), with_classes] + ([reading] if with_classes else [])
-    return hashlib.sha256(json.dumps(asked).encode()).hexdigest()
+    pair = verdicts.pair_digest("synth", [lhs.encode(), rhs.encode()], [])
+    asked = json.loads(json.dumps({"outputs": list(outputs), "with_classes": with_classes,
+                                   "reading": list(reading) if with_classes else []}))
+    return verdicts.address(pair, asked), pair, asked
 
 
 def get(task: tuple) -> dict | None:
     store = _store()
-    hit = store.get(key(task)) if store else None
-    return json.loads(hit) if hit else None
+    if store is None:
+        return None
+    key, pair, asked = _address(task)
+    hit = store.get(key)
+    if hit is None:
+        return None
+    entry, problem = verdicts.decode(hit, key, pair, asked)
+    if entry is not None and entry.verdict == "different":
+        problem = _replays(task, entry)
+    if not problem:
+        return entry.result
+    cache.DROPPED.append(f"{store.path}: the proof of {task[0]!r} against {task[1]!r}: {problem}")
+    store.known[key] = None  # dropped: the proof run again replaces the record
+    return None
+
+
+def _replays(task: tuple, entry: verdicts.Entry) -> str:
+    """"" where the counterexample, run through the evaluator, is the one stored."""
+    lhs, rhs, outputs = task[:3]
+    try:
+        inputs = msgspec.convert(entry.replay, verdicts.SnippetReplay).inputs
+        found = plain_counterexample(replay(build_query(lhs, rhs, outputs), inputs))
+    except (PtxError, ReplayError, msgspec.ValidationError) as e:
+        return f"its counterexample does not replay ({e})"
+    if found != entry.result.get("counterexample"):
+        return "its counterexample is not what the evaluator gives"
+    return ""
 
 
 def put(task: tuple, result: dict) -> None:
     store = _store()
     if store and result["verdict"] != "unknown":
-        store.put(key(task), json.dumps(result).encode())
+        key, pair, asked = _address(task)
+        cex = result.get("counterexample")
+        store.put(key, verdicts.encode(key, pair, asked, result,
+                                       {"inputs": cex["inputs"]} if cex else None))
 
 
 def flush() -> None:

@@ -17,7 +17,7 @@ from ..eval.values import UNSPECIFIED
 from ..fast import Unsupported
 from ..isa.types import TYPES
 from ..smt.classes import class_report
-from ..smt.solve import build_query, decide
+from ..smt.solve import Counterexample, build_query, decide
 
 
 def fingerprints(texts: list[str], columns: dict[str, np.ndarray],
@@ -48,8 +48,11 @@ CLASS_LIMIT = 64  # failing class combinations a near miss's report lists at mos
 # type has 9^4 combinations of lane classes; past the limit the report says incomplete)
 
 
-def _plain(values: dict) -> dict:
-    return {k: None if v is UNSPECIFIED else v for k, v in values.items()}
+def plain_counterexample(cex: Counterexample) -> dict:
+    """{inputs, lhs, rhs}: ints and bools, None for a value the ISA leaves open."""
+    def plain(values: dict) -> dict:
+        return {k: None if v is UNSPECIFIED else v for k, v in values.items()}
+    return {"inputs": plain(cex.inputs), "lhs": plain(cex.lhs), "rhs": plain(cex.rhs)}
 
 
 def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
@@ -62,9 +65,7 @@ def prove(lhs: str, rhs: str, outputs: tuple[str, ...], timeout: float,
     v = decide(q, timeout)
     out: dict = {"verdict": v.verdict}
     if v.counterexample:
-        cex = v.counterexample
-        out["counterexample"] = {"inputs": _plain(cex.inputs), "lhs": _plain(cex.lhs),
-                                 "rhs": _plain(cex.rhs)}
+        out["counterexample"] = plain_counterexample(v.counterexample)
         if with_classes:
             readings = {reg: (TYPES[lane], lanes) for reg, lane, lanes in reading}
             report = class_report(q, timeout, CLASS_LIMIT, readings)
