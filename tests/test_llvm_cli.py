@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("llvmlite")
 
-from ptxsmt.cli import main  # noqa: E402
+from ptxsmt.cli import interrupts, main  # noqa: E402
 from ptxsmt.report import progress  # noqa: E402
 
 IR = """define i32 @smin(i32 %a, i32 %b) {
@@ -158,6 +158,35 @@ def test_an_interrupted_json_run_ends_with_its_summary(tmp_path):
     assert json.loads(rest) == {"summary": {"functions": 3, "decided": 1, "interrupted": True,
                                             "verdicts": {"refines": 1}}}
     assert (err, code) == ("interrupted\n", 130)
+
+
+def test_a_signal_while_a_verdict_is_printed_waits_for_it_to_be_counted(monkeypatch):
+    """`tv` prints a verdict and counts it inside `interrupts.held()`: the summary of an
+    interrupted run counts exactly the lines printed."""
+    monkeypatch.setattr(interrupts, "_seen", threading.Event())
+    done = []
+    with pytest.raises(KeyboardInterrupt), interrupts.held():
+        interrupts._raise_interrupt(signal.SIGINT, None)  # what the handler does on Ctrl-C
+        done += ["printed", "counted"]
+    assert done == ["printed", "counted"] and interrupts.seen()
+    with interrupts.held():  # nothing left pending
+        pass
+
+
+def test_a_verdict_reached_after_a_ctrl_c_is_not_printed(monkeypatch, capsys):
+    """z3 stopped by a Ctrl-C answers "canceled": what comes of it is no verdict."""
+    from ptxsmt.cli.tv import _stream
+    from ptxsmt.llvm.refine import Refinement, Validated
+    monkeypatch.setattr(interrupts, "_seen", threading.Event())
+
+    def verdicts():
+        yield Validated("f", Refinement("refines"))
+        interrupts._seen.set()  # the Ctrl-C, its KeyboardInterrupt not raised yet
+        yield Validated("g", Refinement("unknown", "solver: canceled"))
+    with pytest.raises(KeyboardInterrupt):
+        _stream(["f", "g"], verdicts(), as_json=False)
+    assert capsys.readouterr().out == "@f: refines\n1 refines; interrupted after 1 of 2 " \
+                                      "functions\n"
 
 
 @pytest.mark.parametrize("args,text,message", [
