@@ -3,12 +3,15 @@ counterexamples, and one-line errors on bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import shlex
+import signal
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,8 @@ from click.testing import CliRunner
 
 pytest.importorskip("llvmlite")
 
-from ptxsmt.cli import main  # noqa: E402
+from ptxsmt.cli import interrupts, main  # noqa: E402
+from ptxsmt.report import progress  # noqa: E402
 
 IR = """define i32 @smin(i32 %a, i32 %b) {
   %r = call i32 @llvm.smin.i32(i32 %a, i32 %b)
@@ -47,22 +51,151 @@ def _tv(tmp_path, *args, text=IR):
     return CliRunner().invoke(main, ["tv", str(f), *args])
 
 
-def test_every_function_gets_a_verdict(tmp_path):
+def test_every_function_gets_a_verdict_in_the_file_order(tmp_path):
     r = _tv(tmp_path)
     assert r.exit_code == 3, r.output  # the loop is refused
-    assert "@smin: refines" in r.stdout and "@une: refines" in r.stdout
-    assert "@loop: refused (unsupported loop" in r.stdout
+    verdicts, summary = r.stdout.splitlines()[:-1], r.stdout.splitlines()[-1]
+    assert [v.split(":")[0] for v in verdicts] == ["@smin", "@une", "@loop"]  # not sorted
+    assert verdicts[:2] == ["@smin: refines", "@une: refines"]
+    assert verdicts[2].startswith("@loop: refused (unsupported loop")
+    assert summary == "2 refines, 1 refused"
 
 
-def test_one_function_as_json(tmp_path):
+def test_json_is_one_line_per_function_then_a_summary(tmp_path):
+    r = _tv(tmp_path, "--json")
+    assert r.exit_code == 3, r.output
+    *rows, last = map(json.loads, r.stdout.splitlines())
+    assert [(x["function"], x["verdict"]) for x in rows] == [
+        ("smin", "refines"), ("une", "refines"), ("loop", "refused")]
+    assert rows[2]["reason"] == "loop"
+    assert last == {"summary": {"functions": 3, "decided": 3, "interrupted": False,
+                                "verdicts": {"refines": 2, "refused": 1}}}
     r = _tv(tmp_path, "--function", "une", "--json", "-O", "0")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout) == {"results": [{"function": "une", "verdict": "refines"}]}
+    assert r.stdout.splitlines()[0] == '{"function": "une", "verdict": "refines"}'
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path, monkeypatch):
+    """The verdict lines are a log's progress: off a terminal stderr stays empty."""
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    r = _tv(tmp_path, "--function", "smin")
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)
+    term = _Terminal()
+    bar = progress.Progress("tv", total=2, unit="functions", stream=term, terminal_only=True)
+    bar.update()
+    assert term.getvalue() == "\r\x1b[2Ktv: [############------------] 1/2 functions (50%), " \
+                              "0 s elapsed, about 0 s left"
+    bar.clear()  # a verdict line goes to the same screen next: the bar is wiped first
+    assert term.getvalue().endswith("left\r\x1b[2K")
+    bar.update()
+    assert term.getvalue().endswith("tv: [########################] 2/2 functions (100%), "
+                                    "0 s elapsed")
+    log = io.StringIO()
+    quiet = progress.Progress("tv", total=2, stream=log, terminal_only=True)
+    quiet.update(2)
+    quiet.close()
+    assert log.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+# a quick function, one z3 takes minutes on (64-bit division by constants, as
+# multiply-high), and one after it that is never reached
+SLOW = """define i32 @quick(i32 %a, i32 %b) {
+  %r = add i32 %a, %b
+  ret i32 %r
+}
+define i64 @slow(i64 %a, i64 %b) {
+  %q = udiv i64 %a, 7
+  %r = udiv i64 %b, 1000003
+  %s = add i64 %q, %r
+  ret i64 %s
+}
+define i32 @after(i32 %a) {
+  ret i32 %a
+}
+"""
+
+
+def _first_line_then(signum: int, ll: Path, *args: str) -> tuple[str, str, str, int]:
+    """Run `tv` in its own process with stdout a pipe (so block-buffered unless each
+    verdict is flushed), wait for its first verdict line, signal it, and return that
+    line, the rest of stdout, stderr and the exit code."""
+    proc = subprocess.Popen([sys.executable, "-m", "ptxsmt", "tv", str(ll), "--timeout", "600",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(120)  # only a guard against a hang: a streaming tv prints within seconds
+    if not got:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("no verdict line before the end: the output is held back")
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=120)
+    return got[0], out, err, proc.returncode
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_keeps_the_verdicts_it_printed(tmp_path, signum):
+    ll = tmp_path / "slow.ll"
+    ll.write_text(SLOW)
+    first, rest, err, code = _first_line_then(signum, ll)
+    assert first == "@quick: refines\n"
+    assert rest == "1 refines; interrupted after 1 of 3 functions\n"
+    assert (err, code) == ("interrupted\n", 130)
+
+
+def test_an_interrupted_json_run_ends_with_its_summary(tmp_path):
+    ll = tmp_path / "slow.ll"
+    ll.write_text(SLOW)
+    first, rest, err, code = _first_line_then(signal.SIGINT, ll, "--json")
+    assert json.loads(first) == {"function": "quick", "verdict": "refines"}
+    assert json.loads(rest) == {"summary": {"functions": 3, "decided": 1, "interrupted": True,
+                                            "verdicts": {"refines": 1}}}
+    assert (err, code) == ("interrupted\n", 130)
+
+
+def test_a_signal_while_a_verdict_is_printed_waits_for_it_to_be_counted(monkeypatch):
+    """`tv` prints a verdict and counts it inside `interrupts.held()`: the summary of an
+    interrupted run counts exactly the lines printed."""
+    monkeypatch.setattr(interrupts, "_seen", threading.Event())
+    done = []
+    with pytest.raises(KeyboardInterrupt), interrupts.held():
+        interrupts._raise_interrupt(signal.SIGINT, None)  # what the handler does on Ctrl-C
+        done += ["printed", "counted"]
+    assert done == ["printed", "counted"] and interrupts.seen()
+    with interrupts.held():  # nothing left pending
+        pass
+
+
+def test_a_verdict_reached_after_a_ctrl_c_is_not_printed(monkeypatch, capsys):
+    """z3 stopped by a Ctrl-C answers "canceled": what comes of it is no verdict."""
+    from ptxsmt.cli.tv import _stream
+    from ptxsmt.llvm.refine import Refinement, Validated
+    monkeypatch.setattr(interrupts, "_seen", threading.Event())
+
+    def verdicts():
+        yield Validated("f", Refinement("refines"))
+        interrupts._seen.set()  # the Ctrl-C, its KeyboardInterrupt not raised yet
+        yield Validated("g", Refinement("unknown", "solver: canceled"))
+    with pytest.raises(KeyboardInterrupt):
+        _stream(["f", "g"], verdicts(), as_json=False)
+    assert capsys.readouterr().out == "@f: refines\n1 refines; interrupted after 1 of 2 " \
+                                      "functions\n"
 
 
 @pytest.mark.parametrize("args,text,message", [
     ((), "define i32 @f( {", "error: LLVM IR: 1:17: error: expected type"),
     (("--function", "nope"), IR, "error: no function @nope in the IR"),
+    ((), "", "error: the IR defines no function: nothing to check"),
+    ((), "declare i32 @g(i32)\n@x = global i32 0\n",
+     "error: the IR defines no function: nothing to check"),
+    (("--json",), "; only a comment\n", "error: the IR defines no function: nothing to check"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, text, message):
     r = _tv(tmp_path, *args, text=text)
@@ -171,3 +304,45 @@ def test_without_llvmlite_ir_against_ptx_is_one_line_and_exit_2():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == "error: reading LLVM IR needs llvmlite: pip install 'ptxsmt[llvm]'\n"
+
+
+# A signext i8 return (tests/ptx/llvm/signext_i8.ll): llc-14's PTX sign-extends it to 32
+# bits with cvt.s32.s8; planted, a zero extension (and.b32 255) differs in bits 8..31 only
+SIGNEXT = ("cvt.s32.s8 \t%r2, %r1;", "and.b32 \t%r2, %r1, 255;")
+
+
+def _zero_extended(tmp_path) -> Path:
+    text = (PAIR / "signext_i8_llc14_O2.ptx").read_text()
+    assert text.count(SIGNEXT[0]) == 1
+    bad = tmp_path / "neg8_bad.ptx"
+    bad.write_text(text.replace(*SIGNEXT))
+    return bad
+
+
+def test_signext_return_compared_and_shown_at_32_bits(tmp_path):
+    ll = PAIR / "signext_i8.ll"
+    assert _equiv(ll, PAIR / "signext_i8_llc14_O2.ptx", "--function", "neg8").exit_code == 0
+    bad = _zero_extended(tmp_path)
+    r = _equiv(ll, bad, "--function", "neg8", "--json")
+    assert r.exit_code == 1, r.output
+    cex = json.loads(r.stdout)["counterexample"]
+    low = -int(cex["inputs"]["a"], 16) & 0xFF  # the i8 result, in plain Python
+    assert low >= 0x80  # only a negative i8 tells the two extensions apart
+    assert int(cex["ir"], 16) == low - 0x100 & 0xFFFFFFFF  # signext to the .b32 slot
+    assert int(cex["ptx"], 16) == low != int(cex["ir"], 16)
+    run = subprocess.run([sys.executable, "-m", "ptxsmt", *shlex.split(
+        cex["reproduce"]["ptx"])[1:], "--json"], capture_output=True, text=True)
+    assert int(json.loads(run.stdout)["outputs"]["func_retval0"], 16) == low
+    r = _equiv(ll, bad, "--function", "neg8")
+    assert f"; IR {low - 0x100 & 0xFFFFFFFF:#x} (signext i8 {low:#x}); PTX {low:#x})" \
+        in r.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("function,verdict", [
+    ("neg8", "refines"),  # bits 32..63 of a .b64 return slot: free (the sign is in 8..31)
+    ("sign8", "different"),  # bits 32..63 of a .b64 parameter: not the caller's extension
+])
+def test_extension_bits_stop_at_32(function, verdict):
+    r = _equiv(PAIR / "signext_i8.ll", PAIR / "signext_i8_wide.ptx", "--function", function)
+    assert r.exit_code == {"refines": 0, "different": 1}[verdict], r.output
+    assert r.stdout.startswith(f"@{function}: {verdict}")

@@ -16,12 +16,15 @@ import os
 import signal
 import sys
 import threading
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 from .. import solver
 
 _seen = threading.Event()
 _installed = False
+_holding = False  # inside `held()`: the handler marks the signal, the block's end raises
+_deferred = False
 
 
 def install() -> None:
@@ -47,6 +50,28 @@ def command_loaded() -> None:
         solver.leave_sigint_to_python()
 
 
+def stop_on_terminate() -> None:
+    """SIGTERM (what `timeout` and a CI job's end send) stops this command as Ctrl-C does,
+    so that a command that keeps what it decided (`tv`) ends the same way on either."""
+    if _installed:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """A Ctrl-C (or SIGTERM) that arrives inside the block takes effect at its end, so what
+    the block does (print a verdict and count it) is done whole or not at all."""
+    global _holding, _deferred
+    _holding = True
+    try:
+        yield
+    finally:
+        _holding = False
+    if _deferred:
+        _deferred = False
+        raise KeyboardInterrupt
+
+
 def seen() -> bool:
     """Whether a SIGINT has arrived."""
     return _seen.is_set()
@@ -56,7 +81,11 @@ def _raise_interrupt(signum: int, frame) -> None:
     """Python's own SIGINT handler, which also marks the signal seen before it raises:
     the KeyboardInterrupt may surface wrapped (a ctypes ArgumentError) before the
     watching thread has read the wakeup byte."""
+    global _deferred
     _seen.set()
+    if _holding:
+        _deferred = True
+        return
     raise KeyboardInterrupt
 
 
@@ -74,7 +103,7 @@ def _unraisable(unraisable) -> None:
 
 def _watch(fd: int) -> None:
     while data := os.read(fd, 64):
-        if signal.SIGINT in data:
+        if signal.SIGINT in data or signal.SIGTERM in data:  # SIGTERM: if asked for
             _seen.set()
             solver.request_interrupt()
             z3 = sys.modules.get("z3")

@@ -7,6 +7,8 @@ import click
 from .. import report
 from ..isa.errors import PtxError
 from ..report import llvm as rendering
+from ..report.progress import Progress
+from . import interrupts
 from .common import CONTEXT, fail, read_text
 
 EXIT = {"refines": 0, "different": 1}
@@ -20,15 +22,19 @@ EXIT = {"refines": 0, "different": 1}
 @click.option("--function", "only", metavar="NAME", help="Only this function.")
 @click.option("--timeout", type=click.FloatRange(0, 1e6, min_open=True), default=30.0,
               show_default=True, help="Seconds per function.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON lines: one object per function, then a summary object.")
 def tv(file, mcpu, opt, only, timeout, as_json) -> None:
     """Compile FILE.ll with the LLVM inside llvmlite and check that the PTX of every
-    function refines its IR (docs/llvm.md).
+    function refines its IR (docs/llvm.md). Each verdict is printed as it is decided,
+    in the file's order.
 
     \b
     Verdicts: refines, different (with the inputs, the IR's and the PTX's results),
     unknown (why), refused (IR outside what ptxsmt models). Exit 0 when every function
-    refines, 1 when one is different, 3 when some are unknown or refused, 2 on bad input.
+    refines, 1 when one is different, 3 when some are unknown or refused, 2 on bad input
+    (a file that defines no function included), 130 when Ctrl-C or SIGTERM (`timeout`)
+    stopped the run: the verdicts printed stay, the summary says how many were decided.
     \b
     Examples:
       ptxsmt tv kernels.ll
@@ -38,11 +44,40 @@ def tv(file, mcpu, opt, only, timeout, as_json) -> None:
     from ..smt.portfolio import second_solver
     text = read_text(file, "FILE")
     try:
-        results = validate_module(text, cpu=mcpu, opt=opt, timeout_ms=int(timeout * 1000),
-                                  only=only, second=second_solver())
+        names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
+                                          timeout_ms=int(timeout * 1000), only=only,
+                                          second=second_solver())
     except PtxError as e:
         fail(str(e))
-    report.out(rendering.tv_json(results) if as_json else rendering.tv_text(results))
-    verdicts = {v.verdict for v in results}
-    raise SystemExit(1 if "different" in verdicts else
-                     max((EXIT.get(v, 3) for v in verdicts), default=0))
+    interrupts.stop_on_terminate()
+    results = _stream(names, verdicts, as_json)
+    kinds = {v.verdict for v in results}
+    raise SystemExit(1 if "different" in kinds else max(EXIT.get(v, 3) for v in kinds))
+
+
+def _stream(names: list[str], verdicts, as_json: bool) -> list:
+    """Print each verdict as it comes, then the summary; on Ctrl-C or SIGTERM the summary
+    of what was decided, then the interruption goes on (exit 130)."""
+    line, summary = (rendering.tv_json_line, rendering.tv_summary_json) if as_json else \
+        (rendering.tv_line, rendering.tv_summary)
+    results = []
+    with Progress("tv", total=len(names), unit="functions", terminal_only=True) as bar:
+        try:
+            for v in verdicts:
+                if interrupts.seen():  # decided as z3 was stopped ("canceled"): no verdict
+                    raise KeyboardInterrupt
+                bar.clear()
+                with interrupts.held():  # the summary counts exactly the lines printed
+                    report.out(line(v))  # flushed: a pipe's reader has it now
+                    results.append(v)
+                bar.update()
+        except PtxError as e:
+            fail(str(e))
+        except BaseException as e:  # a Ctrl-C may surface wrapped (see interrupts)
+            if not (isinstance(e, KeyboardInterrupt) or interrupts.seen()):
+                raise
+            bar.clear()
+            report.out(summary(results, len(names), True))
+            raise KeyboardInterrupt from None
+    report.out(summary(results, len(names), False))
+    return results

@@ -7,14 +7,15 @@ The NVPTX calling convention links the two: IR parameter N is the PTX function's
 `.param` (LLVM names it FUNC_param_N), read at any offset and width (a `<2 x half>` as
 one .b32 or two .b16, an i8 from a .b32 param by `ld.param.b8`); the return value is
 `func_retval0`. Bits the PTX reads or writes beyond the IR value's width are free unless
-the IR says `zeroext`/`signext` (an i1/i8 return is extended only then). Memory: IR
+the IR says `zeroext`/`signext` (an i1/i8 return is extended only then), and then free
+from bit 32 on: LLVM extends a narrow integer to 32 bits (`ABI_EXTENT`). Memory: IR
 address spaces 0 (generic) and 1 are PTX's global space (function/ takes generic
 addressing as global), 3 shared, 4 const, 5 local.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..sem.sorts import is_nan
-from ..solver import Z3_FIRST_SECONDS
+from ..solver import Z3_FIRST_SECONDS, check  # check: a Ctrl-C is never an answer
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
 from .module import IrFunction
@@ -35,6 +36,10 @@ RETURN = "func_retval0"
 # Pointer parameters to memory the call provides (a byval copy is the PTX parameter's own
 # bytes, read with ld.param): not modelled; a pointer is otherwise an address in memory.
 BY_MEMORY = frozenset({"byval", "byref", "inalloca", "preallocated"})
+# The bits a zeroext/signext value is extended to: NVPTX's LowerReturn extends an integer
+# narrower than 32 bits to i32 and no further, and its callers pass such arguments as a
+# .b32 (what `llc -march=nvptx64` writes); bits above are promised by neither side.
+ABI_EXTENT = 32
 
 
 @dataclass
@@ -44,11 +49,14 @@ class Refinement:
     verdict: str
     reason: str = ""
     inputs: dict[str, int] = field(default_factory=dict)  # IR parameter -> bits
+    # the IR's result as func_retval0 must hold it (a zeroext/signext one extended to the
+    # bits compared: `extension` then says how, ("signext", 8))
     ir_result: int | None = None
     ptx_result: int | None = None
     # the PTX function's inputs (parameter reads, special registers) by the names
     # `ptxsmt eval` takes; None when the PTX touches memory (the model's bytes are not kept)
     ptx_inputs: dict[str, int] | None = None
+    extension: tuple[str, int] | None = None
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -56,13 +64,20 @@ def _split(key: str) -> tuple[str, int]:
     return base, int(offset or 0)
 
 
+EXTENSIONS = {"zeroext": z3.ZeroExt, "signext": z3.SignExt}
+
+
+def _extension_kind(attrs: frozenset[str]) -> str | None:
+    return next((kind for kind in EXTENSIONS if kind in attrs), None)
+
+
 def _extension(attrs: frozenset[str], bits: z3.BitVecRef, width: int) -> z3.BitVecRef | None:
-    """The IR value widened to `width` bits as zeroext/signext say, None if neither."""
-    if "zeroext" in attrs:
-        return z3.ZeroExt(width - bits.size(), bits)
-    if "signext" in attrs:
-        return z3.SignExt(width - bits.size(), bits)
-    return None
+    """The IR value widened as zeroext/signext say, to `width` bits but not past
+    ABI_EXTENT (never narrowed); None if neither attribute is there."""
+    kind = _extension_kind(attrs)
+    if kind is None:
+        return None
+    return EXTENSIONS[kind](max(0, min(width, ABI_EXTENT) - bits.size()), bits)
 
 
 def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
@@ -122,7 +137,8 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
     wanted = {at + b for at, x in zip(at_bit, ir.result, strict=True)
               for b in range(x.bits.size())}
     bits = concat(ir.result)
-    wide = _extension(ir_fn.return_attributes, bits, 64) if len(ir.result) == 1 else None
+    wide = _extension(ir_fn.return_attributes, bits, ABI_EXTENT) if len(ir.result) == 1 \
+        else None
     returned: dict[int, z3.BitVecRef] = {}  # bit position -> the PTX's bit there
     out = []
     for key, value in ptx.returns.items():
@@ -133,7 +149,7 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
             at = 8 * offset + b
             if at in wanted:
                 returned[at] = z3.Extract(b, b, value)
-            elif wide is not None and bits.size() <= at < 64:  # the zeroext/signext bits
+            elif wide is not None and bits.size() <= at < wide.size():  # the extension
                 source = z3.Extract(at, at, wide)
                 out.append(z3.And(z3.Not(ir.result[0].poison), z3.Extract(b, b, value) != source))
             # above the IR value otherwise: free
@@ -252,21 +268,29 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     def value(term):
         v = model.eval(term, model_completion=True)
         return v.as_long() if z3.is_bv_value(v) else None
+    ptx_ret = ptx.returns.get(RETURN)
+    # a zeroext/signext return is compared extended to the bits the PTX writes: shown so,
+    # a difference only in the extension bits is seen in the numbers printed
+    extended = _extension(ir_fn.return_attributes, concat(ir.result), ptx_ret.size()) \
+        if ir.result and len(ir.result) == 1 and ptx_ret is not None else None
+    extension = None if extended is None or extended.size() == ir.result[0].bits.size() \
+        else (_extension_kind(ir_fn.return_attributes), ir.result[0].bits.size())
+
     def ir_value() -> int | None:
         """The IR's result as func_retval0 holds it: an aggregate's fields at their
-        offsets (padding 0), a vector's lanes side by side."""
+        offsets (padding 0), a vector's lanes side by side, a zeroext/signext value
+        extended."""
         t = ir_fn.returns
         if t.kind != "struct":
-            return value(concat(ir.result))
+            return value(concat(ir.result) if extended is None else extended)
         lanes = [value(x.bits) for x in ir.result]
         return None if None in lanes else \
             sum(v << 8 * at for v, at in zip(lanes, t.offsets, strict=True))
-    ptx_ret = ptx.returns.get(RETURN)
     ptx_inputs = None if ptx.memory else {k: value(v) for k, v in ptx.inputs.items()}
     if ptx_inputs is not None and None in ptx_inputs.values():
         ptx_inputs = None
     return Refinement("different", "", inputs, ir_value() if ir.result else None,
-                      value(ptx_ret) if ptx_ret is not None else None, ptx_inputs)
+                      value(ptx_ret) if ptx_ret is not None else None, ptx_inputs, extension)
 
 
 EXPANDED_FLAGS = 3  # at most this many Boolean choices are expanded, not quantified
@@ -298,7 +322,7 @@ def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
     s = z3.Solver()
     s.set("timeout", Z3_FIRST_MS if handover else timeout_ms)
     s.add(*assertions)
-    answer = s.check()
+    answer = check(s)
     if answer != z3.unknown:
         return answer, s.model() if answer == z3.sat else None, ""
     why = s.reason_unknown()
@@ -319,7 +343,7 @@ def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
             v = other.values[d.name()]
             pinned.add(d() == (z3.BoolVal(v) if isinstance(v, bool) else
                                z3.BitVecVal(v, d.range().size())))
-    if pinned.check() != z3.sat:
+    if check(pinned) != z3.sat:
         return z3.unknown, None, f"{why}; the second solver's model did not check in z3"
     return z3.sat, pinned.model(), ""
 
@@ -377,7 +401,7 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
     s.add(*links, z3.Not(body))
-    return s.check() == z3.unsat
+    return check(s) == z3.unsat
 
 
 @dataclass
@@ -395,23 +419,28 @@ class Validated:
 
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
                     timeout_ms: int = 30_000, only: str | None = None,
-                    second: SecondSolver | None = None) -> list[Validated]:
-    """Compile IR `text` with llvmlite's NVPTX backend and check every function it
-    defines (or `only` that one) against the PTX it became."""
+                    second: SecondSolver | None = None
+                    ) -> tuple[list[str], Iterator[Validated]]:
+    """Compile IR `text` with llvmlite's NVPTX backend: the functions it defines (or
+    `only` that one) in file order, and their verdicts against the PTX they became, each
+    decided when it is asked for. IR that defines no function is an error: there is
+    nothing to check."""
     from ..function import read_function
     from .module import compile_to_ptx, read_ir
     functions = read_ir(text)
+    if not functions:
+        raise LlvmError("the IR defines no function: nothing to check")
     if only is not None and only not in functions:
         raise LlvmError(f"no function @{only} in the IR (it defines "
-                        f"{', '.join('@' + n for n in functions) or 'none'})")
+                        f"{', '.join('@' + n for n in functions)})")
     ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
-    out = []
-    for name, fn in functions.items():
-        if only is not None and name != only:
-            continue
-        try:
-            out.append(Validated(name, ir_refines(fn, read_function(ptx, name), timeout_ms,
-                                                   second)))
-        except Unsupported as e:
-            out.append(Validated(name, None, e))
-    return out
+    names = [n for n in functions if only in (None, n)]
+
+    def verdicts() -> Iterator[Validated]:
+        for name in names:
+            try:
+                yield Validated(name, ir_refines(functions[name], read_function(ptx, name),
+                                                 timeout_ms, second))
+            except Unsupported as e:
+                yield Validated(name, None, e)
+    return names, verdicts()

@@ -1,5 +1,6 @@
-"""`ptxsmt tv`: one line per IR function (its verdict and why), or one JSON object;
-`ptxsmt equiv F.ll F.ptx`: the same for one function, with a `ptxsmt eval` line."""
+"""`ptxsmt tv`: one line per IR function (its verdict and why), or one JSON object per
+function (JSON lines), as each is decided, then a summary; `ptxsmt equiv F.ll F.ptx`:
+the same for one function, with a `ptxsmt eval` line."""
 
 from __future__ import annotations
 
@@ -17,23 +18,42 @@ def _detail(v: Validated) -> str:
         args = ", ".join(f"%{k}={val:#x}" for k, val in r.inputs.items())
         shown = [f"inputs {args}"]
         if r.ir_result is not None:
-            shown.append(f"IR {r.ir_result:#x}")
+            shown.append(f"IR {r.ir_result:#x}{_extended(r)}")
         if r.ptx_result is not None:
             shown.append(f"PTX {r.ptx_result:#x}")
         return "; ".join(shown)
     return r.reason
 
 
-def tv_text(results: list[Validated]) -> str:
-    lines = []
-    for v in results:
-        detail = _detail(v)
-        lines.append(f"@{v.name}: {v.verdict}" + (f" ({detail})" if detail else ""))
-    counts = {}
+def _extended(r) -> str:
+    """` (signext i8 0x80)` after an IR result whose extension changed its number, so
+    that `IR 0xffffff80; PTX 0x80` shows where the two differ; "" otherwise."""
+    if r.extension is None or r.ir_result >> r.extension[1] == 0:
+        return ""
+    kind, width = r.extension
+    return f" ({kind} i{width} {r.ir_result & (1 << width) - 1:#x})"
+
+
+def tv_line(v: Validated) -> str:
+    """One function's verdict and why."""
+    detail = _detail(v)
+    return f"@{v.name}: {v.verdict}" + (f" ({detail})" if detail else "")
+
+
+def _counts(results: list[Validated]) -> dict[str, int]:
+    counts: dict[str, int] = {}
     for v in results:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-    lines.append(", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    return "\n".join(lines)
+    return dict(sorted(counts.items()))
+
+
+def tv_summary(results: list[Validated], functions: int, interrupted: bool) -> str:
+    """`2 refines, 1 refused`; a run cut short says how far it got."""
+    counts = ", ".join(f"{n} {k}" for k, n in _counts(results).items())
+    if not interrupted:
+        return counts
+    return (f"{counts}; " if counts else "") + \
+        f"interrupted after {len(results)} of {functions} functions"
 
 
 def _reproduce(v: Validated, ptx_path: str, ptx_name: str) -> str | None:
@@ -47,7 +67,7 @@ def _reproduce(v: Validated, ptx_path: str, ptx_name: str) -> str | None:
 
 
 def equiv_text(v: Validated, ptx_path: str, ptx_name: str) -> str:
-    lines = tv_text([v]).splitlines()[:1]
+    lines = [tv_line(v)]
     if (line := _reproduce(v, ptx_path, ptx_name)) is not None:
         lines += ["  reproduce (the PTX side):", f"    {line}"]
     return "\n".join(lines)
@@ -65,8 +85,15 @@ def equiv_json(v: Validated, ptx_path: str, ptx_name: str) -> str:
     return dumps(equiv_row(v, ptx_path, ptx_name), indent=2)
 
 
-def tv_json(results: list[Validated]) -> str:
-    return dumps({"results": [_row(v) for v in results]}, indent=2)
+def tv_json_line(v: Validated) -> str:
+    """One function's JSON line."""
+    return dumps(_row(v))
+
+
+def tv_summary_json(results: list[Validated], functions: int, interrupted: bool) -> str:
+    """The last JSON line: how many functions there were, were decided, and of each verdict."""
+    return dumps({"summary": {"functions": functions, "decided": len(results),
+                              "verdicts": _counts(results), "interrupted": interrupted}})
 
 
 def _row(v: Validated) -> dict:

@@ -22,11 +22,15 @@ class Progress:
     """`with Progress("proving", total=552, unit="instances") as bar: ... bar.update()`"""
 
     def __init__(self, label: str, total: int | None = None, unit: str = "",
-                 stream: TextIO | None = None):
+                 stream: TextIO | None = None, terminal_only: bool = False):
+        """`terminal_only`: no plain lines off a terminal (a command whose results are
+        themselves lines as it goes, `tv`, has a log enough)."""
         self.label, self.total, self.unit = label, total, unit
         self.stream = stream or sys.stderr  # None: stderr is closed, nothing is shown
         self.done = 0
         self.tty = self.stream is not None and self.stream.isatty()
+        if terminal_only and not self.tty:
+            self.stream = None
         self.start = time.monotonic()
         self._next = self.start + DELAY
         self._shown = False
@@ -37,6 +41,13 @@ class Progress:
         if now >= self._next and self.stream is not None:
             self._next = now + (EVERY_BAR if self.tty else EVERY_LINE)
             self._write(self._status(now))
+
+    def clear(self) -> None:
+        """Wipe the bar before a result is printed to the same terminal; the next update
+        draws it again."""
+        if self._shown and self.tty and self.stream is not None:
+            self._write("")
+            self._next = 0.0
 
     def close(self, finished: bool = True) -> None:
         """End the display; a run that showed progress gets its final count."""
