@@ -23,6 +23,7 @@ from ptxsmt.eval.evaluate import evaluate
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.proofs import _options
 from ptxsmt.sem.options import Options
+from ptxsmt.smt.vectors import vectors_for
 
 SM_90 = Options(hardware="sm_90")
 with gzip.open(Path(__file__).parent / "silicon_open.jsonl.gz", "rt") as _file:
@@ -67,6 +68,16 @@ def test_the_isa_reading_stays_the_default():
         assert isinstance(out, PtxError) and "unspecified" in str(out)
 
 
+@pytest.mark.parametrize("ptx", ["min.f64 d, a, b;", "min.f16x2 d, a, b;", "neg.f32 d, a;",
+                                 "cvt.f64.bf16 d, a;", "div.s32 d, a, b;"])
+def test_values_the_isa_fixes_do_not_change(ptx):
+    """Only open values change: the ISA's vectors of forms with open cases (specials,
+    per class) come out the same with the option."""
+    vectors = list(vectors_for(ptx, limit=30))
+    got = evaluate_many([(x["ptx"], x["inputs"]) for x in vectors], SM_90)
+    assert [x["outputs"] for x in vectors] == got
+
+
 def test_slow_path_agrees_with_the_batch():
     """The term path (evaluate) and the batch give the same bits; the fast path takes
     the hardware terms (without the option it refuses a term with an open value)."""
@@ -97,6 +108,29 @@ def test_batch_option_and_line_option_reach_the_batch():
     r = run("eval", "--batch", "-", "--hardware", "sm_90", stdin=f"{plain}\n{off}\n")
     first, second = map(json.loads, r.stdout.splitlines())
     assert first["outputs"] == {"d": "0x7fffffff"} and "unspecified" in second["error"]
+
+
+_FUNCTION = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .func (.param .b32 r) f(.param .b32 x, .param .b32 y)
+{
+  .reg .f32 %f<4>;
+  ld.param.f32 %f1, [x];
+  ld.param.f32 %f2, [y];
+  min.NaN.f32 %f3, %f1, %f2;
+  st.param.f32 [r], %f3;
+  ret;
+}
+"""
+
+
+def test_a_function_takes_the_option(tmp_path):
+    path = tmp_path / "k.ptx"
+    path.write_text(_FUNCTION)
+    r = run("eval", "--json", "--hardware", "sm_90", str(path), "x=0x7fc00000", "y=1")
+    out = json.loads(r.stdout)
+    assert out["hardware"] == "sm_90" and out["outputs"] == {"r": "0x7fffffff"}
 
 
 def test_eval_names_the_mode():

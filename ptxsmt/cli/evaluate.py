@@ -126,7 +126,7 @@ def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Opt
         ev = evaluate_function(fn, inputs, opts, unroll=unroll)
     except PtxError as e:
         fail(f"{path}: {e}")
-    report.out(report.dumps(function.function_json(ev)) if as_json
+    report.out(report.dumps(function.function_json(ev, opts.hardware)) if as_json
                else function.function_text(ev))
 
 
