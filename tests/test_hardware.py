@@ -1,9 +1,11 @@
 """`--hardware sm_90`: the values the ISA leaves open, as an H200 computed them.
 
-The oracle is silicon: tests/silicon_open.jsonl.gz holds the 3,720 lines of
-../shared/silicon/arith_hw_half.jsonl.gz without "outputs" (the ones ptxsmt calls
-unspecified), each with "hw_outputs", what the H200 wrote. They are replayed through
-the batch engine, as a user's batch is (docs/hardware.md).
+The oracle is silicon: tests/silicon_open.jsonl.gz holds, from
+../shared/silicon/arith_hw_half.jsonl.gz, each with "hw_outputs" (what the H200 wrote),
+the 3,720 lines without "outputs" (the ones ptxsmt called unspecified; here "open":
+true) and the 127 abs/neg/copysign lines with a NaN operand, whose reading may open.
+The open ones are replayed through the batch engine, as a user's batch is
+(docs/hardware.md).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.batch.programs import compile_program
 from ptxsmt.cli import main
 from ptxsmt.eval.evaluate import evaluate
+from ptxsmt.eval.values import UNSPECIFIED
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.proofs import _options
 from ptxsmt.sem.options import Options
@@ -27,7 +30,9 @@ from ptxsmt.smt.vectors import vectors_for
 
 SM_90 = Options(hardware="sm_90")
 with gzip.open(Path(__file__).parent / "silicon_open.jsonl.gz", "rt") as _file:
-    LINES = [json.loads(x) for x in _file]
+    _ALL = [json.loads(x) for x in _file]
+LINES = [x for x in _ALL if x.get("open")]
+SIGN_OPS = [x for x in _ALL if not x.get("open")]
 
 # Lines whose silicon value the rules knowingly do not give, and why: ptxas 13.0 computes
 # fma.{rz,rm,rp}.bf16x2 as f16 (issue 41, item 4a), so the lane that is no NaN differs
@@ -59,6 +64,19 @@ def test_open_values_are_silicons():
             assert all((d ^ hw) >> k & 0xffff == 0 for k in nan_lanes), line
     assert sum(wrong.values()) == 15 and set(wrong) == set(NOT_COVERED), wrong
     assert len(LINES) == 3720 and len({_form(x["ptx"]) for x in LINES}) == 142
+
+
+def test_sign_ops_of_nan_are_silicons_where_open():
+    """Where the ISA reading leaves abs/neg/copysign of a NaN open, the option gives
+    silicon's bits; where it fixes them, the option changes nothing."""
+    for line in SIGN_OPS:
+        isa = evaluate(line["ptx"], line["inputs"], unspecified_ok=True)
+        hw = evaluate(line["ptx"], line["inputs"], SM_90).outputs_json()
+        if UNSPECIFIED in isa.outputs.values():
+            assert not _mismatch(hw, line["hw_outputs"]), line
+        else:
+            assert hw == isa.outputs_json(), line
+    assert len(SIGN_OPS) == 127
 
 
 def test_the_isa_reading_stays_the_default():
