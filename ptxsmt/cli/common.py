@@ -257,6 +257,8 @@ def read_text(file, option: str) -> str:
 
 target_option = click.option("--target", default="sm_90", show_default=True, callback=check_target,
                              help="sm_ target (sm_1x flushes f32 set/setp/slct subnormals).")
+
+
 def check_hardware_option(ctx, param, value: str | None) -> str | None:
     try:
         return value if value is None else check_hardware(value)
