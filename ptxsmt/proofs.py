@@ -153,9 +153,13 @@ def expand(entry: dict, where: str) -> list[Instance]:
 
 def _options(raw: dict, where: str) -> Options:
     try:
-        return Options.from_json(raw)
+        opts = Options.from_json(raw)
     except PtxError as e:
         raise PtxError(f"{where}: bad options: {e}") from None
+    if opts.hardware is not None:  # one chip's choices are no proof about PTX
+        raise PtxError(f'{where}: bad options: "hardware" is for evaluation; a proof reads '
+                       "the ISA, whose open values stay open")
+    return opts
 
 
 def select(instances: list[Instance], pattern: str | None) -> list[Instance]:

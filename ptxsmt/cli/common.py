@@ -23,7 +23,7 @@ from ..batch import cache
 from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version
-from ..sem.options import VSET_MERGE_SOURCES, Options
+from ..sem.options import HARDWARE, VSET_MERGE_SOURCES, Options, check_hardware
 from ..solver import MAX_JOBS
 from . import interrupts
 
@@ -244,8 +244,8 @@ def writable_dir(ctx, param, value: str | None) -> str | None:
     return value
 
 
-def options(target: str, vset_merge: str) -> Options:
-    return Options(target=parse_target(target).sm, vset_merge=vset_merge)
+def options(target: str, vset_merge: str, hardware: str | None = None) -> Options:
+    return Options(target=parse_target(target).sm, vset_merge=vset_merge, hardware=hardware)
 
 
 def read_text(file, option: str) -> str:
@@ -259,6 +259,19 @@ def read_text(file, option: str) -> str:
 
 target_option = click.option("--target", default="sm_90", show_default=True, callback=check_target,
                              help="sm_ target (sm_1x flushes f32 set/setp/slct subnormals).")
+
+
+def check_hardware_option(ctx, param, value: str | None) -> str | None:
+    try:
+        return value if value is None else check_hardware(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
+
+
+hardware_option = click.option(
+    "--hardware", metavar="CHIP", callback=check_hardware_option,
+    help=f"Give the values the PTX ISA leaves open (NaN bits, division by zero) as CHIP "
+         f"computes them ({', '.join(HARDWARE)}; docs/hardware.md); default: left open.")
 merge_option = click.option("--vset-merge", type=click.Choice(VSET_MERGE_SOURCES), default="c",
                             show_default=True,
                             help="vset merge: unmasked lanes from c (pseudocode) or b (prose).")

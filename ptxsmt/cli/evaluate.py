@@ -20,6 +20,7 @@ from .common import (
     cache_option,
     fail,
     given,
+    hardware_option,
     is_ptx_file,
     jobs_option,
     max_input_option,
@@ -48,9 +49,10 @@ from .common import (
 @cache_option
 @target_option
 @merge_option
+@hardware_option
 @max_input_option
 def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, jobs, target,
-             vset_merge) -> None:
+             vset_merge, hardware) -> None:
     """Evaluate PTX on concrete operands: NAME=VALUE for each register read.
 
     \b
@@ -60,20 +62,24 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, 
     (tid.x), memory location (global[0x1000], global[0x1000].u32) or the register
     an unmodelled instruction writes (%r5); outputs are the return values and
     the memory each st wrote.
-    A batch line's "options" ({"target": "sm_13", "vset_merge": "b"}) apply on
-    top of --target and --vset-merge. A batch answers each line with the line
-    itself and its "outputs" (or "error"), in the input's order; a big batch is
-    shared among --jobs processes.
+    With --hardware sm_90 an output the ISA leaves open (a NaN's bits, a
+    division by zero) is what an H200 gives (min.NaN.f32: 0x7fffffff), not
+    "unspecified"; JSON names it ("hardware": "sm_90").
+    A batch line's "options" ({"target": "sm_13", "vset_merge": "b",
+    "hardware": "sm_90"}) apply on top of --target, --vset-merge and --hardware.
+    A batch answers each line with the line itself and its "outputs" (or
+    "error"), in the input's order; a big batch is shared among --jobs processes.
     \b
     Examples:
       ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0
       ptxsmt eval --json 'set.gtu.u32.f16x2 d, a, b;' a=0x3c007e00 b=0
       ptxsmt eval '@g selp.b32 d, a, b, c;' g=false d=7 a=1 b=2 c=true
+      ptxsmt eval --hardware sm_90 'min.NaN.f32 d, a, b;' a=nan b=1.0
       ptxsmt eval --batch vectors.jsonl > results.jsonl
       ptxsmt eval --batch models/golden.jsonl --check
       ptxsmt eval k.ptx --function f f_param_0=7 tid.x=1 'global[0x1004]=5'
     """
-    opts = options(target, vset_merge)
+    opts = options(target, vset_merge, hardware)
     if check_outputs and batch is None:
         fail("--check compares a batch's stored outputs; give --batch FILE")
     if batch is not None:
@@ -105,9 +111,9 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, 
     except PtxError as e:
         fail(str(e))
     if as_json:
-        report.out(report.dumps(evaluation.evaluation_json(ptx, ev)))
+        report.out(report.dumps(evaluation.evaluation_json(ptx, ev, hardware)))
     else:
-        report.out(evaluation.evaluation_text(ptx, ev))
+        report.out(evaluation.evaluation_text(ptx, ev, hardware))
 
 
 def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Options,
@@ -120,7 +126,7 @@ def eval_function(path: str, name: str | None, inputs: dict[str, str], opts: Opt
         ev = evaluate_function(fn, inputs, opts, unroll=unroll)
     except PtxError as e:
         fail(f"{path}: {e}")
-    report.out(report.dumps(function.function_json(ev)) if as_json
+    report.out(report.dumps(function.function_json(ev, opts.hardware)) if as_json
                else function.function_text(ev))
 
 

@@ -16,6 +16,7 @@ from .common import (
     OutputFile,
     fail,
     given,
+    hardware_option,
     is_ptx_file,
     max_input_option,
     merge_option,
@@ -48,16 +49,19 @@ MAX_PER_CASE = 1000  # past this a case is enumerating models, not covering case
               help="JSONL output (default stdout).")
 @target_option
 @merge_option
+@hardware_option
 @max_input_option
 def vectors(what, family, per_case, limit, max_vectors, seed, function, out, target,
-            vset_merge) -> None:
+            vset_merge, hardware) -> None:
     """Operands that reach every reachable case of a variant, as batch JSONL.
 
     \b
     Cases are combinations of operand classes (NaN, ±inf, ±0, ±subnormal, ±normal;
     integer extremes and signs; predicate values; per lane for x2 types) and
     output outcomes (each predicate true/false, which operand a select took, each
-    vset lane's result or count). Outputs are filled in by the evaluator. With
+    vset lane's result or count). Outputs are filled in by the evaluator; a case
+    whose output the ISA leaves open is skipped, unless --hardware sm_90 gives it
+    (each line then carries "options": {"hardware": "sm_90"}). With
     FILE.ptx: inputs that drive each setp of the function each way on a path that
     reaches it, as batch lines {"file", "function", "inputs", "outputs", "case"}.
     \b
@@ -65,6 +69,7 @@ def vectors(what, family, per_case, limit, max_vectors, seed, function, out, tar
       ptxsmt vectors setp.lt.ftz.f32
       ptxsmt vectors 'vset4.u32.u32.lt d.b20, a, b, c;' --per-case 2
       ptxsmt vectors --family slct --limit 10 --out slct.jsonl
+      ptxsmt vectors min.NaN.f32 --hardware sm_90
       ptxsmt vectors kernels.ptx --function _Z4pickPKiS0_Piii > pick.jsonl
     """
     if bool(what) == bool(family):
@@ -75,10 +80,10 @@ def vectors(what, family, per_case, limit, max_vectors, seed, function, out, tar
                  f"{quote(what) + ' is not one' if what else 'give FILE.ptx'}")
         refuse(given("family", "per_case", "limit", "max_vectors", "seed"),
                "to a .ptx file's function (each setp is driven each way once)")
-        _function_vectors(what, function, options(target, vset_merge), out)
+        _function_vectors(what, function, options(target, vset_merge, hardware), out)
         return
     try:
-        opts = options(target, vset_merge)
+        opts = options(target, vset_merge, hardware)
         if family:
             texts = [t for v in catalogue().family(family) for t in instruction_forms(v)]
             limit = limit or FAMILY_LIMIT

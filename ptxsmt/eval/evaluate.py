@@ -14,7 +14,7 @@ from ..isa.errors import PtxError
 from ..isa.literals import hex_bits
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
-from ..sem.sorts import register_value
+from ..sem.sorts import free_applications, register_value
 from ..solver import check
 from .values import UNSPECIFIED, Evaluation, UnspecifiedOutput, Value, convert_inputs
 
@@ -57,7 +57,7 @@ def _pinned(term: z3.ExprRef, name: str) -> z3.ExprRef:
     """An output that still holds a named free value (one the ISA leaves open, such as the
     NaN of a cvt): its literal if no choice of them changes it (a compare of that NaN), else
     a clear error. Never a guess (two NaNs that give two words show it open at once)."""
-    free = _free_values(term)
+    free = free_applications(term)
     one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(v, f.size())) for f in free]))
                 for v in (-1, -2))
     fresh = [z3.substitute(term, *[(f, z3.FreshConst(f.sort())) for f in free]) for _ in "ab"]
@@ -73,17 +73,3 @@ def _pinned(term: z3.ExprRef, name: str) -> z3.ExprRef:
     if not (z3.is_bv_value(one) or z3.is_true(one) or z3.is_false(one)):
         raise RuntimeError(f"output {name} did not simplify to a value: {one}")  # a ptxsmt bug
     return one
-
-
-def _free_values(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """Applications of uninterpreted functions (inputs are constants, never applied)."""
-    seen, todo, found = set(), [term], []
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.append(t)
-        todo.extend(t.children())
-    return found

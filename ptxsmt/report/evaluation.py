@@ -6,16 +6,19 @@ from ..eval.values import Evaluation, to_json
 from ..isa.literals import describe
 
 
-def evaluation_json(ptx: str, ev: Evaluation) -> dict:
+def evaluation_json(ptx: str, ev: Evaluation, hardware: str | None = None) -> dict:
+    """`hardware`: the chip whose values stand for the ISA's open ones (named if any)."""
     return {
         "ptx": ptx,
+        **({"hardware": hardware} if hardware else {}),
         "inputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
         "outputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.outputs.items()},
     }
 
 
-def evaluation_text(ptx: str, ev: Evaluation) -> str:
-    lines = [" ".join(ptx.split())]
+def evaluation_text(ptx: str, ev: Evaluation, hardware: str | None = None) -> str:
+    lines = [" ".join(ptx.split()) + (f"   (open values as {hardware} gives them)"
+                                      if hardware else "")]
     width = max((len(ev.name(k)) for k in (*ev.inputs, *ev.outputs)), default=1)
     lines += [f"  in   {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
               for k, v in ev.inputs.items()]

@@ -18,9 +18,11 @@ def describe(value: Value, t: PtxType) -> str:
     return describe_bits(value, t)
 
 
-def function_json(ev: FunctionEvaluation) -> dict:
+def function_json(ev: FunctionEvaluation, hardware: str | None = None) -> dict:
+    """`hardware`: the chip whose values stand for the ISA's open ones (named if any)."""
     return {
         "function": ev.function,
+        **({"hardware": hardware} if hardware else {}),
         "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
         "memory": {str(loc): to_json(v, loc.type) for loc, (v, _) in ev.memory.items()},
         "outputs": outputs_json(ev.outputs()),

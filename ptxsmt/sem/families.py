@@ -5,7 +5,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import Instruction
-from . import arith, bits, comparison, convert, floatarith, glue, half, video
+from . import arith, bits, comparison, convert, floatarith, glue, half, hardware, video
 from .options import DEFAULT, Options
 
 _SCALAR = {
@@ -24,7 +24,18 @@ _SCALAR = {
 
 
 def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
-    """Destination terms of one instruction (unguarded) from its source terms."""
+    """Destination terms of one instruction (unguarded) from its source terms; with
+    `opts.hardware`, the values the ISA leaves open as that chip gives them."""
+    out = _isa(ins, a, b, c, opts)
+    rule = hardware.rule(ins.variant) if opts.hardware else None
+    if rule is None:
+        return out
+    # the open values this instruction makes: those of its terms on fresh operands
+    made = _isa(ins, *(x if x is None else z3.FreshConst(x.sort()) for x in (a, b, c)), opts)
+    return hardware.on_silicon(ins.variant, rule, (a, b, c), out, made)
+
+
+def _isa(ins: Instruction, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     v = ins.variant
     if v.syntax.lane_prefix:  # vset: lanes chosen by the mask and selectors
         return video.vset(v, a, b, c, ins.lane_spec("d"), ins.lane_spec("a"),

@@ -14,21 +14,33 @@ from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target
 
 VSET_MERGE_SOURCES = ("c", "b")
+HARDWARE = ("sm_90",)  # chips whose open values sem/hardware.py gives
+
+
+def check_hardware(name: str) -> str:
+    if name not in HARDWARE:
+        raise PtxError(f"unknown hardware {quote(name)} (supported: {', '.join(HARDWARE)})")
+    return name
 
 
 @dataclass(frozen=True)
 class Options:
     """`target`: the sm_ number (sm_1x flushes f32 set/setp/slct without .ftz).
     `vset_merge`: where vset merge takes unmasked lanes from; "c" follows the
-    pseudocode, "b" the prose (README, Spec notes 1)."""
+    pseudocode, "b" the prose (README, Spec notes 1).
+    `hardware`: give the values the ISA leaves open as that chip computes them
+    (sem/hardware.py; for evaluation, never for proofs); None: leave them open."""
 
     target: int = 90
     vset_merge: str = "c"
+    hardware: str | None = None
 
     def __post_init__(self) -> None:
         if self.vset_merge not in VSET_MERGE_SOURCES:
             raise PtxError(f"vset_merge must be one of {', '.join(VSET_MERGE_SOURCES)}, "
                            f"not {quote(self.vset_merge)}")
+        if self.hardware is not None:
+            check_hardware(self.hardware)
 
     @property
     def sm_1x(self) -> bool:
@@ -51,7 +63,10 @@ class Options:
             target = parse_target(raw["target"]).sm
         if not isinstance(merge, str):
             raise PtxError('option "vset_merge" must be "c" or "b"')
-        return cls(target=target, vset_merge=merge)
+        hardware = raw.get("hardware", base.hardware)
+        if hardware is not None and not isinstance(hardware, str):
+            raise PtxError('option "hardware" must be a string like "sm_90"')
+        return cls(target=target, vset_merge=merge, hardware=hardware)
 
     def to_json(self) -> dict[str, str]:
         """The options that differ from the defaults (empty for the defaults)."""
@@ -60,8 +75,10 @@ class Options:
             out["target"] = f"sm_{self.target}"
         if self.vset_merge != DEFAULT.vset_merge:
             out["vset_merge"] = self.vset_merge
+        if self.hardware is not None:
+            out["hardware"] = self.hardware
         return out
 
 
-_KEYS = ("target", "vset_merge")
+_KEYS = ("target", "vset_merge", "hardware")
 DEFAULT = Options()

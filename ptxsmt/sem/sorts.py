@@ -159,3 +159,18 @@ def free_value(name: str, arg: z3.BitVecRef, width: int) -> z3.BitVecRef:
     """A value the ISA leaves open, any bits of `width`: an uninterpreted function named
     `name` of `arg` (the same instruction on the same inputs gives the same value)."""
     return z3.Function(name, arg.sort(), z3.BitVecSort(width))(arg)
+
+
+def free_applications(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The open values in `term`: applications of uninterpreted functions (inputs are
+    constants, never applied)."""
+    seen, todo, found = set(), [term], []
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.append(t)
+        todo.extend(t.children())
+    return found
