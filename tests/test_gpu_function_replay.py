@@ -89,3 +89,10 @@ def test_the_host_program_compiles(tmp_path):
                           str(ROOT / "scripts" / "templates" / "function_replay.cu")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_two_nans_of_one_format_do_not_contradict_an_equivalent_pair():
+    assert replay.both_nan("0x7fc00000", "0xffffffff", 32)
+    assert replay.both_nan("0x7e00", "0x7fff", 16) and replay.both_nan("0x7fc1", "0xff81", 16)
+    assert not replay.both_nan("0x7f800000", "0x7fc00000", 32)  # inf is no NaN
+    assert not replay.both_nan("0x7fc00000", "0x00000000", 32)
