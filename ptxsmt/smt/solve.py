@@ -23,7 +23,7 @@ from ..isa.variants import operand_types
 from ..program import Program
 from ..sem.observe import differ, observed_format, payloads_only, values_differ
 from ..sem.options import DEFAULT, DEFAULT_NAN, Options
-from ..sem.sorts import OPEN_NANS, open_nan_sites
+from ..sem.sorts import OPEN_NANS, free_applications, open_nan_sites
 from ..solver import Z3_FIRST_SECONDS, check
 from . import portfolio, smt2
 from .portfolio import SolverDisagreement
@@ -342,21 +342,8 @@ def _definite_elsewhere(q: Query, how: str, left: Callable[[], float | None]
 def _through_open_nans_only(q: Query) -> bool:
     """The comparison holds values the ISA leaves open, and every one is a NaN (no `div`
     by zero, no bit field past 256, ...)."""
-    names = _open_names(q.differ)
+    names = {f.decl().name() for f in free_applications(q.differ)}
     return bool(names) and names <= OPEN_NANS
-
-
-def _open_names(term: z3.ExprRef) -> set[str]:
-    seen, todo, found = set(), [term], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.add(t.decl().name())
-        todo.extend(t.children())
-    return found
 
 
 def replay(q: Query, values: dict[str, Value], open_differ: bool = False,
