@@ -37,7 +37,7 @@ from .isa.targets import parse_target
 from .report.equivalence import counterexample_json, verdict_json
 from .report.function import function_verdict_json
 from .report.progress import Progress
-from .sem.options import VSET_MERGE_SOURCES, Options
+from .sem.options import DEFAULT_NAN, NAN_POLICIES, VSET_MERGE_SOURCES, Options
 from .smt import verdicts
 from .smt.child import race
 from .smt.functions import FunctionVerdict, replay_counterexample
@@ -51,10 +51,10 @@ from .smt.solve import (
 )
 from .synth.executor import executor
 
-OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs")
+OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs", "nan")
 FILE_KEYS = {"a", "b", "function", "function_b", "options"}
 SNIPPET_KEYS = {"lhs", "rhs", "options"}
-IR_OPTIONS = ("timeout",)  # IR against PTX: the refinement query's limit only
+IR_OPTIONS = ("timeout", "nan")  # IR against PTX: the query's limit, the NaN policy
 CACHED = ("equivalent", "bounded", "different", "refines", "refused")
 # no evaluator of IR replays an IR pair's "different": it is decided afresh each run
 UNCACHED = {("ir", "different")}
@@ -144,6 +144,8 @@ def _check_options(o: dict) -> None:
     parse_target(o["target"])
     if o["vset_merge"] not in VSET_MERGE_SOURCES:
         raise PtxError(f"vset_merge is one of {', '.join(VSET_MERGE_SOURCES)}")
+    if o.get("nan", DEFAULT_NAN) not in NAN_POLICIES:
+        raise PtxError(f"nan is one of {', '.join(NAN_POLICIES)}")
     if o["solver"] not in SOLVER_CHOICES:
         raise PtxError(f"solver is one of {', '.join(SOLVER_CHOICES)}")
     unroll = o.get("unroll")
@@ -180,7 +182,8 @@ def _decide(pair: Pair) -> dict:
     o, opts = pair.options, _options(pair)
     try:
         if pair.kind == "snippets":
-            verdict = decide(build_query(pair.lhs, pair.rhs, o.get("outputs"), opts),
+            verdict = decide(build_query(pair.lhs, pair.rhs, o.get("outputs"), opts,
+                                         nan=o.get("nan", DEFAULT_NAN)),
                              o["timeout"], solver=o["solver"])
             cex = verdict.counterexample
             return {**verdict_json(verdict), **({REPLAY: {"inputs": cex.inputs}} if cex else {})}
@@ -208,7 +211,8 @@ def _decide_functions(pair: Pair, opts: Options):
     a = read_function_file(pair.lhs, pair.function)
     b = read_function_file(pair.rhs, pair.function_b)
     return check_function_equivalence(a, b, opts, o["timeout"], o.get("unroll") or 0,
-                                      o.get("solver") or "auto")
+                                      o.get("solver") or "auto",
+                                      nan=o.get("nan", DEFAULT_NAN))
 
 
 def _decide_ir(pair: Pair) -> dict:
@@ -240,7 +244,8 @@ def _decide_ir(pair: Pair) -> dict:
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn,
                                             int(pair.options["timeout"] * 1000),
-                                            second_solver()))
+                                            second_solver(),
+                                            nan=pair.options.get("nan", DEFAULT_NAN)))
     except Unsupported as e:
         result = Validated(name, None, e)
     return {**equiv_row(result, pair.rhs, ptx_fn.name),
@@ -331,11 +336,14 @@ def _cached(store: Path, pair: Pair, key: str, digest: str) -> dict | None:
 def _replays(pair: Pair, entry: verdicts.Entry) -> str:
     """"" where the entry's counterexample, run through the evaluator, gives the very
     counterexample it shows; else why not."""
+    only_nans = entry.result.get("only_nan_payloads") is True  # two open values differ
     try:
         if pair.kind == "snippets":
             r = msgspec.convert(entry.replay, verdicts.SnippetReplay)
-            q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair))
-            found = counterexample_json(replay(q, r.inputs))
+            q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair),
+                            nan=pair.options.get("nan", DEFAULT_NAN))
+            found = counterexample_json(replay(q, r.inputs, open_differ=only_nans,
+                                               nan_payloads_only=only_nans))
         else:
             r = msgspec.convert(entry.replay, verdicts.FunctionReplay)
             sides = (read_function_file(pair.lhs, pair.function),
@@ -343,7 +351,7 @@ def _replays(pair: Pair, entry: verdicts.Entry) -> str:
             cex = replay_counterexample(*sides, list(r.scalars),
                                         {_location(k): v for k, v in r.memory.items()},
                                         [_location(k) for k in r.watch], _options(pair),
-                                        pair.options.get("unroll") or 0)
+                                        pair.options.get("unroll") or 0, only_nans)
             found = function_verdict_json(FunctionVerdict(
                 "different", sides[0].name, sides[1].name, {}, cex))["counterexample"]
     except (PtxError, ReplayError, msgspec.ValidationError) as e:

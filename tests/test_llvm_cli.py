@@ -72,7 +72,11 @@ def test_json_is_one_line_per_function_then_a_summary(tmp_path):
                                 "verdicts": {"refines": 2, "refused": 1}}}
     r = _tv(tmp_path, "--function", "une", "--json", "-O", "0")
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[0] == '{"function": "une", "verdict": "refines"}'
+    assert json.loads(r.stdout.splitlines()[0]) == {
+        "function": "une", "verdict": "refines", "nan": "payload-free",
+        "up_to_nan_payloads": False}
+    r = _tv(tmp_path, "--function", "une", "--json", "-O", "0", "--nan", "exact")
+    assert (r.exit_code, json.loads(r.stdout.splitlines()[0])["nan"]) == (0, "exact")
 
 
 def test_progress_shows_on_a_terminal_only(tmp_path, monkeypatch):
@@ -154,7 +158,8 @@ def test_an_interrupted_json_run_ends_with_its_summary(tmp_path):
     ll = tmp_path / "slow.ll"
     ll.write_text(SLOW)
     first, rest, err, code = _first_line_then(signal.SIGINT, ll, "--json")
-    assert json.loads(first) == {"function": "quick", "verdict": "refines"}
+    assert json.loads(first) == {"function": "quick", "verdict": "refines",
+                                 "nan": "payload-free", "up_to_nan_payloads": False}
     assert json.loads(rest) == {"summary": {"functions": 3, "decided": 1, "interrupted": True,
                                             "verdicts": {"refines": 1}}}
     assert (err, code) == ("interrupted\n", 130)

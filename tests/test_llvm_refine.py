@@ -255,10 +255,10 @@ NAN_PTX = """.version 7.0
     ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "-1", "refines"),
     # ... but never a number (infinity where the sum is NaN)
     ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "0x7F800000", "different"),
-    # a NaN the IR passes through (select of a parameter) keeps its bits exactly: not
-    # proved; but a result that differs only in which NaN it is gives no verdict (the PTX
-    # ISA leaves NaN bits unspecified in places where LLVM relies on hardware)
-    ("select", "mov.b32 \t%r3, %r1;", "-1", "unknown"),
+    # a NaN the IR passes through (select of a parameter) keeps its bits exactly: a
+    # result that differs only in which NaN it is refines up to NaN payloads (the
+    # default NaN policy, docs/spec-notes.md note 11; --nan exact: test below)
+    ("select", "mov.b32 \t%r3, %r1;", "-1", "refines"),
     ("select", "mov.b32 \t%r3, %r1;", "0x7F800000", "different"),
 ])
 def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, when_nan,
@@ -281,8 +281,16 @@ def test_a_nan_result_is_any_nan_and_only_where_the_ir_makes_one(ir_op, ptx_op, 
         assert r.ptx_result == when_nan_bits(when_nan)
         if ir_op == "select":  # the IR's result is the input NaN, bit for bit
             assert r.ir_result == r.inputs["a"] != r.ptx_result
-    if verdict == "unknown":
-        assert "NaN's sign or payload" in r.reason
+    if (ir_op, when_nan) == ("select", "-1"):
+        assert r.up_to_nan_payloads and r.nan == "payload-free"
+        exact = ir_refines(fn, read_function(ptx, "f"), nan="exact")
+        assert (exact.verdict, exact.only_nan_payloads) == ("different", True), exact
+        # the IR's result is the input NaN bit for bit, the PTX's all ones: two NaNs
+        a = _f32(exact.inputs["a"])
+        assert math.isnan(a) and exact.ir_result == exact.inputs["a"] != exact.ptx_result
+        assert math.isnan(_f32(exact.ptx_result))
+    elif verdict == "refines":
+        assert not r.up_to_nan_payloads  # the PTX's NaN is the IR's any NaN
 
 
 def when_nan_bits(text: str) -> int:

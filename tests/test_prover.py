@@ -111,7 +111,9 @@ def test_equiv_json_contract():
     out = json.loads(r.stdout)
     assert out["verdict"] == "different"
     cex = out["counterexample"]
-    assert set(cex) == {"inputs", "lhs", "rhs"}
+    assert set(cex) == {"inputs", "lhs", "rhs", "differ"}
+    assert cex["differ"] == ["d"] and out["nan"] == "payload-free"
+    assert out["only_nan_payloads"] is False
     assert cex["inputs"]["c"] in ("0x80000001", "0x807fffff") or \
         int(cex["inputs"]["c"], 16) >> 23 == 0x100  # a negative subnormal
     assert cex["lhs"]["d"] != cex["rhs"]["d"]

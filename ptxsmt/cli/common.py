@@ -23,7 +23,14 @@ from ..batch import cache
 from ..isa import source
 from ..isa.errors import PtxError, quote
 from ..isa.targets import parse_target, parse_version
-from ..sem.options import HARDWARE, VSET_MERGE_SOURCES, Options, check_hardware
+from ..sem.options import (
+    DEFAULT_NAN,
+    HARDWARE,
+    NAN_POLICIES,
+    VSET_MERGE_SOURCES,
+    Options,
+    check_hardware,
+)
 from ..solver import MAX_JOBS
 from . import interrupts
 
@@ -295,6 +302,12 @@ def jobs_option(default: int):
 def timeout_option(what: str):
     return click.option("--timeout", type=Finite(0, MAX_TIMEOUT, min_open=True), default=30.0,
                         show_default=True, help=what)
+
+
+nan_option = click.option(
+    "--nan", type=click.Choice(NAN_POLICIES), default=DEFAULT_NAN, show_default=True,
+    help="NaNs at float-typed outputs: payload-free, any NaN equals any NaN (a NaN the ISA "
+         "leaves open may be any NaN); exact, their bits compared (docs/equiv.md).")
 
 
 

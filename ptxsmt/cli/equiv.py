@@ -10,6 +10,7 @@ import click
 from .. import report
 from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
+from ..sem.options import DEFAULT_NAN
 from ..smt.classes import class_report
 from ..smt.portfolio import unavailable
 from ..smt.smt2 import script
@@ -26,6 +27,7 @@ from .common import (
     jobs_option,
     max_input_option,
     merge_option,
+    nan_option,
     options,
     read_function_file,
     read_text,
@@ -87,9 +89,10 @@ EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 @target_option
 @merge_option
 @max_input_option
+@nan_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
           function, unroll, function_b, solver, no_sweep, certify, batch, jobs, executor,
-          scheduler, target, vset_merge) -> None:
+          scheduler, target, vset_merge, nan) -> None:
     """Prove two PTX snippets equal, or find operands where they differ.
 
     \b
@@ -127,13 +130,14 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         warn_unused(given("as_json"), "with --batch (its output is JSON lines)")
         if scheduler and executor != "dask":
             refuse(["--scheduler"], "without --executor dask")
-        run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge)
+        run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge,
+                  nan)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file", "unroll",
                      "solver", "target", "vset_merge", "no_sweep", "certify"),
                "to SOURCE.ll against TARGET.ptx")
-        equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2)
+        equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2, nan)
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
                 and not is_ptx_file(arg):
@@ -143,7 +147,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file"),
                "to two .ptx files' functions (only to snippets)")
         equiv_functions(lhs, rhs, function, function_b or function, timeout, target,
-                        vset_merge, as_json, unroll, solver, emit_smt2, not no_sweep, certify)
+                        vset_merge, as_json, unroll, solver, emit_smt2, not no_sweep, certify,
+                        nan)
     if files:
         fail(f"{quote(files[0])} is a .ptx file and the other argument is not: give two .ptx "
              "files (functions) or two snippets")
@@ -166,7 +171,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         outs = [o.strip() for o in outputs.split(",")] if outputs else None
         if outs is not None and not all(outs):
             fail(f"--outputs {quote(outputs)}: a register name is empty")
-        query = build_query(lhs, rhs, outs, opts)
+        query = build_query(lhs, rhs, outs, opts, nan=nan)
         if emit_smt2:
             write_smt2(emit_smt2, "equiv", query.smt2())
         verdict = decide(query, timeout, solver=solver)
@@ -186,7 +191,8 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
                     target: str, vset_merge: str, as_json: bool, unroll: int = 0,
                     solver: str = "auto", emit_smt2: str | None = None,
-                    sweeping: bool = True, certifying: bool = False) -> None:
+                    sweeping: bool = True, certifying: bool = False,
+                    nan: str = DEFAULT_NAN) -> None:
     from ..smt.functions import check_function_equivalence
 
     if not lhs or not rhs:
@@ -202,7 +208,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
         f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
     try:
         verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit,
-                                             sweeping, certifying)
+                                             sweeping, certifying, nan)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
@@ -214,7 +220,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
 
 
 def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, timeout: float,
-             as_json: bool, emit_smt2: str | None = None) -> None:
+             as_json: bool, emit_smt2: str | None = None, nan: str = DEFAULT_NAN) -> None:
     """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
     from ..llvm.errors import Unsupported
     from ..llvm.module import read_ir
@@ -245,7 +251,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
-                                            second_solver(), emit))
+                                            second_solver(), emit, nan))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

@@ -12,7 +12,7 @@ from .common import fail
 
 
 def run_batch(file, jobs: int, executor: str, scheduler: str | None, timeout: float,
-              solver: str, unroll: int, target: str, vset_merge: str) -> None:
+              solver: str, unroll: int, target: str, vset_merge: str, nan: str) -> None:
     name = getattr(file, "name", "-")
     try:
         data = source.read_stream(file, f"--batch {name}")
@@ -22,7 +22,7 @@ def run_batch(file, jobs: int, executor: str, scheduler: str | None, timeout: fl
     lines = data.removeprefix(b"\xef\xbb\xbf").splitlines()
     base = Path(name).parent if name not in ("-", "<stdin>") else Path()
     defaults = {"timeout": timeout, "target": target, "vset_merge": vset_merge,
-                "solver": solver, "unroll": unroll}
+                "solver": solver, "unroll": unroll, "nan": nan}
     results = []
     try:
         for result in pairs.run(lines, defaults, base, jobs, executor, scheduler):

@@ -9,7 +9,7 @@ from ..isa.errors import PtxError
 from ..report import llvm as rendering
 from ..report.progress import Progress
 from . import interrupts
-from .common import CONTEXT, fail, read_text
+from .common import CONTEXT, fail, nan_option, read_text
 
 EXIT = {"refines": 0, "different": 1}
 
@@ -24,7 +24,8 @@ EXIT = {"refines": 0, "different": 1}
               show_default=True, help="Seconds per function.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON lines: one object per function, then a summary object.")
-def tv(file, mcpu, opt, only, timeout, as_json) -> None:
+@nan_option
+def tv(file, mcpu, opt, only, timeout, as_json, nan) -> None:
     """Compile FILE.ll with the LLVM inside llvmlite and check that the PTX of every
     function refines its IR (docs/llvm.md). Each verdict is printed as it is decided,
     in the file's order.
@@ -46,7 +47,7 @@ def tv(file, mcpu, opt, only, timeout, as_json) -> None:
     try:
         names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
                                           timeout_ms=int(timeout * 1000), only=only,
-                                          second=second_solver())
+                                          second=second_solver(), nan=nan)
     except PtxError as e:
         fail(str(e))
     interrupts.stop_on_terminate()

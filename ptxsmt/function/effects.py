@@ -164,6 +164,9 @@ class FunctionEncoding:
     halves: dict[str, PtxType] = field(default_factory=dict)
     read_only: list[Access] = field(default_factory=list)  # ld.global.nc: see encode.py
     return_registers: dict[str, str] = field(default_factory=dict)
+    # the offset and type of each st.param to a return parameter (the function's own,
+    # not a callee's): a float type throughout makes it a float-typed observation point
+    return_stores: dict[str, list[tuple[int, PtxType]]] = field(default_factory=dict)
     reached: z3.BoolRef | None = None  # some path reaches the end
     decisions: list[Decision] = field(default_factory=list)  # each setp met, in order
     initialised: list[Initialised] = field(default_factory=list)  # module variables met
@@ -532,6 +535,7 @@ class Execution:
         self.enc.types[key] = param_type(p)
         if not self.stack[1:]:
             self.enc.return_registers[key] = register.lstrip("%")
+            self.enc.return_stores.setdefault(key, []).append((offset, t))
         old = self.state.returns.get(key)
         if old is None:
             old = z3.BitVec(f"{self.prefix}{key} unwritten", param_type(p).width)

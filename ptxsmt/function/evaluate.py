@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import z3
@@ -61,6 +61,9 @@ class FunctionEvaluation:
     memory: dict[Location, tuple[Value, bool]]  # loaded locations: initial value, given?
     returns: dict[str, Value]
     stores: dict[Location, Value]  # written locations (and watched ones): final value
+    # an unspecified return's bytes that are settled (those written, of a half in a .b32
+    # slot): return -> (bits, mask of the settled bits)
+    settled: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def outputs(self) -> dict[str, tuple[Value, PtxType]]:
         """Return values and stored locations by name, with their types."""
@@ -157,7 +160,22 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
                               loc.type.width), str(loc))
               for loc in [*locations(enc.stores), *watch]}
     returns = {k: value(v, k) for k, v in enc.returns.items()}
-    return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores)
+    settled = {k: _settled_bytes(concrete(enc.returns[k], arrays))
+               for k, v in returns.items() if v is UNSPECIFIED and z3.is_bv(enc.returns[k])}
+    return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores,
+                              {k: v for k, v in settled.items() if v[1]})
+
+
+def _settled_bytes(term: z3.BitVecRef) -> tuple[int, int]:
+    """The bytes of an unspecified value that every choice of the open values gives
+    alike (bits, mask): a return of which some bytes were never written."""
+    bits = mask = 0
+    for k in range(term.size() // 8):
+        byte = z3.simplify(z3.Extract(8 * k + 7, 8 * k, term))
+        v = byte.as_long() if z3.is_bv_value(byte) else _settled(byte)
+        if v is not UNSPECIFIED:
+            bits, mask = bits | v << 8 * k, mask | 0xFF << 8 * k
+    return bits, mask
 
 
 def _settled(term: z3.ExprRef) -> Value:

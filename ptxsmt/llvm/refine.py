@@ -24,6 +24,8 @@ import z3
 from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
+from ..sem import observe
+from ..sem.options import DEFAULT_NAN
 from ..sem.sorts import is_nan
 from ..solver import Z3_FIRST_SECONDS, check  # check: a Ctrl-C is never an answer
 from .encode import Encoding, concat, encode_function
@@ -57,6 +59,9 @@ class Refinement:
     # `ptxsmt eval` takes; None when the PTX touches memory (the model's bytes are not kept)
     ptx_inputs: dict[str, int] | None = None
     extension: tuple[str, int] | None = None
+    nan: str = DEFAULT_NAN  # the NaN policy compared under (sem.observe)
+    up_to_nan_payloads: bool = False  # refines payload-free, not proved bit for bit
+    only_nan_payloads: bool = False  # different only in which NaN a float result is
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -119,12 +124,11 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
     return links, same
 
 
-def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = False
-                     ) -> z3.BoolRef:
-    """The PTX's return differs where the IR's lane is not poison: some bit differs (from
-    both values where the lane may be flushed), or, where the IR's lane is any NaN, the
-    PTX's is not a NaN. `nan_blind`: two NaNs never
-    differ (see `ir_refines`)."""
+def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan: str) -> z3.BoolRef:
+    """The PTX's return differs where the IR's lane is not poison: it differs under the
+    NaN policy `nan` (a float lane of the IR's return type is a float-typed observation
+    point; from both values where the lane may be flushed), or, where the IR's lane is
+    any NaN, the PTX's is not a NaN."""
     if ir.result is None:
         return z3.BoolVal(False)
     t = ir_fn.returns
@@ -160,14 +164,11 @@ def _return_mismatch(ir: Encoding, ir_fn: IrFunction, ptx, nan_blind: bool = Fal
         fmt, lane_width = leaf.fmt, lane.bits.size()
         got = z3.Concat(*[returned[at] for at in reversed(range(lo, lo + lane_width))]) \
             if lane_width > 1 else returned[lo]
-        differs = got != lane.bits
+        differs = observe.differ(got, lane.bits, fmt, nan)
         if lane.flushed is not None:  # a denormal result the IR lets flush: either value
-            differs = z3.And(differs, got != lane.flushed)
+            differs = z3.And(differs, observe.differ(got, lane.flushed, fmt, nan))
         if fmt is not None and not z3.is_false(lane.nan):
             differs = z3.If(lane.nan, z3.Not(is_nan(got, fmt)), differs)
-        if fmt is not None and nan_blind:
-            both = z3.And(is_nan(got, fmt), is_nan(lane.bits, fmt))
-            differs = z3.And(differs, z3.Not(both))
         out.append(z3.And(z3.Not(lane.poison), differs))
     return z3.Or(*out)
 
@@ -223,13 +224,17 @@ SecondSolver = Callable[[list, float], Any]
 
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
                second: SecondSolver | None = None,
-               emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Refinement:
-    """`emit` receives the query's assertions before it is asked (`--emit-smt2`)."""
+               emit: Callable[[list[z3.BoolRef]], None] | None = None,
+               nan: str = DEFAULT_NAN) -> Refinement:
+    """`emit` receives the query's assertions before it is asked (`--emit-smt2`); `nan`:
+    the NaN policy at the IR's float return lanes (`sem.observe`). Payload-free, a proof
+    is "refines up to NaN payloads" unless the bits are proved equal too; exact, a
+    counterexample that vanishes payload-free is "different" only in NaN payloads."""
     ir = encode_function(ir_fn)
     try:
         ptx = encode_ptx(ptx_fn)
     except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
-        return Refinement("unknown", f"PTX: {e}")
+        return Refinement("unknown", f"PTX: {e}", nan=nan)
     links, same = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
     assumed, ptx_undefined = _ptx_undefined(ptx)
@@ -237,8 +242,10 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
 
     def shared(term: z3.BoolRef) -> z3.BoolRef:
         return z3.substitute(term, *same) if same else term
-    body = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx), mem_mismatch,
-                                              ptx_undefined)))
+    def under(policy: str) -> z3.BoolRef:
+        return shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, policy),
+                                                  mem_mismatch, ptx_undefined)))
+    body = under(nan)
     # a counterexample must hold for every choice the IR leaves open
     bad, quantified = _for_every_choice(ir.choices, body)
     links += mem_links
@@ -246,24 +253,24 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
         emit([*links, bad])
     answer, model, why = _solve([*links, bad], not quantified, timeout_ms, second)
     if answer == z3.unsat:
-        return Refinement("refines")
+        if nan == "exact" or not _float_return(ir_fn):
+            return Refinement("refines", nan=nan)
+        # proved payload-free; bit for bit too? (a timeout keeps the weaker claim)
+        exact, quantified = _for_every_choice(ir.choices, under("exact"))
+        proved, _, _ = _solve([*links, exact], not quantified, timeout_ms, second)
+        return Refinement("refines", nan=nan, up_to_nan_payloads=proved != z3.unsat)
     if answer == z3.unknown:
-        return Refinement("unknown", f"solver: {why}")
+        return Refinement("unknown", f"solver: {why}", nan=nan)
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
     if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
-                          + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs)
+                          + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs, nan=nan)
     if not _replayed(model, links, body, ir.choices, timeout_ms):
-        return Refinement("unknown", "a counterexample did not replay", inputs)
-    # The PTX ISA leaves NaN bits open or reads oddly in places (abs/neg/copysign "yield
-    # an unspecified NaN", abs.f64 "passes NaN through unchanged") where hardware and
-    # LLVM agree on a bit operation: a result that differs only in which NaN it is
-    # says more about that text than about the compiler, so it is no verdict.
-    blind = shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, nan_blind=True),
-                                               mem_mismatch, ptx_undefined)))
-    if not _replayed(model, links, blind, ir.choices, timeout_ms):
-        return Refinement("unknown", "the results differ only in a NaN's sign or payload, "
-                          "which the PTX ISA leaves unspecified in places", inputs)
+        return Refinement("unknown", "a counterexample did not replay", inputs, nan=nan)
+    # exact: a difference that vanishes payload-free is only in which NaN the result is
+    # (the PTX ISA leaves NaN bits open in places: abs/neg "yield an unspecified NaN")
+    only_nans = nan == "exact" and not _replayed(model, links, under("payload-free"),
+                                                 ir.choices, timeout_ms)
 
     def value(term):
         v = model.eval(term, model_completion=True)
@@ -290,7 +297,14 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     if ptx_inputs is not None and None in ptx_inputs.values():
         ptx_inputs = None
     return Refinement("different", "", inputs, ir_value() if ir.result else None,
-                      value(ptx_ret) if ptx_ret is not None else None, ptx_inputs, extension)
+                      value(ptx_ret) if ptx_ret is not None else None, ptx_inputs, extension,
+                      nan, only_nan_payloads=only_nans)
+
+
+def _float_return(ir_fn: IrFunction) -> bool:
+    """Some lane of the IR's return value is a float: the NaN policy matters."""
+    t = ir_fn.returns
+    return t is not None and any(leaf.fmt is not None for leaf in t.leaves)
 
 
 EXPANDED_FLAGS = 3  # at most this many Boolean choices are expanded, not quantified
@@ -419,7 +433,8 @@ class Validated:
 
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
                     timeout_ms: int = 30_000, only: str | None = None,
-                    second: SecondSolver | None = None
+                    second: SecondSolver | None = None,
+                    nan: str = DEFAULT_NAN
                     ) -> tuple[list[str], Iterator[Validated]]:
     """Compile IR `text` with llvmlite's NVPTX backend: the functions it defines (or
     `only` that one) in file order, and their verdicts against the PTX they became, each
@@ -440,7 +455,7 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
         for name in names:
             try:
                 yield Validated(name, ir_refines(functions[name], read_function(ptx, name),
-                                                 timeout_ms, second))
+                                                 timeout_ms, second, nan=nan))
             except Unsupported as e:
                 yield Validated(name, None, e)
     return names, verdicts()

@@ -15,7 +15,32 @@ def counterexample_json(cex: Counterexample) -> dict:
     def side(values: dict) -> dict:
         return {k: to_json(v, cex.types[k]) for k, v in values.items()}
 
-    return {"inputs": side(cex.inputs), "lhs": side(cex.lhs), "rhs": side(cex.rhs)}
+    return {"inputs": side(cex.inputs), "lhs": side(cex.lhs), "rhs": side(cex.rhs),
+            "differ": list(cex.differ)}
+
+
+def nan_fields(verdict: str, nan: str, up_to: bool, payloads_only: bool) -> dict:
+    """The NaN policy a verdict was reached under (docs/spec-notes.md, note 11), and
+    whether it holds only up to NaN payloads or differs only in them: one spelling for
+    snippets, functions and IR."""
+    out = {"nan": nan}
+    if verdict in ("equivalent", "bounded", "refines"):
+        out["up_to_nan_payloads"] = up_to
+    if verdict == "different":
+        out["only_nan_payloads"] = payloads_only
+    return out
+
+
+def nan_phrase(up_to: bool, float_outputs: bool) -> str:
+    """What an agreement claims about NaNs at float-typed outputs ("" where there is
+    none: the policy changes nothing)."""
+    if up_to:
+        return ", NaNs compared payload-free (--nan exact compares their bits)"
+    return ", NaNs bit for bit" if float_outputs else ""
+
+
+OPEN_NAN_DIFFERENCE = "only in NaN payloads the PTX ISA leaves open (any NaN may be " \
+    "chosen; --nan exact)"
 
 
 def verdict_json(v: Verdict, classes: ClassReport | None = None) -> dict:
@@ -24,6 +49,8 @@ def verdict_json(v: Verdict, classes: ClassReport | None = None) -> dict:
         "outputs": list(v.outputs),
         "counterexample": counterexample_json(v.counterexample) if v.counterexample else None,
         "seconds": round(v.seconds, 4),
+        **nan_fields(v.verdict, v.nan, v.up_to_nan_payloads,
+                     bool(v.counterexample and v.counterexample.nan_payloads_only)),
     }
     if v.reason:
         out["reason"] = v.reason
@@ -47,12 +74,16 @@ def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
                  classes: ClassReport | None = None) -> str:
     outs = ", ".join(v.outputs)
     if v.verdict == "equivalent":
-        return f"equivalent: the snippets agree on {outs} for all inputs ({v.seconds:.3f} s)"
+        up_to = " up to NaN payloads" if v.up_to_nan_payloads else ""
+        return f"equivalent{up_to}: the snippets agree on {outs} for all inputs" \
+            f"{nan_phrase(v.up_to_nan_payloads, v.float_outputs)} ({v.seconds:.3f} s)"
     if v.verdict == "unknown":
-        return f"unknown: the solver gave no answer for {outs} ({v.reason or 'timeout'})"
+        return f"unknown: {v.reason or 'the solver gave no answer (timeout)'} ({outs})" \
+            if v.reason.startswith("the outputs differ only") else \
+            f"unknown: the solver gave no answer for {outs} ({v.reason or 'timeout'})"
     cex = v.counterexample
-    differ = [o for o in v.outputs if cex.lhs[o] != cex.rhs[o]]
-    lines = [f"different: the snippets disagree on {', '.join(differ)}", "  inputs:"]
+    how = f", {OPEN_NAN_DIFFERENCE}" if cex.nan_payloads_only else ""
+    lines = [f"different: the snippets disagree on {', '.join(cex.differ)}{how}", "  inputs:"]
     width = max(len(k) for k in (*cex.inputs, *v.outputs))
     lines += [f"    {k:<{width}} = {describe(val, cex.types[k])}" for k, val in cex.inputs.items()]
     for label, side in (("lhs", cex.lhs), ("rhs", cex.rhs)):

@@ -10,6 +10,7 @@ from ..function.evaluate import FunctionEvaluation
 from ..isa.literals import describe as describe_bits
 from ..isa.types import PtxType
 from ..smt.functions import FunctionCounterexample, FunctionVerdict
+from .equivalence import OPEN_NAN_DIFFERENCE, nan_fields, nan_phrase
 
 
 def describe(value: Value, t: PtxType) -> str:
@@ -51,7 +52,9 @@ def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation) -> str:
 def function_verdict_json(v: FunctionVerdict) -> dict:
     out = {"verdict": v.verdict, **({"unroll": v.unroll} if v.unroll else {}),
            "lhs": v.lhs, "rhs": v.rhs,
-           "uninterpreted": list(v.uninterpreted), "seconds": round(v.seconds, 4)}
+           "uninterpreted": list(v.uninterpreted), "seconds": round(v.seconds, 4),
+           **nan_fields(v.verdict, v.nan, v.up_to_nan_payloads,
+                        bool(v.counterexample and v.counterexample.nan_payloads_only))}
     if v.counterexample:
         cex = v.counterexample
         out["counterexample"] = {
@@ -79,23 +82,41 @@ def _rests_on(v: FunctionVerdict) -> list[str]:
             "re-proves them"]
 
 
+def _partly(ev: FunctionEvaluation, name: str) -> str:
+    """A return of which some bytes were never written: the written ones in hex, '?'
+    for each digit nobody wrote ("" if it is not one)."""
+    if name not in ev.settled:
+        return ""
+    bits, mask = ev.settled[name]
+    digits = ev.types[name].width // 4
+    hexed = "".join(f"{(bits >> 4 * i) & 0xF:x}" if (mask >> 4 * i) & 0xF else "?"
+                    for i in reversed(range(digits)))
+    return f"0x{hexed} (? : never written, a value of its own)"
+
+
 def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> str:
     opaque = [f"  treated as uninterpreted (same instruction, same inputs, same result): "
               f"{text} (line {line})" for text, line in v.uninterpreted.items()]
+    nans = nan_phrase(v.up_to_nan_payloads, v.float_outputs)
+    up_to = " up to NaN payloads" if v.up_to_nan_payloads else ""
     if v.verdict == "equivalent":
-        return "\n".join([f"equivalent: {v.lhs} and {v.rhs} agree on their return values and "
-                          f"global and shared memory for all inputs ({v.seconds:.3f} s)",
+        return "\n".join([f"equivalent{up_to}: {v.lhs} and {v.rhs} agree on their return "
+                          f"values and global and shared memory for all inputs{nans} "
+                          f"({v.seconds:.3f} s)",
                           *([f"  {v.reason}"] if v.reason else []), *_rests_on(v), *opaque])
     if v.verdict == "bounded":
-        return "\n".join([f"equivalent up to {v.unroll} iterations: {v.lhs} and {v.rhs} agree "
-                          "on their return values and global and shared memory for all "
-                          f"inputs on which each loop runs at most {v.unroll} times; "
+        return "\n".join([f"equivalent up to {v.unroll} iterations{up_to}: {v.lhs} and "
+                          f"{v.rhs} agree on their return values and global and shared "
+                          f"memory for all inputs on which each loop runs at most {v.unroll} "
+                          f"times{nans}; "
                           f"{v.reason} ({v.seconds:.3f} s)", *_rests_on(v), *opaque])
     if v.verdict == "unknown":
         return "\n".join([f"unknown: {v.reason or 'the solver gave no answer (timeout)'}",
                           *opaque])
     cex = v.counterexample
-    lines = [f"different: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}", "  inputs:"]
+    how = f", {OPEN_NAN_DIFFERENCE}" if cex.nan_payloads_only else ""
+    lines = [f"different: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}{how}",
+             "  inputs:"]
     inputs = {**cex.lhs.inputs, **cex.rhs.inputs}
     types = {**cex.lhs.types, **cex.rhs.types}
     lines += [f"    {k} = {describe(val, types[k])}" for k, val in inputs.items()]
@@ -105,7 +126,8 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
                   for loc, val in cex.memory.items()]
     for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label} ({ev.function}):")
-        lines += [f"    {k} = {describe(val, t)}" for k, (val, t) in ev.outputs().items()]
+        lines += [f"    {k} = {_partly(ev, k) or describe(val, t)}"
+                  for k, (val, t) in ev.outputs().items()]
     lines += ["  reproduce:"]
     for path, ev in ((lhs_file, cex.lhs), (rhs_file, cex.rhs)):
         unroll = f"--unroll {v.unroll} " if v.unroll else ""

@@ -8,6 +8,7 @@ import shlex
 
 from ..llvm.refine import Validated
 from . import dumps
+from .equivalence import nan_fields
 
 
 def _detail(v: Validated) -> str:
@@ -25,6 +26,17 @@ def _detail(v: Validated) -> str:
     return r.reason
 
 
+def _verdict(v: Validated) -> str:
+    """The verdict as said: "refines up to NaN payloads" where only payload-free
+    equality of float results was proved (docs/spec-notes.md, note 11)."""
+    r = v.refinement
+    if r is not None and r.up_to_nan_payloads:
+        return "refines up to NaN payloads"
+    if r is not None and r.only_nan_payloads:
+        return "different only in NaN payloads (--nan exact)"
+    return v.verdict
+
+
 def _extended(r) -> str:
     """` (signext i8 0x80)` after an IR result whose extension changed its number, so
     that `IR 0xffffff80; PTX 0x80` shows where the two differ; "" otherwise."""
@@ -37,7 +49,7 @@ def _extended(r) -> str:
 def tv_line(v: Validated) -> str:
     """One function's verdict and why."""
     detail = _detail(v)
-    return f"@{v.name}: {v.verdict}" + (f" ({detail})" if detail else "")
+    return f"@{v.name}: {_verdict(v)}" + (f" ({detail})" if detail else "")
 
 
 def _counts(results: list[Validated]) -> dict[str, int]:
@@ -98,6 +110,9 @@ def tv_summary_json(results: list[Validated], functions: int, interrupted: bool)
 
 def _row(v: Validated) -> dict:
     row = {"function": v.name, "verdict": v.verdict}
+    if v.refinement is not None:
+        r = v.refinement
+        row |= nan_fields(v.verdict, r.nan, r.up_to_nan_payloads, r.only_nan_payloads)
     if v.refused is not None:
         row["reason"] = v.refused.reason
         row["detail"] = str(v.refused)

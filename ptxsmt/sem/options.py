@@ -23,6 +23,12 @@ def check_hardware(name: str) -> str:
     return name
 
 
+# how NaNs compare at a float-typed output (`observe`, Spec notes 11); here, free of Z3,
+# for the command line
+NAN_POLICIES = ("payload-free", "exact")
+DEFAULT_NAN = "payload-free"
+
+
 @dataclass(frozen=True)
 class Options:
     """`target`: the sm_ number (sm_1x flushes f32 set/setp/slct without .ftz).

@@ -135,8 +135,38 @@ def free_nan(name: str, arg: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
     included; bits that are no NaN stand for the canonical one, so every NaN and
     nothing else is reachable. Evaluation reports an output that depends on it as
     unspecified instead of inventing bits."""
+    OPEN_NANS.add(name)
     u = z3.Function(name, arg.sort(), z3.BitVecSort(fmt.width))(arg)
     return z3.If(is_nan(u, fmt), u, z3.BitVecVal(canonical_nan(fmt), fmt.width))
+
+
+OPEN_NANS: set[str] = set()  # the names `free_nan` has given: these open values are NaNs
+
+
+def open_nan_sites(term: z3.ExprRef) -> list[z3.BoolRef]:
+    """When each open NaN in `term` is the value an instruction takes: every operation
+    puts `free_nan` in the then-branch of the If that picks it (`to_bits`, `fneg`,
+    `_min_max`, a cvt), so that If's test. Ruling them all out leaves only inputs on
+    which no open NaN's bits reach the result."""
+    seen, todo, found = set(), [term], {}
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if z3.is_app_of(t, z3.Z3_OP_ITE) and _is_open_nan(t.arg(1)):
+            found[t.arg(0).get_id()] = t.arg(0)
+        todo.extend(t.children())
+    return list(found.values())
+
+
+def _is_open_nan(t: z3.ExprRef) -> bool:
+    """`t` is a `free_nan`: If(is_nan(u), u, canonical) of an application u."""
+    if not z3.is_app_of(t, z3.Z3_OP_ITE):
+        return False
+    u = t.arg(1)
+    return z3.is_app(u) and u.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+        u.decl().name() in OPEN_NANS
 
 
 ROUNDING_MODES = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP,

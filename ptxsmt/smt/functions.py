@@ -28,8 +28,10 @@ from ..function.memory import address_bits, initial, load, observable
 from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
-from ..isa.types import TYPES
-from ..sem.options import DEFAULT, Options
+from ..isa.types import TYPES, FloatFormat
+from ..sem import observe
+from ..sem.options import DEFAULT, DEFAULT_NAN, Options
+from ..sem.sorts import OPEN_NANS, open_nan_sites
 from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
 from .fraig import Certified, SweepStats, certify, sweep_if_large
@@ -44,6 +46,7 @@ class FunctionCounterexample:
     lhs: FunctionEvaluation
     rhs: FunctionEvaluation
     differ: tuple[str, ...]  # outputs (return names, locations) that differ
+    nan_payloads_only: bool = False  # only in which open NaNs are chosen (--nan exact)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class FunctionVerdict:
     # by rule; with `certify`, what a solver said of them
     justified: dict[str, int] = field(default_factory=dict)
     certified: Certified | None = None
+    nan: str = DEFAULT_NAN  # the NaN policy compared under (sem.observe)
+    up_to_nan_payloads: bool = False  # equivalent payload-free, not proved bit for bit
+    float_outputs: bool = False  # some return value is float-typed: the policy matters
 
 
 # Loops without --unroll: each runs at most this many times; a counterexample within them
@@ -103,7 +109,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                                timeout: float | None = 30.0,
                                unroll: int = 0, solver: str = "auto",
                                emit: Callable[[list[z3.BoolRef]], None] | None = None,
-                               sweeping: bool = True, certifying: bool = False
+                               sweeping: bool = True, certifying: bool = False,
+                               nan: str = DEFAULT_NAN
                                ) -> FunctionVerdict:
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
@@ -113,7 +120,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     `sweeping`: merge the values both sides share before the whole query (`fraig.py`),
     where the query is large enough to need it. `certifying`: an "equivalent" whose sweep
     merged by a rule (not a solver) asks a solver for each such merge again, and is
-    "unknown" unless every one is proved."""
+    "unknown" unless every one is proved. `nan`: the NaN policy at float-typed return
+    values (`sem.observe`; memory is bytes, observed as bits)."""
     start = time.perf_counter()
     asked, unroll = unroll, unroll or DEFAULT_UNROLL
     rename, widths, note = _renaming(lhs, rhs)
@@ -126,8 +134,11 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     spaces = [s for s in observable(lhs.kind, rhs.kind) if s in el.memory or s in er.memory]
     witness = {s: z3.BitVec(f"{s}.address", address_bits(s)) for s in spaces}
     returns = [k for k in el.returns if k in er.returns]
-    differ = [z3.Distinct(*_low(el.returns[k], er.returns[k])) for k in returns]
-    differ += [_final(el, s)[w] != _final(er, s)[w] for s, w in witness.items()]
+    formats = {k: f for k in returns if (f := _observed(el, er, k)) is not None}
+    pairs = [_low(el.returns[k], er.returns[k]) for k in returns]
+    pairs += [(_final(el, s)[w], _final(er, s)[w]) for s, w in witness.items()]
+    points = [*returns, *spaces]
+    differ = [observe.differ(a, b, formats.get(k), nan) for k, (a, b) in zip(points, pairs)]
     undefined = [*el.undefined, *er.undefined]
     bounded = [*el.bounded, *er.bounded]
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
@@ -138,7 +149,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     if sweeping:
         inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
         # each side's outputs: candidates are asked only across the two sides
-        sides = ([d.arg(0) for d in differ], [d.arg(1) for d in differ])
+        sides = ([a for a, _ in pairs], [b for _, b in pairs])
         query, swept = sweep_if_large(query, inputs, _left(limit), sides)
     differs_at = swept.witness
     rules = Counter(rule for rule, _, _ in swept.justified)
@@ -155,11 +166,21 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 
     def verdict(v: str, reason: str = "", cex: FunctionCounterexample | None = None,
-                certified: Certified | None = None):
+                certified: Certified | None = None, up_to: bool = False):
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
                                time.perf_counter() - start, unroll if asked or bounded else 0,
                                dict(rules) if v in ("equivalent", "bounded") else {},
-                               certified)
+                               certified, nan, up_to, bool(formats))
+
+    def payloads_may_differ() -> bool:
+        """Proved payload-free: may a float-typed return still differ bit for bit? True
+        unless a solver's unsat says no (a timeout leaves "up to NaN payloads")."""
+        if nan == "exact" or not formats:
+            return False
+        s = _solver(_left(limit))
+        s.add(defined, z3.Or(*[observe.payloads_only(a, b, formats.get(k))
+                               for k, (a, b) in zip(points, pairs)]))
+        return check(s) != z3.unsat
 
     if result == z3.unknown:
         return verdict("unknown", decision.reason or "timeout")
@@ -178,7 +199,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if beyond:
             return verdict("bounded", f"loops that run more than {unroll} times "
                            f"(at {', '.join(beyond)}) are not compared"
-                           + (f"; {note}" if note else ""))
+                           + (f"; {note}" if note else ""), up_to=payloads_may_differ())
+        up_to = payloads_may_differ()
         if certifying and swept.justified:
             certified = certify(swept.justified, max(_left(limit) or 0.0, CERTIFY_SECONDS))
             if certified.refuted:
@@ -190,29 +212,42 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                 return verdict("unknown", "equivalent if the sweep's merges by rule hold, "
                                f"but {len(certified.undecided)} of them were not re-proved "
                                "in time (--certify)", certified=certified)
-            return verdict("equivalent", note, certified=certified)
-        return verdict("equivalent", note)
+            return verdict("equivalent", note, certified=certified, up_to=up_to)
+        return verdict("equivalent", note, up_to=up_to)
     deadline = None if timeout is None else time.perf_counter() + timeout
     zero = tuple(initial(s)[w] for s, w in witness.items())
+    blockers = _blockers(pairs, points, formats, differ, nan)
+    first = None
     for round_ in range(1, OPEN_ROUNDS + 1):
         model = prefer_nice(solver, el, er, zero=zero,
                             seconds=_nice_seconds(decision.solver, _left(deadline)),
                             start=decision.model) or decision.model
-        agreeing = _agreement(model, el, er, returns, spaces, defined, _left(deadline))
+        first = model if first is None else first
+        agreeing = _agreement(model, el, er, differ[:len(returns)], spaces, defined,
+                              _left(deadline))
         if agreeing is None:
-            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll, spaces)
+            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll, spaces, formats, nan)
             return verdict("different", cex=cex)
         if agreeing is AGREEMENT_UNKNOWN or round_ == OPEN_ROUNDS:
             break
-        # the difference lay only in values the ISA leaves open: ask for one that also
-        # holds under the choice of them that made the sides agree
-        solver.add(_under_choice(agreeing, z3.Implies(defined, z3.Or(differ)), el, er))
-        if deadline is not None:
-            solver.set("timeout", max(1, int(_left(deadline) * 1000)))
-        decision = check_with(solver, how, _left(deadline))
+        # the difference lay only in values the ISA leaves open: ask again with their
+        # influence ruled out (`_blockers`, each in a scope of its own, dropped if it
+        # leaves no model), then for one that also holds under the choice of them that
+        # made the sides agree
+        decision = _ask_again(solver, how, deadline, blockers, z3.Implies(
+            defined, z3.Or(differ)), agreeing, el, er)
         if decision.result != z3.sat:
             break
     free = _free_names(_simplified(z3.Or(differ)), el, er)
+    if free and all(name in OPEN_NANS for name in free):
+        if nan == "exact":
+            cex = _replay(lhs, rhs, el, er, first, opts, rename, unroll, spaces, formats,
+                          nan, nan_payloads_only=True)
+            return verdict("different", cex=cex)
+        return verdict("unknown", "the functions differ only in the bits of NaNs the PTX "
+                       "ISA leaves open, observed as bits (memory, or a return stored "
+                       "with no float type): " + ", ".join(free)
+                       + "; --nan exact reports it as different")
     undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
                  else " (asking for a difference outside them ran out of time)")
     return verdict("unknown", "the functions differ only through values ptxsmt leaves "
@@ -222,7 +257,55 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
 
 
 CERTIFY_SECONDS = 30.0  # the least time `certifying` gets for its merges, past the limit
-OPEN_ROUNDS = 4  # models asked for, while each differs only through open values
+
+
+def _observed(el: FunctionEncoding, er: FunctionEncoding, key: str) -> FloatFormat | None:
+    """A return value's float format where both functions store it only with that float
+    type (`st.param.f32`), at offsets on its lanes; else None: bits observed as bits."""
+    sides = [enc.return_stores.get(key, []) for enc in (el, er)]
+    if not all(sides):  # a side that never stores it itself (a callee's result, ...)
+        return None
+    fmt = observe.observed_format(*[t for stores in sides for _, t in stores])
+    width = min(el.returns[key].size(), er.returns[key].size())
+    on_lanes = fmt is not None and width % fmt.width == 0 and \
+        all(8 * offset % fmt.width == 0 for stores in sides for offset, _ in stores)
+    return fmt if on_lanes else None
+
+
+def _blockers(pairs, points, formats, differ, nan) -> list[z3.BoolRef]:
+    """Constraints that rule out the open values' influence, in the order tried: under
+    --nan exact, a difference payload-free (no open NaN's bits at a float-typed return);
+    then no open NaN taken at all (`sorts.open_nan_sites`)."""
+    out = []
+    if nan == "exact" and formats:
+        out.append(z3.Or(*[observe.differ(a, b, formats.get(k), "payload-free")
+                           for k, (a, b) in zip(points, pairs)]))
+    if sites := open_nan_sites(z3.Or(differ)):
+        out.append(z3.And(*[z3.Not(c) for c in sites]))
+    return out
+
+
+def _ask_again(solver: z3.Solver, how: str, deadline: float | None,
+               blockers: list[z3.BoolRef], differs: z3.BoolRef, agreeing: z3.ModelRef,
+               *encodings: FunctionEncoding) -> Decision:
+    """The next model: under the next blocker that leaves one (kept in the solver's
+    scope), else under the choice of open values `agreeing` made (`_under_choice`)."""
+    while True:
+        scoped = bool(blockers)
+        if scoped:
+            solver.push()
+            solver.add(blockers.pop(0))
+        else:
+            solver.add(_under_choice(agreeing, differs, *encodings))
+        if deadline is not None:
+            solver.set("timeout", max(1, int(_left(deadline) * 1000)))
+        decision = check_with(solver, how, _left(deadline))
+        if decision.result == z3.sat or not scoped:
+            return decision
+        solver.pop()
+
+
+OPEN_ROUNDS = 5  # models asked for, while each differs only through open values
 AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
 
 
@@ -285,18 +368,18 @@ def _solver(timeout: float | None) -> z3.Solver:
 
 
 def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
-               returns: list[str], spaces: list[str], defined: z3.BoolRef,
+               differ: list[z3.BoolRef], spaces: list[str], defined: z3.BoolRef,
                timeout: float | None) -> z3.ModelRef | None | object:
-    """None when, on the model's inputs and initial memory, the functions differ for
-    every choice of what ptxsmt leaves free (the results of uninterpreted instructions,
-    with congruence; the NaNs the ISA leaves open; return bytes neither writes): the
-    model is a counterexample. Otherwise a choice of those values under which they
-    agree there (a z3 model), or AGREEMENT_UNKNOWN if z3 could not tell."""
+    """None when, on the model's inputs and initial memory, the functions differ (a
+    return value, `differ` under the NaN policy; memory) for every choice of what ptxsmt leaves
+    free (the results of uninterpreted instructions, with congruence; the NaNs the ISA
+    leaves open; return bytes neither writes): the model is a counterexample. Otherwise
+    a choice of those values under which they agree there (a z3 model), or
+    AGREEMENT_UNKNOWN if z3 could not tell."""
     # the inputs' values substituted and folded (not assumed): what is left is small
     values = [(c, model.eval(c, model_completion=True))
               for c in (*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values())]
-    same = [z3.Not(z3.Distinct(*_low(el.returns[k], er.returns[k]))) for k in returns]
-    same += [_final(el, s) == _final(er, s) for s in spaces]
+    same = [z3.Not(d) for d in differ] + [_final(el, s) == _final(er, s) for s in spaces]
     solver = _solver(timeout)
     solver.add(z3.simplify(z3.substitute(z3.And(*same, defined), *values)))
     result = check(solver)
@@ -432,7 +515,10 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
 
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
             model: z3.ModelRef, opts: Options,
-            rename: dict[str, str], unroll: int, spaces: list[str]) -> FunctionCounterexample:
+            rename: dict[str, str], unroll: int, spaces: list[str],
+            formats: dict[str, FloatFormat], nan: str,
+            nan_payloads_only: bool = False) -> FunctionCounterexample:
+    """Both functions evaluated on the model's inputs and memory (`_evaluated`)."""
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
@@ -461,23 +547,34 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
         scalars.append({(n := names.get(k, k)): v % (1 << declared[n]) if n in declared else v
                         for k, v in inputs.items() if k in enc.inputs}
                        | {k: value(t) for k, t in enc.opaque.items()})
-    return _evaluated(lhs, rhs, inputs, scalars, memory, watch, opts, rename, unroll, spaces)
+    return _evaluated(lhs, rhs, inputs, scalars, memory, watch, opts, rename, unroll, spaces,
+                      formats, nan, nan_payloads_only)
 
 
 def replay_counterexample(lhs: Function, rhs: Function, scalars: list[dict[str, Value]],
                           memory: dict[Location, Value], watch: list[Location],
-                          opts: Options = DEFAULT, unroll: int = 0) -> FunctionCounterexample:
+                          opts: Options = DEFAULT, unroll: int = 0,
+                          nan_payloads_only: bool = False) -> FunctionCounterexample:
     """A counterexample kept from an earlier run (an `equiv --batch` cache entry) run
     again: each side on its own scalar inputs and the initial memory, its `watch`ed
-    locations reported; ReplayError where the sides agree, as for a solver's model."""
+    locations reported; ReplayError where the sides agree, as for a solver's model
+    (bit for bit; two open values differ where it differed `nan_payloads_only`)."""
     return _evaluated(lhs, rhs, {}, scalars, memory, watch, opts, _renaming(lhs, rhs)[0],
-                      unroll or DEFAULT_UNROLL, list(observable(lhs.kind, rhs.kind)))
+                      unroll or DEFAULT_UNROLL, list(observable(lhs.kind, rhs.kind)),
+                      nan_payloads_only=nan_payloads_only)
 
 
 def _evaluated(lhs: Function, rhs: Function, inputs: dict[str, Value],
                scalars: list[dict[str, Value]], memory: dict[Location, Value],
                watch: list[Location], opts: Options, rename: dict[str, str], unroll: int,
-               spaces: list[str]) -> FunctionCounterexample:
+               spaces: list[str], formats: dict[str, FloatFormat] | None = None,
+               nan: str = "exact", nan_payloads_only: bool = False) -> FunctionCounterexample:
+    """Both sides run; they must differ on a return value (under the NaN policy `nan`
+    where `formats` makes it float-typed, else bit for bit; on the bytes written, where
+    some never are) or a location. `nan_payloads_only`: the difference runs through open
+    NaNs, so two unspecified values count as differing."""
+    formats = formats or {}
+    own = {ll: r for r, ll in rename.items()}
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
     sides = [evaluate_function(fn, {**own, **given}, opts, watch, unroll)
              for fn, own in zip((lhs, rhs), scalars)]
@@ -485,17 +582,25 @@ def _evaluated(lhs: Function, rhs: Function, inputs: dict[str, Value],
 
     def differs(k: str) -> bool:  # on the bytes both declare
         (a, ta), (b, tb) = (sides[0].returns[k], sides[0].types[k]), rhs_returns[k]
+        low = (1 << min(ta.width, tb.width)) - 1
         if isinstance(a, int) and isinstance(b, int):
-            return (a - b) % (1 << min(ta.width, tb.width)) != 0
+            return observe.values_differ(a & low, b & low, formats.get(k), nan)
+        if nan_payloads_only and UNSPECIFIED in (a, b):
+            return True
+        # a return whose bytes are partly never written: the written ones
+        (x, mx), (y, my) = (sides[0].settled.get(k, (a, low)),
+                            sides[1].settled.get(own.get(k, k), (b, low)))
+        if isinstance(x, int) and isinstance(y, int):
+            return (x ^ y) & mx & my & low != 0
         return a != b
 
     differ = tuple(dict.fromkeys(
         [k for k in sides[0].returns if k in rhs_returns and differs(k)]
-        + [str(loc) for loc in _differing_locations(*sides, spaces)]))
+        + [str(loc) for loc in _differing_locations(*sides, spaces, nan_payloads_only)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs or scalars} {memory} does not replay: both "
                           "functions give the same returns and memory")
-    return FunctionCounterexample(inputs, memory, *sides, differ)
+    return FunctionCounterexample(inputs, memory, *sides, differ, nan_payloads_only)
 
 
 def _covers(loc: Location, byte: Location) -> bool:
@@ -503,11 +608,11 @@ def _covers(loc: Location, byte: Location) -> bool:
 
 
 def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation,
-                         spaces: list[str]) -> list[Location]:
+                         spaces: list[str], open_differ: bool = False) -> list[Location]:
     """Written bytes that end differently: each side's locations, compared byte by byte
     (a .u32 store on one side may be four .u8 stores on the other). A value the ISA
     leaves open (a NaN whose bits are the hardware's) against a value that is not open
-    differs as a whole, as a return does."""
+    differs as a whole, as a return does; two open ones where `open_differ`."""
     def bytes_of(ev: FunctionEvaluation) -> dict[tuple[str, int], int]:
         return {(loc.space, loc.address + k): (v >> (8 * k)) & 0xFF
                 for loc, v in ev.stores.items() if v is not UNSPECIFIED
@@ -519,4 +624,5 @@ def _differing_locations(lhs: FunctionEvaluation, rhs: FunctionEvaluation,
     return [loc for loc in locations
             if any((loc.space, loc.address + k) in bad for k in range(loc.type.width // 8))
             or (loc.space in spaces and loc in lhs.stores and loc in rhs.stores
-                and (lhs.stores[loc] is UNSPECIFIED) != (rhs.stores[loc] is UNSPECIFIED))]
+                and ((lhs.stores[loc] is UNSPECIFIED) != (rhs.stores[loc] is UNSPECIFIED)
+                     or open_differ and UNSPECIFIED in (lhs.stores[loc], rhs.stores[loc])))]

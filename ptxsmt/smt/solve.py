@@ -18,9 +18,12 @@ from ..eval.evaluate import evaluate
 from ..eval.values import UNSPECIFIED, Value
 from ..isa.literals import canonical_nan
 from ..isa.syntax import PtxError
-from ..isa.types import Kind, PtxType
+from ..isa.types import FloatFormat, Kind, PtxType, bit_type
+from ..isa.variants import operand_types
 from ..program import Program
-from ..sem.options import DEFAULT, Options
+from ..sem.observe import differ, observed_format, payloads_only, values_differ
+from ..sem.options import DEFAULT, DEFAULT_NAN, Options
+from ..sem.sorts import OPEN_NANS, free_applications, open_nan_sites
 from ..solver import Z3_FIRST_SECONDS, check
 from . import portfolio, smt2
 from .portfolio import SolverDisagreement
@@ -38,6 +41,9 @@ class Counterexample:
     lhs: dict[str, Value]
     rhs: dict[str, Value]
     types: dict[str, PtxType] = field(compare=False)
+    differ: tuple[str, ...] = ()  # the outputs that differ
+    # they differ only in the bits of NaNs the ISA leaves open (any NaN may be chosen)
+    nan_payloads_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,9 @@ class Verdict:
     reason: str = ""
     seconds: float = 0.0
     solver_seconds: float = 0.0
+    nan: str = DEFAULT_NAN  # the NaN policy compared under (sem.observe)
+    up_to_nan_payloads: bool = False  # equivalent payload-free, not proved bit for bit
+    float_outputs: bool = False  # some output is float-typed: the policy matters
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,13 @@ class Query:
     lhs_opts: Options = DEFAULT
     rhs_opts: Options = DEFAULT
     build_seconds: float = 0.0  # a verdict's seconds include the time building took
+    nan: str = DEFAULT_NAN
+    differs: dict[str, z3.BoolRef] = field(default_factory=dict)  # per output, under `nan`
+    formats: dict[str, FloatFormat] = field(default_factory=dict)  # the float-typed outputs
+    # per float-typed output: the sides differ only in which NaN they are; they differ
+    # payload-free
+    payloads: dict[str, z3.BoolRef] = field(default_factory=dict)
+    payload_free: dict[str, z3.BoolRef] = field(default_factory=dict)
 
     def solver(self, timeout: float | None) -> z3.Solver:
         s = z3.SolverFor("QF_BVFP")
@@ -81,12 +97,15 @@ class Query:
             f"lhs: {' '.join(self.lhs_text.split())}",
             f"rhs: {' '.join(self.rhs_text.split())}",
             f"outputs: {', '.join(self.outputs)}",
+            f"NaNs: {self.nan} (docs/spec-notes.md, note 11)",
         ])
 
 
 def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
-                opts: Options = DEFAULT, rhs_opts: Options | None = None) -> Query:
-    """`rhs_opts` lets the two sides read the ISA differently (e.g. vset merge c vs b)."""
+                opts: Options = DEFAULT, rhs_opts: Options | None = None,
+                nan: str = DEFAULT_NAN) -> Query:
+    """`rhs_opts` lets the two sides read the ISA differently (e.g. vset merge c vs b);
+    `nan`: the NaN policy at float-typed outputs (`sem.observe`)."""
     start = time.perf_counter()
     rhs_opts = rhs_opts or opts
     lhs, rhs = Program.parse(lhs_text), Program.parse(rhs_text)
@@ -99,9 +118,30 @@ def build_query(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = No
         types.setdefault(name, t)
     outs = _compared_outputs(lhs, rhs, outputs)
     el, er = lhs.encode(opts), rhs.encode(rhs_opts)
-    differ = z3.Or([el.outputs[o] != er.outputs[o] for o in outs])
-    return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs}, differ,
-                 opts, rhs_opts, time.perf_counter() - start)
+    written = (_written_types(lhs), _written_types(rhs))
+    formats = {o: observed_format(lhs.types[o], rhs.types[o], *(w[o] for w in written))
+               for o in outs}
+    differs = {o: differ(el.outputs[o], er.outputs[o], formats[o], nan) for o in outs}
+    formats = {o: f for o, f in formats.items() if f is not None}
+    payloads = {o: payloads_only(el.outputs[o], er.outputs[o], f) for o, f in formats.items()}
+    payload_free = {o: differ(el.outputs[o], er.outputs[o], f, "payload-free")
+                    for o, f in formats.items()}
+    return Query(lhs, rhs, lhs_text, rhs_text, outs, types, {**el.inputs, **er.inputs},
+                 z3.Or(*differs.values()), opts, rhs_opts, time.perf_counter() - start, nan,
+                 differs, formats, payloads, payload_free)
+
+
+def _written_types(p: Program) -> dict[str, PtxType]:
+    """Each register's type as the last instruction that writes it writes it (an
+    element of a vector destination: bits)."""
+    out: dict[str, PtxType] = {}
+    for ins in p.instructions:
+        slots = operand_types(ins.variant)
+        for slot, o in ins.destinations.items():
+            t = bit_type(slots[slot].width // len(o.elements)) if o.kind == "vec" \
+                else slots[slot]
+            out.update(dict.fromkeys(o.registers, t))
+    return out
 
 
 def _compared_outputs(lhs: Program, rhs: Program,
@@ -125,9 +165,9 @@ def _compared_outputs(lhs: Program, rhs: Program,
 def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | None = None,
                       timeout: float | None = 30.0, opts: Options = DEFAULT,
                       minimise: bool = True, rhs_opts: Options | None = None,
-                      solver: str = "z3") -> Verdict:
-    return decide(build_query(lhs_text, rhs_text, outputs, opts, rhs_opts), timeout, minimise,
-                  solver)
+                      solver: str = "z3", nan: str = DEFAULT_NAN) -> Verdict:
+    return decide(build_query(lhs_text, rhs_text, outputs, opts, rhs_opts, nan), timeout,
+                  minimise, solver)
 
 
 @dataclass(frozen=True)
@@ -197,42 +237,140 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
 def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
            solver: str = "z3") -> Verdict:
     """The verdict on a built query: a caller that also needs the query (its SMT-LIB
-    text, its class report) builds it once. `solver`: as `check_with`'s `how`."""
+    text, its class report) builds it once. `solver`: as `check_with`'s `how`.
+    "different" comes with a counterexample that differs for every choice of the values
+    the ISA leaves open where one exists (`_definite`); one that differs only in which
+    open NaNs are chosen is "different" under --nan exact (`nan_payloads_only`), and
+    "unknown" under payload-free (bits observed as bits: no float to compare)."""
     start = time.perf_counter() - q.build_seconds
     how, solver = solver, q.solver(timeout)
     t0 = time.perf_counter()
     decision = check_with(solver, how, timeout)
     solver_time = time.perf_counter() - t0
+    deadline = None if timeout is None else t0 + timeout
+
+    def left() -> float | None:  # what the verdict's limit leaves, at least NICE_SECONDS
+        return None if deadline is None else max(NICE_SECONDS, deadline - time.perf_counter())
+
+    def verdict(v: str, cex: Counterexample | None = None, **fields) -> Verdict:
+        return Verdict(v, q.outputs, cex, seconds=time.perf_counter() - start,
+                       solver_seconds=solver_time + fields.pop("extra", 0.0), nan=q.nan,
+                       float_outputs=bool(q.payloads), **fields)
+
     if decision.result == z3.unsat:
-        return Verdict("equivalent", q.outputs, seconds=time.perf_counter() - start,
-                       solver_seconds=solver_time)
+        return verdict("equivalent", up_to_nan_payloads=_payloads_may_differ(q, left()))
     if decision.result == z3.unknown:
-        return Verdict("unknown", q.outputs, reason=decision.reason,
-                       seconds=time.perf_counter() - start, solver_seconds=solver_time)
+        return verdict("unknown", reason=decision.reason)
     t0 = time.perf_counter()
-    values = _model_values(decision.model, q)
+    values, blocked = _model_values(decision.model, q), []
+    definite = _definite(q, values, left())
+    if not definite:
+        found = _definite_elsewhere(q, how, left)
+        if found is not None:
+            (values, blocked), definite = found, True
+        elif _through_open_nans_only(q):
+            if q.nan != "exact":
+                return verdict("unknown", extra=time.perf_counter() - t0, reason=(
+                    "the outputs differ only in the bits of NaNs the PTX ISA leaves open, "
+                    "observed as bits (no float-typed output compares them payload-free); "
+                    "--nan exact reports it as different"))
+            if minimise:
+                values = _minimise(q, values, min(left() or NICE_SECONDS, NICE_SECONDS))
+            return verdict("different", replay(q, values, open_differ=True,
+                                               nan_payloads_only=True),
+                           extra=time.perf_counter() - t0)
     if minimise:  # another solver won: z3 may find the query hard, nice values briefly
-        values = _minimise(q, values, timeout if decision.solver == "z3"
-                           else min(timeout or NICE_SECONDS, NICE_SECONDS))
+        nice = _minimise(q, values, timeout if decision.solver == "z3"
+                         else min(timeout or NICE_SECONDS, NICE_SECONDS), blocked)
+        values = nice if not definite or _definite(q, nice, left()) else values
     solver_time += time.perf_counter() - t0
-    cex = replay(q, values)
-    return Verdict("different", q.outputs, cex, seconds=time.perf_counter() - start,
-                   solver_seconds=solver_time)
+    # not definite: through another open value (a `div` by zero), shown unspecified
+    return verdict("different", replay(q, values, open_differ=not definite))
 
 
-def replay(q: Query, values: dict[str, Value]) -> Counterexample:
-    """Evaluate both sides on the model's inputs; they must differ on a compared output.
-    An output the ISA leaves open (any NaN) counts as differing: the solver found a
-    choice of that value under which the sides disagree, and the hardware may make it."""
+def _payloads_may_differ(q: Query, timeout: float | None) -> bool:
+    """Proved payload-free: may a float-typed output still differ in which NaN it is
+    (bit for bit)? True unless a solver's unsat says no (a timeout leaves the weaker
+    claim standing: "equivalent up to NaN payloads")."""
+    if q.nan == "exact" or not q.payloads:
+        return False
+    s = z3.SolverFor("QF_BVFP")
+    if timeout:
+        s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(z3.Or(*q.payloads.values()))
+    return check(s) != z3.unsat
+
+
+def _fixed(q: Query, values: dict[str, Value], term: z3.BoolRef) -> z3.BoolRef:
+    pins = [(c, _const(values[n], q.types[n])) for n, c in q.inputs.items() if n in values]
+    return z3.simplify(z3.substitute(term, *pins)) if pins else term
+
+
+def _definite(q: Query, values: dict[str, Value], timeout: float | None) -> bool:
+    """On these inputs the sides differ whatever the values the ISA leaves open are
+    (no choice of them makes every output agree): a solver's unsat says so."""
+    s = z3.SolverFor("QF_BVFP")
+    if timeout:
+        s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(z3.Not(_fixed(q, values, q.differ)))
+    return check(s) == z3.unsat
+
+
+def _definite_elsewhere(q: Query, how: str, left: Callable[[], float | None]
+                        ) -> tuple[dict[str, Value], list[z3.BoolRef]] | None:
+    """The model ran through an open value: ask again with its influence ruled out, in
+    a fixed order, a bounded number of times: first for a payload-free difference (no
+    open NaN's bits at a float-typed output; under --nan exact, where that is not the
+    query already), then for one with no open NaN taken at all. Each is a query of its
+    own (the first one is the payload-free query, which the solver compares as floats).
+    The inputs of the first definite model and the query that found it; None if none."""
+    queries = [z3.Or(*[d for o, d in q.differs.items() if o not in q.formats],
+                     *q.payload_free.values())] if q.nan == "exact" and q.formats else []
+    if sites := open_nan_sites(q.differ):
+        queries.append(z3.And(q.differ, *[z3.Not(c) for c in sites]))
+    for query in queries:
+        solver = z3.SolverFor("QF_BVFP")
+        if (timeout := left()) is not None:
+            solver.set("timeout", max(1, int(timeout * 1000)))
+        solver.add(query)
+        d = check_with(solver, how, timeout)
+        if d.result == z3.sat and _definite(q, values := _model_values(d.model, q), left()):
+            return values, [query]
+    return None
+
+
+def _through_open_nans_only(q: Query) -> bool:
+    """The comparison holds values the ISA leaves open, and every one is a NaN (no `div`
+    by zero, no bit field past 256, ...)."""
+    names = {f.decl().name() for f in free_applications(q.differ)}
+    return bool(names) and names <= OPEN_NANS
+
+
+def replay(q: Query, values: dict[str, Value], open_differ: bool = False,
+           nan_payloads_only: bool = False) -> Counterexample:
+    """Evaluate both sides on the model's inputs; they must differ on a compared output
+    under the query's NaN policy. An output the ISA leaves open (any NaN) against a
+    definite value differs (the query proved it differs for every choice); two open
+    outputs differ where the difference runs through open values (`open_differ`: the
+    solver found a choice of them under which the sides disagree, and the hardware may
+    make it)."""
     lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, q.lhs_opts,
                    unspecified_ok=True)
     rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, q.rhs_opts,
                    unspecified_ok=True)
-    if all(lhs.outputs[o] == rhs.outputs[o] and lhs.outputs[o] is not UNSPECIFIED
-           for o in q.outputs):
+
+    def differs(o: str) -> bool:
+        a, b = lhs.outputs[o], rhs.outputs[o]
+        if a is UNSPECIFIED or b is UNSPECIFIED:
+            return open_differ or (a is UNSPECIFIED) != (b is UNSPECIFIED)
+        return values_differ(int(a), int(b), q.formats.get(o), q.nan)
+
+    differ_at = tuple(o for o in q.outputs if differs(o))
+    if not differ_at:
         raise ReplayError(f"counterexample {values} does not replay: both sides give "
                           f"{ {o: lhs.outputs[o] for o in q.outputs} }")
-    return Counterexample(values, lhs.outputs, rhs.outputs, q.types)
+    return Counterexample(values, lhs.outputs, rhs.outputs, q.types, differ_at,
+                          nan_payloads_only)
 
 
 def _model_values(model: z3.ModelRef, q: Query) -> dict[str, Value]:
@@ -263,12 +401,14 @@ def nice_values(t: PtxType) -> list[Value]:
     return [0, 1, ones, 2, ones - 1, 1 << (w - 1), (1 << (w - 1)) - 1, 3, 0x7F, 0x80, 0xFF]
 
 
-def _minimise(q: Query, values: dict[str, Value], timeout: float | None) -> dict[str, Value]:
+def _minimise(q: Query, values: dict[str, Value], timeout: float | None,
+              blocked: Sequence[z3.BoolRef] = ()) -> dict[str, Value]:
     """Greedily fix each input, in order, to the nicest value that still leaves a
     difference; inputs with no nice value stay free for the solver. One check per input
     would be quadratic on a long chain (each check is over the whole query), so runs of
     inputs that all keep their nicest value are found with a few checks each."""
     solver = q.solver(timeout)
+    solver.add(*blocked)
     inputs = list(q.inputs.items())
     nicest = [const == _const(nice_values(q.types[name])[0], q.types[name])
               for name, const in inputs]

@@ -1,0 +1,264 @@
+"""One NaN policy in every mode (docs/spec-notes.md note 11, docs/equiv.md; issue 40
+items 1 and 7): `--nan payload-free` (the default) takes any NaN as equal to any NaN at a
+float-typed output, `--nan exact` compares bits, and a difference only in the NaNs the
+ISA leaves open is never `different` by default. Values are checked with plain Python
+(struct) and numpy, not with the Z3 terms."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import z3
+from click.testing import CliRunner
+
+from ptxsmt.cli import main
+from ptxsmt.function.evaluate import read_function_file
+from ptxsmt.isa.types import F16, F32, F64
+from ptxsmt.sem.observe import differ, values_differ
+from ptxsmt.smt.functions import check_function_equivalence
+from ptxsmt.smt.solve import build_query, decide
+
+NAN = Path(__file__).parent / "ptx" / "nan"
+
+# the issue's snippets, each a difference only in an open NaN: (lhs, rhs, outputs)
+TWICE = ("mul.rn.f32 d, a, 2.0;", "add.rn.f32 d, a, a;", None)
+NEG_NEG = ("neg.f32 t, a; neg.f32 d, t;", "mov.f32 d, a;", ["d"])
+TWICE_F64 = ("mul.rn.f64 d, a, 0d4000000000000000;", "add.rn.f64 d, a, a;", None)
+# the same doubling observed as bits (and.b32): no float-typed output
+TWICE_BITS = ("mul.rn.f32 t, a, 2.0; mov.b32 d, t; and.b32 d, d, -1;",
+              "add.rn.f32 t, a, a; mov.b32 d, t; and.b32 d, d, -1;", ["d"])
+# Triton's maximum(x, y, propagate_nan=ALL) against where(x > y | x != x, x, y)
+MAXIMUM = ("max.NaN.f32 d, x, y;",
+           "setp.gt.f32 p, x, y; setp.nan.f32 q, x, x; or.pred p, p, q; selp.f32 d, x, y, p;",
+           ["d"])
+
+
+def f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def f64(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def snippet(case, nan: str, timeout: float = 10.0):
+    lhs, rhs, outs = case
+    return decide(build_query(lhs, rhs, outs, nan=nan), timeout)
+
+
+@pytest.mark.parametrize("case", [TWICE, NEG_NEG, TWICE_F64], ids=["mul-add", "neg-neg", "f64"])
+def test_a_difference_only_in_open_nans_is_equivalent_up_to_nan_payloads(case):
+    v = snippet(case, "payload-free")
+    assert (v.verdict, v.up_to_nan_payloads, v.nan) == ("equivalent", True, "payload-free")
+
+
+@pytest.mark.parametrize("case", [TWICE, NEG_NEG], ids=["mul-add", "neg-neg"])
+def test_exact_reports_it_different_naming_the_outputs(case):
+    v = snippet(case, "exact", timeout=2.0)  # the re-asks may run out: same verdict
+    cex = v.counterexample
+    assert (v.verdict, cex.nan_payloads_only, cex.differ) == ("different", True, ("d",))
+    assert math.isnan(f32(cex.inputs["a"]))  # only a NaN input makes an open NaN
+
+
+# one side observes the bits: a float on the other is not enough
+MIXED = [("mul.rn.f32 d, a, 2.0;", "add.rn.f32 t, a, a; and.b32 d, t, -1;", ["d"]),
+         ("mul.rn.f32 d, a, 2.0; and.b32 d, d, -1;", "add.rn.f32 d, a, a;", ["d"]),
+         ("mul.rn.f32 d, a, 2.0;", ".reg .b32 d; add.rn.f32 d, a, a;", ["d"])]
+
+
+@pytest.mark.parametrize("case", [TWICE_BITS, *MIXED],
+                         ids=["both-bits", "other-side-bits", "written-as-bits", "declared-bits"])
+def test_bits_observed_as_bits_are_never_compared_payload_free(case):
+    v = snippet(case, "payload-free", timeout=2.0)
+    assert v.verdict == "unknown" and "observed as bits" in v.reason  # never equivalent
+
+
+def test_bits_observed_as_bits_differ_under_exact():
+    v = snippet(TWICE_BITS, "exact", timeout=2.0)
+    assert (v.verdict, v.counterexample.nan_payloads_only) == ("different", True)
+
+
+def test_the_policy_changes_nothing_where_no_nan_is_open():
+    # add names no order of its operands: the same open NaN, bit for bit
+    v = snippet(("add.f32 d, a, b;", "add.f32 d, b, a;", None), "payload-free")
+    assert (v.verdict, v.up_to_nan_payloads) == ("equivalent", False)
+
+
+@pytest.mark.parametrize("nan", ["payload-free", "exact"])
+def test_a_definite_difference_past_an_open_nan_is_found(nan):
+    """+0.0 against -0.0 differs through no open value; a NaN input only through the
+    canonical NaN. Every run gives the zeros."""
+    v = snippet(MAXIMUM, nan)
+    cex = v.counterexample
+    assert (v.verdict, cex.nan_payloads_only) == ("different", False)
+    x, y = f32(cex.inputs["x"]), f32(cex.inputs["y"])
+    assert x == y == 0.0 and math.copysign(1, x) != math.copysign(1, y)
+    assert cex.lhs["d"] == struct.unpack("<I", struct.pack("<f", max(x, y, key=lambda z:
+                                                            math.copysign(1, z))))[0]
+    assert cex.rhs["d"] == cex.inputs["y"]  # where(x > y | x != x, x, y): y
+
+
+# the doubling as bits, and 0 where a is 1.0 on one side: a definite difference behind
+# the open NaNs of every NaN input
+PLANTED = ("mul.rn.f32 t, a, 2.0; mov.b32 d, t;",
+           "add.rn.f32 t, a, a; mov.b32 d, t; setp.eq.b32 p, a, 0x3f800000; @p mov.b32 d, 0;",
+           ["d"])
+
+
+@pytest.mark.parametrize("nan", ["payload-free", "exact"])
+def test_a_definite_difference_at_a_bit_typed_output_is_found_past_open_nans(nan):
+    v = snippet(PLANTED, nan, timeout=5.0)
+    cex = v.counterexample
+    assert (v.verdict, cex.nan_payloads_only) == ("different", False)
+    assert f32(cex.inputs["a"]) == 1.0 and (cex.lhs["d"], cex.rhs["d"]) == (
+        struct.unpack("<I", struct.pack("<f", 2.0))[0], 0)
+
+
+# ---- two .ptx functions -------------------------------------------------------------------
+
+def functions(name: str, nan: str, timeout: float = 4.0):
+    """Verdicts that hold whether or not the re-asks finish within `timeout`."""
+    return check_function_equivalence(read_function_file(str(NAN / "arith_a.ptx"), name),
+                                      read_function_file(str(NAN / "arith_b.ptx"), name),
+                                      timeout=timeout, nan=nan)
+
+
+def test_functions_follow_the_same_policy():
+    v = functions("twice", "payload-free")
+    assert (v.verdict, v.up_to_nan_payloads) == ("equivalent", True)
+    v = functions("twice", "exact")
+    assert (v.verdict, v.counterexample.nan_payloads_only) == ("different", True)
+    assert v.counterexample.differ == ("r",)
+    assert math.isnan(f32(v.counterexample.inputs["a"]))
+
+
+@pytest.mark.parametrize("name", ["twice_bits", "twice_mixed"])
+def test_a_function_return_stored_as_bits_is_compared_as_bits(name):
+    assert functions(name, "payload-free", timeout=2).verdict == "unknown"
+    v = functions(name, "exact", timeout=2)
+    assert (v.verdict, v.counterexample.nan_payloads_only) == ("different", True)
+
+
+@pytest.mark.parametrize("nan", ["payload-free", "exact"])
+def test_functions_find_the_zeros_of_maximum(nan):
+    v = functions("maximum", nan)
+    assert v.verdict == "different" and not v.counterexample.nan_payloads_only
+    ins = v.counterexample.inputs
+    assert (ins["x"], ins["y"]) == (0, 0x80000000)  # max(+0, -0) = +0, where gives y
+    assert v.counterexample.lhs.returns["r"] == 0
+    assert v.counterexample.rhs.returns["r"] == 0x80000000
+
+
+def test_a_half_in_a_b32_slot_differs_on_the_bytes_written():
+    v = functions("half_neg", "payload-free")
+    assert v.verdict == "different"
+    cex = v.counterexample
+    a = cex.inputs["a"] & 0xFFFF
+    half = np.array([a], dtype=np.uint16).view(np.float16)
+    want = {"lhs": (-half).view(np.uint16)[0], "rhs": np.abs(half).view(np.uint16)[0]}
+    for side, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
+        bits, mask = ev.settled["func_retval0"]
+        assert mask == 0xFFFF and bits == int(want[side])  # the high bytes: never written
+
+
+# ---- the helper ----------------------------------------------------------------------------
+
+def _is_nan(bits: int, width: int) -> bool:
+    if width == 32:
+        return math.isnan(f32(bits))
+    if width == 64:
+        return math.isnan(f64(bits))
+    return bool(np.isnan(np.array([bits], dtype=np.uint16).view(np.float16)[0]))
+
+
+@pytest.mark.parametrize("fmt", [F16, F32, F64], ids=["f16", "f32", "f64"])
+def test_values_differ_is_equality_up_to_nan_bits(fmt):
+    rng = random.Random(7)
+    w = fmt.width
+    nans = [(0x7FF << (w - 12) if w == 64 else 0xFF << 23 if w == 32 else 0x1F << 10) | 1]
+    samples = [rng.getrandbits(w) for _ in range(200)]
+    samples += [n | rng.getrandbits(w - 12 if w == 64 else w - 9 if w == 32 else w - 6)
+                for n in nans * 50]
+    for a, b in zip(samples, reversed(samples)):
+        want = a != b and not (_is_nan(a, w) and _is_nan(b, w))
+        assert values_differ(a, b, fmt, "payload-free") == want
+        assert values_differ(a, b, fmt, "exact") == (a != b)
+        assert values_differ(a, b, None, "payload-free") == (a != b)  # bits are bits
+        s = z3.Solver()  # and the term agrees with plain Python on the same bits
+        s.add(differ(z3.BitVecVal(a, w), z3.BitVecVal(b, w), fmt, "payload-free")
+              != z3.BoolVal(want))
+        assert s.check() == z3.unsat
+
+
+# ---- the command line ----------------------------------------------------------------------
+
+def cli(*args: str):
+    r = CliRunner().invoke(main, list(args))
+    r.returncode = r.exit_code
+    return r
+
+
+def test_cli_snippets_exit_codes_json_and_text():
+    lhs, rhs, _ = TWICE
+    r = cli("equiv", lhs, rhs)
+    assert r.returncode == 0 and r.stdout.startswith("equivalent up to NaN payloads:")
+    r = cli("equiv", lhs, rhs, "--json")
+    out = json.loads(r.stdout)
+    assert (r.returncode, out["verdict"], out["nan"], out["up_to_nan_payloads"]) == \
+        (0, "equivalent", "payload-free", True)
+    r = cli("equiv", lhs, rhs, "--nan", "exact", "--json", "--timeout", "2")
+    out = json.loads(r.stdout)
+    assert (r.returncode, out["verdict"], out["nan"], out["only_nan_payloads"]) == \
+        (1, "different", "exact", True)
+    assert out["counterexample"]["differ"] == ["d"]
+    r = cli("equiv", lhs, rhs, "--nan", "exact", "--timeout", "2")
+    assert r.stdout.startswith("different: the snippets disagree on d, only in NaN payloads")
+    r = cli("equiv", *TWICE_BITS[:2], "--outputs", "d", "--timeout", "2")
+    assert r.returncode == 3 and r.stdout.startswith("unknown:")
+    r = cli("equiv", lhs, rhs, "--nan", "bits")
+    assert r.returncode == 2 and r.exception is None or isinstance(r.exception, SystemExit)
+
+
+def test_cli_functions_and_batch(tmp_path):
+    files = [str(NAN / "arith_a.ptx"), str(NAN / "arith_b.ptx")]
+    r = cli("equiv", *files, "--function", "twice", "--timeout", "4")
+    assert r.returncode == 0 and r.stdout.startswith("equivalent up to NaN payloads:")
+    r = cli("equiv", *files, "--function", "half_neg", "--timeout", "4")
+    assert r.returncode == 1 and "func_retval0 = 0x????" in r.stdout  # the half written
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps(p) for p in [
+        {"lhs": TWICE[0], "rhs": TWICE[1]},
+        {"lhs": TWICE[0], "rhs": TWICE[1], "options": {"nan": "exact", "timeout": 2}},
+        {"a": files[0], "b": files[1], "function": "twice",
+         "options": {"nan": "exact", "timeout": 4}},
+        {"lhs": TWICE[0], "rhs": TWICE[1], "options": {"nan": "bits"}},
+    ]) + "\n")
+    r = cli("equiv", "--batch", str(pairs), "--no-cache")
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [(x["verdict"], x.get("nan")) for x in rows] == [
+        ("equivalent", "payload-free"), ("different", "exact"), ("different", "exact"),
+        ("error", None)]
+    assert rows[0]["up_to_nan_payloads"] and rows[1]["only_nan_payloads"] and \
+        rows[2]["only_nan_payloads"]
+    assert "nan is one of" in rows[3]["error"] and r.returncode == 1
+
+
+def test_ir_verdicts_name_the_policy():
+    from ptxsmt.llvm.refine import Refinement, Validated
+    from ptxsmt.report.llvm import tv_json_line, tv_line
+    up_to = Validated("f", Refinement("refines", up_to_nan_payloads=True))
+    only = Validated("g", Refinement("different", inputs={"a": 0x7FC00000}, ir_result=0x7FC00000,
+                                     ptx_result=0xFFFFFFFF, nan="exact",
+                                     only_nan_payloads=True))
+    assert tv_line(up_to) == "@f: refines up to NaN payloads"
+    assert tv_line(only).startswith("@g: different only in NaN payloads (--nan exact) (inputs %a=")
+    rows = [json.loads(tv_json_line(v)) for v in (up_to, only)]
+    assert [(r["verdict"], r["nan"]) for r in rows] == [("refines", "payload-free"),
+                                                        ("different", "exact")]
+    assert rows[0]["up_to_nan_payloads"] and rows[1]["only_nan_payloads"]
