@@ -75,7 +75,8 @@ def test_a_ptx_function_read_alone_is_the_one_the_whole_module_gives(modules, na
         written_variables(text, globals_) & globals_
 
 
-COMPILED = sorted((Path(__file__).parent / "ptx").glob("**/*.ptx"))
+COMPILED = sorted(p for p in (Path(__file__).parent / "ptx").glob("**/*.ptx")
+                  if "rejected" not in p.parts)  # hand-edited; a Rejected holds an exception
 
 
 @pytest.mark.parametrize("path", COMPILED, ids=lambda p: p.name)
