@@ -228,7 +228,7 @@ def _decide_ir(pair: Pair) -> dict:
     start = time.perf_counter()
     text = read_text(pair.lhs)  # bounded, and a file that is not UTF-8 is bad input
     try:
-        functions = read_ir(text)
+        functions = read_ir(text, only=pair.function)
     except Unsupported as e:  # valid IR the reader does not model (a struct type, ...)
         return {**equiv_row(Validated(pair.function or "?", None, e), pair.rhs, ""),
                 "seconds": round(time.perf_counter() - start, 4)}

@@ -38,12 +38,18 @@ Rows:
                  generated IR function of N operations of kind K (int, intnomul, float:
                  scripts/scale_functions.py), equivalence sweeping against the whole query
                  at once (--no-sweep), each under the issue's limit (--only-fequiv: these)
+  big K S MB     `ptxsmt equiv` of function f1 of a generated S MB module
+                 (scripts/big_modules.py), K ptx (PTX against itself) or ll (IR against
+                 its PTX): wall time and peak memory of a fresh process, vs the reader of
+                 commit BIG_BASELINE (every body read) in the same run, capped; then the
+                 growth of the time from the first size to the last (--only-big: these)
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
 < 10 s, linear; one eval < 0.15 s. Issue 21: check within 5x of ptxas. Issue 23: a
 5,000-instruction function encoded in < 15 s, linearly; -O0 against -O2 of 100, 300 and
-1,000 operations decided equivalent within 30, 60 and 120 s.
+1,000 operations decided equivalent within 30, 60 and 120 s. Issue 40: one function
+out of a 10 MB module, PTX or IR, in < 5 s and < 500 MB, the time linear in the size.
 """
 
 from __future__ import annotations
@@ -552,6 +558,86 @@ def bench_function_equivalence(sizes: tuple[int, ...], kinds: tuple[str, ...] = 
                     f"{t_theirs / t_ours:,.1f}x" if ours == "equivalent" else "")
 
 
+# ---- issue 40: one function out of a big module, linear (--only-big) ----
+
+BIG_BASELINE = "9276d6c"  # the last commit that read every body of the module
+BIG_SIZES = (1, 2.5, 5, 10)  # MB
+BIG_GOAL = (5.0, 500)  # seconds and MiB for one function out of 10 MB
+_MEASURED = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+try:
+    done = subprocess.run(sys.argv[2:], capture_output=True, timeout=float(sys.argv[1]))
+except subprocess.TimeoutExpired:
+    sys.exit(print("timeout"))
+seconds = time.perf_counter() - start
+print(done.returncode, seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _read_one(package: Path, files: tuple[Path, Path], cap: float) -> tuple[float, float] | None:
+    """(seconds, peak MiB) of `ptxsmt equiv A B --function f1` (reading f1 of each and
+    deciding it, under a second) in a fresh process running the ptxsmt at
+    `package`; None past `cap` seconds or on a verdict other than equivalent/refines."""
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    cmd = [sys.executable, "-c", _MEASURED, str(cap), sys.executable, "-m", "ptxsmt",
+           "equiv", *(str(f.resolve()) for f in files), "--function", "f1"]
+    out = subprocess.run(cmd, env=env, cwd=package, capture_output=True, text=True,
+                         check=True).stdout.split()  # cwd: `-m` imports from it first
+    if out[0] == "timeout":
+        return None
+    if out[0] != "0":
+        raise SystemExit(f"big module: {' '.join(cmd[4:])} exited {out[0]}")
+    return float(out[1]), int(out[2]) / 1024  # ru_maxrss: KiB on Linux
+
+
+def bench_big(sizes: tuple[float, ...], cap: float, baseline: str = BIG_BASELINE) -> None:
+    """`ptxsmt equiv big.ptx big.ptx --function f1` and `equiv big.ll big.ptx --function
+    f1` on scripts/big_modules.py's modules of `sizes` MB (PTX: ~1,280 functions a MB),
+    wall time and peak memory of a fresh process, against the reader of commit
+    `baseline` (every body read; a dict of every function built per function) in the
+    same run, stopped at `cap` seconds (and not run on larger sizes past it). Issue 40:
+    10 MB in < 5 s and < 500 MB, reading linear: the last row's time over the first's
+    stays within their sizes' ratio."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import big_modules
+
+    with tempfile.TemporaryDirectory() as place:
+        old = _package_at(baseline, Path(place) / "old")
+        for kind in ("ptx", "ll"):
+            over, times = False, {}
+            for mb in sizes:
+                ll, ptx = Path(place) / f"{mb}.ll", Path(place) / f"{mb}.ptx"
+                if not ptx.exists():
+                    ll.write_text(big_modules.ir_of_size(mb))
+                    ptx.write_text(big_modules.ptx_of_size(mb))
+                files = (ptx, ptx) if kind == "ptx" else (ll, ptx)
+                ours = _read_one(ROOT, files, 600)
+                theirs = None if over or old is None else _read_one(old, files, cap)
+                over = theirs is None
+                base = (f"{theirs[0]:,.1f} s {theirs[1]:,.0f} MiB" if theirs else
+                        f"> {cap:,.0f} s" if old else f"no commit {baseline}")
+                ratio = f"{theirs[0] / ours[0]:,.1f}x" if theirs and ours else \
+                    f"> {cap / ours[0]:,.0f}x" if old and ours else ""
+                mine = f"{ours[0]:,.2f} s {ours[1]:,.0f} MiB" if ours else "> 600 s"
+                row(f"big {kind} {files[0].stat().st_size / 1e6:.1f} MB, f1", mine, base, ratio)
+                times[mb] = ours
+            _big_verdict(kind, times)
+
+
+def _big_verdict(kind: str, times: dict[float, tuple[float, float] | None]) -> None:
+    """The growth of the time from the first size to the last against their sizes'
+    (linear: no more), and issue 40's goal at 10 MB."""
+    (small, first), (large, last) = list(times.items())[0], list(times.items())[-1]
+    if not first or not last or large == small:
+        return
+    growth = last[0] / first[0]
+    linear = "linear" if growth <= large / small else "SUPERLINEAR"
+    goal = "" if large < 10 else \
+        "goal pass" if last[0] < BIG_GOAL[0] and last[1] < BIG_GOAL[1] else "goal FAIL"
+    row(f"big {kind} {large:g} MB / {small:g} MB", f"{growth:,.2f}x time",
+        f"{large / small:g}x size", f"{linear} {goal}".strip())
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
@@ -560,6 +646,8 @@ def main() -> None:
                     help="Only the issue-23 function-encoding rows.")
     ap.add_argument("--only-fequiv", action="store_true",
                     help="Only the issue-23 function-equivalence rows.")
+    ap.add_argument("--only-big", action="store_true",
+                    help="Only the issue-40 rows: one function out of a big module.")
     ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
                     help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
@@ -575,6 +663,9 @@ def main() -> None:
         return
     if args.only_fequiv:
         bench_function_equivalence((100, 300) if args.quick else (100, 300, 1000))
+        return
+    if args.only_big:
+        bench_big(BIG_SIZES[:2] if args.quick else BIG_SIZES, 20.0 if args.quick else 120.0)
         return
     if args.batch_before:
         bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
@@ -597,6 +688,7 @@ def main() -> None:
     bench_synth()
     for kernels in (False, True):
         bench_check(300 if args.quick else 3000, kernels)
+    bench_big(BIG_SIZES[:2] if args.quick else BIG_SIZES, 20.0 if args.quick else 120.0)
 
 
 if __name__ == "__main__":

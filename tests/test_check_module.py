@@ -94,15 +94,18 @@ def test_ptxas_refuses_the_same_modules_at_the_same_lines(body, line, words, tmp
         assert status != 0 and f"line {line}; error   : {words}" in stderr
 
 
-def test_a_function_not_asked_for_is_scanned_not_read():
+def test_a_function_not_asked_for_is_left_out_unread():
+    """docs/functions.md: an error in a function not asked for (nor called by it) does not
+    stop reading the one asked for; `check` of the module still reports it."""
     other = ".visible .entry j()\n{\n.reg .nonsense %x;\nret;\n}\n"
     text = HEADER + ".visible .entry k()\n{\nret;\n}\n" + other
     with pytest.raises(PtxError, match="one register type"):
         read_module(text)
     module = read_module(text, only="k")
-    k, j = module.functions
-    assert k.body is not None and j.body is None and j.defined
+    assert [f.name for f in module.functions] == ["k"] and module.unread == ["j"]
     assert read_function(text, "k").name == "k"
+    run = CliRunner().invoke(main, ["check", "-"], input=text)
+    assert run.exit_code == 2 and "line 10," in run.output
 
 
 def test_the_function_asked_for_brings_its_callees():
@@ -111,8 +114,8 @@ def test_the_function_asked_for_brings_its_callees():
                      ".visible .entry k()\n{\n.reg .b32 %r<2>;\n{\n.param .b32 p;\n"
                      ".param .b32 q;\ncall.uni (q), g, (p);\n}\nret;\n}\n")
     module = read_module(text, only="k")
-    assert {f.name: f.body is not None for f in module.functions} == \
-        {"g": True, "h": False, "k": True}
+    assert {f.name: f.body is not None for f in module.functions} == {"g": True, "k": True}
+    assert module.unread == ["h"]
 
 
 # ---- the judge: one reading, the same verdicts -------------------------------------------

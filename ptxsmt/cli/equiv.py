@@ -223,7 +223,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
              as_json: bool, emit_smt2: str | None = None, nan: str = DEFAULT_NAN) -> None:
     """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
     from ..llvm.errors import Unsupported
-    from ..llvm.module import read_ir
+    from ..llvm.module import function_names, read_ir
     from ..llvm.refine import Validated, ir_refines
     from ..report import llvm as rendering
     from ..smt.portfolio import second_solver
@@ -236,7 +236,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     with open(source, "rb") as f:
         text = read_text(f, "SOURCE")
     try:
-        functions = read_ir(text)
+        functions = read_ir(text, only=name)  # with a name, only what it needs is read
     except PtxError as e:
         fail(str(e))
     if name is None and len(functions) != 1:
@@ -244,7 +244,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     name = name or next(iter(functions))
     if name not in functions:
         fail(f"no function @{name} in {quote(source)} (it defines "
-             f"{', '.join('@' + n for n in functions) or 'none'})")
+             f"{', '.join('@' + n for n in function_names(text)) or 'none'})")
     ptx_fn = read_function_file(target, name_b or name)
     emit = emitter(emit_smt2, name, [
         "ptxsmt refinement query: sat means the PTX does not refine the IR (unsat: it does)",

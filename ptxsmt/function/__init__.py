@@ -22,6 +22,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.module import (
     Function,
     ModuleVariable,
+    operand_names,
     read_module,
     read_module_variable,
     written_variables,
@@ -34,10 +35,13 @@ def read_function(text: str, name: str | None = None) -> Function:
     module = read_module(text, only=name)  # only that function's body (and its callees')
     defined = [f for f in module.functions if f.defined]
     variables = dict(_variables(module.variables))
-    written = written_variables(text, {k for k, v in variables.items() if v.space == "global"})
-    variables = {k: replace(v, written=k in written) for k, v in variables.items()}
+    named = {n for f in defined if f.body is not None for n in operand_names(f.body)}
+    written = written_variables(text, {k for k, v in variables.items()
+                                       if v.space == "global" and k in named})
+    variables = {k: replace(v, written=k in written) for k, v in variables.items() if k in named}
+    functions = {f.name: f for f in defined}  # one dict, shared: a module has thousands
     for f in defined:
-        f.module = {g.name: g for g in defined}
+        f.module = functions
         f.variables = variables
     if name is None:
         if len(defined) != 1:
@@ -49,7 +53,7 @@ def read_function(text: str, name: str | None = None) -> Function:
         if f.name == name:
             return f
     raise PtxError(f"no function {quote(name)} in the file (it defines "
-                   f"{', '.join(f.name for f in defined) or 'none'})")
+                   f"{', '.join([f.name for f in defined] + module.unread) or 'none'})")
 
 
 def _variables(statements) -> Iterator[tuple[str, ModuleVariable]]:

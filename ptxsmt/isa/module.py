@@ -22,10 +22,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import chain
 
+from . import outline
 from .body import Body, Generic, _generic, check_labels, read_address, read_body, vector_elements
 from .errors import PtxError, quote
 from .literals import LiteralError, parse_immediate
-from .statements import Statement, iter_statements
+from .statements import Statement, blank_comments, iter_statements, split_statements
 from .targets import Target, parse_target, parse_version
 from .types import TYPES, PtxType
 
@@ -56,7 +57,7 @@ class Function:
     source: list[Statement] | None = field(default=None, repr=False, compare=False)
     # the module's functions with a body, by name (calls are followed into them)
     module: dict[str, Function] = field(default_factory=dict, repr=False, compare=False)
-    # the module's variables (`.global`, `.const` ...), by name
+    # the module's variables (`.global`, `.const` ...) its body or a callee's names, by name
     variables: dict[str, ModuleVariable] = field(default_factory=dict, repr=False,
                                                  compare=False)
 
@@ -88,6 +89,7 @@ class Module:
     address_size: int | None = None
     functions: list[Function] = field(default_factory=list)
     variables: list[Statement] = field(default_factory=list)  # module-level state spaces
+    unread: list[str] = field(default_factory=list)  # functions defined, left out (`only`)
 
 
 LINKAGE = (".visible", ".weak", ".extern", ".weak_odr", ".common")
@@ -102,10 +104,12 @@ _HEADER = {".version", ".target", ".address_size"}
 def read_module(text: str, *, only: str | None = None) -> Module:
     """Read a whole file; raise `PtxError` naming the first thing it cannot read. With
     `only`, the body of that function and of those it calls (transitively) is read, the
-    other functions' are only scanned (`Function.unread`); what ptxas refuses of any
-    function (a label defined twice, a branch to no label, a function defined twice) is
-    refused all the same."""
+    definitions of the others are left out unread (`outline.only`: an error in one is
+    not met; `Module.unread` names them); a function defined twice is refused all the
+    same."""
     module = Module()
+    if only is not None:
+        text, module.unread = outline.only(text, only)
     for _ in read_functions(text, module, only=only):
         pass
     return module
@@ -258,6 +262,12 @@ def _function(module: Module, st: Statement, statements: _Lookahead,
     return fn
 
 
+def operand_names(body: Body) -> set[str]:
+    """The names a body's operands spell: the functions it calls and the variables it
+    uses among them."""
+    return {n for g in body.generic for o in g.operands for n in outline.NAME.findall(o)}
+
+
 def called(body: Body) -> list[str]:
     """The functions a body calls by name (`call.uni (retval0), f, (param0);`)."""
     names = []
@@ -313,23 +323,31 @@ def written_variables(text: str, names: set[str]) -> set[str]:
     variable's (`mov.u64 %rd1, tbl; add.s64 %rd2, %rd1, 4; st.u32 [%rd2], ...`), or that
     address stored as a value (`st.param` to a call's argument included). Registers
     carry the variables their values are computed from within one function body (its
-    nested blocks joined: more variables written, never fewer)."""
-    bodies: list[list[Generic]] = [[]]
-    depth = 0
-    for st in iter_statements(text, spans_lines=True):
-        if st.kind == "open":
-            depth += 1
-        elif st.kind == "close":
-            depth -= 1
-            if depth == 0:
-                bodies.append([])
-        elif st.kind == "instruction":
-            with suppress(PtxError):
-                bodies[-1].append(_generic(st))
+    nested blocks joined: more variables written, never fewer). Only the bodies that
+    spell one of `names` are read: no other can write them (each variable's flow is
+    its own)."""
+    if not names:
+        return set()
+    clean = blank_comments(text)
+    found = outline.definitions(clean)
     written: set[str] = set()
-    for body in bodies:
-        written |= _written(body, names)
+    for body in [clean] if found is None else (clean[d.start:d.end] for d in found.values()):
+        if spelled := {n for n in names if n in body}:
+            written |= _written_in(body, spelled)
     return written
+
+
+def _written_in(body: str, names: set[str]) -> set[str]:
+    try:
+        statements = split_statements(body, spans_lines=True)
+    except PtxError:  # a body left unread (`outline`) that cannot be: it may write them all
+        return names
+    instructions = []
+    for st in statements:
+        if st.kind == "instruction":
+            with suppress(PtxError):
+                instructions.append(_generic(st))
+    return _written(instructions, names)
 
 
 def _written(instructions: list[Generic], names: set[str]) -> set[str]:

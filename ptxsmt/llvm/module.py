@@ -7,12 +7,13 @@ without it; `read_ir` says in one line how to get it.
 from __future__ import annotations
 
 import ctypes
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from ..isa.types import BF16, F16, F32, F64, FloatFormat
-from . import reader
+from . import outline, reader
 from .errors import LlvmError, Unsupported
 
 FLOAT_FORMATS = {"half": F16, "bfloat": BF16, "float": F32, "double": F64}
@@ -144,17 +145,35 @@ class IrFunction:
         return str(self.value)
 
 
-def read_ir(text: str) -> dict[str, IrFunction]:
-    """Every function defined in IR `text`, by name (declarations are left out)."""
-    llvm = binding()
+def read_ir(text: str, only: str | None = None) -> dict[str, IrFunction]:
+    """Every function defined in IR `text`, by name (declarations are left out). With
+    `only`: that function alone (none if the text does not define it), read from the
+    part of the module it needs (`outline.only`); where that part is not valid IR the
+    whole module is read, so an error is the one the whole module gives."""
+    cut = None if only is None else outline.only(text, only)
+    if cut is not None:
+        with suppress(LlvmError):
+            module = parse_module(cut)
+            return {only: ir_function(module.get_function(only), module)}
+    module = parse_module(text)
+    return {fn.name: ir_function(fn, module) for fn in module.functions
+            if not fn.is_declaration and only in (None, fn.name)}
+
+
+def function_names(text: str) -> list[str]:
+    """The functions IR `text` defines, in order, none printed (for an error's list)."""
+    return [fn.name for fn in parse_module(text).functions if not fn.is_declaration]
+
+
+def parse_module(text: str):
+    """A parsed and verified module; LlvmError naming the first error."""
     try:
-        module = llvm.parse_assembly(text)
+        module = binding().parse_assembly(text)
         module.verify()
     except RuntimeError as e:
         lines = [x for x in str(e).strip().splitlines() if "error:" in x] or ["invalid IR"]
         raise LlvmError(f"LLVM IR: {lines[0].removeprefix('<string>:')}") from None
-    return {fn.name: ir_function(fn, module) for fn in module.functions
-            if not fn.is_declaration}
+    return module
 
 
 def ir_function(fn, module) -> IrFunction:

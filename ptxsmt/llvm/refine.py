@@ -441,14 +441,20 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
     decided when it is asked for. IR that defines no function is an error: there is
     nothing to check."""
     from ..function import read_function
-    from .module import compile_to_ptx, read_ir
-    functions = read_ir(text)
+    from .module import compile_to_ptx, function_names, parse_module, read_ir
+    functions = read_ir(text, only=only)  # with `only`, what it needs alone
+    if only is not None and only not in functions:
+        defined = function_names(text)
+        if defined:
+            raise LlvmError(f"no function @{only} in the IR (it defines "
+                            f"{', '.join('@' + n for n in defined)})")
     if not functions:
         raise LlvmError("the IR defines no function: nothing to check")
-    if only is not None and only not in functions:
-        raise LlvmError(f"no function @{only} in the IR (it defines "
-                        f"{', '.join('@' + n for n in functions)})")
-    ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
+    try:
+        ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
+    except LlvmError:
+        parse_module(text)  # IR that does not parse: its error, as the reader gives it
+        raise
     names = [n for n in functions if only in (None, n)]
 
     def verdicts() -> Iterator[Validated]:
