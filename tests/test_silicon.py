@@ -8,7 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ needs_silicon = pytest.mark.skipif(not ARITH.exists(),
                                    reason=f"no silicon results at {SILICON}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def silicon(path: Path = ARITH) -> tuple[dict, ...]:
     with gzip.open(path, "rt") as f:
         return tuple(json.loads(line) for line in f)

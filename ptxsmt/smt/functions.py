@@ -297,8 +297,14 @@ def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
               for c in (*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values())]
     same = [z3.Not(z3.Distinct(*_low(el.returns[k], er.returns[k]))) for k in returns]
     same += [_final(el, s) == _final(er, s) for s in spaces]
+    agree = z3.And(*same, defined)
+    # whether ptxas fused a mul and an add (sem/contraction.py) is the hardware's to
+    # choose, not a free value to agree under: each such choice as the model made it
+    choices = [(t, model.eval(t, model_completion=True)) for t in subterms(agree)
+               if z3.is_bool(t) and t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
     solver = _solver(timeout)
-    solver.add(z3.simplify(z3.substitute(z3.And(*same, defined), *values)))
+    solver.add(z3.simplify(z3.substitute(z3.substitute(agree, *choices) if choices else agree,
+                                         *values)))
     result = check(solver)
     if result == z3.unsat:
         return None
