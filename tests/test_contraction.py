@@ -75,14 +75,19 @@ CASES = [  # (text, op, type, the product is the add's first operand)
 def test_the_pair_is_one_of_the_two_roundings(text, op, t, first):
     types = compiled(text)[0].types
     fmt, width = types["e"].fmt, types["e"].width
-    rng = random.Random(f"{text}")
-    ones = (1 << (fmt.sbits - 1)) - 1
-    for _ in range(12):
-        # near-cancelling operands, where the roundings part, and some specials
-        a, b = (rng.getrandbits(width) | 1 << (width - 2)) & ~(1 << (width - 1)), \
-            rng.getrandbits(width) & ~(3 << (width - 2)) | (1 << (width - 2)) - (ones + 1)
-        c = rng.choice([rng.getrandbits(width), 0, 1 << (width - 1)])
-        _allows(_values(text, {"a": a, "b": b, "c": c}), _oracle(op, t, a, b, c, first), fmt)
+    man, sign = fmt.sbits - 1, 1 << (width - 1)
+    one = ((1 << (fmt.ebits - 1)) - 1) << man
+    rng = random.Random(text)
+    parted = 0
+    for k in range(16):
+        a, b = (one | rng.getrandbits(man) for _ in "ab")  # in [1, 2): no overflow
+        p = arith("mul", "rn", t, a, b)
+        # c cancels the rounded product (where the two roundings part), else random
+        c = p ^ sign if op == "add" else p if k % 4 else rng.getrandbits(width)
+        want = _oracle(op, t, a, b, c, first)
+        parted += len(want) == 2
+        _allows(_values(text, {"a": a, "b": b, "c": c}), want, fmt)
+    assert parted >= 8
 
 
 def test_packed_lanes_are_fused_together():
