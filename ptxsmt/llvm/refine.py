@@ -24,6 +24,7 @@ import z3
 from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
+from ..sem.contraction import is_choice
 from ..sem.sorts import is_nan
 from ..solver import Z3_FIRST_SECONDS, check  # check: a Ctrl-C is never an answer
 from .encode import Encoding, concat, encode_function
@@ -403,7 +404,7 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
     for t in _subterms([body]):
-        if z3.is_bool(t) and t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        if is_choice(t):
             s.add(t == model.eval(t, model_completion=True))
     s.add(*links, z3.Not(body))
     return check(s) == z3.unsat

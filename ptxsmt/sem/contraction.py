@@ -81,9 +81,19 @@ def choice(mul: Variant, add: Variant, slot: str, p: Product, c: z3.BitVecRef) -
     order: `a * b` names none) and the other addend, named after the two instructions
     (and, for sub, which side the product is on)."""
     side = f" ({slot})" if add.opcode == "sub" else ""
-    name = f"fused {mul} into {add}{side}"
+    name = f"{CHOICE} {mul} into {add}{side}"
     key = z3.Concat(unordered(p.a, p.b), c)
     return z3.Function(name, key.sort(), z3.BoolSort())(key)
+
+
+CHOICE = "fused"  # the first word of a choice's name
+
+
+def is_choice(t: z3.ExprRef) -> bool:
+    """`t` is whether ptxas fused a pair: the hardware's to choose, where the other
+    uninterpreted applications (an opaque instruction's result) stay free."""
+    return z3.is_bool(t) and t.num_args() > 0 and t.decl().kind() == z3.Z3_OP_UNINTERPRETED \
+        and t.decl().name().split(" ", 1)[0] == CHOICE
 
 
 def fused_value(add: Variant, p: Product, c: z3.BitVecRef, slot: str, unfused: z3.BitVecRef,

@@ -29,6 +29,7 @@ from ..function.memory import at as memory_at
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES
+from ..sem.contraction import is_choice
 from ..sem.options import DEFAULT, Options
 from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
@@ -301,7 +302,7 @@ def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
     # whether ptxas fused a mul and an add (sem/contraction.py) is the hardware's to
     # choose, not a free value to agree under: each such choice as the model made it
     choices = [(t, model.eval(t, model_completion=True)) for t in subterms(agree)
-               if z3.is_bool(t) and t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+               if is_choice(t)]
     solver = _solver(timeout)
     solver.add(z3.simplify(z3.substitute(z3.substitute(agree, *choices) if choices else agree,
                                          *values)))
