@@ -22,6 +22,8 @@ from .sem.options import DEFAULT, Options
 if TYPE_CHECKING:
     import z3
 
+    from .sem.contraction import Products
+
 
 @dataclass(frozen=True)
 class Encoding:
@@ -51,10 +53,12 @@ class Program:
 
     def encode(self, opts: Options = DEFAULT) -> Encoding:
         """The final registers as terms over free constants named after the inputs."""
-        from .sem.sorts import register  # the solver only where terms are wanted
+        from .sem.contraction import Products  # the solver only where terms are wanted
+        from .sem.sorts import register
 
         state: dict[str, z3.ExprRef] = {}
         inputs: dict[str, z3.ExprRef] = {}
+        products = Products()
 
         def read(name: str) -> z3.ExprRef:
             if name not in state:
@@ -62,14 +66,16 @@ class Program:
             return state[name]
 
         for ins in self.instructions:
-            state.update(execute(ins, read, opts))
+            state.update(execute(ins, read, opts, products))
         return Encoding(inputs, {name: state[name] for name in self.written})
 
 
 def execute(ins: Instruction, read: Callable[[str], z3.ExprRef],
-            opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
+            opts: Options = DEFAULT, products: Products | None = None) -> dict[str, z3.ExprRef]:
     """One instruction's destinations: register name -> new value (a false guard keeps
-    the value `read` gives). Snippets and functions (`ptxsmt.function`) both run it."""
+    the value `read` gives). Snippets and functions (`ptxsmt.function`) both run it.
+    `products`: the encoding's plain mul results, which an add without a rounding
+    modifier may be fused with (`sem.contraction`)."""
 
     from .sem.families import semantics
     from .sem.prims import guard_holds, guarded, lanes
@@ -77,6 +83,9 @@ def execute(ins: Instruction, read: Callable[[str], z3.ExprRef],
     types = operand_types(ins.variant)
     src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
     out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
+    if products is not None:
+        out = products.contract(ins, src, out, opts)
+        products.record(ins, src, out)
     holds = guard_holds(read(ins.guard.register), ins.guard.negated) if ins.guard else None
     new = {}
     for slot, o in ins.destinations.items():

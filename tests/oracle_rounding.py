@@ -82,8 +82,8 @@ def convert(desc: dict, inputs: dict, free) -> dict:
     if dkind in "us":  # float -> integer: rounded, clamped; NaN -> 0
         x = ef.decode(a, atype)
         lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dkind == "s" else (0, (1 << dw) - 1)
-        if x.kind == "nan":
-            return {"d": 0}
+        if x.kind == "nan":  # as an H200 gives it: 0, or MININT's bits where 64-bit
+            return {"d": 1 << (dw - 1) if 64 in (aw, dw) else 0}
         if x.kind == "inf":
             return {"d": (lo if x.sign else hi) % (1 << dw)}
         value = int(ef.round_integral(x, INT_ROUNDING[rnd]).q)

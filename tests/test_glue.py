@@ -160,7 +160,7 @@ def test_unspecified_output_is_one_clear_error():
     with pytest.raises(UnspecifiedOutput) as e:
         evaluate("cvt.f64.f32 d, a;", {"a": "0x7f800001"})
     assert str(e.value) == ("output d is unspecified: cvt.f64.f32 on 0x7f800001 gives a value "
-                            "the PTX ISA leaves open (README, Spec notes 9)")
+                            "the PTX ISA leaves open (Spec notes 9, 13)")
     r = CliRunner().invoke(main, ["eval", "cvt.f32.f16 d, a;", "a=0x7e00"])
     assert r.exit_code == 2 and "output d is unspecified" in r.output
     assert "Traceback" not in r.output
@@ -229,7 +229,7 @@ def test_ptxas_fixes_no_nan(cvt, src, nan, run_time, folded):
 def test_a_counterexample_may_hinge_on_an_unspecified_nan():
     """`cvt.f32.bf16` of a NaN is any NaN; a rewrite that fixes the payload, observed as
     bits (and.b32), is different under --nan exact and unknown by default (never
-    equivalent: docs/spec-notes.md note 11)."""
+    equivalent: docs/spec-notes.md note 14)."""
     from click.testing import CliRunner
 
     from ptxsmt.cli import main

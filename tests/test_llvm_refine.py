@@ -257,7 +257,7 @@ NAN_PTX = """.version 7.0
     ("fadd", "add.rn.f32 \t%r3, %r1, %r2;", "0x7F800000", "different"),
     # a NaN the IR passes through (select of a parameter) keeps its bits exactly: a
     # result that differs only in which NaN it is refines up to NaN payloads (the
-    # default NaN policy, docs/spec-notes.md note 11; --nan exact: test below)
+    # default NaN policy, docs/spec-notes.md note 14; --nan exact: test below)
     ("select", "mov.b32 \t%r3, %r1;", "-1", "refines"),
     ("select", "mov.b32 \t%r3, %r1;", "0x7F800000", "different"),
 ])
@@ -418,3 +418,25 @@ def test_shared_memory_addressed_with_64_bits_in_the_ir_is_refused():
     assert "ld.shared" in ptx
     with pytest.raises(Unsupported, match="64-bit in the IR and 32-bit in PTX shared"):
         ir_refines(read_ir(ir)["ld"], read_function(ptx, "ld"))
+
+
+FMUL_FADD = "define float @t1(float %x, float %y, float %z) {\n%a = fmulFLAG float %x, %y\n" \
+            "%b = faddFLAG float %a, %z\nret float %b\n}"
+FMULADD = "declare float @llvm.fmuladd.f32(float, float, float)\n" \
+          "define float @t1(float %x, float %y, float %z) {\n" \
+          "%b = call float @llvm.fmuladd.f32(float %x, float %y, float %z)\nret float %b\n}"
+
+
+@pytest.mark.parametrize("ir,verdict", [(FMUL_FADD.replace("FLAG", ""), "different"),
+                                        (FMUL_FADD.replace("FLAG", " contract"), "refines"),
+                                        (FMULADD, "refines")])
+def test_plain_mul_and_add_refine_only_ir_that_lets_them_fuse(ir, verdict):
+    """PTX `mul.f32; add.f32` (no rounding modifier: ptxas may fuse them, Spec notes 13)
+    refines an fmul and an fadd only where the IR lets them fuse too (`contract` on both,
+    or llvm.fmuladd); for plain IR the fused result is a counterexample."""
+    ptx = compile_to_ptx(FMUL_FADD.replace("FLAG", ""), opt=2)
+    loose = ptx.replace("mul.rn.f32", "mul.f32").replace("add.rn.f32", "add.f32")
+    assert "mul.f32" in loose and "add.f32" in loose
+    r = ir_refines(read_ir(ir)["t1"], read_function(loose, "t1"), timeout_ms=120_000,
+                   second=second_solver())
+    assert r.verdict == verdict, r

@@ -1,4 +1,4 @@
-"""One NaN policy in every mode (docs/spec-notes.md note 11, docs/equiv.md; issue 40
+"""One NaN policy in every mode (docs/spec-notes.md note 14, docs/equiv.md; issue 40
 items 1 and 7): `--nan payload-free` (the default) takes any NaN as equal to any NaN at a
 float-typed output, `--nan exact` compares bits, and a difference only in the NaNs the
 ISA leaves open is never `different` by default. Values are checked with plain Python

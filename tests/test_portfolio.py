@@ -489,7 +489,7 @@ def test_a_nan_only_difference_is_asked_again_until_a_definite_one():
 
 
 def test_a_difference_only_through_open_nans_is_no_difference_by_default():
-    """docs/spec-notes.md note 11: equal up to NaN payloads; under --nan exact the two
+    """docs/spec-notes.md note 14: equal up to NaN payloads; under --nan exact the two
     open NaNs may be chosen apart, and the verdict says that is all."""
     first = read_function(ADD.format(body="add.f32 %f3, %f1, %f2;"), "f")
     second = read_function(ADD.format(body=COMMUTED), "f")

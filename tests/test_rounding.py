@@ -150,7 +150,8 @@ def test_batch_path_matches_the_oracle(batch):
     ("cvt.rzi.s32.f32 d, a;", {"a": 0xBFC00000}, 0xFFFFFFFF),  # -1.5 -> -1
     ("cvt.rmi.s32.f32 d, a;", {"a": 0xBFC00000}, 0xFFFFFFFE),  # -1.5 -> -2
     ("cvt.rni.s32.f32 d, a;", {"a": 0x40200000}, 2),  # 2.5 -> 2 (even)
-    ("cvt.rzi.s32.f32 d, a;", {"a": 0x7FC00000}, 0),  # NaN -> 0
+    ("cvt.rzi.s32.f32 d, a;", {"a": 0x7FC00000}, 0),  # NaN -> 0 (a 32-bit conversion)
+    ("cvt.rzi.s32.f64 d, a;", {"a": 0x7FF8000000000000}, 0x80000000),  # 64-bit: MININT
     ("cvt.rzi.s32.f32 d, a;", {"a": 0x7F800000}, 0x7FFFFFFF),  # clamped
     ("cvt.rzi.u32.f32 d, a;", {"a": 0xBF800000}, 0),
     ("cvt.rn.f32.s32 d, a;", {"a": 0x01000001}, 0x4B800000),  # 2**24 + 1: tie to even

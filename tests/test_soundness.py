@@ -401,7 +401,7 @@ def test_the_generators_reach_both_verdicts():
     ("max.f64 d, a, b;", "max.f64 d, b, a;", 13, "equivalent"),
     ("abs.f32 d, a;", "abs.ftz.f32 d, a;", 90, "different"),  # open NaNs on both sides
     ("min.f32 d, a, b;", "min.NaN.f32 d, a, b;", 90, "different"),  # 0 against an open NaN
-    # two open NaNs (sm_1x flushes min's inputs): equal up to their payloads (note 11)
+    # two open NaNs (sm_1x flushes min's inputs): equal up to their payloads (note 14)
     ("min.f32 d, a, b;", "min.ftz.f32 d, b, a;", 13, "equivalent"),
     ("max.NaN.bf16x2 d, a, b;", "max.bf16x2 d, b, a;", 90, "different"),
 ])

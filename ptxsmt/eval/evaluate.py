@@ -58,8 +58,8 @@ def _pinned(term: z3.ExprRef, name: str) -> z3.ExprRef:
     NaN of a cvt): its literal if no choice of them changes it (a compare of that NaN), else
     a clear error. Never a guess (two NaNs that give two words show it open at once)."""
     free = free_applications(term)
-    one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BitVecVal(v, f.size())) for f in free]))
-                for v in (-1, -2))
+    one, two = (z3.simplify(z3.substitute(term, *[(f, z3.BoolVal(v == -1) if z3.is_bool(f)
+                else z3.BitVecVal(v, f.size())) for f in free])) for v in (-1, -2))  # -1: fused
     fresh = [z3.substitute(term, *[(f, z3.FreshConst(f.sort())) for f in free]) for _ in "ab"]
     solver = z3.Solver()
     solver.add(fresh[0] != fresh[1])
@@ -69,7 +69,7 @@ def _pinned(term: z3.ExprRef, name: str) -> z3.ExprRef:
         args = ", ".join(hex_bits(x.as_long(), x.size()) if z3.is_bv_value(x) else str(x)
                          for x in f.children())
         raise UnspecifiedOutput(f"output {name} is unspecified: {f.decl().name()} on {args} "
-                                "gives a value the PTX ISA leaves open (README, Spec notes 9)")
+                                "gives a value the PTX ISA leaves open (Spec notes 9, 13)")
     if not (z3.is_bv_value(one) or z3.is_true(one) or z3.is_false(one)):
         raise RuntimeError(f"output {name} did not simplify to a value: {one}")  # a ptxsmt bug
     return one

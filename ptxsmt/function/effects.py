@@ -14,6 +14,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, parse_immediate
 from ..isa.module import Function, Param, read_variable
 from ..isa.types import PRED, TYPES, Kind, PtxType
+from ..sem.contraction import Products
 from ..sem.options import Options
 from ..sem.prims import guard_holds, guarded
 from ..sem.sorts import register
@@ -206,6 +207,8 @@ class Execution:
         # an inlined callee (`encode.py`) shares its caller's inputs and memory, names
         # its registers' inputs after itself, and reads its parameters from `bound`
         self.enc = caller.enc if caller else FunctionEncoding(fn.name)
+        # plain mul results an add may be fused with (sem/contraction.py), also in a callee
+        self.products = caller.products if caller else Products()
         self.stack: tuple[str, ...] = (*caller.stack, fn.name) if caller else (fn.name,)
         self.prefix = f"{caller.prefix}{fn.name}@{site}/" if caller else ""
         self.bound = bound or {}

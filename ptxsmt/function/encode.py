@@ -177,7 +177,7 @@ def _checked(ex: Execution, item: Checked) -> None:
         if types[slot].is_half:
             ex.enc.halves.update(dict.fromkeys((ex.prefix + r for r in o.registers),
                                                types[slot]))
-    written = execute(ins, ex.register, ex.opts)
+    written = execute(ins, ex.register, ex.opts, ex.products)
     ex._update(registers=written)
     if ins.variant.opcode == "setp":
         predicates = {r: written[r] for o in ins.destinations.values() for r in o.registers}

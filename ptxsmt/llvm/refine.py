@@ -25,6 +25,7 @@ from ..function.encode import encode_function as encode_ptx
 from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..sem import observe
+from ..sem.contraction import is_choice
 from ..sem.options import DEFAULT_NAN
 from ..sem.sorts import is_nan
 from ..solver import Z3_FIRST_SECONDS, check  # check: a Ctrl-C is never an answer
@@ -406,14 +407,19 @@ def _constants(assertions: list) -> list[z3.FuncDeclRef]:
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
               timeout_ms: int) -> bool:
-    """The counterexample again, every input fixed to its value: no choice of the IR's
-    open values may make it UB or agree."""
+    """The counterexample again, every input fixed to its value, and each choice the PTX
+    leaves to ptxas (a Boolean function of its operands: a mul and an add fused or not,
+    sem/contraction.py) as the model made it: no choice of the IR's open values may make
+    it UB or agree."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     chosen = {c.decl().name() for c in choices}
     for d in model.decls():
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
+    for t in _subterms([body]):
+        if is_choice(t):
+            s.add(t == model.eval(t, model_completion=True))
     s.add(*links, z3.Not(body))
     return check(s) == z3.unsat
 

@@ -98,5 +98,6 @@ def out_bytes(data: bytes) -> None:
 def show(value: Value, t: PtxType) -> str:
     """A value for people: hex and decoded; one the ISA leaves open said as such."""
     if value is UNSPECIFIED:
-        return "unspecified (any NaN: the PTX ISA leaves it open, Spec notes 9)"
+        return ("unspecified (the PTX ISA leaves it open: any NaN, Spec notes 9; or a mul "
+                "and add fused or not, Spec notes 13)")
     return describe(value, t)

@@ -20,7 +20,7 @@ def counterexample_json(cex: Counterexample) -> dict:
 
 
 def nan_fields(verdict: str, nan: str, up_to: bool, payloads_only: bool) -> dict:
-    """The NaN policy a verdict was reached under (docs/spec-notes.md, note 11), and
+    """The NaN policy a verdict was reached under (docs/spec-notes.md, note 14), and
     whether it holds only up to NaN payloads or differs only in them: one spelling for
     snippets, functions and IR."""
     out = {"nan": nan}

@@ -28,7 +28,7 @@ def _detail(v: Validated) -> str:
 
 def _verdict(v: Validated) -> str:
     """The verdict as said: "refines up to NaN payloads" where only payload-free
-    equality of float results was proved (docs/spec-notes.md, note 11)."""
+    equality of float results was proved (docs/spec-notes.md, note 14)."""
     r = v.refinement
     if r is not None and r.up_to_nan_payloads:
         return "refines up to NaN payloads"

@@ -4,7 +4,7 @@ and from integers to floats (.rn/.rz/.rm/.rp), with .ftz and .sat. The exact wid
 and cvt between integers are glue's.
 
     "For float-to-integer conversions, the result is clamped to the destination range by
-    default; i.e, .sat is redundant"; a NaN converts to 0.
+    default; i.e, .sat is redundant"; a NaN converts as silicon does (NAN_TO_INTEGER).
     ".ftz: For .f32 inputs and outputs, flushes subnormal ... to sign-preserving zero"
     (sm_1x: always); ".sat: For floating-point destination types, .sat limits the result
     to the range [0.0, 1.0]. NaN results are flushed to positive zero."
@@ -59,9 +59,24 @@ def _flushes(v: Variant, t: PtxType, opts: Options) -> bool:
     return t.name == "f32" and (v.ftz or opts.sm_1x)
 
 
+# The integer a NaN converts to. The text says nothing of NaN; an H200 (sm_90, ptxas 13.0;
+# Spec notes 11) converts in 32 bits unless the source or the destination has 64 (F2I.F64,
+# F2I.S64), and gives 0 from a 32-bit conversion, the destination's sign bit alone (its
+# MININT bits, also for .u16/.u64) from a 64-bit one, with or without .sat. By the
+# conversion's width; n is the destination's.
+NAN_TO_INTEGER = {32: lambda n: 0, 64: lambda n: 1 << (n - 1)}
+
+
+def conversion_width(src: PtxType, dst: PtxType) -> int:
+    """The width the hardware converts in: 64 if either side has 64 bits, else 32."""
+    return max(32, src.width, dst.width)
+
+
 def to_integer(v: Variant, x: z3.FPRef, dst: PtxType) -> z3.BitVecRef:
-    """x rounded to an integer by .rni/.rzi/.rmi/.rpi, clamped to dst's range; NaN -> 0."""
+    """x rounded to an integer by .rni/.rzi/.rmi/.rpi, clamped to dst's range; a NaN
+    gives NAN_TO_INTEGER's value."""
     n, signed = dst.width, dst.kind is Kind.SIGNED
+    nan = NAN_TO_INTEGER[conversion_width(v.atype, dst)](n)
     lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if signed else (0, (1 << n) - 1)
     r = z3.fpRoundToIntegral(rounding(v.rnd), x)
     # the bounds as floats of x's format: 2**k rounds up to +inf where the format has no
@@ -69,7 +84,7 @@ def to_integer(v: Variant, x: z3.FPRef, dst: PtxType) -> z3.BitVecRef:
     below = z3.fpLEQ(r, z3.FPVal(lo, x.sort())) if signed else z3.fpLT(r, z3.FPVal(0, x.sort()))
     above = z3.fpGEQ(r, z3.FPVal(hi + 1, x.sort()))
     exact = (z3.fpToSBV if signed else z3.fpToUBV)(z3.RTZ(), r, z3.BitVecSort(n))
-    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(0, n),
+    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(nan, n),
                  z3.If(below, z3.BitVecVal(lo, n), z3.If(above, z3.BitVecVal(hi, n), exact)))
 
 

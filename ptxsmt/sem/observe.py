@@ -1,4 +1,4 @@
-"""Two results observed side by side: when do they differ? The NaN policy (Spec notes 11).
+"""Two results observed side by side: when do they differ? The NaN policy (Spec notes 14).
 
 A NaN result the PTX ISA leaves open may be any NaN, sign and payload included
 (Alive2's model; `sorts.free_nan`). At a float-typed observation point the policy

@@ -23,7 +23,7 @@ def check_hardware(name: str) -> str:
     return name
 
 
-# how NaNs compare at a float-typed output (`observe`, Spec notes 11); here, free of Z3,
+# how NaNs compare at a float-typed output (`observe`, Spec notes 14); here, free of Z3,
 # for the command line
 NAN_POLICIES = ("payload-free", "exact")
 DEFAULT_NAN = "payload-free"

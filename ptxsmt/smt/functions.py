@@ -30,6 +30,7 @@ from ..isa.errors import PtxError
 from ..isa.module import Function
 from ..isa.types import TYPES, FloatFormat
 from ..sem import observe
+from ..sem.contraction import is_choice
 from ..sem.options import DEFAULT, DEFAULT_NAN, Options
 from ..sem.sorts import OPEN_NANS, open_nan_sites
 from ..sem.unspecified import UNSPECIFIED
@@ -380,8 +381,14 @@ def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
     values = [(c, model.eval(c, model_completion=True))
               for c in (*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values())]
     same = [z3.Not(d) for d in differ] + [_final(el, s) == _final(er, s) for s in spaces]
+    agree = z3.And(*same, defined)
+    # whether ptxas fused a mul and an add (sem/contraction.py) is the hardware's to
+    # choose, not a free value to agree under: each such choice as the model made it
+    choices = [(t, model.eval(t, model_completion=True)) for t in subterms(agree)
+               if is_choice(t)]
     solver = _solver(timeout)
-    solver.add(z3.simplify(z3.substitute(z3.And(*same, defined), *values)))
+    solver.add(z3.simplify(z3.substitute(z3.substitute(agree, *choices) if choices else agree,
+                                         *values)))
     result = check(solver)
     if result == z3.unsat:
         return None

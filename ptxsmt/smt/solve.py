@@ -97,7 +97,7 @@ class Query:
             f"lhs: {' '.join(self.lhs_text.split())}",
             f"rhs: {' '.join(self.rhs_text.split())}",
             f"outputs: {', '.join(self.outputs)}",
-            f"NaNs: {self.nan} (docs/spec-notes.md, note 11)",
+            f"NaNs: {self.nan} (docs/spec-notes.md, note 14)",
         ])
 
 
