@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy
 import pytest
 from click.testing import CliRunner
 
@@ -358,6 +359,28 @@ def test_a_return_value_one_path_leaves_unwritten_is_no_difference():
     assert evaluate_function(_fn(partial, "one"), {"c": 5}).returns == {"r": 1}
     assert "unspecified" in json.dumps(outputs_json(
         evaluate_function(_fn(partial, "one"), {"c": 0}).outputs()))
+
+
+def test_call_sequences_declaring_one_param_name_at_two_sizes_meet():
+    """nvcc -G's h_relu (issue 40): `param0` is .b32 in __float2half's call sequence and
+    .b8[2] in __hgt's, and the two arms of `?:` meet holding each; scoped to its braces,
+    neither is read past the meet. Against -O3: equivalent; against -O3 with the compare
+    made `ge`: different at -0.0, where IEEE says -0.0 > 0 is false and -0.0 >= 0 true
+    (numpy's float16), so relu stores +0.0 and the mutant -0.0."""
+    ptx = Path(__file__).parent / "ptx"
+    debug, fast, mutant = (ptx / f"h_relu_sm90_{n}.ptx" for n in ("G", "O3", "O3_ge"))
+    r = _cli("equiv", debug, fast, "--function", "h_relu")
+    assert (r.exit_code, r.stdout.split(":")[0]) == (0, "equivalent"), r.output
+    r = _cli("equiv", debug, mutant, "--function", "h_relu", "--json")
+    assert r.exit_code == 1, r.output
+    cex = json.loads(r.stdout)["counterexample"]
+    x = numpy.frombuffer(int(cex["memory"]["global[0x20000]"], 16).to_bytes(2, "little"),
+                         numpy.float16)  # i[tid.x], tid.x = 0
+    relu, mutant_relu = (numpy.where(c, x, numpy.float16(0)).view(numpy.uint16)[0]
+                         for c in (x > 0, x >= 0))
+    (out,) = cex["differ"]
+    assert (int(cex["lhs"][out], 16), int(cex["rhs"][out], 16)) == (relu, mutant_relu)
+    assert relu != mutant_relu
 
 
 # ---- what the ISA leaves undefined is assumed not to happen ----------------------------

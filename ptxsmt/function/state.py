@@ -193,7 +193,14 @@ def merge(paths: list[State], registers: bool = True) -> State:
     `registers=False`: where the paths end (registers die there), none are kept."""
     if len(paths) == 1:
         return paths[0]
-    widths = {k: v.size() for p in paths for k, v in p.returns.items()}
+    widths: dict[str, set[int]] = {}
+    for p in paths:
+        for k, v in p.returns.items():
+            widths.setdefault(k, set()).add(v.size())
+    # a name of two widths is two call sequences' `.param`s (nvcc -G declares `param0`
+    # as .b32 in one and .b8[2] in another): each is out of scope past its own braces,
+    # so neither is read after the meet (a later call declares it anew)
+    scoped = {k for k, sizes in widths.items() if len(sizes) > 1}
     first = paths[0].registers
     differing = dict.fromkeys(k for p in paths[1:] for k in first.differing(p.registers)) \
         if registers else {}
@@ -201,8 +208,8 @@ def merge(paths: list[State], registers: bool = True) -> State:
                  first.set(_merged([(p.live, p.registers) for p in paths], keys=differing))
                  if registers else Registers(),
                  _merged([(p.live, p.memory) for p in paths], initial),
-                 _merged([(p.live, p.returns) for p in paths],
-                         lambda k: z3.BitVec(f"{k} unwritten", widths[k])))
+                 _merged([(p.live, {k: v for k, v in p.returns.items() if k not in scoped})
+                          for p in paths], lambda k: z3.BitVec(f"{k} unwritten", *widths[k])))
 
 
 def _merged(sides: list[tuple[z3.BoolRef, Mapping]], default=None,
