@@ -19,6 +19,7 @@ from tier import sample
 
 from ptxsmt import proofs
 from ptxsmt.cli import main
+from ptxsmt.llvm.module import compile_to_ptx
 from ptxsmt.smt.solve import build_query
 
 LIBRARY = proofs.load(Path(__file__).resolve().parent.parent / "proofs")
@@ -229,7 +230,17 @@ FUNCTION_PAIRS = [
     # float arithmetic (its IEEE bits: fp.to_ieee_bv in z3's own writing)
     ("sum.ptx", "sum_rn.ptx", "f", "equivalent"),
     ("sum.ptx", "sum_planted.ptx", "f", "different"),
+    # -0.0 < +0.0 of llvm.maximum: Bool terms, never Int (bitwuzla reads no Int)
+    ("maximum.ll", "maximum.ptx", "maximum", "refines"),
 ]
+MAXIMUM = """target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+declare float @llvm.maximum.f32(float, float)
+define float @maximum(float %a, float %b) {
+  %r = call float @llvm.maximum.f32(float %a, float %b)
+  ret float %r
+}
+"""
 SUM = """.version 8.4
 .target sm_90
 .address_size 64
@@ -248,6 +259,8 @@ SUM = """.version 8.4
 GENERATED = {  # name -> text of a file made for the test
     "une_bad.ptx": lambda: (PTX / "llvm" / "une_llc14_O2.ptx").read_text().replace(
         "setp.neu.f32", "setp.ne.f32"),  # llc's une lowered as the ordered compare: a bug
+    "maximum.ll": lambda: MAXIMUM,
+    "maximum.ptx": lambda: compile_to_ptx(MAXIMUM, "sm_90"),  # max.NaN.f32
     "sum.ptx": lambda: SUM.format(body="add.f32 %f3, %f1, %f2;"),
     "sum_rn.ptx": lambda: SUM.format(body="add.rn.f32 %f3, %f1, %f2;"),
     "sum_planted.ptx": lambda: SUM.format(  # 1.0 + 1.0 gives 3.0

@@ -156,18 +156,20 @@ def _num(pick_a: Callable) -> Callable:
     return minmaxnum
 
 
-# An order on floats: (the IEEE compare, the same compare on the signs of two zeros).
-LESS = (z3.fpLT, lambda a, b: a < b)
-GREATER = (z3.fpGT, lambda a, b: a > b)
+# An order on floats: (the IEEE compare, whether two zeros, negative or not, are in that
+# order). Booleans, not -1/1: a Python int in a term makes it Int-sorted, which no
+# bit-vector solver of the portfolio reads.
+LESS = (z3.fpLT, lambda negative_x, negative_y: z3.And(negative_x, z3.Not(negative_y)))
+GREATER = (z3.fpGT, lambda negative_x, negative_y: z3.And(negative_y, z3.Not(negative_x)))
 
 
 def _ordered_zero(order: tuple[Callable, Callable]) -> Callable:
     """Whether `x` comes first in `order`, with -0.0 less than +0.0."""
-    fp_pick, sign_pick = order
+    fp_pick, zero_pick = order
 
     def pick(x: z3.FPRef, y: z3.FPRef) -> z3.BoolRef:
         zeros = z3.And(z3.fpIsZero(x), z3.fpIsZero(y))
-        signs = sign_pick(z3.If(z3.fpIsNegative(x), -1, 1), z3.If(z3.fpIsNegative(y), -1, 1))
+        signs = zero_pick(z3.fpIsNegative(x), z3.fpIsNegative(y))
         return z3.Or(fp_pick(x, y), z3.And(zeros, signs))
     return pick
 
