@@ -365,27 +365,34 @@ def _wrong_unsat(text, timeout):
     return "unsat", {}, ""
 
 
-def _fma_query():
-    """mul then add against fma (one rounding, not two): z3 takes seconds to tell them
-    apart, bitwuzla a fraction of one."""
-    x, y, z = (z3.FP(n, z3.Float32()) for n in "xyz")
-    rne = z3.RNE()
-    two = z3.fpAdd(rne, z3.fpMul(rne, x, y), z)
-    return [z3.fpIsNormal(x), z3.fpIsNormal(y), z3.fpIsNormal(z),
-            z3.Not(z3.fpEQ(two, z3.fpFMA(rne, x, y, z)))]
+def _z3_first_gives_up(monkeypatch) -> list[tuple]:
+    """z3's first check (auto's seconds of z3 alone) answers unknown, as a z3 that ran out
+    of time would; every later check (completing another solver's model) is z3's own.
+    Returns the checks' assumptions, in order."""
+    real, calls = solve.check, []
+
+    def check(s, *assumptions):
+        calls.append(assumptions)
+        return z3.unknown if len(calls) == 1 else real(s, *assumptions)
+    monkeypatch.setattr(solve, "check", check)
+    return calls
 
 
 @pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
 def test_auto_hands_a_query_z3_has_not_decided_to_the_race(monkeypatch):
-    """`--solver auto`: z3 alone for Z3_FIRST_SECONDS (here 1 ms), then bitwuzla races z3;
-    its model becomes z3's (checked by z3 under the winner's values)."""
-    monkeypatch.setattr(solve, "Z3_FIRST_SECONDS", 0.001)
-    monkeypatch.setattr(portfolio, "RUNNERS", {**portfolio.RUNNERS, "z3": _sleep})
+    """`--solver auto`: z3 alone first (made to give up), then bitwuzla races z3 (whose
+    racer gives up at once: bitwuzla's is the only definite answer, whichever process is
+    faster); bitwuzla's model becomes z3's, checked by z3 under the winner's values and
+    by plain arithmetic here."""
+    calls = _z3_first_gives_up(monkeypatch)
+    monkeypatch.setattr(portfolio, "RUNNERS", {**portfolio.RUNNERS, "z3": _says("unknown")})
     solver = z3.Solver()
-    solver.add(*_fma_query())
+    solver.add(*_sat_query())
     decision = check_with(solver, "auto", 600)
     assert (decision.result, decision.solver) == (z3.sat, "bitwuzla")
-    assert z3.is_true(decision.model.eval(z3.And(*_fma_query()), model_completion=True))
+    assert len(calls) == 2 and calls[1]  # the second check: under bitwuzla's values
+    x, y = (decision.model.eval(z3.BitVec(n, 8)).as_long() for n in "xy")
+    assert (x * 3) & MASK8 == 7 and y != x and y < 5
     assert _no_children()
 
 
@@ -537,3 +544,57 @@ def test_the_refinement_race_makes_a_disagreement_no_verdict(monkeypatch):
     monkeypatch.setattr(portfolio, "solve", disagree)
     answer = second([x == 1], 30)
     assert answer.result == "unknown" and "disagree" in answer.reason
+
+
+# ---- each solver is handed only what it reads -------------------------------------------
+
+def _bf16_query():
+    """A bf16 square below zero: unsat (a square is never negative)."""
+    x = z3.FP("x", z3.FPSort(8, 8))
+    return [z3.fpIsNormal(x), z3.fpLT(z3.fpMul(z3.RNE(), x, x), z3.FPVal(0.0, x.sort()))]
+
+
+def test_a_solver_is_handed_only_a_query_whose_sorts_it_reads():
+    """bitwuzla reads f16, f32, f64 and f128, and no bf16 ("Unsupported experimental
+    floating-point format"); no bit-vector solver reads Int. Such a solver is not asked,
+    and says why; the others answer."""
+    refused = portfolio.unreadable(_bf16_query(), portfolio.SOLVERS)
+    assert refused == {"bitwuzla": "not asked: it reads no (_ FloatingPoint 8 8)"}
+    h = z3.FP("h", z3.FloatHalf())
+    assert portfolio.unreadable([z3.fpIsNaN(h), z3.Select(z3.K(z3.BitVecSort(8), h),
+                                                          z3.BitVec("i", 8)) == h],
+                                portfolio.SOLVERS) == {}
+    n = z3.Int("n")
+    assert set(portfolio.unreadable([n > 0], portfolio.SOLVERS)) == {"bitwuzla", "cvc5"}
+    answer = portfolio.solve(_bf16_query(), 30, ["bitwuzla"])
+    assert answer.result == "unknown" and answer.reason == f"bitwuzla: {refused['bitwuzla']}"
+    assert portfolio.solve_here(_bf16_query(), 10).reason == refused["bitwuzla"]
+    assert _no_children()
+
+
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla and cvc5")
+def test_the_race_on_a_query_one_solver_cannot_read_is_the_others(monkeypatch):
+    """bitwuzla (here made to say sat to anything) is never started on bf16; z3 and cvc5
+    both prove it, and nobody disagrees."""
+    monkeypatch.setitem(portfolio.RUNNERS, "bitwuzla", _says("sat"))
+    answer = portfolio.solve(_bf16_query(), 30, cross_check=True)
+    assert answer.result == "unsat" and answer.solver in ("z3", "cvc5")
+    assert _no_children()
+
+
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+def test_auto_goes_on_with_z3_alone_where_bitwuzla_cannot_read(monkeypatch):
+    """No race is started for a bf16 query once z3's first seconds are out: z3 goes on
+    alone, and an unknown would say why bitwuzla was not asked."""
+    _z3_first_gives_up(monkeypatch)
+
+    def no_race(*args, **kwargs):
+        raise AssertionError("a race was started")
+    monkeypatch.setattr(portfolio, "solve", no_race)
+    solver = z3.Solver()
+    solver.add(*_bf16_query())
+    assert check_with(solver, "auto", 600).result == z3.unsat
+    monkeypatch.setattr(solve, "check", lambda s, *assumptions: z3.unknown)
+    decision = check_with(solver, "auto", 600)
+    assert decision.result == z3.unknown
+    assert "bitwuzla: not asked: it reads no (_ FloatingPoint 8 8)" in decision.reason

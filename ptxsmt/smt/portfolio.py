@@ -8,6 +8,8 @@ each solver, z3 included, reads it afresh). An answer is trusted only as far as 
   the caller as z3 values: the caller pins them in its own z3 solver and replays the
   model through the evaluator before anyone sees it;
 - anything else (a timeout, a query a solver cannot read, a crash) is unknown.
+A solver is handed only a query whose every sort it reads (`unreadable`, from the
+query's terms, before any text is written): bitwuzla reads no bf16.
 Two definite answers that disagree raise `SolverDisagreement`: never a verdict.
 
 bitwuzla and cvc5 are an optional extra (`pip install 'ptxsmt[portfolio]'`), imported
@@ -27,6 +29,7 @@ import z3
 from ..isa.errors import PtxError
 from .child import Outcome, race
 from .smt2 import script
+from .smt2 import sorts as smt2_sorts
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
 GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
@@ -57,6 +60,45 @@ def unavailable() -> list[str]:
     return missing
 
 
+# The floating-point formats bitwuzla reads (f16, f32, f64, f128). Any other, bf16's
+# (_ FloatingPoint 8 8) included, is "experimental" there: its parser refuses the sort,
+# and a term built by a conversion to it is computed by code "with known issues".
+BITWUZLA_FLOATS = {(5, 11), (8, 24), (11, 53), (15, 113)}
+BIT_LEVEL = (z3.Z3_BOOL_SORT, z3.Z3_BV_SORT, z3.Z3_ROUNDING_MODE_SORT)
+
+
+def _reads_standard(sort: z3.SortRef) -> bool:
+    """Bool, bit-vectors, rounding modes, floats and arrays of these, as `smt2.logic`
+    names them (never Int or Real: no logic it names has them)."""
+    kind = sort.kind()
+    if kind == z3.Z3_ARRAY_SORT:
+        return _reads_standard(sort.domain()) and _reads_standard(sort.range())
+    return kind in BIT_LEVEL or kind == z3.Z3_FLOATING_POINT_SORT
+
+
+def _reads_bitwuzla(sort: z3.SortRef) -> bool:
+    kind = sort.kind()
+    if kind == z3.Z3_ARRAY_SORT:
+        return _reads_bitwuzla(sort.domain()) and _reads_bitwuzla(sort.range())
+    if kind == z3.Z3_FLOATING_POINT_SORT:
+        return (sort.ebits(), sort.sbits()) in BITWUZLA_FLOATS
+    return _reads_standard(sort)
+
+
+READS = {"z3": lambda sort: True, "bitwuzla": _reads_bitwuzla, "cvc5": _reads_standard}
+
+
+def unreadable(assertions: Sequence[z3.BoolRef], solvers: Sequence[str]) -> dict[str, str]:
+    """Each of `solvers` that cannot read the query, with why (the sorts it does not
+    read): such a solver is not asked, and says so among the reasons of an unknown."""
+    used = smt2_sorts(assertions)
+    out = {}
+    for s in solvers:
+        if missing := sorted({x.sexpr() for x in used if not READS[s](x)}):
+            out[s] = f"not asked: it reads no {', '.join(missing)}"
+    return out
+
+
 def smt2(assertions: Sequence[z3.BoolRef]) -> str:
     """The assertions as the standard SMT-LIB 2 script every solver reads
     (`smt2.script`: z3's own operators rewritten, the logic named), less its
@@ -72,8 +114,12 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
     definite answers are compared."""
     if unknown := [s for s in solvers if s not in RUNNERS]:
         raise PtxError(f"unknown solver {unknown[0]!r} (solvers: {', '.join(SOLVERS)})")
-    names = [s for s in solvers if s not in unavailable()]
     started = time.monotonic()
+    names = [s for s in solvers if s not in unavailable()]
+    refused = unreadable(assertions, names)
+    names = [s for s in names if s not in refused]
+    if not names:
+        return Answer("unknown", reason=_reasons(refused))
     text = smt2(assertions)
     if timeout is not None:  # writing the query out (seconds, for a large one) is its time
         timeout -= time.monotonic() - started
@@ -92,7 +138,12 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
             f"{a.solver} says {a.result}" for a in definite_answers))
     if definite_answers:
         return min(definite_answers, key=lambda a: names.index(a.solver))
-    return Answer("unknown", reason="; ".join(f"{s}: {a.reason}" for s, a in answers.items()))
+    return Answer("unknown", reason=_reasons({**{s: a.reason for s, a in answers.items()},
+                                              **refused}))
+
+
+def _reasons(why: dict[str, str]) -> str:
+    return "; ".join(f"{s}: {reason}" for s, reason in why.items())
 
 
 def _result(o: Outcome) -> str:
@@ -187,6 +238,8 @@ def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
     Python), else `smt2.script`'s."""
     if "bitwuzla" in unavailable():
         return Answer("unknown", reason="bitwuzla is not installed")
+    if refused := unreadable(assertions, ["bitwuzla"]):
+        return Answer("unknown", "bitwuzla", reason=refused["bitwuzla"])
     printer = z3.Solver()
     printer.add(*assertions)
     text = printer.to_smt2()

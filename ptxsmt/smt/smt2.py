@@ -128,6 +128,18 @@ def logic(assertions: Iterable[z3.BoolRef]) -> str:
             ("UF" if functions else "") + "BV" + ("FP" if floats else ""))
 
 
+def sorts(assertions: Iterable[z3.BoolRef]) -> set[z3.SortRef]:
+    """The sort of every subterm of the assertions, a quantifier's bound variables' too
+    (what a solver must read to read the query)."""
+    found: dict[int, z3.SortRef] = {}
+    for a in assertions:
+        for t in subterms(a):
+            held = [t.var_sort(i) for i in range(t.num_vars())] if z3.is_quantifier(t) \
+                else [t.sort()]
+            found.update((x.get_id(), x) for x in held)
+    return set(found.values())
+
+
 def script(assertions: Sequence[z3.BoolRef], comments: Iterable[str] = ()) -> str:
     """A standalone SMT-LIB 2 script: comments, set-logic, declarations, the assertions
     in standard form, (check-sat)."""

@@ -206,15 +206,20 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
         started = time.monotonic()
         solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
         result = check(solver)
-        solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
+        full = _MAX_MS if timeout is None else max(1, int(timeout * 1000))
+        solver.set("timeout", full)
         if result != z3.unknown:
             return Decision(result, model=solver.model() if result == z3.sat else None)
         # the time z3 took (it may stop late), not the time it was given
         timeout = None if timeout is None else timeout - (time.monotonic() - started)
+        refused = portfolio.unreadable(solver.assertions(), racers)
+        if [s for s in racers if s not in refused] == ["z3"]:  # z3 alone goes on here
+            solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
+            decision = _z3_alone(solver, "; ".join(f"{s}: {why}" for s, why in refused.items()))
+            solver.set("timeout", full)
+            return decision
     elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
-        result = check(solver)
-        return Decision(result, reason=solver.reason_unknown() if result == z3.unknown else "",
-                        model=solver.model() if result == z3.sat else None)
+        return _z3_alone(solver)
     assertions = list(solver.assertions())
     answer = portfolio.solve(assertions, timeout, racers)
     if answer.result != "sat":
@@ -232,6 +237,14 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
         return Decision(z3.unknown, answer.solver, f"{answer.solver} says sat, but z3 did not "
                         f"complete its model ({solver.reason_unknown()})")
     return Decision(z3.sat, answer.solver, model=solver.model())
+
+
+def _z3_alone(solver: z3.Solver, others: str = "") -> Decision:
+    """z3's decision; unknown names why, and why no other solver was asked (`others`)."""
+    result = check(solver)
+    why = "; ".join(x for x in (solver.reason_unknown(), others) if x) \
+        if result == z3.unknown else ""
+    return Decision(result, reason=why, model=solver.model() if result == z3.sat else None)
 
 
 def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
