@@ -173,7 +173,9 @@ def test_a_crash_or_a_hang_costs_only_its_own_line(work, monkeypatch):
     monkeypatch.setattr(pairs, "_decide", _crash_or_hang)
     monkeypatch.setattr(pairs, "STOP_MARGIN", 0.2)
     before = children()
-    code, out, _ = _batch(work, [LINES[0], LINES[1], LINES[2]], "--timeout", "0.1")
+    # only the hanging line has a short limit: line 3's proof has all the time it takes
+    hanging = {**LINES[1], "options": {"timeout": 0.1}}
+    code, out, _ = _batch(work, [LINES[0], hanging, LINES[2]], "--timeout", "3600")
     assert [r["verdict"] for r in out] == ["error", "unknown", "equivalent"]
     assert "died" in out[0]["error"] and "stopped" in out[1]["reason"]
     assert code == 4
