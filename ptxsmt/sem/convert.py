@@ -21,7 +21,7 @@ from ..isa.variants import Variant
 from .arith import flush_bits
 from .floatarith import saturate
 from .options import Options
-from .sorts import as_float, fp_sort, free_nan, free_value, rounding, to_bits
+from .sorts import as_float, fp_sort, free_nan, free_value, narrowed, rounding, to_bits
 
 
 def convert(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -36,7 +36,7 @@ def convert(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
         out = z3.fpToIEEEBV(x)  # an integer is never NaN
     else:
         x = as_float(a, src.fmt)
-        x = z3.fpRoundToIntegral(rm, x) if v.rnd in INT_ROUNDINGS else z3.fpToFP(rm, x, sort)
+        x = z3.fpRoundToIntegral(rm, x) if v.rnd in INT_ROUNDINGS else narrowed(rm, x, dst.fmt)
         out = to_bits(x, free_nan(_nan_name(v), a, dst.fmt))
     if _flushes(v, dst, opts):
         out = flush_bits(out, dst.fmt)
@@ -107,7 +107,7 @@ TF32 = FloatFormat("tf32", 8, 11)  # f32's exponent, a 10-bit fraction: an f32's
 def narrow(spelling: str, rnd: str, relu: bool, fmt: FloatFormat,
            a: z3.BitVecRef) -> z3.BitVecRef:
     """convert(a): the .f32 `a` rounded by .rn (nearest even) or .rz to `fmt`."""
-    r = z3.fpToFP(rounding(rnd), as_float(a, F32), fp_sort(fmt))
+    r = narrowed(rounding(rnd), as_float(a, F32), fmt)
     bits = to_bits(r, free_nan(spelling, a, fmt))
     if not relu:
         return bits

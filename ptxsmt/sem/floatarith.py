@@ -21,7 +21,7 @@ from .arith import flush_bits
 from .comparison import ftz
 from .options import Options
 from .prims import lanes, pack
-from .sorts import as_float, fields, free_nan, free_value, rounding, to_bits, unordered
+from .sorts import as_float, fields, free_nan, free_value, fused, rounding, to_bits, unordered
 
 
 def float_arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
@@ -90,7 +90,7 @@ def fma(v, fmt, flush, a, b, c):
     """d = a*b + c;  "computes the product of a and b to infinite precision and then adds
     c to this product, again in infinite precision. The resulting value is then rounded"
     (mad.rnd.f32/.f64 are the same instruction)."""
-    return rounded(v, fmt, flush, z3.fpFMA, a, b, c)
+    return rounded(v, fmt, flush, fused, a, b, c)
 
 
 def div(v, fmt, flush, a, b, c):

@@ -31,11 +31,34 @@ def as_float(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.FPRef:
     result = ieee_result(bits, sort)
     if result is not None:
         return result
+    widened = _widened_nan_or_value(bits, fmt)
+    if widened is not None:
+        return as_float(widened, fmt)
     if z3.is_app_of(bits, z3.Z3_OP_ITE) and any(  # a selp of results: read each arm
             ieee_result(arm, sort) is not None for arm in bits.children()[1:]):
         test, yes, no = bits.children()
         return z3.If(test, as_float(yes, fmt), as_float(no, fmt))
     return z3.fpBVToFP(bits, sort)
+
+
+def _widened_nan_or_value(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef | None:
+    """w where `bits` is a widening cvt's `If(is_nan(a), any NaN, w)`, w = widen(a):
+    as a float that is w, which is NaN exactly where a is (a float has one NaN; its
+    bits are the register's, not the view's). So a cvt.f32.bf16 feeding an f32
+    operation is the term `arith` widens a bf16 operand to."""
+    if not z3.is_app_of(bits, z3.Z3_OP_ITE):
+        return None
+    test, nan, value = bits.children()
+    a = test.arg(0).arg(0).arg(0) if z3.is_and(test) and test.num_args() == 2 and \
+        z3.is_app_of(test.arg(0), z3.Z3_OP_EQ) and \
+        z3.is_app_of(test.arg(0).arg(0), z3.Z3_OP_EXTRACT) else None
+    if a is None or not _always_nan(nan, fp_sort(fmt)):
+        return None
+    for src in FORMATS:
+        if src.width == a.size() and src is not fmt and test.eq(is_nan(a, src)) and \
+                value.eq(widen(a, src, fmt)):
+            return value
+    return None
 
 
 def ieee_result(bits: z3.BitVecRef, sort: z3.FPSortRef) -> z3.FPRef | None:
@@ -102,8 +125,10 @@ def widen(bits: z3.BitVecRef, src: FloatFormat, dst: FloatFormat) -> z3.BitVecRe
     fields: sign kept, exponent rebiased, fraction padded with zeros on the right; a
     subnormal that `dst` holds as a normal is normalised (its leading one becomes the
     hidden bit). Zeros keep their sign, infinities stay infinite."""
-    sign, exp, frac = fields(bits, src)
     pad, grow = dst.sbits - src.sbits, dst.ebits - src.ebits
+    if not grow:  # one exponent range (bf16 in f32): every field stays, the fraction padded
+        return z3.Concat(bits, z3.BitVecVal(0, pad)) if pad else bits
+    sign, exp, frac = fields(bits, src)
     rebias = (1 << (dst.ebits - 1)) - (1 << (src.ebits - 1))  # dst bias - src bias
 
     def pack(e, f):
@@ -171,6 +196,80 @@ def _is_open_nan(t: z3.ExprRef) -> bool:
 
 ROUNDING_MODES = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP,
                   "rni": z3.RNE, "rzi": z3.RTZ, "rmi": z3.RTN, "rpi": z3.RTP}
+
+
+# f32 arithmetic on bf16 values, rounded to bf16, is bf16 arithmetic: the same number,
+# since rounding twice in one direction is rounding once, and to nearest f32 (24 bits)
+# then bf16 (8) is innocuous for +, -, *, / and sqrt (p' >= 2p + 2: Figueroa, "When is
+# double rounding innocuous?", 1995; the formats share one exponent range, so overflow
+# and subnormals agree). Not fma: its exact value may hold too many bits. A compiler
+# writes bf16 arithmetic so without bf16 instructions (cvt.f32.bf16, div.rn.f32,
+# cvt.rn.bf16.f32): `narrowed` makes it the bf16 operation, the term LLVM's `fdiv
+# bfloat` is, so that a refinement query compares one term with itself.
+THROUGH = {BF16: F32}
+ONE_ROUNDING = {z3.Z3_OP_FPA_ADD: z3.fpAdd, z3.Z3_OP_FPA_SUB: z3.fpSub,
+                z3.Z3_OP_FPA_MUL: z3.fpMul, z3.Z3_OP_FPA_DIV: z3.fpDiv,
+                z3.Z3_OP_FPA_SQRT: z3.fpSqrt}
+
+
+def narrowed(rm: z3.FPRMRef, x: z3.FPRef, fmt: FloatFormat) -> z3.FPRef:
+    """x rounded by `rm` to `fmt`: where x is an operation rounded by `rm` on exact
+    widenings of `fmt` values, in a format `THROUGH` names, that operation in `fmt`."""
+    wide = THROUGH.get(fmt)
+    if wide is None or x.sort() != fp_sort(wide) or not z3.is_app(x) or \
+            x.decl().kind() not in ONE_ROUNDING or not x.arg(0).eq(rm):
+        return z3.fpToFP(rm, x, fp_sort(fmt))
+    operands = [_narrow(a, fmt, wide) for a in x.children()[1:]]
+    if any(a is None for a in operands):
+        return z3.fpToFP(rm, x, fp_sort(fmt))
+    return ONE_ROUNDING[x.decl().kind()](rm, *operands)
+
+
+def _narrow(x: z3.FPRef, fmt: FloatFormat, wide: FloatFormat) -> z3.FPRef | None:
+    """The `fmt` value x is the exact widening of (None where it is no widening seen):
+    the view of bits with the fraction padded by zeros (`widen`, or a shift left by
+    the padding, which is what LLVM writes for bf16 to f32), or a widening conversion."""
+    if z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 2 and x.arg(1).sort() == \
+            fp_sort(fmt):
+        return x.arg(1)
+    if not (z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1):
+        return None
+    bits, pad = x.arg(0), wide.sbits - fmt.sbits
+    if z3.is_app_of(bits, z3.Z3_OP_CONCAT) and bits.num_args() == 2 and \
+            bits.arg(1).eq(z3.BitVecVal(0, pad)):
+        return as_float(bits.arg(0), fmt)
+    if z3.is_app_of(bits, z3.Z3_OP_BSHL) and \
+            z3.simplify(bits.arg(1)).eq(z3.BitVecVal(pad, wide.width)):  # shl's clamp
+        low = bits.arg(0)
+        if z3.is_app_of(low, z3.Z3_OP_ZERO_EXT) and low.arg(0).size() == fmt.width:
+            return as_float(low.arg(0), fmt)
+        return as_float(z3.Extract(fmt.width - 1, 0, low), fmt)
+    return None
+
+
+def fused(rm: z3.FPRMRef, x: z3.FPRef, y: z3.FPRef, z: z3.FPRef) -> z3.FPRef:
+    """x*y + z rounded once. With a factor 1.0 (-1.0) that is z plus (minus) the other
+    factor, the product being exact; with z = -0.0 it is x*y (adding -0.0 changes no
+    value and, but rounding toward -inf, no zero's sign). These are the terms of add,
+    sub and mul, which a compiler writes so without add.bf16 (`fma.rn.bf16 d, a, 1.0,
+    b`): no fma circuit for the solver to tell apart from them."""
+    e, m = x.sort().ebits(), x.sort().sbits()
+    one, minus_zero = ((1 << (e - 1)) - 1) << (m - 1), 1 << (e + m - 1)
+    for factor, other in ((y, x), (x, y)):
+        if _constant(factor) == one:
+            return z3.fpAdd(rm, other, z)
+        if _constant(factor) == minus_zero | one:  # -1.0: z - other (IEEE's x - y)
+            return z3.fpSub(rm, z, other)
+    if _constant(z) == minus_zero and not rm.eq(z3.RTN()):
+        return z3.fpMul(rm, x, y)
+    return z3.fpFMA(rm, x, y, z)
+
+
+def _constant(x: z3.FPRef) -> int | None:
+    """The bits of a float that is a view of constant bits (an immediate), else None."""
+    if z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1 and z3.is_bv_value(x.arg(0)):
+        return x.arg(0).as_long()
+    return None
 
 
 def rounding(rnd: str | None) -> z3.FPRMRef:
