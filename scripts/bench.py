@@ -43,6 +43,8 @@ Rows:
                  its PTX): wall time and peak memory of a fresh process, vs the reader of
                  commit BIG_BASELINE (every body read) in the same run, capped; then the
                  growth of the time from the first size to the last (--only-big: these)
+  bf16 OP CPU    `ir_refines` of `OP bfloat` against its PTX, bf16 read through f32 vs
+                 not (the baseline capped; "+": it did not finish) (--only-bf16: these)
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
@@ -638,6 +640,37 @@ def _big_verdict(kind: str, times: dict[float, tuple[float, float] | None]) -> N
     row(f"big {kind} {large:g} MB / {small:g} MB", f"{growth:,.2f}x time",
         f"{large / small:g}x size", f"{linear} {goal}".strip())
 
+BF16_CASES = (("sm_90", "fdiv"), ("sm_80", "fdiv"), ("sm_80", "fsub"))  # issue 40 item 8
+
+
+def bench_bf16(cap: float) -> None:
+    """`ir_refines` of `OP bfloat %a, %b` against llvmlite's PTX for CPU, with bf16 read
+    through f32 and fma with constants as add/sub/mul (`sem.sorts.narrowed`, `fused`) vs
+    without them (the f32 circuit against the bf16 one, z3 alone), in-process, the
+    baseline capped at `cap` seconds."""
+    import z3
+
+    from ptxsmt.function import read_function
+    from ptxsmt.llvm.module import compile_to_ptx, read_ir
+    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.sem import floatarith, sorts
+
+    for cpu, op in BF16_CASES:
+        ir = (f"define bfloat @f(bfloat %a, bfloat %b) {{\n  %r = {op} bfloat %a, %b\n"
+              "  ret bfloat %r\n}\n")
+        fn, ptx = read_ir(ir)["f"], compile_to_ptx(ir, cpu)
+        t_ours, ours = timed(ir_refines, fn, read_function(ptx, "f"), int(cap * 1000))
+        through, fused = sorts.THROUGH, floatarith.fused
+        sorts.THROUGH, floatarith.fused = {}, lambda rm, x, y, z: z3.fpFMA(rm, x, y, z)
+        try:
+            t_theirs, theirs = timed(ir_refines, fn, read_function(ptx, "f"), int(cap * 1000))
+        finally:
+            sorts.THROUGH, floatarith.fused = through, fused
+        row(f"bf16 {op} {cpu}", f"{ours.verdict} {t_ours:,.1f} s",
+            f"{theirs.verdict} {t_theirs:,.1f} s (f32 vs bf16)",
+            f"{t_theirs / t_ours:,.0f}x" + ("" if theirs.verdict == "refines" else "+"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Smaller sizes, no sweep.")
@@ -648,6 +681,8 @@ def main() -> None:
                     help="Only the issue-23 function-equivalence rows.")
     ap.add_argument("--only-big", action="store_true",
                     help="Only the issue-40 rows: one function out of a big module.")
+    ap.add_argument("--only-bf16", action="store_true",
+                    help="Only the issue-40 bf16 refinement rows.")
     ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
                     help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
@@ -666,6 +701,9 @@ def main() -> None:
         return
     if args.only_big:
         bench_big(BIG_SIZES[:2] if args.quick else BIG_SIZES, 20.0 if args.quick else 120.0)
+        return
+    if args.only_bf16:
+        bench_bf16(20.0 if args.quick else 60.0)
         return
     if args.batch_before:
         bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)
@@ -686,6 +724,7 @@ def main() -> None:
                  20.0 if args.quick else 60.0)
     bench_function_equivalence((100, 300) if args.quick else (100, 300, 1000))
     bench_synth()
+    bench_bf16(20.0 if args.quick else 60.0)
     for kernels in (False, True):
         bench_check(300 if args.quick else 3000, kernels)
     bench_big(BIG_SIZES[:2] if args.quick else BIG_SIZES, 20.0 if args.quick else 120.0)
