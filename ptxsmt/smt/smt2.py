@@ -132,11 +132,15 @@ def sorts(assertions: Iterable[z3.BoolRef]) -> set[z3.SortRef]:
     """The sort of every subterm of the assertions, a quantifier's bound variables' too
     (what a solver must read to read the query)."""
     found: dict[int, z3.SortRef] = {}
-    for a in assertions:
-        for t in subterms(a):
+    seen, todo = set(), list(assertions)
+    while todo:  # a walk of its own: `_WALKED` keeps the last terms alive for `script`
+        t = todo.pop()
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
             held = [t.var_sort(i) for i in range(t.num_vars())] if z3.is_quantifier(t) \
                 else [t.sort()]
             found.update((x.get_id(), x) for x in held)
+            todo.extend(t.children())
     return set(found.values())
 
 
