@@ -126,7 +126,7 @@ def test_a_missing_function_is_named_with_every_function_the_module_defines(modu
     assert e.value.message == f'no function "nope" in the file (it defines {", ".join(defined)})'
     run = CliRunner().invoke(main, ["equiv", str(ir), str(ptx), "--function", "nope"])
     names = ", ".join("@" + n for n in ir_module.read_ir(ir.read_text()))
-    assert run.exit_code == 2 and run.output.strip().endswith(f"(it defines {names})")
+    assert run.exit_code == 2 and run.stderr.strip().endswith(f"(it defines {names})")
 
 
 def test_a_missing_function_of_hand_written_ir_lists_every_function():
