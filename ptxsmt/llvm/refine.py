@@ -258,7 +258,8 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
             return Refinement("refines", nan=nan)
         # proved payload-free; bit for bit too? (a timeout keeps the weaker claim)
         exact, quantified = _for_every_choice(ir.choices, under("exact"))
-        proved, _, _ = _solve([*links, exact], not quantified, timeout_ms, second)
+        proved, _, _ = _solve([*links, exact], not quantified,
+                              min(timeout_ms, int(observe.BIT_FOR_BIT_SECONDS * 1000)), second)
         return Refinement("refines", nan=nan, up_to_nan_payloads=proved != z3.unsat)
     if answer == z3.unknown:
         return Refinement("unknown", f"solver: {why}", nan=nan)

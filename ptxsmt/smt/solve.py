@@ -21,7 +21,13 @@ from ..isa.syntax import PtxError
 from ..isa.types import FloatFormat, Kind, PtxType, bit_type
 from ..isa.variants import operand_types
 from ..program import Program
-from ..sem.observe import differ, observed_format, payloads_only, values_differ
+from ..sem.observe import (
+    BIT_FOR_BIT_SECONDS,
+    differ,
+    observed_format,
+    payloads_only,
+    values_differ,
+)
 from ..sem.options import DEFAULT, DEFAULT_NAN, Options
 from ..sem.sorts import OPEN_NANS, free_applications, open_nan_sites
 from ..solver import Z3_FIRST_SECONDS, check
@@ -308,8 +314,8 @@ def _payloads_may_differ(q: Query, timeout: float | None) -> bool:
     if q.nan == "exact" or not q.payloads:
         return False
     s = z3.SolverFor("QF_BVFP")
-    if timeout:
-        s.set("timeout", max(1, int(timeout * 1000)))
+    seconds = min(timeout or BIT_FOR_BIT_SECONDS, BIT_FOR_BIT_SECONDS)
+    s.set("timeout", max(1, int(seconds * 1000)))
     s.add(z3.Or(*q.payloads.values()))
     return check(s) != z3.unsat
 
