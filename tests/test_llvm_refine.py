@@ -9,6 +9,7 @@ import math
 import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 import z3
@@ -440,3 +441,34 @@ def test_plain_mul_and_add_refine_only_ir_that_lets_them_fuse(ir, verdict):
     r = ir_refines(read_ir(ir)["t1"], read_function(loose, "t1"), timeout_ms=120_000,
                    second=second_solver())
     assert r.verdict == verdict, r
+
+
+FAST_MIN = Path(__file__).parent / "ptx" / "llvm" / "fast_min.ll"
+
+
+@pytest.mark.parametrize("flags,op,verdict", [
+    ("fast", "min.f32", "refines"),        # llc-14's own lowering
+    ("nnan nsz", "min.f32", "refines"),    # the two flags it rests on
+    ("nnan", "min.f32", "different"),      # min(-0.0, +0.0) is -0.0; the IR says +0.0
+    ("nsz", "min.f32", "different"),       # min(x, NaN) is x; the IR says NaN
+    ("fast", "max.f32", "different"),      # wrong on numbers, whatever the flags
+])
+def test_fast_math_min_lowering_refines_only_with_its_flags(flags, op, verdict):
+    """`fcmp olt` + `select` lowered to min.f32: a false `different` at (-0.0, +0.0)
+    until nsz let a zero result be either zero."""
+    ir = FAST_MIN.read_text().replace(" fast ", f" {flags} ")
+    ptx = FAST_MIN.with_name("fast_min_llc14_O2.ptx").read_text().replace("min.f32", op)
+    r = ir_refines(read_ir(ir)["f"], read_function(ptx, "f"))
+    assert r.verdict == verdict, r
+    if verdict == "refines":
+        return
+    a, b = _f32(r.inputs["a"]), _f32(r.inputs["b"])
+    ir_value = a if a < b else b  # fcmp olt; select
+    if "nnan" in flags:
+        assert not (math.isnan(a) or math.isnan(b))
+    if op == "max.f32":  # two different numbers, not two zeros of different signs
+        assert a != b and _f32(r.ir_result) == ir_value
+    elif "nsz" in flags:
+        assert math.isnan(a) != math.isnan(b)
+    else:
+        assert a == b == 0 and r.ir_result == r.inputs["b"] != r.ptx_result
