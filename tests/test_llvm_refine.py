@@ -472,3 +472,47 @@ def test_fast_math_min_lowering_refines_only_with_its_flags(flags, op, verdict):
         assert math.isnan(a) != math.isnan(b)
     else:
         assert a == b == 0 and r.ir_result == r.inputs["b"] != r.ptx_result
+
+
+SAT = Path(__file__).parent / "ptx" / "llvm" / "sat.ll"
+SAT_OPS = {"sadd": (lambda a, b: a + b, True), "uadd": (lambda a, b: a + b, False),
+           "ssub": (lambda a, b: a - b, True), "usub": (lambda a, b: a - b, False)}
+SAT_TYPES = {"i8": (8, 1), "i16": (16, 1), "i32": (32, 1), "i64": (64, 1), "v2i16": (16, 2)}
+
+
+def _saturated(op: str, lanes_of: str, a: int, b: int) -> int:
+    """LangRef {s,u}{add,sub}.sat in exact integers: the sum or difference clamped to the
+    type's range, lane by lane (lane 0 in the low bits)."""
+    f, signed = SAT_OPS[op]
+    w, lanes = SAT_TYPES[lanes_of]
+    out = 0
+    for i in range(lanes):
+        x, y = (v >> (w * i) & ((1 << w) - 1) for v in (a, b))
+        if signed:
+            x, y = x - (x >> (w - 1) << w), y - (y >> (w - 1) << w)
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+        out |= (min(max(f(x, y), lo), hi) & ((1 << w) - 1)) << (w * i)
+    return out
+
+
+def _flip_first(ptx: str) -> str:
+    """The first add/sub of the function's body made the other one."""
+    i = min(j for j in (ptx.find("\tadd."), ptx.find("\tsub.")) if j >= 0)
+    op = ptx[i + 1:i + 4]
+    return ptx[:i + 1] + {"add": "sub", "sub": "add"}[op] + ptx[i + 4:]
+
+
+@pytest.mark.parametrize("name", [f"{op}_{t}" for op in SAT_OPS for t in SAT_TYPES])
+def test_saturating_arithmetic_refines_llc14_and_a_flipped_op_does_not(name):
+    ir = read_ir(SAT.read_text())[name]
+    ptx = SAT.with_name("sat_llc14_O2.ptx").read_text()
+    start = ptx.index(f" {name}(")
+    body = ptx[start:ptx.index("\n}", start)]
+    assert ir_refines(ir, read_function(ptx, name)).verdict == "refines"
+    r = ir_refines(ir, read_function(ptx.replace(body, _flip_first(body)), name))
+    assert r.verdict == "different", r
+    op, t = name.split("_")
+    w, lanes = SAT_TYPES[t]
+    mask = (1 << (w * lanes)) - 1
+    want = _saturated(op, t, r.inputs["a"], r.inputs["b"])
+    assert r.ir_result & mask == want and r.ptx_result & mask != want
