@@ -380,7 +380,7 @@ class _Encoder:
         sign = self.choices.bits("nsz", 1)
         return fl.nsz(bits, sign), None if flushed is None else fl.nsz(flushed, sign)
 
-    def _moved(self, flags: frozenset[str], fmt, out: Lane) -> Lane:
+    def _moved(self, flags: frozenset[str], fmt: FloatFormat, out: Lane) -> Lane:
         """The fast-math flags of an instruction that passes a float on (select, phi, a
         call's result): `nnan`/`ninf` make a NaN/infinite value poison, and under `nsz`
         a zero is either zero."""
@@ -421,13 +421,14 @@ class _Encoder:
             return replace(out, poison=z3.Or(k.poison, out.poison))
         return self._moved_value(ins, p, self._lanewise(lane, c, a, b))
 
-    def _moved_value(self, ins, p: reader.Printed, value: Value, compare: bool = True) -> Value:
-        """`_moved` on each lane of a float result; on a select or phi any flag is allowed
-        (one that licenses rewrites cannot change a value that is only passed on)."""
+    def _moved_value(self, ins, p: reader.Printed, value: Value, only_moves: bool = True) -> Value:
+        """`_moved` on each lane of a float result; where the instruction only moves a
+        value (select, phi) any flag is allowed: one that licenses rewrites cannot change
+        it."""
         t = ir_type(ins.type) if p.flags else None
         if t is None or t.kind != "float":
             return value
-        flags = self._fast_math(p, compare=compare)
+        flags = self._fast_math(p, compare=only_moves)
         return tuple(self._moved(flags, t.fmt, x) for x in value)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
@@ -685,7 +686,7 @@ class _Encoder:
         """The callee's value; fast-math flags on a float result as on any moved value
         (the float intrinsics read their operands' NaNs and infinities themselves)."""
         value = self._callee_value(ins, p)
-        return value if value is None else self._moved_value(ins, p, value, compare=False)
+        return value if value is None else self._moved_value(ins, p, value, only_moves=False)
 
     def _callee_value(self, ins, p: reader.Printed) -> Value | None:
         callee = list(ins.operands)[-1]
