@@ -73,6 +73,10 @@ for t in (*FLOATS, "<2 x half>"):
     case(f"fneg_{t}", [t], t, f"fneg {t} %a0")
 for t in ("i32", "float", "<2 x half>"):
     case(f"select_{t}", ["i1", t, t], t, f"select i1 %a0, {t} %a1, {t} %a2")
+for flags in ("nnan ninf nsz", "fast"):  # fast-math flags on a select and an fptrunc
+    case(f"select_{flags}", ["i1", "float", "float"], "float",
+         f"select {flags} i1 %a0, float %a1, float %a2")
+case("fptrunc_nnan_ninf_nsz", ["double"], "float", "fptrunc nnan ninf nsz double %a0 to float")
 case("freeze_i32", ["i32"], "i32", "freeze i32 %a0")
 
 CASTS = [("trunc", "i32", "i8", ""), ("trunc", "i32", "i8", "nuw"), ("trunc", "i32", "i8", "nsw"),
@@ -85,7 +89,9 @@ CASTS = [("trunc", "i32", "i8", ""), ("trunc", "i32", "i8", "nuw"), ("trunc", "i
          ("fptosi", "float", "i32", ""), ("fptosi", "float", "i8", ""),
          ("fptosi", "double", "i64", ""), ("fptosi", "half", "i16", ""),
          ("fptoui", "float", "i32", ""), ("fptoui", "float", "i8", ""),
-         ("fptoui", "double", "i64", ""), ("sitofp", "i32", "float", ""),
+         ("fptoui", "double", "i64", ""), ("fptosi", "float", "i1", ""),
+         ("fptoui", "float", "i1", ""), ("fptosi", "double", "i1", ""),
+         ("fptoui", "half", "i1", ""), ("sitofp", "i32", "float", ""),
          ("sitofp", "i64", "float", ""), ("sitofp", "i16", "half", ""),
          ("sitofp", "i64", "double", ""), ("uitofp", "i32", "float", ""),
          ("uitofp", "i64", "double", ""), ("uitofp", "i32", "float", "nneg"),
@@ -94,7 +100,8 @@ for op, src, dst, flags in CASTS:
     case(f"{op}_{flags}_{src}_{dst}", [src], dst, f"{op} {flags} {src} %a0 to {dst}")
 
 SUFFIX = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "half": "f16",
-          "bfloat": "bf16", "float": "f32", "double": "f64", "<2 x half>": "v2f16"}
+          "bfloat": "bf16", "float": "f32", "double": "f64", "<2 x half>": "v2f16",
+          "<2 x i16>": "v2i16"}
 
 
 def intrinsic(name: str, types: list[str], ret: str, extra: str = "", flags: str = "") -> None:
@@ -104,8 +111,11 @@ def intrinsic(name: str, types: list[str], ret: str, extra: str = "", flags: str
     case(f"{name}_{flags}_{SUFFIX[t]}_{extra.strip(', ')}", types, ret, call)
 
 
-for name in ("smin", "smax", "umin", "umax", "sadd.sat", "uadd.sat", "ssub.sat", "usub.sat"):
+for name in ("smin", "smax", "umin", "umax"):
     for t in ("i8", "i32"):
+        intrinsic(name, [t, t], t)
+for name in ("sadd.sat", "uadd.sat", "ssub.sat", "usub.sat"):
+    for t in ("i8", "i16", "i32", "i64", "<2 x i16>"):
         intrinsic(name, [t, t], t)
 for t in ("i8", "i32"):
     intrinsic("abs", [t], t, ", i1 false")

@@ -6,7 +6,8 @@ PTX instructions that were emitted. Correct compiles of the same IR refine.
 
 - llc-14: `ashr exact (and x, -32768), 15` as the unsigned `bfe.u32`; `sitofp i1 true`
   as +1.0; a 64-bit rotate (fshl) by an amount not taken modulo 64.
-- both LLVMs: `fptoui float to i1` as `x == 0.0` (llvm/llvm-project#200718).
+- both LLVMs: `fptoui float to i1` as `x == 0.0` (llvm/llvm-project#200718), and
+  `fptosi float to i1` the same way (1, i.e. -1, for +0.0; the IR's is 0).
 - LLVM 22.1 -O2: `sext (shl nsw i16 x, 15)` as `mul.wide.s16 x, -32768`.
 - LLVM 22.1: `uitofp i32 to bfloat` as `cvt.rn.f32.u32` then `cvt.rn.bf16.f32`, which rounds
   twice (llc-14 cannot select bfloat conversions: its files lack the function).
@@ -60,9 +61,10 @@ def _bf16_bits(n: int) -> int:
     return _bits(float(n)) >> 16 if n else 0
 
 
-def _fptoui_i1(x: int) -> int | None:
+def _fpto_i1(x: int, fits: tuple[int, int]) -> int | None:
+    """fptoui/fptosi to i1: the truncated value's bit where it fits, else poison (None)."""
     t = math.trunc(_f32(x)) if math.isfinite(_f32(x)) else None
-    return t if t in (0, 1) else None  # else poison
+    return t & 1 if t in fits else None
 
 
 # function: (IR value from its inputs (None: poison), bits of the IR value compared)
@@ -70,7 +72,8 @@ ORACLE = {
     "ashr_bfe": (lambda i: (_s(i["a"] & 0xFFFF8000, 32) >> 15) & 0xFFFFFFFF, 32),
     "i1_to_float": (lambda i: _bits(-1.0 if i["a"] else 0.0), 32),
     "rotl64": (lambda i: _rotl(i["a"], i["n"]), 64),
-    "f32_to_u1": (lambda i: _fptoui_i1(i["x"]), 1),
+    "f32_to_u1": (lambda i: _fpto_i1(i["x"], (0, 1)), 1),
+    "f32_to_s1": (lambda i: _fpto_i1(i["x"], (-1, 0)), 1),
     "sext_shl_top": (lambda i: (_s(i["x"], 16) << 15) & 0xFFFFFFFF
                      if -(2 ** 15) <= _s(i["x"], 16) << 15 < 2 ** 15 else None, 32),
     # LangRef uitofp: "the value is rounded using the default rounding mode": once
@@ -81,6 +84,7 @@ PTX_ORACLE = {
     "ashr_bfe": lambda i: (i["a"] >> 15) & 0x1FFFF,                       # bfe.u32 a, 15, 17
     "i1_to_float": lambda i: _bits(float(i["a"] & 1)),                    # cvt.rn.f32.u32
     "f32_to_u1": lambda i: int(i["x"] == 0),                               # setp.eq x, 0
+    "f32_to_s1": lambda i: int(i["x"] == 0),                               # setp.eq x, 0
     "sext_shl_top": lambda i: (_s(i["x"], 16) * -32768) & 0xFFFFFFFF,      # mul.wide.s16
     "u32_to_bf16": lambda i: _bf16_bits(_nearest_even(_nearest_even(i["a"], 24), 8)),
 }
@@ -90,6 +94,7 @@ EXPECTED = {
     **{(f, "i1_to_float"): f.startswith("llc14") for f in ("llc14_O0", "llc14_O2", "lite_O2")},
     **{(f, "rotl64"): f.startswith("llc14") for f in ("llc14_O0", "llc14_O2", "lite_O2")},
     **{(f, "f32_to_u1"): True for f in ("llc14_O0", "llc14_O2", "lite_O0", "lite_O2")},
+    **{(f, "f32_to_s1"): True for f in ("llc14_O0", "llc14_O2", "lite_O0", "lite_O2")},
     ("lite_O2", "sext_shl_top"): True, ("llc14_O2", "sext_shl_top"): False,
     **{(f, "u32_to_bf16"): True for f in ("lite_O0", "lite_O2")},
 }

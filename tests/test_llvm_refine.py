@@ -9,6 +9,7 @@ import math
 import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 import z3
@@ -440,3 +441,78 @@ def test_plain_mul_and_add_refine_only_ir_that_lets_them_fuse(ir, verdict):
     r = ir_refines(read_ir(ir)["t1"], read_function(loose, "t1"), timeout_ms=120_000,
                    second=second_solver())
     assert r.verdict == verdict, r
+
+
+FAST_MIN = Path(__file__).parent / "ptx" / "llvm" / "fast_min.ll"
+
+
+@pytest.mark.parametrize("flags,op,verdict", [
+    ("fast", "min.f32", "refines"),        # llc-14's own lowering
+    ("nnan nsz", "min.f32", "refines"),    # the two flags it rests on
+    ("nnan", "min.f32", "different"),      # min(-0.0, +0.0) is -0.0; the IR says +0.0
+    ("nsz", "min.f32", "different"),       # min(x, NaN) is x; the IR says NaN
+    ("fast", "max.f32", "different"),      # wrong on numbers, whatever the flags
+])
+def test_fast_math_min_lowering_refines_only_with_its_flags(flags, op, verdict):
+    """`fcmp olt` + `select` lowered to min.f32: a false `different` at (-0.0, +0.0)
+    until nsz let a zero result be either zero."""
+    ir = FAST_MIN.read_text().replace(" fast ", f" {flags} ")
+    ptx = FAST_MIN.with_name("fast_min_llc14_O2.ptx").read_text().replace("min.f32", op)
+    r = ir_refines(read_ir(ir)["f"], read_function(ptx, "f"))
+    assert r.verdict == verdict, r
+    if verdict == "refines":
+        return
+    a, b = _f32(r.inputs["a"]), _f32(r.inputs["b"])
+    ir_value = a if a < b else b  # fcmp olt; select
+    if "nnan" in flags:
+        assert not (math.isnan(a) or math.isnan(b))
+    if op == "max.f32":  # two different numbers, not two zeros of different signs
+        assert a != b and _f32(r.ir_result) == ir_value
+    elif "nsz" in flags:
+        assert math.isnan(a) != math.isnan(b)
+    else:
+        assert a == b == 0 and r.ir_result == r.inputs["b"] != r.ptx_result
+
+
+SAT = Path(__file__).parent / "ptx" / "llvm" / "sat.ll"
+SAT_OPS = {"sadd": (lambda a, b: a + b, True), "uadd": (lambda a, b: a + b, False),
+           "ssub": (lambda a, b: a - b, True), "usub": (lambda a, b: a - b, False)}
+SAT_TYPES = {"i8": (8, 1), "i16": (16, 1), "i32": (32, 1), "i64": (64, 1), "v2i16": (16, 2)}
+
+
+def _saturated(op: str, lanes_of: str, a: int, b: int) -> int:
+    """LangRef {s,u}{add,sub}.sat in exact integers: the sum or difference clamped to the
+    type's range, lane by lane (lane 0 in the low bits)."""
+    f, signed = SAT_OPS[op]
+    w, lanes = SAT_TYPES[lanes_of]
+    out = 0
+    for i in range(lanes):
+        x, y = (v >> (w * i) & ((1 << w) - 1) for v in (a, b))
+        if signed:
+            x, y = x - (x >> (w - 1) << w), y - (y >> (w - 1) << w)
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+        out |= (min(max(f(x, y), lo), hi) & ((1 << w) - 1)) << (w * i)
+    return out
+
+
+def _flip_first(ptx: str) -> str:
+    """The first add/sub of the function's body made the other one."""
+    i = min(j for j in (ptx.find("\tadd."), ptx.find("\tsub.")) if j >= 0)
+    op = ptx[i + 1:i + 4]
+    return ptx[:i + 1] + {"add": "sub", "sub": "add"}[op] + ptx[i + 4:]
+
+
+@pytest.mark.parametrize("name", [f"{op}_{t}" for op in SAT_OPS for t in SAT_TYPES])
+def test_saturating_arithmetic_refines_llc14_and_a_flipped_op_does_not(name):
+    ir = read_ir(SAT.read_text())[name]
+    ptx = SAT.with_name("sat_llc14_O2.ptx").read_text()
+    start = ptx.index(f" {name}(")
+    body = ptx[start:ptx.index("\n}", start)]
+    assert ir_refines(ir, read_function(ptx, name)).verdict == "refines"
+    r = ir_refines(ir, read_function(ptx.replace(body, _flip_first(body)), name))
+    assert r.verdict == "different", r
+    op, t = name.split("_")
+    w, lanes = SAT_TYPES[t]
+    mask = (1 << (w * lanes)) - 1
+    want = _saturated(op, t, r.inputs["a"], r.inputs["b"])
+    assert r.ir_result & mask == want and r.ptx_result & mask != want

@@ -129,11 +129,13 @@ def _f32(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
-FLOATS = [0.0, -0.0, 1.5, -1.5, 2.5, -0.99, 127.9, 128.0, -128.0, -128.9, -129.0, 255.5, 256.0,
-          2.0 ** 31, -(2.0 ** 31), 2.0 ** 32, math.inf, -math.inf, math.nan, 1e-40]
+FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 1.5, -1.5, 2.5, -0.99, 127.9, 128.0, -128.0, -128.9,
+          -129.0, 255.5, 256.0, 2.0 ** 31, -(2.0 ** 31), 2.0 ** 32, math.inf, -math.inf, math.nan,
+          1e-40]
 
 
-@pytest.mark.parametrize("op,width,lo,hi", [("fptosi", 8, -128, 127), ("fptoui", 8, 0, 255),
+@pytest.mark.parametrize("op,width,lo,hi", [("fptosi", 1, -1, 0), ("fptoui", 1, 0, 1),
+                                            ("fptosi", 8, -128, 127), ("fptoui", 8, 0, 255),
                                             ("fptosi", 32, -2 ** 31, 2 ** 31 - 1),
                                             ("fptoui", 32, 0, 2 ** 32 - 1)])
 def test_float_to_int_out_of_range_is_poison(op, width, lo, hi):
@@ -191,6 +193,48 @@ def test_fcmp_predicates_match_the_langref(pred):
         for b in values:
             got = outcome(enc, a=_f32(a), b=_f32(b))[2].as_long()
             assert got == FCMP[pred](a, b), (pred, a, b)
+
+
+# A float `%y` from %x = bitcast %a, passed on by each instruction that takes fast-math
+# flags and only moves or rounds its value; FLAGS is put where the flags go.
+MOVERS = {
+    "select": "%y = select FLAGS i1 true, float %x, float 2.0",
+    "phi": "br label %j\nj:\n%y = phi FLAGS float [ %x, %entry ]",
+    "call": "%y = call FLAGS float @id(float %x)",
+    "fptrunc": "%d = fpext float %x to double\n%y = fptrunc FLAGS double %d to float",
+    "fadd": "%y = fadd FLAGS float %x, -0.0",
+}
+POS_ZERO, NEG_ZERO = 0x00000000, 0x80000000
+
+
+def _mover(name: str, flags: str):
+    return encode(f"entry:\n%x = bitcast i32 %a to float\n"
+                  f"{MOVERS[name].replace('FLAGS', flags)}\n"
+                  "%r = bitcast float %y to i32\nret i32 %r", "i32 %a", "i32",
+                  "define float @id(float %v) {\nret float %v\n}")
+
+
+@pytest.mark.parametrize("name", sorted(MOVERS))
+@pytest.mark.parametrize("flags", ["", "nsz", "fast"])
+def test_nsz_makes_a_zero_either_zero_and_nothing_else(name, flags):
+    """"nsz: ... treat the sign of a zero argument or zero result as insignificant": a
+    zero result may be +0.0 or -0.0; any other value is the one the instruction gives."""
+    if flags == "fast" and name not in ("select", "phi"):
+        pytest.skip("afn, arcp and reassoc are refused where they can change a value")
+    enc = _mover(name, flags)
+    for x in (0.0, -0.0, 1.0, -2.5, math.inf, 1e-40):
+        want = {_f32(x)}
+        if x == 0 and flags:
+            want = {POS_ZERO, NEG_ZERO}
+        assert possible(outcome(enc, a=_f32(x))[2]) == want, (name, flags, x)
+
+
+@pytest.mark.parametrize("name", sorted(MOVERS))
+def test_nnan_ninf_make_a_moved_value_poison(name):
+    for flags, poison in (("nnan", math.isnan), ("ninf", math.isinf), ("", lambda x: False)):
+        enc = _mover(name, flags)
+        for x in (0.0, 1.0, math.nan, math.inf, -math.inf):
+            assert outcome(enc, a=_f32(x))[1] == poison(x), (name, flags, x)
 
 
 def test_fcmp_nnan_ninf_make_poison():

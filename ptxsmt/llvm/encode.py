@@ -10,7 +10,7 @@ through a poison or null (address space 0) or misaligned pointer is undefined.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
@@ -306,8 +306,8 @@ class _Encoder:
         return self._lanewise(lane, a, b)
 
     def _fast_math(self, p: reader.Printed, compare: bool = False) -> frozenset[str]:
-        """The flags; those that license rewrites are refused, except on a compare or a
-        select, whose value they cannot change."""
+        """The flags; those that license rewrites are refused, except on a compare, a
+        select or a phi, whose value they cannot change."""
         refused = p.flags & fl.FAST_MATH_REFUSED if not compare else frozenset()
         if refused:
             raise Unsupported("fast-math", f"{' '.join(sorted(refused))} on {p.opcode}")
@@ -380,6 +380,15 @@ class _Encoder:
         sign = self.choices.bits("nsz", 1)
         return fl.nsz(bits, sign), None if flushed is None else fl.nsz(flushed, sign)
 
+    def _moved(self, flags: frozenset[str], fmt: FloatFormat, out: Lane) -> Lane:
+        """The fast-math flags of an instruction that passes a float on (select, phi, a
+        call's result): `nnan`/`ninf` make a NaN/infinite value poison, and under `nsz`
+        a zero is either zero."""
+        poison = z3.Or(out.poison, fl.fast_math_poison(flags, [fl.view(out.bits, fmt)]))
+        bits, flushed = self._nsz(out.bits, out.flushed) if "nsz" in flags else \
+            (out.bits, out.flushed)
+        return Lane(bits, poison, out.nan, flushed)
+
     def _icmp(self, ins, p: reader.Printed) -> Value:
         a, b = (self.operand(o) for o in ins.operands)
 
@@ -406,16 +415,21 @@ class _Encoder:
         first value argument; otherwise, it returns the second value argument." Poison
         only from the condition and the chosen arm."""
         c, a, b = (self.raw(o) for o in ins.operands)
-        t = ir_type(ins.type)
-        flags = self._fast_math(p, compare=True) if t.kind == "float" else frozenset()
 
         def lane(k: Lane, x: Lane, y: Lane) -> Lane:
             out = pick(k.bits == 1, x, y)
-            poison = z3.Or(k.poison, out.poison)
-            if flags:
-                poison = z3.Or(poison, fl.fast_math_poison(flags, [fl.view(out.bits, t.fmt)]))
-            return Lane(out.bits, poison, out.nan, out.flushed)
-        return self._lanewise(lane, c, a, b)
+            return replace(out, poison=z3.Or(k.poison, out.poison))
+        return self._moved_value(ins, p, self._lanewise(lane, c, a, b))
+
+    def _moved_value(self, ins, p: reader.Printed, value: Value, only_moves: bool = True) -> Value:
+        """`_moved` on each lane of a float result; where the instruction only moves a
+        value (select, phi) any flag is allowed: one that licenses rewrites cannot change
+        it."""
+        t = ir_type(ins.type) if p.flags else None
+        if t is None or t.kind != "float":
+            return value
+        flags = self._fast_math(p, compare=only_moves)
+        return tuple(self._moved(flags, t.fmt, x) for x in value)
 
     def _freeze(self, ins, p: reader.Printed) -> Value:
         """"If the argument is undef or poison, 'freeze' returns an arbitrary, but fixed,
@@ -432,7 +446,7 @@ class _Encoder:
         out = pairs[-1][1]
         for cond, v in reversed(pairs[:-1]):
             out = tuple(pick(cond, x, y) for x, y in zip(v, out, strict=True))
-        return out
+        return self._moved_value(ins, p, out)
 
     # ---- terminators ----------------------------------------------------------------------
 
@@ -515,6 +529,8 @@ class _Encoder:
                 poison.append(fl.fast_math_poison(flags, [v]))
                 bits = fl.result_bits(r, t.fmt)
                 flushed = fl.flushed_output(bits, t.fmt, self.denormal(t.fmt))
+                if "nsz" in flags:
+                    bits, flushed = self._nsz(bits, flushed)
             poison.append(fl.fast_math_poison(flags, [r]))
             return float_lane(bits, z3.Or(*poison), t.fmt, flushed)
         return self._lanewise(lane, a)
@@ -667,6 +683,12 @@ class _Encoder:
     # ---- calls ----------------------------------------------------------------------------
 
     def _call(self, ins, p: reader.Printed) -> Value | None:
+        """The callee's value; fast-math flags on a float result as on any moved value
+        (the float intrinsics read their operands' NaNs and infinities themselves)."""
+        value = self._callee_value(ins, p)
+        return value if value is None else self._moved_value(ins, p, value, only_moves=False)
+
+    def _callee_value(self, ins, p: reader.Printed) -> Value | None:
         callee = list(ins.operands)[-1]
         name = callee.name
         if not name.startswith("llvm."):
@@ -723,9 +745,7 @@ class _Encoder:
                 ins_ = [fl.flush_input(x.bits, t.fmt, mode) for x in xs]
                 bits = intr.FLOAT[base](*ins_, t.fmt, self.choices)
                 flushed = fl.flushed_output(bits, t.fmt, mode)
-                if "nsz" in flags:
-                    bits, flushed = self._nsz(bits, flushed)
-                views = [fl.view(x.bits, t.fmt) for x in xs] + [fl.view(bits, t.fmt)]
+                views = [fl.view(x.bits, t.fmt) for x in xs]
                 poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))
                 return Lane(bits, poison) if bitwise else \
                     float_lane(bits, poison, t.fmt, flushed)

@@ -21,6 +21,11 @@ define i1 @f32_to_u1(float %x) {
   ret i1 %r
 }
 
+define i1 @f32_to_s1(float %x) {
+  %r = fptosi float %x to i1
+  ret i1 %r
+}
+
 define i32 @sext_shl_top(i16 %x) {
   %s = shl nsw i16 %x, 15
   %e = sext i16 %s to i32
