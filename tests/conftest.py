@@ -50,3 +50,14 @@ if sys.dont_write_bytecode and "PYTHONPYCACHEPREFIX" not in os.environ:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
     atexit.register(shutil.rmtree, os.environ["PYTHONPYCACHEPREFIX"], ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _cache_switch_per_test(monkeypatch):
+    """`--no-cache` through CliRunner turns the cache off for the whole process
+    (`batch.cache.enable`, as a command line does for its one run): each test starts with
+    it as the environment set it, so that one test's `--no-cache` does not switch off the
+    verdict cache a later test in the same worker relies on."""
+    from ptxsmt.batch import cache
+
+    monkeypatch.setattr(cache, "_ENABLED", cache._ENABLED)
