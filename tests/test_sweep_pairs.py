@@ -119,7 +119,8 @@ def test_a_sum_of_three_masked_bytes_may_carry_two_bits():
     """(a & 255) + (b & 255) + (c & 255) reaches 765, ten bits: or'ed with a value shifted
     by nine it is not their sum (the known-zero bits of a sum of three)."""
     c = z3.BitVec("c", 32)
-    s = z3.Sum([A & 255, B & 255, c & 255])  # one n-ary sum, as `_linear` writes it
+    x, y, z = A & 255, B & 255, c & 255
+    s = (x + y).decl()(x, y, z)  # one sum of three operands, as `_linear` writes it
     t = s | (A << 9)
     solver = z3.Solver()
     solver.add(rewrite.normal(t) != t)
