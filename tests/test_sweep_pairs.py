@@ -99,7 +99,8 @@ def test_a_float_operation_with_operands_swapped_is_kept_apart(name):
 
 
 def test_a_select_with_its_arms_swapped_is_kept_apart():
-    """ite(c, y, y') against ite(c, y', y): a phi's arms read the wrong way round meet."""
+    """ite(c, y, y') against ite(c, y', y): read with its arms swapped, a phi would meet
+    the other select (phi cases)."""
     c = B < 7
     left, right = z3.If(c, A, rare(A)), z3.If(c, rare(A), A)
     assert swept_at(left, right, {A: K, B: 0})
@@ -130,7 +131,7 @@ def test_a_sum_of_three_masked_bytes_may_carry_two_bits():
 
 def run(name: str, *extra: str) -> dict:
     r = CliRunner().invoke(equiv, [str(SWEEP / f"{name}.a.ptx"), str(SWEEP / f"{name}.b.ptx"),
-                                   "--function", "f", "--json", *extra])
+                                   "--function", "f", "--json", "--timeout", "120", *extra])
     return json.loads(r.stdout)
 
 
