@@ -342,3 +342,30 @@ def test_vectors_drive_each_compare_both_ways_and_replay_in_the_interpreter(path
     out = tmp_path / "v.jsonl"
     out.write_text(r.stdout)
     assert _cli("eval", "--batch", str(out), "--check").exit_code == 0
+
+
+def test_a_file_rewritten_in_one_process_is_read_again(tmp_path):
+    """read_function_file keeps a function while its file stays as it was: a mutant written
+    over the same file is its own function, never the cached original (a stale verdict)."""
+    from ptxsmt.function.evaluate import read_function_file
+
+    text = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .func (.param .b32 r) f(.param .b32 x)
+{{
+    .reg .b32 %r<3>;
+    ld.param.b32 %r1, [x];
+    {op}.s32 %r2, %r1, 1;
+    st.param.b32 [r], %r2;
+    ret;
+}}
+"""
+    path = tmp_path / "k.ptx"
+    path.write_text(text.format(op="add"))
+    first = read_function_file(str(path), "f")
+    assert read_function_file(str(path), "f") is first  # unchanged: read once
+    path.write_text(text.format(op="sub"))
+    second = read_function_file(str(path), "f")
+    assert evaluate_function(first, {"x": 5}).returns["r"] == 6
+    assert evaluate_function(second, {"x": 5}).returns["r"] == 4

@@ -16,6 +16,7 @@ when the function ends.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -85,10 +86,20 @@ def parse_location(text: str) -> tuple[str, int, PtxType | None] | None:
     return m.group(1), address, TYPES[m.group(3)] if m.group(3) else None
 
 
-@lru_cache(maxsize=64)
 def read_function_file(path: str, name: str | None) -> Function:
-    """The function `name` of the PTX file at `path`, read once a run (a batch names it
-    line after line); raise `PtxError` naming the file and what is wrong."""
+    """The function `name` of the PTX file at `path`, read once a run while the file stays
+    as it was (a batch names it line after line; a file rewritten in the same process is
+    read again, never served stale); raise `PtxError` naming the file and what is wrong."""
+    try:
+        st = os.stat(path)
+        version = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        version = None  # read_text names what is wrong
+    return _read_function_file(path, name, version)
+
+
+@lru_cache(maxsize=64)
+def _read_function_file(path: str, name: str | None, version: tuple | None) -> Function:
     text = read_text(path)
     try:
         return read_function(text, name)
