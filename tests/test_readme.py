@@ -79,3 +79,11 @@ def test_generated_pages_name_their_script(page, script):
     head = "\n".join((ROOT / page).read_text().splitlines()[:3])
     assert script in head
     assert Path(page).name in (ROOT / script).read_text()
+
+
+def test_docs_index_lists_every_page():
+    """docs/index.md is the way into docs/: a page it does not list is a page nobody finds."""
+    index = ROOT / "docs" / "index.md"
+    listed = set(re.findall(r"\]\(([\w.-]+\.md)\)", index.read_text()))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {index.name}
+    assert pages <= listed, sorted(pages - listed)
