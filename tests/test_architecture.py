@@ -1,6 +1,6 @@
 """The package layout is the architecture (docs/layout.md): imports flow one way,
 
-    cli -> report, pairs -> proofs, check, ptxasdiff, synth -> smt -> batch -> eval -> fast
+    cli -> report, pairs -> proofs, check, ptxasdiff, synth, triage -> smt -> batch -> eval -> fast
         -> program, solver, function, llvm -> sem -> isa
 
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
@@ -26,7 +26,7 @@ LAYERS = (
     ("eval",),
     ("batch",),
     ("smt",),
-    ("proofs", "check", "ptxasdiff", "synth"),
+    ("proofs", "check", "ptxasdiff", "synth", "triage"),
     ("report", "pairs"),
     ("cli", "__main__"),
 )

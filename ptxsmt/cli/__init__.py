@@ -21,7 +21,7 @@ COMMANDS = {
     "eval": "evaluate:eval_cmd", "check": "check:check", "variants": "variants:variants",
     "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
     "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff", "cache": "cache:cache_cmd",
-    "synth": "synth:synth", "tv": "tv:tv",
+    "synth": "synth:synth", "tv": "tv:tv", "triage": "triage:triage",
 }
 
 
@@ -44,6 +44,7 @@ def main() -> None:
       ptxsmt cache
       ptxsmt synth --types f32,s32 --size 2 --jobs 2 --out synth-out
       ptxsmt tv kernels.ll --mcpu sm_80
+      ptxsmt triage tests/claims/ --markdown
     """
 
 

@@ -128,9 +128,13 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines.append(f"  {label} ({ev.function}):")
         lines += [f"    {k} = {_partly(ev, k) or describe(val, t)}"
                   for k, (val, t) in ev.outputs().items()]
-    lines += ["  reproduce:"]
-    for path, ev in ((lhs_file, cex.lhs), (rhs_file, cex.rhs)):
-        unroll = f"--unroll {v.unroll} " if v.unroll else ""
-        lines.append(f"    ptxsmt eval {shlex.quote(path)} --function {ev.function} {unroll}"
-                     f"{_arguments(cex, ev)}")
+    lines += ["  reproduce:", *(f"    {line}" for line in reproduce(v, lhs_file, rhs_file))]
     return "\n".join(lines + opaque)
+
+
+def reproduce(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> list[str]:
+    """The `ptxsmt eval` lines that replay a counterexample on each side."""
+    cex = v.counterexample
+    unroll = f"--unroll {v.unroll} " if v.unroll else ""
+    return [f"ptxsmt eval {shlex.quote(path)} --function {ev.function} {unroll}"
+            f"{_arguments(cex, ev)}" for path, ev in ((lhs_file, cex.lhs), (rhs_file, cex.rhs))]

@@ -68,7 +68,7 @@ def tv_summary(results: list[Validated], functions: int, interrupted: bool) -> s
         f"interrupted after {len(results)} of {functions} functions"
 
 
-def _reproduce(v: Validated, ptx_path: str, ptx_name: str) -> str | None:
+def reproduce(v: Validated, ptx_path: str, ptx_name: str) -> str | None:
     """`ptxsmt eval` running the PTX side of a counterexample, None if there is none to
     print (no counterexample, or one through memory, whose bytes are not kept)."""
     r = v.refinement
@@ -80,7 +80,7 @@ def _reproduce(v: Validated, ptx_path: str, ptx_name: str) -> str | None:
 
 def equiv_text(v: Validated, ptx_path: str, ptx_name: str) -> str:
     lines = [tv_line(v)]
-    if (line := _reproduce(v, ptx_path, ptx_name)) is not None:
+    if (line := reproduce(v, ptx_path, ptx_name)) is not None:
         lines += ["  reproduce (the PTX side):", f"    {line}"]
     return "\n".join(lines)
 
@@ -88,7 +88,7 @@ def equiv_text(v: Validated, ptx_path: str, ptx_name: str) -> str:
 def equiv_row(v: Validated, ptx_path: str, ptx_name: str) -> dict:
     """`equiv SOURCE.ll TARGET.ptx --json`'s fields (also one `equiv --batch` line's)."""
     row = _row(v)
-    if (line := _reproduce(v, ptx_path, ptx_name)) is not None:
+    if (line := reproduce(v, ptx_path, ptx_name)) is not None:
         row["counterexample"]["reproduce"] = {"ptx": line}
     return row
 
