@@ -64,7 +64,8 @@ def triage(claims, markdown, as_json, timeout) -> None:
     between = "\n---\n" if markdown else "" if as_json else "\n"
     verdicts: dict[str, int] = {}
     status, first, failed = EXIT_DECIDED, True, 0
-    for path in _claim_files(claims):
+    paths = _claim_files(claims)
+    for path in paths:
         try:
             result = decide(read_claim(path), timeout)
         except ClaimError as e:
@@ -84,9 +85,10 @@ def triage(claims, markdown, as_json, timeout) -> None:
         verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
         if result.verdict == "unknown":
             status = _worse(status, EXIT_UNKNOWN)
-    counts = [f"{verdicts[v]} {v}" for v in VERDICTS if v in verdicts]
-    counts += [f"{failed} not triaged (error above)"] if failed else []
-    report.err(f"triage: {', '.join(counts)}")
+    if len(paths) > 1:  # a batch's tally (one claim's verdict says it all)
+        counts = [f"{verdicts[v]} {v}" for v in VERDICTS if v in verdicts]
+        counts += [f"{failed} not triaged (error above)"] if failed else []
+        report.err(f"triage: {len(paths)} claims: {', '.join(counts)}")
     sys.exit(status)
 
 

@@ -9,7 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..eval.values import to_json
+from ..eval.values import UNSPECIFIED, to_json
 from ..triage.claim import Code
 from ..triage.decide import Observed, Triage, scope
 from . import dumps, equivalence, function, llvm, show
@@ -53,7 +53,9 @@ def summary(t: Triage) -> str:
         return (f"{'proved: ' + proved + '; ' if proved else ''}the PTX is right by the ISA "
                 f"at the claim's inputs ({seen}): suspect ptxas or the hardware")
     fits = t.at_inputs == "fits"
-    at = "at the claim's inputs the ISA gives exactly the value reported wrong"
+    gives = "allows" if any(o.got is not None and o.value is UNSPECIFIED for o in t.observed) \
+        else "gives exactly"
+    at = f"at the claim's inputs the ISA {gives} the value reported wrong"
     return f"proved: {proved}" + (f"; {at}" if fits else "") if proved else at
 
 
@@ -145,6 +147,8 @@ def text(t: Triage) -> str:
     if t.observed:
         lines.append("  at the claim's inputs:")
         lines += [f"    {_observed_line(o)}" for o in t.observed]
+    elif t.unrun and t.unrun != t.reason:
+        lines.append(f"  at the claim's inputs: {t.unrun}")
     if (replay := [x for x in reproduce(t) if x not in proof]):  # not twice
         lines += ["  ptxsmt eval:", *(f"    {x}" for x in replay)]
     if t.readings:
@@ -183,6 +187,8 @@ def row(t: Triage) -> dict:
             "seconds": round(t.seconds, 3)}
     if t.reason:
         out["reason"] = t.reason
+    if t.unrun:
+        out["at_inputs"] = {"unrun": t.unrun}
     return out
 
 
@@ -217,6 +223,8 @@ def markdown(t: Triage) -> str:
                 f"{'' if o.fits is None else ' ✓' if o.fits else ' ✗'} | "
                 f"{_cell(o.expected, o)} |" for o in t.observed]
         out.append("")
+    elif t.unrun and t.unrun != t.reason:
+        out += [f"**At the claim's inputs:** {t.unrun}.", ""]
     if (replay := reproduce(t)):
         out += ["**Reproduce:**", "", *_fence("\n".join(replay), "bash"), ""]
     if t.readings:

@@ -128,6 +128,7 @@ def _claim(path: str, data: object) -> Claim:
     if "ir" in data and "reference" in data:
         raise bad("[reference]", "give [ir] or [reference] (what the PTX is measured "
                                  "against), not both")
+    options = _options(data.get("options", {}), bad)
     base = Path(path).parent
     codes = {k: _code(k, data[k], base, bad) for k in ("ptx", "ir", "reference") if k in data}
     inputs = _values(data.get("inputs", {}), "[inputs]", bad)
@@ -147,7 +148,7 @@ def _claim(path: str, data: object) -> Claim:
                            ".entry), not a snippet")
     return Claim(path, codes["ptx"], codes.get("ir"), codes.get("reference"),
                  data.get("title", ""), data.get("link", ""), inputs, got, expected,
-                 **_options(data.get("options", {}), bad))
+                 **options)
 
 
 def _code(key: str, table: dict, base: Path, bad) -> Code:

@@ -97,6 +97,7 @@ class Triage:
     reason: str = ""  # unknown: why
     seconds: float = 0.0
     function: Function | None = None  # the claim's PTX function (None: a snippet)
+    unrun: str = ""  # why the PTX could not be run at the claim's inputs
 
     @property
     def at_inputs(self) -> str:
@@ -145,19 +146,25 @@ def triage(claim: Claim, timeout: float = 30.0) -> Triage:
                 function = verifier.ptx_function(claim.ptx, ir.name if ir else None)
         proof = None if claim.against == "isa" else \
             _prove(claim, ir, function, opts, timeout)
-        observed, evaluation = _observe(claim, function, opts) if claim.inputs else ((), None)
     except Unknown as e:
         return Triage(claim, "unknown", reason=str(e), function=function,
-                      readings=_readings(claim, None, function, ir),
+                      readings=_readings(claim, None, function, ir, ()),
                       seconds=time.perf_counter() - start)
-    verdict = VERDICT[proof.outcome if proof else "none", at_inputs(observed)]
+    observed, evaluation, unrun = (), None, ""
+    if claim.inputs:
+        try:
+            observed, evaluation = _observe(claim, function, opts)
+        except Unknown as e:  # the proof stands; the reported value is neither here nor there
+            unrun = str(e)
+    at = "open" if unrun and claim.got else at_inputs(observed)
+    verdict = VERDICT[proof.outcome if proof else "none", at]
     reason = ""
     if verdict == "unknown":
-        reason = proof.reason if proof else "the ISA leaves the output open at these " \
-            "inputs, and ptxsmt cannot say whether the reported value is among its values"
+        reason = proof.reason if proof else unrun or "the ISA leaves the output open at " \
+            "these inputs, and ptxsmt cannot say whether the reported value is among its values"
     return Triage(claim, verdict, proof, observed, evaluation,
-                  _readings(claim, proof, function, ir), reason,
-                  time.perf_counter() - start, function)
+                  _readings(claim, proof, function, ir, observed), reason,
+                  time.perf_counter() - start, function, unrun)
 
 
 def _prove(claim: Claim, ir, function: Function | None, opts: Options,
@@ -227,8 +234,8 @@ def _reported(claim: Claim, key: str, values: dict, outputs: dict) -> dict[str, 
     return out
 
 
-def _readings(claim: Claim, proof: Proof | None, function: Function | None,
-              ir) -> tuple[str, ...]:
+def _readings(claim: Claim, proof: Proof | None, function: Function | None, ir,
+              observed: tuple[Observed, ...]) -> tuple[str, ...]:
     """What the verdict rests on: Spec notes of the instructions the PTX functions (and
     their callees) use, the IR function's flags and the refinement's definition, and the
     NaN policy."""
@@ -240,7 +247,7 @@ def _readings(claim: Claim, proof: Proof | None, function: Function | None,
         out = [readings.REFINEMENT, *readings.ir_flags(ir.text), *out]
     if proof is not None:
         out += readings.nan_policy(claim.nan, *_nan_facts(proof))
-    elif claim.got:
+    elif any(o.got is not None for o in observed):
         out.append("the reported value is compared bit for bit with the values the ISA "
                    "allows (an open NaN allows any NaN)")
     return tuple(out)

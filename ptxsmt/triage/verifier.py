@@ -15,7 +15,9 @@ import z3
 from ..eval.evaluate import evaluate
 from ..eval.values import Evaluation, convert_inputs
 from ..function import read_function
+from ..function.encode import encode_function
 from ..function.evaluate import FunctionEvaluation, evaluate_function
+from ..isa.errors import NotModelled
 from ..isa.module import Function
 from ..llvm.errors import Unsupported
 from ..llvm.module import function_names, read_ir
@@ -82,6 +84,14 @@ def run_snippet(text: str, inputs: Mapping[str, object], opts: Options) -> Evalu
 
 def run_function(fn: Function, inputs: Mapping[str, object], opts: Options,
                  unroll: int) -> FunctionEvaluation:
+    """The function's outputs at `inputs`; NotModelled where they rest on an instruction
+    ptxsmt does not model whose result the inputs do not give (`r5=...`)."""
+    enc = encode_function(fn, opts, unmodelled="input", unroll=unroll)
+    given = {k.strip().lstrip("%") for k in inputs}
+    if missing := [k for k in enc.opaque if k not in given]:
+        raise NotModelled(f"its value at these inputs rests on "
+                          f"{'; '.join(sorted(enc.uninterpreted))}, which ptxsmt does not "
+                          f"model (an input {missing[0]}=VALUE gives its result)")
     return evaluate_function(fn, inputs, opts, unroll=unroll)
 
 
