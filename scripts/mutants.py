@@ -877,10 +877,51 @@ SWEEP = [  # the equivalence sweep (issue 42; docs/mutants.md, "The sweep")
       "a <= b (unsigned) written as b < a"),
 ]
 MUTANTS += SWEEP
+
+TRIAGE_DECIDE, TRIAGE_VERIFIER = "ptxsmt/triage/decide.py", "ptxsmt/triage/verifier.py"
+TRIAGE = [  # ptxsmt triage (issue 43 item 3): tests/test_triage.py kills them
+    m("triage-proved-then-refuted", TRIAGE_DECIDE,
+      '("agree", "differs"): "not the compiler"', '("agree", "differs"): "refuted"',
+      "proved right, yet a value the ISA does not give: called refuted, not ptxas"),
+    m("triage-isa-differs-refuted", TRIAGE_DECIDE,
+      '("none", "differs"): "not the compiler"', '("none", "differs"): "refuted"',
+      "a reported value the ISA does not give called the ISA's"),
+    m("triage-open-is-refuted", TRIAGE_DECIDE, '("none", "open"): "unknown"',
+      '("none", "open"): "refuted"', "an open value that cannot be judged called the ISA's"),
+    m("triage-fits-always", TRIAGE_DECIDE, "fits = value == got[name]", "fits = True",
+      "the reported value never compared with the ISA's"),
+    m("triage-one-fit-enough", TRIAGE_DECIDE,
+      'return "differs" if False in fits else', 'return "differs" if all(f is False '
+      'for f in fits) else', "one output the ISA gives hides another it does not"),
+    m("triage-allows-negated", TRIAGE_VERIFIER,
+      "s.add(term == register_value(bits, program.types[output]))",
+      "s.add(term != register_value(bits, program.types[output]))",
+      "an open value allows every value but the reported one"),
+    m("triage-unmodelled-is-bad-claim", TRIAGE_DECIDE,
+      "    except (NotModelled, Unsupported) as e:\n        raise Unknown(str(e)) from None\n",
+      "", "an instruction ptxsmt does not model called the claim's fault"),
+    m("triage-opaque-inputs-ignored", TRIAGE_VERIFIER,
+      "if missing := [k for k in enc.opaque if k not in given]:",
+      "if missing := [k for k in enc.opaque if k in given]:",
+      "a function run at inputs that do not give an unmodelled instruction's result"),
+    m("triage-refines-ignored", TRIAGE_DECIDE, '"refines": "agree"', '"refines": "unknown"',
+      "an IR refinement proof not read as one"),
+    m("triage-exit-best-not-worst", "ptxsmt/cli/triage.py",
+      "return max(a, b, key=SEVERITY.index)", "return min(a, b, key=SEVERITY.index)",
+      "a batch's exit code says the best that happened, not the worst"),
+    m("triage-nsz-unread", "ptxsmt/triage/readings.py",
+      '(r"\\bfast\\b", "fast: nnan, ninf, nsz,', '(r"\\bfastx\\b", "fast: nnan, ninf, nsz,',
+      "a refutation that rests on fast-math flags does not say so"),
+    m("triage-both-references", "ptxsmt/triage/claim.py",
+      'if "ir" in data and "reference" in data:', 'if "ir" in data and "reference" in data '
+      'and False:', "a claim with [ir] and [reference] measured against one silently"),
+]
+MUTANTS += TRIAGE
 _first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")
 BLOCKS = {  # --block NAME: the rounding families' mutants, both sessions (docs/mutants.md)
     "sem22": MUTANTS[_first:MUTANTS.index(SEM22[-1]) + 1],
     "sweep": SWEEP,
+    "triage": TRIAGE,
 }
 
 

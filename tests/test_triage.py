@@ -263,6 +263,29 @@ def test_a_function_resting_on_an_unmodelled_instruction_is_unknown(tmp_path):
     assert t.verdict == "unknown" and "mul24" in t.reason
 
 
+ABS_F32 = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 p)
+{
+\t.reg .f32 %f<3>;
+\tld.param.f32 %f1, [p];
+\tabs.f32 %f2, %f1;
+\tst.param.f32 [func_retval0+0], %f2;
+\tret;
+}
+"""
+
+
+def test_a_function_output_the_isa_leaves_open_is_unknown_against_the_isa(tmp_path):
+    """abs.f32 of a NaN is an unspecified NaN (Spec notes 12); whether a function's open
+    output allows the reported bits is not decided: unknown, never refuted."""
+    t = _isa_claim(tmp_path, ABS_F32, {"p": "0x7fc00001"}, {"func_retval0": "0x7fffffff"})
+    assert t.verdict == "unknown" and "open" in t.reason
+    assert t.observed[0].fits is None
+
+
 # Markdown: the verdict first, every section it needs, fences closed, eval lines that run
 
 SECTIONS = {
@@ -365,6 +388,10 @@ BAD = {
     "option.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[options]\nnan = "loose"\n',
                     "[options] nan: is one of"),
     "claim.yaml": ("ptx: x\n", "a claim file is .toml or .json"),
+    "two.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[reference]\ntext = "x"\n',
+                 "[reference]: give [ir] or [reference]"),
+    "irsnippet.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[ir]\ntext = "define void @f() '
+                       '{ ret void }"\n', "[ptx]: against [ir] the PTX is a module"),
 }
 
 
