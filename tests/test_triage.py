@@ -226,6 +226,17 @@ def _exact_f32(x: Fraction) -> int:
     return struct.unpack("<I", struct.pack("<f", float(x)))[0]
 
 
+def test_one_reported_output_the_isa_does_not_give_is_enough(tmp_path):
+    """t is the ISA's (-32768 wraps to itself in 16 bits), p is not: not the compiler."""
+    ptx = "neg.s16 t, a; setp.lt.s16 p, t, b;"
+    assert reference.run(ptx, {"a": 0x8000, "b": 0}) == {"a": 0x8000, "b": 0, "t": 0x8000,
+                                                         "p": True}
+    for got, verdict in (({"t": "0x8000", "p": False}, "not the compiler"),
+                         ({"p": False, "t": "0x8000"}, "not the compiler"),
+                         ({"t": "0x8000", "p": True}, "refuted")):
+        assert _isa_claim(tmp_path, ptx, {"a": "0x8000", "b": "0"}, got).verdict == verdict
+
+
 def test_an_open_value_allows_each_of_its_values_and_no_other(tmp_path):
     """mul.f32 + add.f32 may be one fma (Spec notes 13): by exact rational arithmetic the
     fused result is 2^-24 and the unfused one 0; both are the ISA's, 1.0 is not."""
@@ -380,6 +391,8 @@ BAD = {
                     '[reported]\ngot = { q = "0x0" }\n', '[reported] got "q": the PTX writes'),
     "value.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[inputs]\na = "1"\nb = "2"\n'
                    '[reported]\ngot = { d = [1] }\n', '[reported] got "d": is a string'),
+    "isasyntax.toml": ('[ptx]\ntext = "min.f32 d, a"\n[inputs]\na = "1"\n'
+                       '[reported]\ngot = { d = "0x0" }\n', "[ptx]: line 1"),
     "syntax.toml": ('[ptx]\ntext = "min.f32 d, a"\n[reference]\ntext = "mov.b32 d, 1;"\n',
                     "[ptx]: line 1"),
     "function.toml": (f'[ptx]\nfile = "{HERE}/ptx/functions/opaque.ptx"\nfunction = "nope"\n'

@@ -193,9 +193,11 @@ def _prove(claim: Claim, ir, function: Function | None, opts: Options,
 def _observe(claim: Claim, function: Function | None, opts: Options
              ) -> tuple[tuple[Observed, ...], Evaluation | FunctionEvaluation]:
     """The PTX's outputs at the claim's inputs, each with what was reported of it."""
+    if function is None:
+        with _field(claim, "[ptx]"):
+            Program.parse(claim.ptx.text)
     with _field(claim, "[inputs]"):
         if function is None:
-            Program.parse(claim.ptx.text)
             ev = verifier.run_snippet(claim.ptx.text, claim.inputs, opts)
             outputs = {k: (v, ev.types[k]) for k, v in ev.outputs.items()}
         else:
