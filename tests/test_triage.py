@@ -361,6 +361,16 @@ min.f32 d, a, b;
 """
 
 
+def test_integer_inputs_are_bits_in_the_eval_line_too(tmp_path):
+    """1065353216 is 1.0's bits: the eval line says 0x3f800000, not the float 1065353216."""
+    t = _isa_claim(tmp_path, "min.f32 d, a, b;", {"a": 0x3F800000, "b": "2.0"},
+                   {"d": 0x3F800000})
+    assert t.verdict == "refuted"
+    (line,) = rendering.reproduce(t)
+    assert line == "ptxsmt eval 'min.f32 d, a, b;' a=0x3f800000 b=2.0"
+    assert "out  d = 0x3f800000 (1.0)" in _eval_output(line)
+
+
 def test_json_lines_carry_the_verdict_and_the_evidence():
     r = _cli(str(CLAIMS / "neg_s16_setp.toml"), "--json")
     assert r.exit_code == 0, r.output
@@ -401,6 +411,8 @@ BAD = {
     "option.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[options]\nnan = "loose"\n',
                     "[options] nan: is one of"),
     "claim.yaml": ("ptx: x\n", "a claim file is .toml or .json"),
+    "mixed.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[reference]\ntext = ".func f() '
+                   '{ ret; }"\n', "[reference]: is a module and [ptx] a snippet"),
     "two.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[reference]\ntext = "x"\n',
                  "[reference]: give [ir] or [reference]"),
     "irsnippet.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[ir]\ntext = "define void @f() '

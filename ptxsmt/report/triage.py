@@ -28,7 +28,9 @@ def _flat(text: str) -> str:
 
 
 def _argument(name: str, value: object) -> str:
-    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    """NAME=VALUE as `ptxsmt eval` reads it: a claim's integer is bits, so hex."""
+    shown = str(value).lower() if isinstance(value, bool) else \
+        hex(value) if isinstance(value, int) else str(value)
     return shlex.quote(f"{name}={shown}")
 
 

@@ -81,10 +81,6 @@ class Claim:
         """What the PTX is measured against: "ir", "reference" (other PTX) or "isa"."""
         return "ir" if self.ir else "reference" if self.reference else "isa"
 
-    @property
-    def name(self) -> str:
-        return self.title or Path(self.path).stem
-
 
 def read_claim(path: str | Path) -> Claim:
     """The claim in the file at `path` (.toml or .json), its code files read relative to
@@ -140,9 +136,11 @@ def _claim(path: str, data: object) -> Claim:
                   "missing: a claim without [ir] or [reference] is measured against the "
                   "PTX ISA, at the claim's [inputs], where [reported] got says what was "
                   "seen")
-    if codes["ptx"].is_module and "reference" in codes and not codes["reference"].is_module:
-        raise bad("[reference]", "is a snippet and [ptx] a module: give two snippets or "
-                                 "two modules' functions")
+    if "reference" in codes and codes["ptx"].is_module != codes["reference"].is_module:
+        kinds = {True: "a module", False: "a snippet"}
+        raise bad("[reference]", f"is {kinds[codes['reference'].is_module]} and [ptx] "
+                                 f"{kinds[codes['ptx'].is_module]}: give two snippets or two "
+                                 "modules' functions")
     if "ir" in codes and not codes["ptx"].is_module:
         raise bad("[ptx]", "against [ir] the PTX is a module's function (a .func or "
                            ".entry), not a snippet")
