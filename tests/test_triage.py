@@ -179,6 +179,34 @@ def test_refuted_nsz_rests_on_the_flag_and_without_it_is_confirmed(tmp_path):
     assert struct.pack("<f", a if a < b else b) == r.ir_result.to_bytes(4, "little")
 
 
+def _nearest_even(n: int, digits: int) -> int:
+    """The integer n > 0 rounded to `digits` significant bits, ties to even."""
+    drop = max(n.bit_length() - digits, 0)
+    q, r = divmod(n, 1 << drop)
+    half = (1 << drop) >> 1
+    return (q + (r > half or (r == half and drop > 0 and q & 1))) << drop
+
+
+def test_ir_alone_is_compiled_as_tv_does_and_the_double_rounding_found(tmp_path):
+    """Without [ptx] the IR is compiled by llvmlite's LLVM 22: for sm_80 `uitofp i32 to
+    bfloat` becomes cvt.rn.f32.u32 then cvt.rn.bf16.f32, which rounds twice (LangRef:
+    once); for sm_90 it is one cvt.rn.bf16.u32, right."""
+    pytest.importorskip("llvmlite")
+    f = tmp_path / "bf16.toml"
+    for mcpu, verdict in (("sm_90", "refuted"), ("sm_80", "confirmed")):
+        f.write_text(f'[ir]\nfile = "{HERE}/ptx/llvm/miscompiles/known.ll"\n'
+                     f'function = "u32_to_bf16"\n[options]\nmcpu = "{mcpu}"\n')
+        t = triage(read_claim(f))
+        assert t.verdict == verdict and t.claim.ptx.made == f"llvmlite's LLVM -O2 for {mcpu}"
+    r = t.proof.verdict.refinement
+    once, twice = (float(_nearest_even(n, 8)) for n in (  # a != 0: it rounds
+        r.inputs["a"], _nearest_even(r.inputs["a"], 24)))
+    bf16 = lambda x: struct.unpack("<I", struct.pack("<f", x))[0] >> 16  # noqa: E731 (exact)
+    assert (r.ir_result, r.ptx_result) == (bf16(once), bf16(twice))
+    assert "bf16.ptx: the claim's PTX (llvmlite's LLVM -O2 for sm_80)" in rendering.text(t)
+    assert "cvt.rn.bf16.f32" in rendering.markdown(t)
+
+
 def test_not_the_compiler_for_a_function_proved_right(tmp_path):
     """fast_min refines its IR, yet a GPU said +0.0 at (-0.0, +0.0): min.f32 gives -0.0 by
     the ISA, so it is not the compiler; the GPU steps replay the claim's inputs."""
@@ -413,6 +441,9 @@ BAD = {
     "claim.yaml": ("ptx: x\n", "a claim file is .toml or .json"),
     "mixed.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[reference]\ntext = ".func f() '
                    '{ ret; }"\n', "[reference]: is a module and [ptx] a snippet"),
+    "mcpu.toml": ('[ir]\ntext = "x"\n[options]\nmcpu = "sm_9000"\n', "[options] mcpu:"),
+    "opt.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[options]\nopt = 3\n',
+                 "[options] opt: is for IR compiled here"),
     "two.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[reference]\ntext = "x"\n',
                  "[reference]: give [ir] or [reference]"),
     "irsnippet.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[ir]\ntext = "define void @f() '

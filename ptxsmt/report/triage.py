@@ -20,7 +20,8 @@ GPU_ARCH = "sm_90"
 def ptx_path(t: Triage, code: Code) -> str:
     """Where `ptxsmt eval` finds the code: its file, or for inline text the file the
     report asks to save it as."""
-    return code.path or f"{Path(t.claim.path).stem}.{code.field}.ptx"
+    suffix = {"ptx": "ptx", "reference": "reference.ptx"}[code.field]
+    return code.path or f"{Path(t.claim.path).stem}.{suffix}"
 
 
 def _flat(text: str) -> str:
@@ -153,6 +154,10 @@ def text(t: Triage) -> str:
         lines.append(f"  at the claim's inputs: {t.unrun}")
     if (replay := [x for x in reproduce(t) if x not in proof]):  # not twice
         lines += ["  ptxsmt eval:", *(f"    {x}" for x in replay)]
+    unsaved = [c for c in (c.ptx, c.reference) if c is not None and c.path is None
+               and c.is_module]
+    lines += [f"  {ptx_path(t, u)}: the claim's PTX{' (' + u.made + ')' if u.made else ''}, "
+              "as --markdown shows it" for u in unsaved]
     if t.readings:
         lines += ["  rests on:", *(f"    {r}" for r in t.readings)]
     if (steps := gpu_steps(t)):
@@ -257,6 +262,7 @@ def _code_block(t: Triage, code: Code) -> list[str]:
     else:
         body = scope(code, t.function if code.field == "ptx" else p and p.reference)
     lang = "llvm" if code.field == "ir" else "ptx"
-    return [f"<details><summary>{what} ({where})</summary>", "",
+    made = f"; {code.made}" if code.made else ""
+    return [f"<details><summary>{what} ({where}{made})</summary>", "",
             *_fence(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", body).strip("\n"), lang), "",
             "</details>", ""]

@@ -3,11 +3,13 @@
     title = "llc-14: a 64-bit rotate by a variable amount"   # optional
     link = "https://github.com/llvm/llvm-project/issues/..." # optional
     [ptx]        # the PTX the claim is about: text = "..." or file = "x.ptx"; function
-    [ir]         # the LLVM IR it was compiled from: text or file; function
+    [ir]         # the LLVM IR it was compiled from: text or file; function (without
+                 # [ptx]: the PTX llvmlite's LLVM makes of it, as `ptxsmt tv`)
     [reference]  # or: other PTX said to compute something else (text or file; function)
     [inputs]     # NAME = value: registers, parameters, memory, as `ptxsmt eval` takes them
     [reported]   # got = {OUTPUT = value} (the value said to be wrong); expected = {...}
-    [options]    # target = "sm_90", nan = "payload-free" | "exact", unroll = K
+    [options]    # target = "sm_90", nan = "payload-free" | "exact", unroll = K; for IR
+                 # compiled here: mcpu = "sm_80", opt = 2
 
 What the PTX is measured against: the IR (LangRef) with `[ir]`, the other PTX with
 `[reference]`, and else the PTX ISA itself, which then needs `[inputs]` and
@@ -34,7 +36,7 @@ CODE_FIELDS = ("text", "file", "function")
 FIELDS: dict[str, tuple[str, ...] | None] = {
     "title": None, "link": None, "ptx": CODE_FIELDS, "ir": CODE_FIELDS,
     "reference": CODE_FIELDS, "inputs": None, "reported": ("got", "expected"),
-    "options": ("target", "nan", "unroll"),
+    "options": ("target", "nan", "unroll", "mcpu", "opt"),
 }
 MAX_UNROLL = 64
 _MODULE = re.compile(r"\.(entry|func)\b")
@@ -54,6 +56,7 @@ class Code:
     text: str
     path: str | None
     function: str | None
+    made: str = ""  # how ptxsmt made it ("" if the claim gives it)
 
     @property
     def is_module(self) -> bool:
@@ -64,7 +67,7 @@ class Code:
 @dataclass(frozen=True)
 class Claim:
     path: str
-    ptx: Code
+    ptx: Code | None  # None: compiled from the IR
     ir: Code | None = None
     reference: Code | None = None
     title: str = ""
@@ -75,6 +78,8 @@ class Claim:
     target: str = "sm_90"
     nan: str = DEFAULT_NAN
     unroll: int = 0
+    mcpu: str = "sm_80"  # IR compiled here: llvmlite's NVPTX backend, as `ptxsmt tv`
+    opt: int = 2
 
     @property
     def against(self) -> str:
@@ -118,13 +123,16 @@ def _claim(path: str, data: object) -> Claim:
     for key in ("title", "link"):
         if not isinstance(data.get(key, ""), str):
             raise bad(key, "is a string")
-    if "ptx" not in data:
+    if "ptx" not in data and "ir" not in data:
         raise bad("[ptx]", "missing: the PTX the claim is about (text = \"...\" or "
-                           "file = \"x.ptx\")")
+                           "file = \"x.ptx\"), or [ir] to compile")
     if "ir" in data and "reference" in data:
         raise bad("[reference]", "give [ir] or [reference] (what the PTX is measured "
                                  "against), not both")
     options = _options(data.get("options", {}), bad)
+    if "ptx" in data and ("mcpu" in options or "opt" in options):
+        raise bad("[options] mcpu" if "mcpu" in options else "[options] opt",
+                  "is for IR compiled here (a claim without [ptx])")
     base = Path(path).parent
     codes = {k: _code(k, data[k], base, bad) for k in ("ptx", "ir", "reference") if k in data}
     inputs = _values(data.get("inputs", {}), "[inputs]", bad)
@@ -141,10 +149,10 @@ def _claim(path: str, data: object) -> Claim:
         raise bad("[reference]", f"is {kinds[codes['reference'].is_module]} and [ptx] "
                                  f"{kinds[codes['ptx'].is_module]}: give two snippets or two "
                                  "modules' functions")
-    if "ir" in codes and not codes["ptx"].is_module:
+    if "ir" in codes and "ptx" in codes and not codes["ptx"].is_module:
         raise bad("[ptx]", "against [ir] the PTX is a module's function (a .func or "
                            ".entry), not a snippet")
-    return Claim(path, codes["ptx"], codes.get("ir"), codes.get("reference"),
+    return Claim(path, codes.get("ptx"), codes.get("ir"), codes.get("reference"),
                  data.get("title", ""), data.get("link", ""), inputs, got, expected,
                  **options)
 
@@ -197,4 +205,14 @@ def _options(table: dict, bad) -> dict:
                 or not 0 <= unroll <= MAX_UNROLL:
             raise bad("[options] unroll", f"is an integer from 0 to {MAX_UNROLL}")
         out["unroll"] = unroll
+    if "mcpu" in table:
+        try:
+            parse_target(str(table["mcpu"]))
+        except PtxError as e:
+            raise bad("[options] mcpu", e.message) from None
+        out["mcpu"] = str(table["mcpu"])
+    if "opt" in table:
+        if table["opt"] not in (0, 1, 2, 3) or isinstance(table["opt"], bool):
+            raise bad("[options] opt", "is 0, 1, 2 or 3")
+        out["opt"] = table["opt"]
     return out

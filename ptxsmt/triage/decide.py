@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..eval.values import Evaluation
 from ..function.evaluate import FunctionEvaluation
@@ -141,6 +141,11 @@ def triage(claim: Claim, timeout: float = 30.0) -> Triage:
         if claim.ir is not None:
             with _field(claim, "[ir]"):
                 ir = verifier.ir_function(claim.ir)
+        if claim.ptx is None:
+            with _field(claim, "[ir]"):
+                text = verifier.compile_ir(claim.ir.text, claim.mcpu, claim.opt)
+            claim = replace(claim, ptx=Code("ptx", text, None, None, f"llvmlite's LLVM "
+                                            f"-O{claim.opt} for {claim.mcpu}"))
         if claim.ptx.is_module:  # named as the IR function unless the claim says
             with _field(claim, "[ptx]"):
                 function = verifier.ptx_function(claim.ptx, ir.name if ir else None)

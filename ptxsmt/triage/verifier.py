@@ -20,7 +20,7 @@ from ..function.evaluate import FunctionEvaluation, evaluate_function
 from ..isa.errors import NotModelled
 from ..isa.module import Function
 from ..llvm.errors import Unsupported
-from ..llvm.module import function_names, read_ir
+from ..llvm.module import compile_to_ptx, function_names, read_ir
 from ..llvm.refine import Validated, _float_return, ir_refines
 from ..program import compiled
 from ..sem.options import Options
@@ -32,6 +32,11 @@ from ..solver import check
 from .claim import ClaimError, Code
 
 SOLVER = "auto"  # z3 first, then bitwuzla racing it where installed (`smt.solve.check_with`)
+
+
+def compile_ir(text: str, cpu: str, opt: int) -> str:
+    """The PTX llvmlite's LLVM makes of IR `text` (`ptxsmt tv`'s compiler)."""
+    return compile_to_ptx(text, cpu=cpu, opt=opt)
 
 
 def ptx_function(code: Code, name: str | None) -> Function:
