@@ -912,6 +912,10 @@ TRIAGE = [  # ptxsmt triage (issue 43 item 3): tests/test_triage.py kills them
     m("triage-nsz-unread", "ptxsmt/triage/readings.py",
       '(r"\\bfast\\b", "fast: nnan, ninf, nsz,', '(r"\\bfastx\\b", "fast: nnan, ninf, nsz,',
       "a refutation that rests on fast-math flags does not say so"),
+    m("triage-mcpu-ignored", TRIAGE_DECIDE,
+      "verifier.compile_ir(claim.ir.text, claim.mcpu, claim.opt)",
+      'verifier.compile_ir(claim.ir.text, "sm_80", claim.opt)',
+      "IR compiled here for sm_80 whatever the claim's mcpu"),
     m("triage-both-references", "ptxsmt/triage/claim.py",
       'if "ir" in data and "reference" in data:', 'if "ir" in data and "reference" in data '
       'and False:', "a claim with [ir] and [reference] measured against one silently"),

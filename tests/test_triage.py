@@ -359,7 +359,8 @@ def test_markdown_of_a_refuted_isa_claim_golden():
     assert body == """\
 ### ptxsmt triage: **refuted** — min.f32 of -0.0 and +0.0 returns -0.0
 
-at the claim's inputs the ISA gives exactly the value reported wrong.
+at the claim's inputs the ISA gives exactly the value reported wrong; whether a compiler \
+should have written this PTX needs its source ([ir]) or other PTX ([reference]).
 
 **At the claim's inputs** (the evaluator's values, by the ISA):
 

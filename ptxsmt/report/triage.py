@@ -59,7 +59,10 @@ def summary(t: Triage) -> str:
     gives = "allows" if any(o.got is not None and o.value is UNSPECIFIED for o in t.observed) \
         else "gives exactly"
     at = f"at the claim's inputs the ISA {gives} the value reported wrong"
-    return f"proved: {proved}" + (f"; {at}" if fits else "") if proved else at
+    if proved:
+        return f"proved: {proved}" + (f"; {at}" if fits else "")
+    return f"{at}; whether a compiler should have written this PTX needs its source " \
+        "([ir]) or other PTX ([reference])"
 
 
 def _proof_text(t: Triage) -> str:
