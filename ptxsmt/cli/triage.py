@@ -61,7 +61,7 @@ def triage(claims, markdown, as_json, timeout) -> None:
         fail("no claim given (try: ptxsmt triage tests/claims/)")
     render = rendering.markdown if markdown else rendering.json_line if as_json \
         else rendering.text
-    between = "\n---\n" if markdown else "" if as_json else "\n"
+    between = "\n---\n" if markdown else None if as_json else ""  # a blank line
     verdicts: dict[str, int] = {}
     status, first, failed = EXIT_DECIDED, True, 0
     paths = _claim_files(claims)
@@ -78,7 +78,7 @@ def triage(claims, markdown, as_json, timeout) -> None:
             status, failed = _worse(status, EXIT_BUG), failed + 1
             report.err(f"error: {path}: ptxsmt bug, please report: {e}")
             continue
-        if not first and between:
+        if not first and between is not None:
             report.out(between)
         first = False
         report.out(render(result))

@@ -159,8 +159,9 @@ def text(t: Triage) -> str:
         lines += ["  ptxsmt eval:", *(f"    {x}" for x in replay)]
     unsaved = [c for c in (c.ptx, c.reference) if c is not None and c.path is None
                and c.is_module]
-    lines += [f"  {ptx_path(t, u)}: the claim's PTX{' (' + u.made + ')' if u.made else ''}, "
-              "as --markdown shows it" for u in unsaved]
+    what = {"ptx": "PTX", "reference": "reference PTX"}
+    lines += [f"  {ptx_path(t, u)}: the claim's {what[u.field]}"
+              f"{' (' + u.made + ')' if u.made else ''}, as --markdown shows it" for u in unsaved]
     if t.readings:
         lines += ["  rests on:", *(f"    {r}" for r in t.readings)]
     if (steps := gpu_steps(t)):
