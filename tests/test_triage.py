@@ -224,6 +224,18 @@ def test_not_the_compiler_for_a_function_proved_right(tmp_path):
                                                   "f_param_1": "0x00000000"}
 
 
+def test_a_bounded_proof_says_its_bound(tmp_path):
+    """Two functions with a loop, [options] unroll = 3: refuted only up to 3 iterations."""
+    f = tmp_path / "loop.toml"
+    f.write_text(f'[ptx]\nfile = "{HERE}/ptx/functions/loops_O2.ptx"\nfunction = "sum"\n'
+                 f'[reference]\nfile = "{HERE}/ptx/functions/loops_O0.ptx"\n'
+                 '[options]\nunroll = 3\n')
+    t = triage(read_claim(f))
+    assert (t.verdict, t.proof.verdict.verdict) == ("refuted", "bounded")
+    assert rendering.summary(t) == "proved: the PTX and the reference agree for every input " \
+        "on which each loop runs at most 3 times"
+
+
 def test_unknown_names_what_ptxsmt_does_not_model():
     t = _triage("mul24_unknown.toml")
     assert "mul24" in t.reason

@@ -37,19 +37,20 @@ def _argument(name: str, value: object) -> str:
 
 def summary(t: Triage) -> str:
     """One sentence: the verdict and what it rests on."""
-    c, proof = t.claim, t.proof
-    what = {"ir": "the PTX and the IR", "reference": "the PTX and the reference",
-            "isa": "the PTX"}[c.against]
+    proof = t.proof
     differs = [o for o in t.observed if o.fits is False]
     if t.verdict == "confirmed":
-        return f"{what} differ: a counterexample, replayed through the evaluator"
+        what = "the PTX does not refine the IR" if proof.kind == "ir" else \
+            "the PTX and the reference differ"
+        return f"{what}: a counterexample, replayed through the evaluator"
     if t.verdict == "unknown":
-        return "no verdict" + ("" if t.proof is not None else f": {t.reason}")
+        return "no verdict" + ("" if proof is not None else f": {t.reason}")
+    proved = ""
     if proof is not None:
-        proved = "the PTX refines the IR for every input" if proof.kind == "ir" else \
-            "the PTX and the reference agree for every input"
-    else:
-        proved = ""
+        proved = "the PTX refines the IR" if proof.kind == "ir" else \
+            "the PTX and the reference agree"
+        proved += f" for every input on which each loop runs at most {proof.verdict.unroll} " \
+            "times" if proof.verdict.verdict == "bounded" else " for every input"
     if t.verdict == "not the compiler":
         seen = "; ".join(f"{o.output}: the ISA gives {show(o.value, o.type)}, not the "
                          f"reported {show(o.got, o.type)}" for o in differs)
