@@ -271,3 +271,86 @@ def test_ftz_ptx_refines_only_a_flushing_function(mode, add, verdict):
     ir = read_ir(FTZ_IR.replace("MODE", mode))["f"]
     r = ir_refines(ir, read_function(FTZ_PTX.replace("ADD", add), "f"), timeout_ms=20_000)
     assert r.verdict == verdict, r
+
+
+# ---- `denormal_fpenv`, the attribute that replaced the strings (LLVM after 22) ----------
+
+# the new spelling of each mode CASES uses, from LLVM's parser tests: OUTPUT|INPUT, one
+# kind for both; `float:` for what "denormal-fp-math-f32" said
+FPENV = {"ieee": "ieee", PS: "preservesign", PZ: "positivezero",
+         f"{PS},ieee": "preservesign|ieee", f"ieee,{PS}": "ieee|preservesign"}
+
+
+def fpenv_unary(op: str, fpenv: str):
+    ir = ("define i32 @f(i32 %a) denormal_fpenv(FPENV) {\n%x = bitcast i32 %a to float\n"
+          f"{op}\n%r = bitcast float %y to i32\nret i32 %r\n}}\n").replace("FPENV", fpenv)
+    return encode_function(read_ir(ir)["f"])
+
+
+@pytest.mark.parametrize("line,x,mode,want", [
+    (line, x, m, w) for line, x, modes in CASES for m, w in modes.items() if m in FPENV])
+@pytest.mark.parametrize("section", ["", "float: "])
+def test_denormal_fpenv_flushes_as_the_strings_did(line, x, mode, want, section):
+    """The hand-written values of CASES, the mode now given as `denormal_fpenv(...)`:
+    the general mode and the float section alike govern float."""
+    assert values(fpenv_unary(line, section + FPENV[mode]), a=x) == want
+
+
+@pytest.mark.parametrize("fpenv,want_f,want_d", [
+    ("preservesign", {0}, {0}),
+    ("float: preservesign", {0}, {1}),
+    ("preservesign, float: ieee", {DENORM}, {0}),
+    ("ieee|ieee, float: positivezero|ieee", {DENORM, 0}, {1}),  # the result may flush
+])
+def test_denormal_fpenv_float_section_overrides_for_float_only(fpenv, want_f, want_d):
+    """fadd d, 0.0 on float and double (d the least denormal of each)."""
+    ir = ("define i32 @f(i32 %a) denormal_fpenv(E) {\n%x = bitcast i32 %a to float\n"
+          "%y = fadd float %x, 0.0\n%r = bitcast float %y to i32\nret i32 %r\n}\n"
+          "define i64 @g(i64 %a) denormal_fpenv(E) {\n%x = bitcast i64 %a to double\n"
+          "%y = fadd double %x, 0.0\n%r = bitcast double %y to i64\nret i64 %r\n}\n"
+          ).replace("E", fpenv)
+    module = read_ir(ir)
+    assert values(encode_function(module["f"]), a=DENORM) == want_f
+    assert values(encode_function(module["g"]), a=1) == want_d
+
+
+def test_denormal_fpenv_in_an_attribute_group_and_dynamic_refused():
+    ir = ("define float @f(float %a) #0 {\n%r = fadd float %a, 0.0\nret float %r\n}\n"
+          "attributes #0 = { nounwind denormal_fpenv(dynamic) }\n")
+    with pytest.raises(Unsupported) as e:
+        encode_function(read_ir(ir)["f"])
+    assert e.value.reason == "fp environment"
+
+
+@pytest.mark.parametrize("attr,where", [
+    ("denormal_fpenv(preservesign,preservesign)", "1:42"),  # the strings' comma: not a kind
+    ("denormal_fpenv(invalid)", "1:42"),
+    ("denormal_fpenv(preservesign|ieee float: ieee)", "1:42"),
+    ("denormal_fpenv(preservesign {", "1:27"),
+])
+def test_a_malformed_denormal_fpenv_is_one_line_naming_its_place(attr, where):
+    from ptxsmt.llvm import LlvmError
+    with pytest.raises(LlvmError) as e:
+        read_ir(f"define float @f(float %a) {attr} {{\nret float %a\n}}\n")
+    assert str(e.value).startswith(f"LLVM IR: {where}: error: ") and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("fpenv,add,verdict", [
+    ("float: preservesign", "add.rn.ftz.f32", "refines"),
+    ("float: preservesign", "add.rn.f32", "different"),
+    ("preservesign|ieee", "add.rn.f32", "refines"),
+    ("preservesign|ieee", "add.rn.ftz.f32", "different"),
+])
+def test_ftz_ptx_against_denormal_fpenv(fpenv, add, verdict):
+    from ptxsmt.function import read_function
+    from ptxsmt.llvm.refine import ir_refines
+    ir = read_ir(FTZ_IR.replace("MODE", f"denormal_fpenv({fpenv})"))["f"]
+    r = ir_refines(ir, read_function(FTZ_PTX.replace("ADD", add), "f"), timeout_ms=20_000)
+    assert r.verdict == verdict, r
+
+
+def test_the_nvptx_backend_reads_denormal_fpenv():
+    """llvmlite's LLVM 22 reads the strings only: the rewrite reaches it too (ftz PTX)."""
+    from ptxsmt.llvm.module import compile_to_ptx
+    ptx = compile_to_ptx(FTZ_IR.replace("MODE", "denormal_fpenv(preservesign)"))
+    assert "add.rn.ftz.f32" in ptx

@@ -168,7 +168,7 @@ def function_names(text: str) -> list[str]:
 def parse_module(text: str):
     """A parsed and verified module; LlvmError naming the first error."""
     try:
-        module = binding().parse_assembly(text)
+        module = binding().parse_assembly(reader.legacy_denormal_attributes(text))
         module.verify()
     except RuntimeError as e:
         lines = [x for x in str(e).strip().splitlines() if "error:" in x] or ["invalid IR"]
@@ -197,7 +197,7 @@ def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2) -> str:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     try:
-        module = llvm.parse_assembly(text)
+        module = llvm.parse_assembly(reader.legacy_denormal_attributes(text))
         module.triple = "nvptx64-nvidia-cuda"
         module.verify()
         target = llvm.Target.from_triple("nvptx64-nvidia-cuda")

@@ -373,3 +373,75 @@ def _value(text: str, i: int) -> tuple[str | list, int]:
     if j == i:
         raise Unsupported("constant", text)
     return text[i:j], j
+
+
+# `denormal_fpenv`, the first-class attribute that replaced the strings "denormal-fp-math"
+# and "denormal-fp-math-f32" (llvm/llvm-project#174293, after LLVM 22: llvmlite's LLVM and
+# llc-14 read only the strings). Its grammar, from LLVM's parser and its tests:
+# `denormal_fpenv(MODE)`, `denormal_fpenv(float: MODE)` or `denormal_fpenv(MODE, float:
+# MODE)`, a MODE being `OUTPUT|INPUT` or one kind for both; the float section overrides
+# for float as "denormal-fp-math-f32" did.
+DENORMAL_FPENV_KINDS = {"ieee": "ieee", "preservesign": "preserve-sign",
+                        "positivezero": "positive-zero", "dynamic": "dynamic"}
+_FPENV = "denormal_fpenv"
+
+
+def _fpenv_mode(text: str) -> str:
+    """`preservesign|ieee` -> "preserve-sign,ieee" (the strings' output,input order)."""
+    kinds = [k.strip() for k in text.split("|")]
+    if len(kinds) > 2 or any(k not in DENORMAL_FPENV_KINDS for k in kinds):
+        raise ValueError(f"expected denormal behavior kind ({', '.join(DENORMAL_FPENV_KINDS)})")
+    return ",".join(DENORMAL_FPENV_KINDS[k] for k in kinds)  # one kind: both halves
+
+
+def _fpenv_strings(body: str) -> str:
+    """The string attributes one `denormal_fpenv(BODY)` stands for."""
+    general, _, f32 = body.partition("float:")
+    general = general.strip()
+    if f32 and general and not general.endswith(","):
+        raise ValueError("expected ',' before float:")
+    general = general.removesuffix(",").strip()
+    if not general and not f32:
+        raise ValueError(f"expected denormal behavior kind ({', '.join(DENORMAL_FPENV_KINDS)})")
+    out = [f'"denormal-fp-math"="{_fpenv_mode(general)}"'] if general else []
+    if f32:
+        out.append(f'"denormal-fp-math-f32"="{_fpenv_mode(f32)}"')
+    return " ".join(out)
+
+
+def _code_end(line: str) -> int:
+    """Where a line's comment starts (a `;` outside a string), or its length."""
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quoted = not quoted
+        elif ch == ";" and not quoted:
+            return i
+    return len(line)
+
+
+def legacy_denormal_attributes(text: str) -> str:
+    """IR `text` with each `denormal_fpenv(...)` (outside strings and comments) written as
+    the string attributes it replaced, which the LLVM ptxsmt parses with still reads.
+    Malformed: LlvmError naming the line and column, as LLVM's parser would."""
+    if _FPENV not in text:
+        return text
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        at, end = 0, _code_end(line)
+        while (start := line.find(_FPENV, at, end)) >= 0:
+            if line.count('"', 0, start) % 2:  # inside a string: not an attribute
+                at = start + len(_FPENV)
+                continue
+            open_ = start + len(_FPENV)
+            close = line.find(")", open_, end)
+            if line[open_:open_ + 1] != "(" or close < 0:
+                raise LlvmError(f"LLVM IR: {n + 1}:{start + 1}: error: unterminated {_FPENV}")
+            try:
+                strings = _fpenv_strings(line[open_ + 1:close])
+            except ValueError as e:
+                raise LlvmError(f"LLVM IR: {n + 1}:{open_ + 2}: error: {e}") from None
+            line = line[:start] + strings + line[close + 1:]
+            at, end = start + len(strings), _code_end(line)
+        lines[n] = line
+    return "\n".join(lines)
