@@ -147,3 +147,48 @@ def test_i8_vector_lanes_out_of_order_are_different(bug):
     a, b = r.inputs["a"], r.inputs["b"]
     assert r.ir_result & 0xFFFFFFFF == VECTORS["add4"](a, b)
     assert r.ptx_result & 0xFFFFFFFF == ptx_value(a, b) != VECTORS["add4"](a, b)
+
+
+# ---- minnum's signed zeros (the current LangRef) ---------------------------------------
+
+# minnum lowered as x86 lowers it (llvm/llvm-project#169122): a < b or b is NaN ? a : b,
+# which does not order -0.0 < +0.0 as LangRef has since LLVM 22 (#112852, #170067)
+MINNUM_IR = """define float @f(float %a, float %b) {
+  %r = call FLAGS float @llvm.minnum.f32(float %a, float %b)
+  ret float %r
+}
+declare float @llvm.minnum.f32(float, float)
+"""
+MINNUM_UNORDERED_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{
+	.reg .pred 	%p<4>;
+	.reg .f32 	%f<4>;
+	ld.param.f32 	%f1, [f_param_0];
+	ld.param.f32 	%f2, [f_param_1];
+	setp.nan.f32 	%p1, %f2, %f2;
+	setp.lt.f32 	%p2, %f1, %f2;
+	or.pred 	%p3, %p1, %p2;
+	selp.f32 	%f3, %f1, %f2, %p3;
+	st.param.f32 	[func_retval0+0], %f3;
+	ret;
+}
+"""
+
+
+@pytest.mark.parametrize("flags,verdict", [("", "different"), ("nsz", "refines")])
+def test_minnum_orders_signed_zeros_unless_nsz(flags, verdict):
+    """LangRef: minnum "-0.0 < +0.0 for the purposes of this intrinsic"; with nsz, "the
+    result of minnum(-0.0, +0.0) may be either -0.0 or +0.0". min.f32 orders them."""
+    ir = read_ir(MINNUM_IR.replace("FLAGS", flags))["f"]
+    r = ir_refines(ir, read_function(MINNUM_UNORDERED_PTX, "f"), timeout_ms=60_000)
+    assert r.verdict == verdict, r
+    if verdict == "different":  # only -0.0 against +0.0 tells the two apart
+        assert (r.inputs["a"], r.inputs["b"]) == (0x80000000, 0)
+        assert (r.ir_result & M64, r.ptx_result & 0xFFFFFFFF) == (0x80000000, 0)
+    ordered = MINNUM_UNORDERED_PTX.replace("selp.f32 \t%f3, %f1, %f2, %p3;",
+                                           "min.f32 \t%f3, %f1, %f2;")
+    assert "min.f32" in ordered
+    assert ir_refines(ir, read_function(ordered, "f"), timeout_ms=60_000).verdict == "refines"

@@ -245,31 +245,54 @@ def test_fcmp_nnan_ninf_make_poison():
 
 
 POS0, NEG0, ONE, QNAN, SNAN = 0x00000000, 0x80000000, 0x3F800000, 0x7FC00000, 0x7F800001
-MINMAX = {  # intrinsic, a, b: every result the LangRef allows (None: any NaN)
-    ("minnum", POS0, NEG0): {POS0, NEG0}, ("maxnum", NEG0, POS0): {POS0, NEG0},
-    ("minnum", QNAN, ONE): {ONE}, ("minnum", SNAN, ONE): {ONE}, ("maxnum", ONE, QNAN): {ONE},
+ONE_OR_NAN = "ONE_OR_NAN"
+# intrinsic (and flags), a, b: every result the current LangRef allows (None: any NaN;
+# ONE_OR_NAN: 1.0 or any NaN). minnum/maxnum since LLVM 22 (#112852, #170067, #172012):
+# -0.0 < +0.0, an sNaN operand gives NaN or the other operand; `nsz` on any min/max:
+# either operand for opposite zeros, never a sign out of thin air.
+MINMAX = {
+    ("minnum", POS0, NEG0): {NEG0}, ("maxnum", NEG0, POS0): {POS0},
+    ("minnum", NEG0, POS0): {NEG0}, ("maxnum", POS0, NEG0): {POS0},
+    ("minnum", QNAN, ONE): {ONE}, ("maxnum", ONE, QNAN): {ONE},
+    ("minnum", SNAN, ONE): ONE_OR_NAN, ("maxnum", ONE, SNAN): ONE_OR_NAN,
+    ("minnum", SNAN, QNAN): None, ("minnum", QNAN, QNAN): None,
+    ("minnum nsz", POS0, NEG0): {POS0, NEG0}, ("maxnum nsz", NEG0, POS0): {POS0, NEG0},
+    ("minnum nsz", POS0, POS0): {POS0}, ("minnum nsz", ONE, NEG0): {NEG0},
     ("minimum", POS0, NEG0): {NEG0}, ("minimum", NEG0, POS0): {NEG0},
     ("maximum", NEG0, POS0): {POS0}, ("maximum", POS0, NEG0): {POS0},
     ("minimum", QNAN, ONE): None, ("maximum", ONE, SNAN): None,
+    ("minimum nsz", NEG0, POS0): {POS0, NEG0}, ("maximum nsz", ONE, POS0): {ONE},
+    ("minimum nsz", ONE, POS0): {POS0},
     ("minimumnum", POS0, NEG0): {NEG0}, ("maximumnum", NEG0, POS0): {POS0},
     ("minimumnum", QNAN, ONE): {ONE}, ("maximumnum", ONE, SNAN): {ONE},
     ("minimumnum", QNAN, QNAN): None,
+    ("minimumnum nsz", POS0, NEG0): {POS0, NEG0}, ("maximumnum nsz", NEG0, NEG0): {NEG0},
+    ("maximumnum nsz", SNAN, POS0): {POS0},
 }
+
+
+def _is_nan_bits(bits: z3.ExprRef) -> z3.BoolRef:
+    return z3.And(z3.Extract(30, 23, bits) == 255, z3.Extract(22, 0, bits) != 0)
 
 
 @pytest.mark.parametrize("key", sorted(MINMAX), ids=lambda k: f"{k[0]}-{k[1]:x}-{k[2]:x}")
 def test_min_max_signed_zeros_and_nans(key):
-    name, a, b = key
+    call, a, b = key
+    name, _, flags = call.partition(" ")
     enc = encode(f"%x = bitcast i32 %a to float\n%y = bitcast i32 %b to float\n"
-                 f"%m = call float @llvm.{name}.f32(float %x, float %y)\n"
+                 f"%m = call {flags} float @llvm.{name}.f32(float %x, float %y)\n"
                  "%r = bitcast float %m to i32\nret i32 %r", "i32 %a, i32 %b", "i32",
                  f"declare float @llvm.{name}.f32(float, float)")
     bits = outcome(enc, a=a, b=b)[2]
     allowed = possible(bits)
     if MINMAX[key] is None:  # any NaN: at least two, and never a number
         s = z3.Solver()
-        s.add(z3.Not(z3.And(z3.Extract(30, 23, bits) == 255, z3.Extract(22, 0, bits) != 0)))
+        s.add(z3.Not(_is_nan_bits(bits)))
         assert allowed is None and s.check() == z3.unsat
+    elif MINMAX[key] == ONE_OR_NAN:  # 1.0, a NaN, and nothing else
+        s = z3.Solver()
+        assert s.check(bits == ONE) == z3.sat and s.check(_is_nan_bits(bits)) == z3.sat
+        assert s.check(bits != ONE, z3.Not(_is_nan_bits(bits))) == z3.unsat
     else:
         assert allowed == MINMAX[key]
 

@@ -686,6 +686,9 @@ class _Encoder:
         """The callee's value; fast-math flags on a float result as on any moved value
         (the float intrinsics read their operands' NaNs and infinities themselves)."""
         value = self._callee_value(ins, p)
+        if "nsz" in p.flags and \
+                reader.intrinsic_base(list(ins.operands)[-1].name) in intr.MINMAX:
+            p = replace(p, flags=p.flags - {"nsz"})  # its own meaning there (intrinsics.py)
         return value if value is None else self._moved_value(ins, p, value, only_moves=False)
 
     def _callee_value(self, ins, p: reader.Printed) -> Value | None:
@@ -744,6 +747,8 @@ class _Encoder:
             def lane(*xs: Lane) -> Lane:
                 ins_ = [fl.flush_input(x.bits, t.fmt, mode) for x in xs]
                 bits = intr.FLOAT[base](*ins_, t.fmt, self.choices)
+                if base in intr.MINMAX and "nsz" in flags:
+                    bits = intr.nsz_either_zero(*ins_, bits, t.fmt, self.choices)
                 flushed = fl.flushed_output(bits, t.fmt, mode)
                 views = [fl.view(x.bits, t.fmt) for x in xs]
                 poison = z3.Or(any_poison(*xs), fl.fast_math_poison(flags, views))

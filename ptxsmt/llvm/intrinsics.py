@@ -9,6 +9,7 @@ from collections.abc import Callable
 import z3
 
 from ..isa.types import FloatFormat
+from ..sem.sorts import is_nan
 from . import floating as fl
 from .values import FALSE, Choices, some_nan
 
@@ -142,20 +143,6 @@ def copysign(a: BitVec, b: BitVec, fmt: FloatFormat, ch: Choices) -> BitVec:
     return z3.Concat(_sign(b), z3.Extract(a.size() - 2, 0, a))
 
 
-def _num(pick_a: Callable) -> Callable:
-    def minmaxnum(a: BitVec, b: BitVec, fmt: FloatFormat, ch: Choices) -> BitVec:
-        """minnum/maxnum: "If either operand is a NaN, returns the other non-NaN operand.
-        Returns NaN only if both operands are NaN. If the operands compare equal, returns
-        either one of the operands. For example, this means that fmin(+0.0, -0.0) returns
-        either operand." (LLVM 22; signalling NaNs are not told apart.)"""
-        x, y = fl.view(a, fmt), fl.view(b, fmt)
-        either = z3.If(ch.flag("minmax.zero"), a, b)
-        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), some_nan(fmt),
-                     z3.If(z3.fpIsNaN(x), b, z3.If(z3.fpIsNaN(y), a,
-                           z3.If(z3.fpEQ(x, y), either, z3.If(pick_a(x, y), a, b)))))
-    return minmaxnum
-
-
 # An order on floats: (the IEEE compare, whether two zeros, negative or not, are in that
 # order). Booleans, not -1/1: a Python int in a term makes it Int-sorted, which no
 # bit-vector solver of the portfolio reads.
@@ -172,6 +159,32 @@ def _ordered_zero(order: tuple[Callable, Callable]) -> Callable:
         signs = zero_pick(z3.fpIsNegative(x), z3.fpIsNegative(y))
         return z3.Or(fp_pick(x, y), z3.And(zeros, signs))
     return pick
+
+
+def signalling(bits: BitVec, fmt: FloatFormat) -> z3.BoolRef:
+    """A NaN whose quiet bit (the fraction's first) is clear: an sNaN."""
+    quiet = fmt.sbits - 2
+    return z3.And(is_nan(bits, fmt), z3.Extract(quiet, quiet, bits) == 0)
+
+
+def _num(order: tuple[Callable, Callable]) -> Callable:
+    def minmaxnum(a: BitVec, b: BitVec, fmt: FloatFormat, ch: Choices) -> BitVec:
+        """minnum/maxnum as LangRef states them since LLVM 22 (llvm/llvm-project#112852,
+        re-landed by #170067, and #172012): IEEE-754-2008 minNum/maxNum "except that
+        -0.0 < +0.0 for the purposes of this intrinsic"; "If either operand is a qNaN,
+        returns the other non-NaN operand"; with an sNaN operand, "non-deterministically
+        either returning NaN or treating sNaN as qNaN" (one choice per call); NaN when
+        both are NaNs. (LLVM 8-20 said "If the operands compare equal, returns either
+        one of the operands" and told no sNaN apart: docs/llvm.md.)"""
+        x, y = fl.view(a, fmt), fl.view(b, fmt)
+        snan_is_nan = ch.flag("minmax.snan")
+
+        def other(nan: BitVec, number: BitVec) -> BitVec:
+            return z3.If(z3.And(signalling(nan, fmt), snan_is_nan), some_nan(fmt), number)
+        return z3.If(z3.And(z3.fpIsNaN(x), z3.fpIsNaN(y)), some_nan(fmt),
+                     z3.If(z3.fpIsNaN(x), other(a, b), z3.If(z3.fpIsNaN(y), other(b, a),
+                           z3.If(_ordered_zero(order)(x, y), a, b))))
+    return minmaxnum
 
 
 def _imum(order: tuple[Callable, Callable]) -> Callable:
@@ -198,6 +211,21 @@ def _imumnum(order: tuple[Callable, Callable]) -> Callable:
     return minmaxnum
 
 
+MINMAX = frozenset({"minnum", "maxnum", "minimum", "maximum", "minimumnum", "maximumnum"})
+
+
+def nsz_either_zero(a: BitVec, b: BitVec, bits: BitVec, fmt: FloatFormat,
+                    ch: Choices) -> BitVec:
+    """`nsz` on a min/max call (LangRef, llvm/llvm-project#172012): with "one +0.0 and one
+    -0.0 operand [it] may non-deterministically return either operand. Contrary to normal
+    nsz semantics, if both operands have the same sign, the result must also have the
+    same sign": not the any-signed zero of `floating.nsz`. Two zeros give either operand
+    (of one sign, that sign)."""
+    x, y = fl.view(a, fmt), fl.view(b, fmt)
+    zeros = z3.And(z3.fpIsZero(x), z3.fpIsZero(y))
+    return z3.If(zeros, z3.If(ch.flag("minmax.nsz"), a, b), bits)
+
+
 def _rounded(op: Callable) -> Callable:
     def arith(*args):
         *bits, fmt, ch = args
@@ -215,7 +243,7 @@ def _fmuladd(a, b, c, ch: Choices) -> z3.FPRef:
 
 FLOAT: dict[str, Callable[..., BitVec]] = {
     "fabs": fabs, "copysign": copysign,
-    "minnum": _num(z3.fpLT), "maxnum": _num(z3.fpGT),
+    "minnum": _num(LESS), "maxnum": _num(GREATER),
     "minimum": _imum(LESS), "maximum": _imum(GREATER),
     "minimumnum": _imumnum(LESS), "maximumnum": _imumnum(GREATER),
     # fma: "the fused multiply-add operation ... without intermediate rounding"
