@@ -74,6 +74,9 @@ POISON = {
     "udiv exact": lambda a, b: a % b != 0,
     "sdiv exact": lambda a, b: s8(a) - _trunc_div(s8(a), s8(b)) * s8(b) != 0,
     "or disjoint": lambda a, b: a & b != 0,
+    "add nuw nsw": lambda a, b: a + b > 255 or not -128 <= s8(a) + s8(b) <= 127,
+    "shl nuw nsw": lambda a, b: b >= 8 or (a << b) > 255 or not -128 <= s8(a) * 2 ** b <= 127,
+    "sub nuw nsw": lambda a, b: a < b or not -128 <= s8(a) - s8(b) <= 127,
     "add": lambda a, b: False,
     "udiv": lambda a, b: False,
 }
@@ -113,6 +116,7 @@ CASTS = {  # instruction on an i16 %a: (result type, when poison)
     "trunc nuw i16 %a to i8": ("i8", lambda a: a > 255),
     "trunc nsw i16 %a to i8": ("i8", lambda a: not (a < 128 or a >= 0xFF80)),
     "zext nneg i16 %a to i32": ("i32", lambda a: a >= 0x8000),
+    "uitofp nneg i16 %a to float": ("float", lambda a: a >= 0x8000),
     "trunc i16 %a to i8": ("i8", lambda a: False),
 }
 
@@ -123,6 +127,24 @@ def test_cast_poison_matches_the_langref(instruction):
     enc = encode(f"%r = {instruction}\nret {ret} %r", "i16 %a", ret)
     for a in (0, 1, 127, 128, 255, 256, 0x7FFF, 0x8000, 0xFF7F, 0xFF80, 0xFFFF):
         assert outcome(enc, a=a)[1] == rule(a), (instruction, hex(a))
+
+
+@pytest.mark.parametrize("pred", ["eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt",
+                                  "sle"])
+def test_icmp_samesign_is_poison_on_different_signs(pred):
+    """icmp samesign: "if the operands have different signs, the result is poison";
+    otherwise the plain compare (exact integers on i8)."""
+    plain = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+             "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b,
+             "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b,
+             "sgt": lambda a, b: s8(a) > s8(b), "sge": lambda a, b: s8(a) >= s8(b),
+             "slt": lambda a, b: s8(a) < s8(b), "sle": lambda a, b: s8(a) <= s8(b)}[pred]
+    enc = encode(f"%c = icmp samesign {pred} i8 %a, %b\n%r = zext i1 %c to i8\nret i8 %r")
+    for a, b in PAIRS:
+        ub, poison, bits = outcome(enc, a=a, b=b)
+        assert not ub and poison == ((a >> 7) != (b >> 7)), (pred, a, b)
+        if not poison:
+            assert possible(bits) == {int(plain(a, b))}, (pred, a, b)
 
 
 def _f32(x: float) -> int:
