@@ -7,8 +7,12 @@ the LangRef by hand, the PTX's from the instructions emitted.
   but shifts by the amount's low 32 bits (llvm/llvm-project#172431, fixed by #201165);
   llc-14 keeps a `setp`/`selp` and refines.
 - `<2 x i8>`/`<4 x i8>` parameters and returns: the bytes of a `.b8` array, read lane by
-  lane (llc-14) or as one `.b32` taken apart with `prmt` (LLVM 22.1); both refine, and
+  lane (llc-14), as one `.b32` taken apart with `prmt` (LLVM 22.1), or returned as one
+  `st.param.b16` (LLVM after 22: i8x2-instructions.ll's CHECK lines); all refine, and
   each with its lanes planted out of order is `different`.
+- minnum's signed zeros as the current LangRef orders them: a `setp.lt`/`selp` lowering
+  (x86's, llvm/llvm-project#169122) is `different` at (-0.0, +0.0), and refines under
+  `nsz`; `min.f32` refines.
 """
 
 from __future__ import annotations
@@ -147,6 +151,30 @@ def test_i8_vector_lanes_out_of_order_are_different(bug):
     a, b = r.inputs["a"], r.inputs["b"]
     assert r.ir_result & 0xFFFFFFFF == VECTORS["add4"](a, b)
     assert r.ptx_result & 0xFFFFFFFF == ptx_value(a, b) != VECTORS["add4"](a, b)
+
+
+UPSTREAM = read_ir((HERE / "i8x2_upstream.ll").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
+def test_upstream_i8x2_lowering_refines(name):
+    """LLVM after 22: a <2 x i8> parameter read as ld.param.v2.b8, returned as one
+    st.param.b16 (its two bytes, lane 0 low)."""
+    fn = read_function((HERE / "i8x2_upstream.ptx").read_text(), name)
+    assert ir_refines(UPSTREAM[name], fn, timeout_ms=60_000).verdict == "refines"
+
+
+def test_upstream_i8x2_lanes_swapped_are_different():
+    text = (HERE / "i8x2_upstream.ptx").read_text().replace(
+        "shl.b16 \t%rs3, %rs2, 8;\n\tor.b16 \t%rs4, %rs1, %rs3;",
+        "shl.b16 \t%rs3, %rs1, 8;\n\tor.b16 \t%rs4, %rs2, %rs3;")
+    assert "%rs3, %rs1, 8" in text
+    name = "test_bitcast_2xi8_i16"
+    r = ir_refines(UPSTREAM[name], read_function(text, name), timeout_ms=60_000)
+    assert r.verdict == "different", r
+    a = r.inputs["a"]  # bitcast: lane 0 is the low byte (little-endian)
+    assert r.ir_result & 0xFFFF == a & 0xFFFF
+    assert r.ptx_result & 0xFFFF == _pack(_lanes(a, 2)[::-1]) != a & 0xFFFF
 
 
 # ---- minnum's signed zeros (the current LangRef) ---------------------------------------
