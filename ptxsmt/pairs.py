@@ -40,15 +40,9 @@ from .report.progress import Progress
 from .sem.options import DEFAULT_NAN, NAN_POLICIES, VSET_MERGE_SOURCES, Options
 from .smt import verdicts
 from .smt.child import race
+from .smt.decide import SOLVER_CHOICES, SolverDisagreement
 from .smt.functions import FunctionVerdict, replay_counterexample
-from .smt.solve import (
-    SOLVER_CHOICES,
-    ReplayError,
-    SolverDisagreement,
-    build_query,
-    decide,
-    replay,
-)
+from .smt.solve import ReplayError, build_query, decide, replay
 from .synth.executor import executor
 
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs", "nan")
@@ -223,7 +217,6 @@ def _decide_ir(pair: Pair) -> dict:
     from .llvm.module import read_ir
     from .llvm.refine import Validated, ir_refines
     from .report.llvm import equiv_row
-    from .smt.portfolio import second_solver
 
     start = time.perf_counter()
     text = read_text(pair.lhs)  # bounded, and a file that is not UTF-8 is bad input
@@ -244,7 +237,7 @@ def _decide_ir(pair: Pair) -> dict:
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn,
                                             int(pair.options["timeout"] * 1000),
-                                            second_solver(),
+                                            "auto",
                                             nan=pair.options.get("nan", DEFAULT_NAN)))
     except Unsupported as e:
         result = Validated(name, None, e)

@@ -198,7 +198,6 @@ def build(out_dir: Path, llvm_tests: Path | None) -> list[dict]:
 # ---- measuring --------------------------------------------------------------------------------
 
 def _check(pair: dict, timeout_ms: int, texts: dict) -> dict:
-    from ptxsmt.cli.tv import second_solver
     from ptxsmt.function import read_function
     from ptxsmt.llvm import read_ir
     from ptxsmt.llvm.errors import LlvmError, Unsupported
@@ -209,7 +208,7 @@ def _check(pair: dict, timeout_ms: int, texts: dict) -> dict:
             texts[pair["ir"]] = read_ir(Path(pair["ir"]).read_text())
         fn = texts[pair["ir"]][pair["function"]]
         r = ir_refines(fn, read_function(Path(pair["ptx"]).read_text(), pair["function"]),
-                       timeout_ms, second_solver())
+                       timeout_ms, "auto")
         return {"verdict": r.verdict, "reason": r.reason}
     except Unsupported as e:
         return {"verdict": "refused", "reason": e.reason, "detail": str(e)}

@@ -14,7 +14,6 @@ from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import nvvm, read_ir  # noqa: E402
 from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.refine import ir_refines  # noqa: E402
-from ptxsmt.smt.portfolio import second_solver  # noqa: E402
 
 IR_TYPE = {"f32": "float", "f64": "double", "s16": "i16", "u16": "i16", "s32": "i32",
            "u32": "i32", "s64": "i64", "u64": "i64", "b32": "i32", "bf16": "bfloat",
@@ -77,7 +76,7 @@ def test_a_wrong_signedness_is_found(compiled, base, width):
     assert f"mul.hi.s{width}" in ptx
     bad = ptx.replace(f"mul.hi.s{width}", f"mul.hi.u{width}")
     r = ir_refines(read_ir(ir)[name], read_function(bad, name), timeout_ms=60_000,
-                   second=second_solver())
+                   solver="auto")
     assert r.verdict == "different", r
     a, b = r.inputs["a0"], r.inputs["a1"]
     assert r.ir_result == (_signed(a, width) * _signed(b, width) >> width) % (1 << width)

@@ -21,7 +21,6 @@ from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
 from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.refine import ir_refines  # noqa: E402
-from ptxsmt.smt.portfolio import second_solver  # noqa: E402
 
 DECLS = """
 declare i32 @llvm.smin.i32(i32, i32)
@@ -208,11 +207,10 @@ def test_memory_through_pointer_parameters(opt):
     alone (seconds for `inc`), so bitwuzla takes over as it does for the commands."""
     ptx = compile_to_ptx(MEMORY, opt=opt)
     fns = read_ir(MEMORY)
-    second = second_solver()
-    assert {n: ir_refines(f, read_function(ptx, n), second=second).verdict
+    assert {n: ir_refines(f, read_function(ptx, n), solver="auto").verdict
             for n, f in fns.items()} == dict.fromkeys(fns, "refines")
     short = ptx.replace("st.global.b32", "st.global.b16")
-    assert ir_refines(fns["inc"], read_function(short, "inc"), second=second).verdict == \
+    assert ir_refines(fns["inc"], read_function(short, "inc"), solver="auto").verdict == \
         "different"
 
 
@@ -404,7 +402,7 @@ def test_a_chain_of_float_instructions_is_one_chain_of_ieee_operations(opt):
     assert sorted(ops) == ["fp.add", "fp.mul"], ops
     wrong = ptx.replace("add.rn.f32", "add.rz.f32")
     assert ir_refines(read_ir(ir)["t1"], read_function(wrong, "t1"), timeout_ms=120_000,
-                      second=second_solver()).verdict == "different"  # a busy machine: time
+                      solver="auto").verdict == "different"  # a busy machine: time
 
 
 def test_shared_memory_addressed_with_64_bits_in_the_ir_is_refused():
@@ -439,7 +437,7 @@ def test_plain_mul_and_add_refine_only_ir_that_lets_them_fuse(ir, verdict):
     loose = ptx.replace("mul.rn.f32", "mul.f32").replace("add.rn.f32", "add.f32")
     assert "mul.f32" in loose and "add.f32" in loose
     r = ir_refines(read_ir(ir)["t1"], read_function(loose, "t1"), timeout_ms=120_000,
-                   second=second_solver())
+                   solver="auto")
     assert r.verdict == verdict, r
 
 

@@ -21,10 +21,11 @@ from ptx_interp import run
 
 from ptxsmt.cli import main
 from ptxsmt.function import read_function
-from ptxsmt.smt import functions, portfolio, solve
+from ptxsmt.smt import decide, functions, portfolio
+from ptxsmt.smt.decide import check_with
 from ptxsmt.smt.functions import check_function_equivalence
 from ptxsmt.smt.portfolio import SolverDisagreement
-from ptxsmt.smt.solve import check_equivalence, check_with
+from ptxsmt.smt.solve import check_equivalence
 
 MASK8 = 0xFF
 
@@ -153,13 +154,13 @@ def test_auto_gives_the_race_the_time_z3_left(monkeypatch):
     """`auto`: z3 alone first, for Z3_FIRST_SECONDS; where it stops late, the race gets
     what is left of the limit, not the limit less the seconds z3 was given."""
     pytest.importorskip("bitwuzla")
-    now, given = _clock(monkeypatch, solve), []
+    now, given = _clock(monkeypatch, decide), []
 
     def late(s, *assumptions):
         now[0] += 3.5
         return z3.unknown
 
-    monkeypatch.setattr(solve, "check", late)
+    monkeypatch.setattr(decide, "check", late)
     monkeypatch.setattr(portfolio, "solve", lambda assertions, timeout, racers:
                         given.append(timeout) or portfolio.Answer("unknown", reason="none"))
     s = z3.Solver()
@@ -369,12 +370,12 @@ def _z3_first_gives_up(monkeypatch) -> list[tuple]:
     """z3's first check (auto's seconds of z3 alone) answers unknown, as a z3 that ran out
     of time would; every later check (completing another solver's model) is z3's own.
     Returns the checks' assumptions, in order."""
-    real, calls = solve.check, []
+    real, calls = decide.check, []
 
     def check(s, *assumptions):
         calls.append(assumptions)
         return z3.unknown if len(calls) == 1 else real(s, *assumptions)
-    monkeypatch.setattr(solve, "check", check)
+    monkeypatch.setattr(decide, "check", check)
     return calls
 
 
@@ -531,21 +532,6 @@ def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):
     _replays_in_the_interpreter(cex)
 
 
-def test_the_refinement_race_makes_a_disagreement_no_verdict(monkeypatch):
-    """The second solver of `tv` and `equiv F.ll F.ptx` races z3 and bitwuzla: opposite
-    answers are "unknown" with who said what, never a verdict or a traceback."""
-    pytest.importorskip("bitwuzla")
-    second = portfolio.second_solver()
-    x = z3.BitVec("x", 8)
-    assert second([x * x == 7], 30).result == "unsat"
-
-    def disagree(*args, **kwargs):
-        raise SolverDisagreement("the solvers disagree: z3 says sat, bitwuzla says unsat")
-    monkeypatch.setattr(portfolio, "solve", disagree)
-    answer = second([x == 1], 30)
-    assert answer.result == "unknown" and "disagree" in answer.reason
-
-
 # ---- each solver is handed only what it reads -------------------------------------------
 
 def _bf16_query():
@@ -594,7 +580,7 @@ def test_auto_goes_on_with_z3_alone_where_bitwuzla_cannot_read(monkeypatch):
     solver = z3.Solver()
     solver.add(*_bf16_query())
     assert check_with(solver, "auto", 600).result == z3.unsat
-    monkeypatch.setattr(solve, "check", lambda s, *assumptions: z3.unknown)
+    monkeypatch.setattr(decide, "check", lambda s, *assumptions: z3.unknown)
     decision = check_with(solver, "auto", 600)
     assert decision.result == z3.unknown
     assert "bitwuzla: not asked: it reads no (_ FloatingPoint 8 8)" in decision.reason

@@ -12,9 +12,11 @@ from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
 from ..sem.options import DEFAULT_NAN
 from ..smt.classes import class_report
+from ..smt.decide import SOLVER_CHOICES, SolverDisagreement
+from ..smt.phrases import EXIT
 from ..smt.portfolio import unavailable
 from ..smt.smt2 import script
-from ..smt.solve import SOLVER_CHOICES, ReplayError, SolverDisagreement, build_query, decide
+from ..smt.solve import ReplayError, build_query, decide
 from ..solver import Z3_FIRST_SECONDS
 from ..synth.executor import EXECUTORS
 from .common import (
@@ -37,8 +39,6 @@ from .common import (
     warn_unused,
     writable_dir,
 )
-
-EXIT_VERDICT = {"equivalent": 0, "bounded": 0, "different": 1, "unknown": 3}
 
 
 @click.command("equiv", context_settings=CONTEXT)
@@ -185,7 +185,7 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     else:
         report.out(equivalence.verdict_text(verdict, lhs, rhs, query.lhs.types, query.rhs.types,
                                        classes))
-    sys.exit(EXIT_VERDICT[verdict.verdict])
+    sys.exit(EXIT[verdict.verdict])
 
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
@@ -216,7 +216,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     report.out(report.dumps(function.function_verdict_json(verdict)) if as_json
                else function.function_verdict_text(verdict, lhs, rhs))
     allow_quick_exit()  # the check reaped its solvers; freeing its terms one by one at
-    sys.exit(EXIT_VERDICT[verdict.verdict])  # exit took 20 s after a 1,000-operation one
+    sys.exit(EXIT[verdict.verdict])  # exit took 20 s after a 1,000-operation one
 
 
 def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, timeout: float,
@@ -226,7 +226,6 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     from ..llvm.module import function_names, read_ir
     from ..llvm.refine import Validated, ir_refines
     from ..report import llvm as rendering
-    from ..smt.portfolio import second_solver
 
     if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
         fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
@@ -251,14 +250,16 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
-                                            second_solver(), emit, nan))
+                                            "auto", emit, nan))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:
         fail(str(e))
+    except SolverDisagreement as e:
+        fail(f"ptxsmt bug, please report: {e}", code=4)
     report.out(rendering.equiv_json(result, target, ptx_fn.name) if as_json
                else rendering.equiv_text(result, target, ptx_fn.name))
-    sys.exit({"refines": 0, "different": 1}.get(result.verdict, 3))
+    sys.exit(EXIT[result.verdict])
 
 
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:

@@ -8,10 +8,9 @@ from .. import report
 from ..isa.errors import PtxError
 from ..report import llvm as rendering
 from ..report.progress import Progress
+from ..smt.phrases import EXIT
 from . import interrupts
 from .common import CONTEXT, fail, nan_option, read_text
-
-EXIT = {"refines": 0, "different": 1}
 
 
 @click.command("tv", context_settings=CONTEXT)
@@ -42,23 +41,24 @@ def tv(file, mcpu, opt, only, timeout, as_json, nan) -> None:
       ptxsmt tv kernels.ll --mcpu sm_90 -O 0 --function add --json
     """
     from ..llvm.refine import validate_module
-    from ..smt.portfolio import second_solver
     text = read_text(file, "FILE")
     try:
         names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
                                           timeout_ms=int(timeout * 1000), only=only,
-                                          second=second_solver(), nan=nan)
+                                          solver="auto", nan=nan)
     except PtxError as e:
         fail(str(e))
     interrupts.stop_on_terminate()
     results = _stream(names, verdicts, as_json)
     kinds = {v.verdict for v in results}
-    raise SystemExit(1 if "different" in kinds else max(EXIT.get(v, 3) for v in kinds))
+    raise SystemExit(1 if "different" in kinds else max(EXIT[v] for v in kinds))
 
 
 def _stream(names: list[str], verdicts, as_json: bool) -> list:
     """Print each verdict as it comes, then the summary; on Ctrl-C or SIGTERM the summary
-    of what was decided, then the interruption goes on (exit 130)."""
+    of what was decided, then the interruption goes on (exit 130). Two solvers that
+    disagree are a bug, as for snippets (exit 4): the verdicts printed stay."""
+    from ..smt.decide import SolverDisagreement
     line, summary = (rendering.tv_json_line, rendering.tv_summary_json) if as_json else \
         (rendering.tv_line, rendering.tv_summary)
     results = []
@@ -74,6 +74,9 @@ def _stream(names: list[str], verdicts, as_json: bool) -> list:
                 bar.update()
         except PtxError as e:
             fail(str(e))
+        except SolverDisagreement as e:
+            bar.clear()
+            fail(f"ptxsmt bug, please report: {e}", code=4)
         except BaseException as e:  # a Ctrl-C may surface wrapped (see interrupts)
             if not (isinstance(e, KeyboardInterrupt) or interrupts.seen()):
                 raise

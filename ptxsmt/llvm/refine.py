@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import z3
 
@@ -28,7 +27,9 @@ from ..sem import observe
 from ..sem.contraction import is_choice
 from ..sem.options import DEFAULT_NAN
 from ..sem.sorts import is_nan
-from ..solver import Z3_FIRST_SECONDS, check  # check: a Ctrl-C is never an answer
+from ..smt.decide import Query, decide
+from ..smt.smt2 import subterms
+from ..solver import check  # check: a Ctrl-C is never an answer
 from .encode import Encoding, concat, encode_function
 from .errors import LlvmError, Unsupported
 from .module import IrFunction
@@ -217,18 +218,15 @@ def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
     return assumed, z3.Or(z3.BoolVal(False), *undefined)
 
 
-# A second solver for what z3 gives up on: (assertions, timeout in seconds) -> an answer
-# with `.result` ("sat"/"unsat"/"unknown"), `.values` (constant name -> value) and
-# `.reason`, as ptxsmt.smt.portfolio.solve gives (a layer above this one: callers pass it).
-SecondSolver = Callable[[list, float], Any]
-
-
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
-               second: SecondSolver | None = None,
+               solver: str = "z3",
                emit: Callable[[list[z3.BoolRef]], None] | None = None,
                nan: str = DEFAULT_NAN) -> Refinement:
-    """`emit` receives the query's assertions before it is asked (`--emit-smt2`); `nan`:
-    the NaN policy at the IR's float return lanes (`sem.observe`). Payload-free, a proof
+    """Decided by the verifier core's one policy (`smt.decide`; `solver` is its `how`:
+    "auto" hands a quantifier-free query z3 has not answered alone to bitwuzla, often
+    far quicker on floats and on memory's arrays). `emit` receives the query's
+    assertions before it is asked (`--emit-smt2`); `nan`: the NaN policy at the IR's
+    float return lanes (`sem.observe`). Payload-free, a proof
     is "refines up to NaN payloads" unless the bits are proved equal too; exact, a
     counterexample that vanishes payload-free is "different" only in NaN payloads."""
     ir = encode_function(ir_fn)
@@ -248,21 +246,20 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
                                                   mem_mismatch, ptx_undefined)))
     body = under(nan)
     # a counterexample must hold for every choice the IR leaves open
-    bad, quantified = _for_every_choice(ir.choices, body)
+    bad = _for_every_choice(ir.choices, body)
     links += mem_links
-    if emit is not None:
-        emit([*links, bad])
-    answer, model, why = _solve([*links, bad], not quantified, timeout_ms, second)
+    decision = decide(Query((*links, bad), solver, timeout_ms / 1000), emit)
+    answer, model = decision.result, decision.model
     if answer == z3.unsat:
         if nan == "exact" or not _float_return(ir_fn):
             return Refinement("refines", nan=nan)
         # proved payload-free; bit for bit too? (a timeout keeps the weaker claim)
-        exact, quantified = _for_every_choice(ir.choices, under("exact"))
-        proved, _, _ = _solve([*links, exact], not quantified,
-                              min(timeout_ms, int(observe.BIT_FOR_BIT_SECONDS * 1000)), second)
+        exact = _for_every_choice(ir.choices, under("exact"))
+        proved = decide(Query((*links, exact), solver,
+                              min(timeout_ms / 1000, observe.BIT_FOR_BIT_SECONDS))).result
         return Refinement("refines", nan=nan, up_to_nan_payloads=proved != z3.unsat)
     if answer == z3.unknown:
-        return Refinement("unknown", f"solver: {why}", nan=nan)
+        return Refinement("unknown", f"solver: {decision.reason}", nan=nan)
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
     if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
@@ -312,98 +309,16 @@ def _float_return(ir_fn: IrFunction) -> bool:
 EXPANDED_FLAGS = 3  # at most this many Boolean choices are expanded, not quantified
 
 
-def _for_every_choice(choices: list, body: z3.BoolRef) -> tuple[z3.BoolRef, bool]:
-    """`body` for every choice, and whether that needed a quantifier: a few Boolean
-    choices (a denormal flushed or not, fmuladd fused or not) are expanded, ForAll c. B =
-    B[c:=true] and B[c:=false]; the others are quantified."""
+def _for_every_choice(choices: list, body: z3.BoolRef) -> z3.BoolRef:
+    """`body` for every choice: a few Boolean choices (a denormal flushed or not,
+    fmuladd fused or not) are expanded, ForAll c. B = B[c:=true] and B[c:=false]; the
+    others are quantified (a quantified query is z3's alone: `portfolio.unreadable`)."""
     flags = [c for c in choices if z3.is_bool(c)][:EXPANDED_FLAGS]
     for c in flags:
         body = z3.And(z3.substitute(body, (c, z3.BoolVal(True))),
                       z3.substitute(body, (c, z3.BoolVal(False))))
     rest = [c for c in choices if not any(c.eq(f) for f in flags)]
-    return (z3.ForAll(rest, body), True) if rest else (body, False)
-
-
-Z3_FIRST_MS = int(Z3_FIRST_SECONDS * 1000)
-
-
-def _solve(assertions: list, quantifier_free: bool, timeout_ms: int,
-           second: SecondSolver | None):
-    """(answer, model, why unknown): z3 first; where it has not answered a quantifier-free
-    query within Z3_FIRST_MS, the `second` solver (bitwuzla, often far quicker on floats
-    and on memory's arrays) reads the same query for the time left. Its "unsat" is the
-    answer; its "sat" values are pinned in z3 for the model (checked again by z3, and
-    replayed, before any verdict is given)."""
-    handover = quantifier_free and second is not None and timeout_ms > Z3_FIRST_MS
-    s = z3.Solver()
-    s.set("timeout", Z3_FIRST_MS if handover else timeout_ms)
-    s.add(*assertions)
-    answer = check(s)
-    if answer != z3.unknown:
-        return answer, s.model() if answer == z3.sat else None, ""
-    why = s.reason_unknown()
-    if not quantifier_free or second is None:
-        return answer, None, why
-    left_ms = timeout_ms - Z3_FIRST_MS if handover else timeout_ms
-    other = second(_portable(assertions), left_ms / 1000)
-    if other.result == "unsat":
-        return z3.unsat, None, ""
-    if other.result != "sat":
-        return answer, None, f"{why}; {other.solver or 'second solver'}: " \
-                             f"{other.reason or 'unknown'}"
-    pinned = z3.Solver()
-    pinned.set("timeout", timeout_ms)
-    pinned.add(*assertions)
-    for d in _constants(assertions):
-        if d.name() in other.values:
-            v = other.values[d.name()]
-            pinned.add(d() == (z3.BoolVal(v) if isinstance(v, bool) else
-                               z3.BitVecVal(v, d.range().size())))
-    if check(pinned) != z3.sat:
-        return z3.unknown, None, f"{why}; the second solver's model did not check in z3"
-    return z3.sat, pinned.model(), ""
-
-
-def _subterms(terms: list) -> list[z3.ExprRef]:
-    seen, out, todo = set(), [], list(terms)
-    while todo:
-        t = todo.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            out.append(t)
-            todo.extend(t.children())
-    return out
-
-
-def _portable(assertions: list) -> list:
-    """The query in standard SMT-LIB for another solver: z3's `fp.to_ieee_bv` (not in
-    the standard) as a fresh bit-vector whose float is the value (every use here is
-    guarded by a NaN test, so which NaN it is does not matter), and no one-operand
-    or/and (z3 writes `(or x)`, which the standard does not allow)."""
-    to_bv = [t for t in _subterms(assertions)
-             if z3.is_app_of(t, z3.Z3_OP_FPA_TO_IEEE_BV)]
-    fresh = [(t, z3.FreshConst(t.sort(), "ieee")) for t in to_bv]
-    out = [z3.substitute(a, *fresh) if fresh else a for a in assertions]
-    out += [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in fresh]
-    while unary := [t for t in _subterms(out) if t.num_args() == 1 and
-                    (z3.is_or(t) or z3.is_and(t))]:
-        out = [z3.substitute(a, *[(t, t.arg(0)) for t in unary]) for a in out]
-    return out
-
-
-def _constants(assertions: list) -> list[z3.FuncDeclRef]:
-    """The 0-ary constants (Bool and bit-vector) of the assertions."""
-    seen, out, todo = set(), [], list(assertions)
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
-                (z3.is_bool(t) or z3.is_bv(t)):
-            out.append(t.decl())
-        todo.extend(t.children())
-    return out
+    return z3.ForAll(rest, body) if rest else body
 
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
@@ -418,7 +333,7 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
     for d in model.decls():
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
-    for t in _subterms([body]):
+    for t in subterms(body):
         if is_choice(t):
             s.add(t == model.eval(t, model_completion=True))
     s.add(*links, z3.Not(body))
@@ -440,7 +355,7 @@ class Validated:
 
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
                     timeout_ms: int = 30_000, only: str | None = None,
-                    second: SecondSolver | None = None,
+                    solver: str = "z3",
                     nan: str = DEFAULT_NAN
                     ) -> tuple[list[str], Iterator[Validated]]:
     """Compile IR `text` with llvmlite's NVPTX backend: the functions it defines (or
@@ -468,7 +383,7 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
         for name in names:
             try:
                 yield Validated(name, ir_refines(functions[name], read_function(ptx, name),
-                                                 timeout_ms, second, nan=nan))
+                                                 timeout_ms, solver, nan=nan))
             except Unsupported as e:
                 yield Validated(name, None, e)
     return names, verdicts()

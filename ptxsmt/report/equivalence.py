@@ -7,6 +7,7 @@ import shlex
 from ..eval.values import to_json
 from ..isa.literals import describe
 from ..smt.classes import ClassReport
+from ..smt.phrases import phrase
 from ..smt.solve import Counterexample, Verdict
 from . import show
 
@@ -74,16 +75,17 @@ def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
                  classes: ClassReport | None = None) -> str:
     outs = ", ".join(v.outputs)
     if v.verdict == "equivalent":
-        up_to = " up to NaN payloads" if v.up_to_nan_payloads else ""
-        return f"equivalent{up_to}: the snippets agree on {outs} for all inputs" \
-            f"{nan_phrase(v.up_to_nan_payloads, v.float_outputs)} ({v.seconds:.3f} s)"
+        return f"{phrase('equivalent', v.up_to_nan_payloads)}: the snippets agree on {outs} " \
+            f"for all inputs{nan_phrase(v.up_to_nan_payloads, v.float_outputs)} ({v.seconds:.3f} s)"
     if v.verdict == "unknown":
-        return f"unknown: {v.reason or 'the solver gave no answer (timeout)'} ({outs})" \
-            if v.reason.startswith("the outputs differ only") else \
-            f"unknown: the solver gave no answer for {outs} ({v.reason or 'timeout'})"
+        return f"{phrase('unknown')}: {v.reason or 'the solver gave no answer (timeout)'} " \
+            f"({outs})" if v.reason.startswith("the outputs differ only") else \
+            f"{phrase('unknown')}: the solver gave no answer for {outs} " \
+            f"({v.reason or 'timeout'})"
     cex = v.counterexample
     how = f", {OPEN_NAN_DIFFERENCE}" if cex.nan_payloads_only else ""
-    lines = [f"different: the snippets disagree on {', '.join(cex.differ)}{how}", "  inputs:"]
+    lines = [f"{phrase('different')}: the snippets disagree on {', '.join(cex.differ)}{how}",
+             "  inputs:"]
     width = max(len(k) for k in (*cex.inputs, *v.outputs))
     lines += [f"    {k:<{width}} = {describe(val, cex.types[k])}" for k, val in cex.inputs.items()]
     for label, side in (("lhs", cex.lhs), ("rhs", cex.rhs)):

@@ -10,6 +10,7 @@ from ..function.evaluate import FunctionEvaluation
 from ..isa.literals import describe as describe_bits
 from ..isa.types import PtxType
 from ..smt.functions import FunctionCounterexample, FunctionVerdict
+from ..smt.phrases import phrase
 from .equivalence import OPEN_NAN_DIFFERENCE, nan_fields, nan_phrase
 
 
@@ -98,24 +99,24 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
     opaque = [f"  treated as uninterpreted (same instruction, same inputs, same result): "
               f"{text} (line {line})" for text, line in v.uninterpreted.items()]
     nans = nan_phrase(v.up_to_nan_payloads, v.float_outputs)
-    up_to = " up to NaN payloads" if v.up_to_nan_payloads else ""
+    said = phrase(v.verdict, v.up_to_nan_payloads, unroll=v.unroll)
     if v.verdict == "equivalent":
-        return "\n".join([f"equivalent{up_to}: {v.lhs} and {v.rhs} agree on their return "
+        return "\n".join([f"{said}: {v.lhs} and {v.rhs} agree on their return "
                           f"values and global and shared memory for all inputs{nans} "
                           f"({v.seconds:.3f} s)",
                           *([f"  {v.reason}"] if v.reason else []), *_rests_on(v), *opaque])
     if v.verdict == "bounded":
-        return "\n".join([f"equivalent up to {v.unroll} iterations{up_to}: {v.lhs} and "
+        return "\n".join([f"{said}: {v.lhs} and "
                           f"{v.rhs} agree on their return values and global and shared "
                           f"memory for all inputs on which each loop runs at most {v.unroll} "
                           f"times{nans}; "
                           f"{v.reason} ({v.seconds:.3f} s)", *_rests_on(v), *opaque])
     if v.verdict == "unknown":
-        return "\n".join([f"unknown: {v.reason or 'the solver gave no answer (timeout)'}",
+        return "\n".join([f"{said}: {v.reason or 'the solver gave no answer (timeout)'}",
                           *opaque])
     cex = v.counterexample
     how = f", {OPEN_NAN_DIFFERENCE}" if cex.nan_payloads_only else ""
-    lines = [f"different: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}{how}",
+    lines = [f"{said}: {v.lhs} and {v.rhs} disagree on {', '.join(cex.differ)}{how}",
              "  inputs:"]
     inputs = {**cex.lhs.inputs, **cex.rhs.inputs}
     types = {**cex.lhs.types, **cex.rhs.types}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 
 from ..llvm.refine import Validated
+from ..smt.phrases import phrase
 from . import dumps
 from .equivalence import nan_fields
 
@@ -30,11 +31,8 @@ def _verdict(v: Validated) -> str:
     """The verdict as said: "refines up to NaN payloads" where only payload-free
     equality of float results was proved (docs/spec-notes.md, note 14)."""
     r = v.refinement
-    if r is not None and r.up_to_nan_payloads:
-        return "refines up to NaN payloads"
-    if r is not None and r.only_nan_payloads:
-        return "different only in NaN payloads (--nan exact)"
-    return v.verdict
+    return phrase(v.verdict) if r is None else \
+        phrase(v.verdict, r.up_to_nan_payloads, r.only_nan_payloads)
 
 
 def _extended(r) -> str:

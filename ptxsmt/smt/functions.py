@@ -35,9 +35,10 @@ from ..sem.options import DEFAULT, DEFAULT_NAN, Options
 from ..sem.sorts import OPEN_NANS, open_nan_sites
 from ..sem.unspecified import UNSPECIFIED
 from ..solver import check
+from .decide import Decision, check_with
 from .fraig import Certified, SweepStats, certify, sweep_if_large
 from .smt2 import subterms
-from .solve import NICE_SECONDS, Decision, ReplayError, check_with, nice_values
+from .solve import NICE_SECONDS, ReplayError, nice_values
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,7 @@ import z3
 
 from ..isa.errors import PtxError
 from .child import Outcome, race
-from .smt2 import script
-from .smt2 import sorts as smt2_sorts
+from .smt2 import script, sorts, walk
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
 GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
@@ -90,15 +89,20 @@ def _reads_bitwuzla(sort: z3.SortRef) -> bool:
 
 
 READS = {"z3": lambda sort: True, "bitwuzla": _reads_bitwuzla, "cvc5": _reads_standard}
+QUANTIFIERS = {"z3"}  # the solvers handed a quantified query (IR's open choices)
 
 
 def unreadable(assertions: Sequence[z3.BoolRef], solvers: Sequence[str]) -> dict[str, str]:
     """Each of `solvers` that cannot read the query, with why (the sorts it does not
-    read): such a solver is not asked, and says so among the reasons of an unknown."""
-    used = smt2_sorts(assertions)
+    read, or a quantifier): such a solver is not asked, and says so among the reasons of
+    an unknown."""
+    terms = list(walk(assertions))
+    used, quantified = sorts(terms), any(z3.is_quantifier(t) for t in terms)
     out = {}
     for s in solvers:
-        if missing := sorted({x.sexpr() for x in used if not READS[s](x)}):
+        if quantified and s not in QUANTIFIERS:
+            out[s] = "not asked: the query is quantified"
+        elif missing := sorted({x.sexpr() for x in used if not READS[s](x)}):
             out[s] = f"not asked: it reads no {', '.join(missing)}"
     return out
 
@@ -274,18 +278,3 @@ def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
 
 # what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
 Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod_i")
-
-
-def second_solver():
-    """bitwuzla racing z3, through the portfolio, for refinement queries z3 has not
-    answered alone (None where bitwuzla is not installed). Two opposite answers are no
-    verdict: "unknown", saying who said what (a solver's bug, for its authors)."""
-    if "bitwuzla" in unavailable():
-        return None
-
-    def race_z3(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
-        try:
-            return solve(assertions, timeout, ("bitwuzla", "z3"))
-        except SolverDisagreement as e:
-            return Answer("unknown", reason=str(e))
-    return race_z3

@@ -15,7 +15,7 @@ Snippet queries additionally replace their function symbols by constants
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import z3
 
@@ -128,19 +128,26 @@ def logic(assertions: Iterable[z3.BoolRef]) -> str:
             ("UF" if functions else "") + "BV" + ("FP" if floats else ""))
 
 
-def sorts(assertions: Iterable[z3.BoolRef]) -> set[z3.SortRef]:
-    """The sort of every subterm of the assertions, a quantifier's bound variables' too
-    (what a solver must read to read the query)."""
-    found: dict[int, z3.SortRef] = {}
+def walk(assertions: Iterable[z3.BoolRef]) -> Iterator[z3.ExprRef]:
+    """Each distinct subterm of the assertions once, in no fixed order: a walk of its
+    own (`_WALKED` keeps the last terms alive for `script`)."""
     seen, todo = set(), list(assertions)
-    while todo:  # a walk of its own: `_WALKED` keeps the last terms alive for `script`
+    while todo:
         t = todo.pop()
         if t.get_id() not in seen:
             seen.add(t.get_id())
-            held = [t.var_sort(i) for i in range(t.num_vars())] if z3.is_quantifier(t) \
-                else [t.sort()]
-            found.update((x.get_id(), x) for x in held)
+            yield t
             todo.extend(t.children())
+
+
+def sorts(terms: Iterable[z3.ExprRef]) -> set[z3.SortRef]:
+    """The sort of every one of `terms` (a `walk`), a quantifier's bound variables' too
+    (what a solver must read to read the query)."""
+    found: dict[int, z3.SortRef] = {}
+    for t in terms:
+        held = [t.var_sort(i) for i in range(t.num_vars())] if z3.is_quantifier(t) \
+            else [t.sort()]
+        found.update((x.get_id(), x) for x in held)
     return set(found.values())
 
 

@@ -30,12 +30,11 @@ from ..sem.observe import (
 )
 from ..sem.options import DEFAULT, DEFAULT_NAN, Options
 from ..sem.sorts import OPEN_NANS, free_applications, open_nan_sites
-from ..solver import Z3_FIRST_SECONDS, check
-from . import portfolio, smt2
-from .portfolio import SolverDisagreement
+from ..solver import check
+from . import decide as core
+from . import smt2
 
-SOLVER_CHOICES = ("auto", "z3", "portfolio")
-
+NICE_SECONDS = 1.0  # z3's time to make another solver's counterexample nice
 
 class ReplayError(RuntimeError):
     """A model the solver produced does not reproduce under evaluation: a ptxsmt bug."""
@@ -89,11 +88,7 @@ class Query:
     payload_free: dict[str, z3.BoolRef] = field(default_factory=dict)
 
     def solver(self, timeout: float | None) -> z3.Solver:
-        s = z3.SolverFor("QF_BVFP")
-        if timeout:
-            s.set("timeout", max(1, int(timeout * 1000)))  # 0 would mean no limit
-        s.add(self.differ)
-        return s
+        return core.Query((self.differ,), timeout=timeout or None, logic="QF_BVFP").solver()
 
     def smt2(self) -> str:
         """The query in standard SMT-LIB 2, QF_BVFP: only Bool and bit-vector constants
@@ -176,83 +171,6 @@ def check_equivalence(lhs_text: str, rhs_text: str, outputs: Sequence[str] | Non
                   minimise, solver)
 
 
-@dataclass(frozen=True)
-class Decision:
-    """What `check_with` found: the result, which solver found it, why nobody did
-    (unknown: each solver's reason), and a z3 model of the query (sat)."""
-
-    result: z3.CheckSatResult
-    solver: str = "z3"
-    reason: str = ""
-    model: z3.ModelRef | None = None
-
-
-_MAX_MS = 4294967295  # z3's own default: no limit
-NICE_SECONDS = 1.0  # z3's time to make another solver's counterexample nice
-
-
-def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
-               emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
-    """Decide the query `solver` holds (`how`): by z3 alone, by the portfolio, or "auto",
-    z3 alone for Z3_FIRST_SECONDS and then bitwuzla racing it for the time left;
-    `emit` first receives the query's assertions (`--emit-smt2` writes them with
-    `smt2.script`, the text the portfolio's solvers read). A portfolio "sat" becomes a
-    z3 model: the winner's values of the Bool and bit-vector constants are assumed in
-    `solver` (assumptions: the query itself is left as it was, for the caller to
-    minimise) and z3 finds the rest (arrays, functions). z3 refuting those values raises
-    `SolverDisagreement`; z3 not finishing under them is unknown. "unsat" only ever
-    comes from a solver's unsat of the full query, never from a timeout."""
-    if how not in SOLVER_CHOICES:
-        raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
-    if emit is not None:
-        emit(list(solver.assertions()))
-    racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
-    racers = tuple(s for s in racers if s not in portfolio.unavailable())
-    if how == "auto" and len(racers) > 1 and (timeout is None or timeout > Z3_FIRST_SECONDS):
-        started = time.monotonic()
-        solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
-        result = check(solver)
-        full = _MAX_MS if timeout is None else max(1, int(timeout * 1000))
-        solver.set("timeout", full)
-        if result != z3.unknown:
-            return Decision(result, model=solver.model() if result == z3.sat else None)
-        # the time z3 took (it may stop late), not the time it was given
-        timeout = None if timeout is None else timeout - (time.monotonic() - started)
-        refused = portfolio.unreadable(solver.assertions(), racers)
-        if [s for s in racers if s not in refused] == ["z3"]:  # z3 alone goes on here
-            solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
-            decision = _z3_alone(solver, "; ".join(f"{s}: {why}" for s, why in refused.items()))
-            solver.set("timeout", full)
-            return decision
-    elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
-        return _z3_alone(solver)
-    assertions = list(solver.assertions())
-    answer = portfolio.solve(assertions, timeout, racers)
-    if answer.result != "sat":
-        return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
-            Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
-    free = {t.decl().name(): t for a in assertions for t in smt2.subterms(a)
-            if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
-    pins = [free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
-                           else z3.BitVecVal(v, free[name].size()))
-            for name, v in answer.values.items() if name in free]
-    result = check(solver, *pins)
-    if result == z3.unsat:
-        raise SolverDisagreement(f"{answer.solver} says sat, but z3 refutes its model")
-    if result == z3.unknown:
-        return Decision(z3.unknown, answer.solver, f"{answer.solver} says sat, but z3 did not "
-                        f"complete its model ({solver.reason_unknown()})")
-    return Decision(z3.sat, answer.solver, model=solver.model())
-
-
-def _z3_alone(solver: z3.Solver, others: str = "") -> Decision:
-    """z3's decision; unknown names why, and why no other solver was asked (`others`)."""
-    result = check(solver)
-    why = "; ".join(x for x in (solver.reason_unknown(), others) if x) \
-        if result == z3.unknown else ""
-    return Decision(result, reason=why, model=solver.model() if result == z3.sat else None)
-
-
 def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
            solver: str = "z3") -> Verdict:
     """The verdict on a built query: a caller that also needs the query (its SMT-LIB
@@ -264,7 +182,7 @@ def decide(q: Query, timeout: float | None = 30.0, minimise: bool = True,
     start = time.perf_counter() - q.build_seconds
     how, solver = solver, q.solver(timeout)
     t0 = time.perf_counter()
-    decision = check_with(solver, how, timeout)
+    decision = core.check_with(solver, how, timeout)
     solver_time = time.perf_counter() - t0
     deadline = None if timeout is None else t0 + timeout
 
@@ -352,7 +270,7 @@ def _definite_elsewhere(q: Query, how: str, left: Callable[[], float | None]
         if (timeout := left()) is not None:
             solver.set("timeout", max(1, int(timeout * 1000)))
         solver.add(query)
-        d = check_with(solver, how, timeout)
+        d = core.check_with(solver, how, timeout)
         if d.result == z3.sat and _definite(q, values := _model_values(d.model, q), left()):
             return values, [query]
     return None

@@ -1,0 +1,138 @@
+"""The verifier core's one solve policy. Every verdict ptxsmt gives -- two snippets
+equivalent, two functions equivalent, a PTX function refining its IR -- rests on a
+`Decision` made here, by one set of rules:
+- z3 is asked through `solver.check`: a Ctrl-C (z3's "interrupted", or "canceled"
+  after the command line's watcher stopped it) is the KeyboardInterrupt it was, never
+  an "unknown";
+- `how` ("z3", "auto", "portfolio") says who else may race z3, on the query written
+  out once as standard SMT-LIB (`smt2.script`, what `--emit-smt2` writes); a solver
+  is handed only a query it reads (`portfolio.unreadable`: sorts, quantifiers);
+- another solver's "unsat" is unsat of the full query; its "sat" is values that z3
+  must complete into a model of the query: z3 refuting them raises
+  `SolverDisagreement` (a solver's or ptxsmt's bug: exit 4, never a verdict), z3 not
+  finishing under them is unknown;
+- "unsat" only ever comes from a solver's unsat of the full query, never a timeout.
+What a verdict then shows is replayed by its own kind (`REPLAY` in `phrases`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import z3
+
+from ..isa.errors import PtxError
+from ..solver import Z3_FIRST_SECONDS, check
+from . import portfolio, smt2
+from .portfolio import SolverDisagreement
+
+SOLVER_CHOICES = ("auto", "z3", "portfolio")
+__all__ = ["SOLVER_CHOICES", "Decision", "Query", "SolverDisagreement", "check_with", "decide"]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question to the solvers: are the assertions satisfiable (do the two sides
+    differ)? `logic`: the z3 solver's logic where one is known ("QF_BVFP")."""
+
+    assertions: tuple[z3.BoolRef, ...]
+    how: str = "z3"
+    timeout: float | None = None
+    logic: str | None = None
+
+    def solver(self) -> z3.Solver:
+        s = z3.SolverFor(self.logic) if self.logic else z3.Solver()
+        if self.timeout is not None:
+            s.set("timeout", max(1, int(self.timeout * 1000)))  # 0 would mean no limit
+        s.add(*self.assertions)
+        return s
+
+    def smt2(self, comments: tuple[str, ...] = ()) -> str:
+        """The query as every solver of the portfolio reads it."""
+        return smt2.script(self.assertions, comments)
+
+
+def decide(q: Query, emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
+    """The query decided by the one policy (`check_with`)."""
+    return check_with(q.solver(), q.how, q.timeout, emit)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What `check_with` found: the result, which solver found it, why nobody did
+    (unknown: each solver's reason), and a z3 model of the query (sat)."""
+
+    result: z3.CheckSatResult
+    solver: str = "z3"
+    reason: str = ""
+    model: z3.ModelRef | None = None
+
+
+_MAX_MS = 4294967295  # z3's own default: no limit
+
+
+def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
+               emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
+    """Decide the query `solver` holds (`how`): by z3 alone, by the portfolio, or "auto",
+    z3 alone for Z3_FIRST_SECONDS and then bitwuzla racing it for the time left;
+    `emit` first receives the query's assertions (`--emit-smt2` writes them with
+    `smt2.script`, the text the portfolio's solvers read). A portfolio "sat" becomes a
+    z3 model: the winner's values of the Bool and bit-vector constants are assumed in
+    `solver` (assumptions: the query itself is left as it was, for the caller to
+    minimise) and z3 finds the rest (arrays, functions). z3 refuting those values raises
+    `SolverDisagreement`; z3 not finishing under them is unknown. "unsat" only ever
+    comes from a solver's unsat of the full query, never from a timeout."""
+    if how not in SOLVER_CHOICES:
+        raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
+    if emit is not None:
+        emit(list(solver.assertions()))
+    racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
+    racers = tuple(s for s in racers if s not in portfolio.unavailable())
+    if how == "auto" and len(racers) > 1 and (timeout is None or timeout > Z3_FIRST_SECONDS):
+        started = time.monotonic()
+        solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
+        result = check(solver)
+        full = _MAX_MS if timeout is None else max(1, int(timeout * 1000))
+        solver.set("timeout", full)
+        if result != z3.unknown:
+            return Decision(result, model=solver.model() if result == z3.sat else None)
+        # the time z3 took (it may stop late), not the time it was given
+        timeout = None if timeout is None else timeout - (time.monotonic() - started)
+        refused = portfolio.unreadable(solver.assertions(), racers)
+        if [s for s in racers if s not in refused] == ["z3"]:  # z3 alone goes on here
+            solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
+            decision = _z3_alone(solver, "; ".join(f"{s}: {why}" for s, why in refused.items()))
+            solver.set("timeout", full)
+            return decision
+    elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
+        return _z3_alone(solver)
+    assertions = list(solver.assertions())
+    answer = portfolio.solve(assertions, timeout, racers)
+    if answer.result != "sat":
+        return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
+            Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
+    free = {t.decl().name(): t for a in assertions for t in smt2.subterms(a)
+            if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
+    pins = [free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
+                           else z3.BitVecVal(v, free[name].size()))
+            for name, v in answer.values.items() if name in free]
+    result = check(solver, *pins)
+    if result == z3.unsat:
+        raise SolverDisagreement(f"{answer.solver} says sat, but z3 refutes its model")
+    if result == z3.unknown:
+        return Decision(z3.unknown, answer.solver, f"{answer.solver} says sat, but z3 did not "
+                        f"complete its model ({solver.reason_unknown()})")
+    return Decision(z3.sat, answer.solver, model=solver.model())
+
+
+def _z3_alone(solver: z3.Solver, others: str = "") -> Decision:
+    """z3's decision; unknown names why, and why no other solver was asked (`others`)."""
+    result = check(solver)
+    why = "; ".join(x for x in (solver.reason_unknown(), others) if x) \
+        if result == z3.unknown else ""
+    return Decision(result, reason=why, model=solver.model() if result == z3.sat else None)
+
+
+
