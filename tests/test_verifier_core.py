@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import z3
@@ -59,7 +61,8 @@ def _bitwuzla_says_sat_with(monkeypatch, values: dict) -> None:
         calls.append(assumptions)
         return z3.unknown if len(calls) == 1 else real(s, *assumptions)
     monkeypatch.setattr(decide, "check", check)
-    monkeypatch.setattr(portfolio, "unavailable", lambda: [])
+    for name in ("bitwuzla", "cvc5"):  # installed, as far as `unavailable` can tell
+        monkeypatch.setitem(sys.modules, name, ModuleType(name))
     monkeypatch.setattr(portfolio, "solve", lambda assertions, timeout, racers:
                         portfolio.Answer("sat", "bitwuzla", values))
 
