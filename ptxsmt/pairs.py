@@ -38,11 +38,11 @@ from .report.equivalence import counterexample_json, verdict_json
 from .report.function import function_verdict_json
 from .report.progress import Progress
 from .sem.options import DEFAULT_NAN, NAN_POLICIES, VSET_MERGE_SOURCES, Options
-from .smt import verdicts
-from .smt.child import race
-from .smt.decide import SOLVER_CHOICES, SolverDisagreement
-from .smt.functions import FunctionVerdict, replay_counterexample
-from .smt.solve import ReplayError, build_query, decide, replay
+from .smt.queries.functions import FunctionVerdict, replay_counterexample
+from .smt.queries.snippets import ReplayError, build_query, decide, replay
+from .smt.solving import verdicts
+from .smt.solving.child import race
+from .smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
 from .synth.executor import executor
 
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs", "nan")
@@ -199,7 +199,7 @@ def _decide(pair: Pair) -> dict:
 
 def _decide_functions(pair: Pair, opts: Options):
     from .function.evaluate import read_function_file
-    from .smt.functions import check_function_equivalence
+    from .smt.queries.functions import check_function_equivalence
 
     o = pair.options
     a = read_function_file(pair.lhs, pair.function)
@@ -215,8 +215,8 @@ def _decide_ir(pair: Pair) -> dict:
     from .function.evaluate import read_function_file
     from .llvm.errors import Unsupported
     from .llvm.module import read_ir
-    from .llvm.refine import Validated, ir_refines
     from .report.llvm import equiv_row
+    from .smt.queries.refinement import Validated, ir_refines
 
     start = time.perf_counter()
     text = read_text(pair.lhs)  # bounded, and a file that is not UTF-8 is bad input

@@ -30,8 +30,8 @@ from string import Template
 from .isa import source
 from .isa.errors import PtxError
 from .sem.options import Options
-from .smt.classes import input_classes
-from .smt.solve import Counterexample, ReplayError, build_query, check_equivalence
+from .smt.queries.classes import input_classes
+from .smt.queries.snippets import Counterexample, ReplayError, build_query, check_equivalence
 from .solver import ignore_interrupts
 
 VERDICTS = {"equivalent": "holds", "different": "fails", "unknown": "unknown"}

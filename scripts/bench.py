@@ -85,7 +85,7 @@ from ptxsmt.isa.literals import hex_bits, parse_value  # noqa: E402
 from ptxsmt.isa.syntax import format_instruction, rename_registers  # noqa: E402
 from ptxsmt.isa.variants import operand_types  # noqa: E402
 from ptxsmt.program import Program  # noqa: E402
-from ptxsmt.smt.solve import check_equivalence  # noqa: E402
+from ptxsmt.smt.queries.snippets import check_equivalence  # noqa: E402
 
 ROWS: list[tuple[str, str, str, str]] = []
 
@@ -652,8 +652,8 @@ def bench_bf16(cap: float) -> None:
 
     from ptxsmt.function import read_function
     from ptxsmt.llvm.module import compile_to_ptx, read_ir
-    from ptxsmt.llvm.refine import ir_refines
     from ptxsmt.sem import floatarith, sorts
+    from ptxsmt.smt.queries.refinement import ir_refines
 
     for cpu, op in BF16_CASES:
         ir = (f"define bfloat @f(bfloat %a, bfloat %b) {{\n  %r = {op} bfloat %a, %b\n"

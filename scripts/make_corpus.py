@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ptxsmt.isa.variants import FAMILIES, catalogue
 from ptxsmt.sem.options import Options
-from ptxsmt.smt.vectors import instruction_forms, vectors_for
+from ptxsmt.smt.queries.vectors import instruction_forms, vectors_for
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 # vectors per instruction form: families with few variants get more per form

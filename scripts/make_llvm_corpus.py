@@ -201,7 +201,7 @@ def _check(pair: dict, timeout_ms: int, texts: dict) -> dict:
     from ptxsmt.function import read_function
     from ptxsmt.llvm import read_ir
     from ptxsmt.llvm.errors import LlvmError, Unsupported
-    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.smt.queries.refinement import ir_refines
     try:
         if pair["ir"] not in texts:
             texts.clear()

@@ -181,7 +181,7 @@ def test_canonical_nan_is_one_nan():
     """`.NaN` gives *the* canonical NaN: one NaN, whatever the inputs. Without `.NaN` two
     NaNs give a NaN the text leaves open, one per pair of inputs (the minimum of a and b
     names no order): the operands may be swapped either way, but min and max differ."""
-    from ptxsmt.smt.solve import check_equivalence
+    from ptxsmt.smt.queries.snippets import check_equivalence
 
     for t in ("f32", "f16", "bf16x2"):
         for nan in ("", ".NaN"):

@@ -366,7 +366,7 @@ def test_one_evaluation_imports_neither_numpy_nor_the_prover():
     code = ("import sys; from ptxsmt.cli import main\n"
             "try: main(['eval', 'setp.lt.f32 p, a, b;', 'a=1', 'b=2'])\n"
             "except SystemExit: pass\n"
-            "print(sorted(m for m in ('numpy', 'ptxsmt.smt.solve', 'ptxsmt.proofs',"
+            "print(sorted(m for m in ('numpy', 'ptxsmt.smt.queries.snippets', 'ptxsmt.proofs',"
             " 'ptxsmt.ptxasdiff') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "[]", out.stdout

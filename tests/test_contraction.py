@@ -15,8 +15,8 @@ from ptxsmt.eval.values import UNSPECIFIED
 from ptxsmt.function import read_function
 from ptxsmt.program import compiled
 from ptxsmt.sem.sorts import is_nan
-from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.solve import check_equivalence
+from ptxsmt.smt.queries.functions import check_function_equivalence
+from ptxsmt.smt.queries.snippets import check_equivalence
 
 PAIR = "mul.f32 d, a, b; add.f32 e, d, c;"
 RN_PAIR = "mul.rn.f32 d, a, b; add.rn.f32 e, d, c;"

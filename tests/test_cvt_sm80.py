@@ -146,7 +146,7 @@ declare i32 @llvm.nvvm.f2tf32.rna(float)
 def _verdict(name: str, ptx: str):
     from ptxsmt.function import read_function
     from ptxsmt.llvm import read_ir
-    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.smt.queries.refinement import ir_refines
     return ir_refines(read_ir(FOLD)[name], read_function(ptx, name), timeout_ms=60_000)
 
 

@@ -30,7 +30,7 @@ from tier import sample
 from ptxsmt import Options, PtxError, parse_one
 from ptxsmt.isa.types import PRED
 from ptxsmt.isa.variants import FAMILIES, catalogue, operand_slots, operand_types
-from ptxsmt.smt.vectors import instruction_forms
+from ptxsmt.smt.queries.vectors import instruction_forms
 
 CHUNK = 200  # forms per case: small enough to name, large enough to batch
 ROWS = 30  # grid rows per form in the default tier

@@ -1,5 +1,5 @@
-"""Equivalence sweeping (`ptxsmt/smt/fraig.py`) and the simulation it groups values by
-(`ptxsmt/smt/simulate.py`).
+"""Equivalence sweeping (`ptxsmt/smt/sweeping/fraig.py`) and the simulation it groups values by
+(`ptxsmt/smt/sweeping/simulate.py`).
 
 The simulation interprets Z3's operators; it is checked against Z3's own evaluation of
 the same terms on concrete inputs (the reference for SMT-LIB's meaning), not against
@@ -25,10 +25,12 @@ from ptxsmt.isa.literals import fp_class
 from ptxsmt.isa.types import F32 as FMT32
 from ptxsmt.program import Program
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
-from ptxsmt.smt import fraig, functions, portfolio
-from ptxsmt.smt.fraig import sweep
-from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
+from ptxsmt.smt.queries import functions
+from ptxsmt.smt.queries.functions import check_function_equivalence
+from ptxsmt.smt.solving import portfolio
+from ptxsmt.smt.sweeping import fraig
+from ptxsmt.smt.sweeping.fraig import sweep
+from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
 
 SCALE = Path(__file__).parent / "ptx" / "scale"
 F32, F16 = z3.FPSort(8, 24), z3.FPSort(5, 11)

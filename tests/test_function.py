@@ -19,7 +19,7 @@ from ptxsmt.function import read_function
 from ptxsmt.function.evaluate import Location, evaluate_function
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
-from ptxsmt.smt.functions import check_function_equivalence
+from ptxsmt.smt.queries.functions import check_function_equivalence
 
 PTX = Path(__file__).parent / "ptx"
 O3, G, WRONG = (PTX / f"func_sm90_{v}.ptx" for v in ("O3", "G", "O3_wrong"))

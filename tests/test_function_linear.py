@@ -26,7 +26,7 @@ from ptxsmt.function import read_function, state
 from ptxsmt.function.encode import encode_function
 from ptxsmt.function.evaluate import evaluate_function
 from ptxsmt.function.state import Registers, conjoin, disjoin, negate
-from ptxsmt.smt import functions
+from ptxsmt.smt.queries import functions
 
 M32 = 0xFFFFFFFF
 WORD = st.one_of(st.sampled_from([0, 1, 2, 7, M32, 0x80000000, 0x7FFFFFFF]),

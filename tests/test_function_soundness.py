@@ -91,7 +91,7 @@ def test_congruence_needs_the_same_immediates():
     three = text.replace("mul24.lo.u32 \t%r5, %r3, 2;\n\tadd.u32 \t%r5, %r5, 2;",
                          "mul24.lo.u32 \t%r5, %r3, 3;\n\tadd.u32 \t%r5, %r5, 1;")
     assert three != text
-    from ptxsmt.smt.functions import check_function_equivalence
+    from ptxsmt.smt.queries.functions import check_function_equivalence
     v = check_function_equivalence(read_function(text, "dv2"), read_function(three, "dv3"))
     assert v.verdict == "unknown"
 
@@ -205,7 +205,7 @@ def _reproduce(lhs: Path, rhs: Path, a: str, b: str, unroll: int = 0) -> None:
     """Every reproduce line of the verdict's text runs as printed and gives the outputs
     the verdict shows for that side."""
     from ptxsmt.report.function import function_verdict_json, function_verdict_text
-    from ptxsmt.smt.functions import check_function_equivalence
+    from ptxsmt.smt.queries.functions import check_function_equivalence
     v = check_function_equivalence(_fn(lhs, a), _fn(rhs, b), unroll=unroll)
     assert v.verdict == "different"
     text, js = function_verdict_text(v, str(lhs), str(rhs)), function_verdict_json(v)
@@ -330,7 +330,7 @@ def test_a_wrong_loop_bound_is_found_within_k_iterations(tmp_path):
 # ---- counterexamples a person can use ---------------------------------------------------
 
 def test_pointers_are_distinct_aligned_buffers_and_memory_small():
-    from ptxsmt.smt.functions import check_function_equivalence
+    from ptxsmt.smt.queries.functions import check_function_equivalence
     ptx = Path(__file__).parent / "ptx"
     name = "_Z4pickPKiS0_Piii"
     v = check_function_equivalence(_fn(ptx / "func_sm90_O3.ptx", name),

@@ -167,7 +167,7 @@ def test_a_parameter_s_address_and_its_value_agree():
     assert _equiv(PARAMS, "pick", "pick2")[0] == 0
     wrong = PARAMS.read_text().replace("[%rd3+1]", "[%rd3+2]")
     fn, other = read_function(wrong, "pick"), read_function(PARAMS.read_text(), "pick2")
-    from ptxsmt.smt.functions import check_function_equivalence
+    from ptxsmt.smt.queries.functions import check_function_equivalence
     v = check_function_equivalence(fn, other)
     assert v.verdict == "different" and v.counterexample.differ == ("r",)
 

@@ -31,7 +31,7 @@ from ptxsmt.isa.variants import catalogue, operand_slots, operand_types
 from ptxsmt.program import Program
 from ptxsmt.ptxasdiff import assemble, find_tool, ptxas_version, resolve_disassembler
 from ptxsmt.sem.sorts import as_float, fields, fp_sort, widen
-from ptxsmt.smt.solve import check_equivalence
+from ptxsmt.smt.queries.snippets import check_equivalence
 
 GLUE = [v for v in catalogue() if v.family == "glue"]
 WIDENINGS = [(F16, F32), (BF16, F32), (F32, F64)]
@@ -248,7 +248,7 @@ def test_a_counterexample_may_hinge_on_an_unspecified_nan():
 
 
 def test_vectors_leave_out_unspecified_outputs():
-    from ptxsmt.smt.vectors import vectors_for
+    from ptxsmt.smt.queries.vectors import vectors_for
 
     vecs = list(vectors_for("cvt.f32.bf16 d, a;", per_case=2))
     assert len(vecs) >= 10  # every class but NaN, both outcomes where reachable

@@ -26,7 +26,7 @@ from ptxsmt.eval.values import UNSPECIFIED
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.proofs import _options
 from ptxsmt.sem.options import Options
-from ptxsmt.smt.vectors import vectors_for
+from ptxsmt.smt.queries.vectors import vectors_for
 
 SM_90 = Options(hardware="sm_90")
 with gzip.open(Path(__file__).parent / "silicon_open.jsonl.gz", "rt") as _file:

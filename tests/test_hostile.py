@@ -22,7 +22,7 @@ from ptxsmt.cli import main
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.variants import catalogue
 from ptxsmt.program import Program
-from ptxsmt.smt.vectors import instruction_forms
+from ptxsmt.smt.queries.vectors import instruction_forms
 
 BIG = "9" * 5000
 FUZZ = settings(max_examples=max(20, settings.default.max_examples // 3), deadline=None,
@@ -358,7 +358,8 @@ def test_z3_swallowing_ctrl_c_is_never_an_answer(monkeypatch, where):
     every solver call turns that back into KeyboardInterrupt."""
     import z3
 
-    from ptxsmt.smt import classes, solve, vectors
+    from ptxsmt.smt.queries import classes, vectors
+    from ptxsmt.smt.queries import snippets as solve
 
     real = z3.Solver.check
     calls = {"n": 0}

@@ -1,6 +1,6 @@
-"""Proofs by IEEE value classes (ptxsmt/smt/ieee_classes.py), which sweeping trusts to
+"""Proofs by IEEE value classes (ptxsmt/smt/sweeping/ieee_classes.py), which sweeping trusts to
 merge with no solver query: every class a node is given holds its value on every input
-simulated (the simulator interprets the terms on its own, `smt/simulate.py`), and every
+simulated (the simulator interprets the terms on its own, `smt/sweeping/simulate.py`), and every
 pair of conditions the classes call equal is equal (proved by z3), on random PTX float
 code of min, max, add, sub, mul, selp and setp."""
 
@@ -11,9 +11,17 @@ import random
 import z3
 
 from ptxsmt.program import Program
-from ptxsmt.smt.fraig import _Dag
-from ptxsmt.smt.ieee_classes import ANY, FALSE, FORMATS, TRUE, Classes, bits_class, float_class
-from ptxsmt.smt.simulate import evaluate_node, input_vectors
+from ptxsmt.smt.sweeping.fraig import _Dag
+from ptxsmt.smt.sweeping.ieee_classes import (
+    ANY,
+    FALSE,
+    FORMATS,
+    TRUE,
+    Classes,
+    bits_class,
+    float_class,
+)
+from ptxsmt.smt.sweeping.simulate import evaluate_node, input_vectors
 
 F32 = z3.Float32()
 INPUTS = "abce"

@@ -20,7 +20,7 @@ from ptxsmt.llvm import read_ir  # noqa: E402
 from ptxsmt.llvm.errors import Unsupported  # noqa: E402
 from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
 from ptxsmt.llvm.reader import aggregate_constant, aggregate_indices  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 IR = """
 %S16 = type { i16, i16 }

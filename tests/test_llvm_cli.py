@@ -181,7 +181,7 @@ def test_a_signal_while_a_verdict_is_printed_waits_for_it_to_be_counted(monkeypa
 def test_a_verdict_reached_after_a_ctrl_c_is_not_printed(monkeypatch, capsys):
     """z3 stopped by a Ctrl-C answers "canceled": what comes of it is no verdict."""
     from ptxsmt.cli.tv import _stream
-    from ptxsmt.llvm.refine import Refinement, Validated
+    from ptxsmt.smt.queries.refinement import Refinement, Validated
     monkeypatch.setattr(interrupts, "_seen", threading.Event())
 
     def verdicts():

@@ -267,7 +267,7 @@ FTZ_PTX = """.version 7.0
 ])
 def test_ftz_ptx_refines_only_a_flushing_function(mode, add, verdict):
     from ptxsmt.function import read_function
-    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.smt.queries.refinement import ir_refines
     ir = read_ir(FTZ_IR.replace("MODE", mode))["f"]
     r = ir_refines(ir, read_function(FTZ_PTX.replace("ADD", add), "f"), timeout_ms=20_000)
     assert r.verdict == verdict, r

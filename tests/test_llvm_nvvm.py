@@ -13,7 +13,7 @@ pytest.importorskip("llvmlite")
 from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import nvvm, read_ir  # noqa: E402
 from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 IR_TYPE = {"f32": "float", "f64": "double", "s16": "i16", "u16": "i16", "s32": "i32",
            "u32": "i32", "s64": "i64", "u64": "i64", "b32": "i32", "bf16": "bfloat",

@@ -20,7 +20,7 @@ pytest.importorskip("llvmlite")
 from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
 from ptxsmt.llvm.module import compile_to_ptx  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 DECLS = """
 declare i32 @llvm.smin.i32(i32, i32)

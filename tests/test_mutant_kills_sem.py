@@ -19,8 +19,8 @@ from reference import run as reference
 from ptxsmt import Options, PtxError, evaluate
 from ptxsmt.batch.engine import evaluate_many
 from ptxsmt.function import read_function
-from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.solve import check_equivalence
+from ptxsmt.smt.queries.functions import check_function_equivalence
+from ptxsmt.smt.queries.snippets import check_equivalence
 
 # ---- the prover: what the ISA calls one instruction, and what it leaves open -----------
 

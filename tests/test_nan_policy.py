@@ -21,8 +21,8 @@ from ptxsmt.cli import main
 from ptxsmt.function.evaluate import read_function_file
 from ptxsmt.isa.types import F16, F32, F64
 from ptxsmt.sem.observe import differ, values_differ
-from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.solve import build_query, decide
+from ptxsmt.smt.queries.functions import check_function_equivalence
+from ptxsmt.smt.queries.snippets import build_query, decide
 
 NAN = Path(__file__).parent / "ptx" / "nan"
 
@@ -250,8 +250,8 @@ def test_cli_functions_and_batch(tmp_path):
 
 
 def test_ir_verdicts_name_the_policy():
-    from ptxsmt.llvm.refine import Refinement, Validated
     from ptxsmt.report.llvm import tv_json_line, tv_line
+    from ptxsmt.smt.queries.refinement import Refinement, Validated
     up_to = Validated("f", Refinement("refines", up_to_nan_payloads=True))
     only = Validated("g", Refinement("different", inputs={"a": 0x7FC00000}, ir_result=0x7FC00000,
                                      ptx_result=0xFFFFFFFF, nan="exact",

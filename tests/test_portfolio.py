@@ -1,4 +1,4 @@
-"""The solver portfolio (ptxsmt.smt.portfolio, `equiv --solver portfolio`): each solver's
+"""The solver portfolio (ptxsmt.smt.solving.portfolio, `equiv --solver portfolio`): each solver's
 answers checked by plain Python arithmetic, the race's bookkeeping (no child left behind),
 disagreement as an error, and z3 alone when the other bindings are missing."""
 
@@ -21,11 +21,12 @@ from ptx_interp import run
 
 from ptxsmt.cli import main
 from ptxsmt.function import read_function
-from ptxsmt.smt import decide, functions, portfolio
-from ptxsmt.smt.decide import check_with
-from ptxsmt.smt.functions import check_function_equivalence
-from ptxsmt.smt.portfolio import SolverDisagreement
-from ptxsmt.smt.solve import check_equivalence
+from ptxsmt.smt.queries import functions
+from ptxsmt.smt.queries.functions import check_function_equivalence
+from ptxsmt.smt.queries.snippets import check_equivalence
+from ptxsmt.smt.solving import decide, portfolio
+from ptxsmt.smt.solving.decide import check_with
+from ptxsmt.smt.solving.portfolio import SolverDisagreement
 
 MASK8 = 0xFF
 
@@ -235,7 +236,7 @@ def _nap():
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
 def test_a_child_dies_with_its_parent():
     """A pool worker terminated mid-race (Ctrl-C on a batch) leaves no solver running."""
-    from ptxsmt.smt.child import race
+    from ptxsmt.smt.solving.child import race
 
     read, write = os.pipe()
     parent = os.fork()
@@ -413,7 +414,7 @@ def _interrupt_the_parent():
 def test_ctrl_c_stops_every_solver():
     """A SIGINT in the parent (the children ignore it) ends the race: every child is
     killed and reaped, and the interruption goes on up to the command line."""
-    from ptxsmt.smt.child import race
+    from ptxsmt.smt.solving.child import race
 
     with pytest.raises(KeyboardInterrupt):
         race({"a": (_interrupt_the_parent, ()), "b": (_nap, ())}, 60)
@@ -432,7 +433,7 @@ def test_a_ctrl_c_while_forking_orphans_no_child():
     between any two bytecodes: also between a fork and the child's entry in the table.
     Before the handler only noted it while forking, about half of these races left a
     child running."""
-    from ptxsmt.smt.child import race
+    from ptxsmt.smt.solving.child import race
 
     stop = threading.Event()
     busy = threading.Thread(target=_wake_often, args=(stop,))

@@ -20,7 +20,7 @@ from strategies import _SPECIAL
 
 from ptxsmt import proofs
 from ptxsmt.cli import main
-from ptxsmt.smt.solve import build_query, check_equivalence
+from ptxsmt.smt.queries.snippets import build_query, check_equivalence
 
 LIBRARY = proofs.load(Path(__file__).resolve().parent.parent / "proofs")
 

@@ -1,4 +1,4 @@
-"""Sweeping's local rewrites (ptxsmt/smt/rewrite.py): each rule fires where it should,
+"""Sweeping's local rewrites (ptxsmt/smt/sweeping/rewrite.py): each rule fires where it should,
 gives a term equal to the one it replaces for every value of its constants (proved by
 z3 on fresh constants), and leaves alone what only looks like its pattern."""
 
@@ -11,7 +11,7 @@ import z3
 
 from ptxsmt.isa.types import BF16, F16, F32, F64
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
-from ptxsmt.smt.rewrite import RULES, _zeros, normal
+from ptxsmt.smt.sweeping.rewrite import RULES, _zeros, normal
 
 FORMATS = (F16, BF16, F32, F64)
 

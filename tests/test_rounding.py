@@ -365,7 +365,7 @@ def test_functions_with_div_shf_mul_wide_and_cvt_compare(body, cvt, verdict):
     """div.u32 by 2 is shr; shf.l.wrap is a rotate; mul.wide and cvt.rn.f16.f32 agree with
     themselves (they were opaque, one side's free value against the other's)."""
     from ptxsmt.function import read_function
-    from ptxsmt.smt.functions import check_function_equivalence
+    from ptxsmt.smt.queries.functions import check_function_equivalence
 
     lhs = read_function(KERNEL.format(body=O0, cvt=cvt))
     rhs = read_function(KERNEL.format(body=body, cvt=cvt))

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from ptxsmt.cli import main
 from ptxsmt.isa.syntax import Instruction
 from ptxsmt.program import Program
-from ptxsmt.smt import solve
+from ptxsmt.smt.queries import snippets as solve
 
 
 def chain(n: int, rewritten: bool = False, breaks: tuple[int, ...] = ()) -> str:
@@ -120,7 +120,7 @@ def test_minimised_counterexamples_are_the_one_at_a_time_greedy_choice(lhs, rhs,
 
 def test_operand_class_tables_do_not_depend_on_the_hash_seed():
     """Ties in the greedy hitting set are broken by name, not by set order."""
-    code = ("from ptxsmt.smt.classes import hitting_set\n"
+    code = ("from ptxsmt.smt.queries.classes import hitting_set\n"
             "print(hitting_set((('NaN', 'zero'), ('inf', 'normal'), ('-subnormal', 'inf')), 2))")
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout

@@ -20,7 +20,7 @@ from tier import sample
 from ptxsmt import proofs
 from ptxsmt.cli import main
 from ptxsmt.llvm.module import compile_to_ptx
-from ptxsmt.smt.solve import build_query
+from ptxsmt.smt.queries.snippets import build_query
 
 LIBRARY = proofs.load(Path(__file__).resolve().parent.parent / "proofs")
 SOLVED = sample(LIBRARY, 150, "smt2")  # the instances three solvers are asked about
@@ -314,7 +314,7 @@ def test_a_function_export_is_the_query_its_verdict_comes_from(tmp_path, first, 
 def test_a_conversion_that_holds_a_bound_variable_stays_under_its_binder():
     """`fp.to_ieee_bv` of a free float becomes a defined constant; of a quantified one
     it stays (a constant cannot stand for a value that varies with the binder)."""
-    from ptxsmt.smt import smt2
+    from ptxsmt.smt.solving import smt2
 
     x, y = z3.FP("x", z3.Float32()), z3.FP("y", z3.Float32())
     query = z3.ForAll([y], z3.Implies(z3.fpToIEEEBV(y) == z3.fpToIEEEBV(x),
@@ -328,7 +328,7 @@ def test_a_conversion_that_holds_a_bound_variable_stays_under_its_binder():
 
 def test_terms_of_two_contexts_are_walked_apart():
     """z3 numbers terms per context: the same id in another context is another term."""
-    from ptxsmt.smt import smt2
+    from ptxsmt.smt.solving import smt2
 
     a, b = (z3.BitVec(name, 8, ctx=z3.Context()) for name in "ab")  # built alike: one id
     x, y = a + 1, b * 3
@@ -340,7 +340,7 @@ def test_terms_of_two_contexts_are_walked_apart():
 def test_the_rewrites_keep_the_logic():
     """`script` names the logic from the assertions (their walks are made already), not
     from their standard form: the rewrites must not change it."""
-    from ptxsmt.smt import smt2
+    from ptxsmt.smt.solving import smt2
 
     x, y = z3.FP("x", z3.Float32()), z3.FP("y", z3.Float32())
     a, i = z3.BitVec("a", 8), z3.BitVec("i", 32)

@@ -34,8 +34,8 @@ from ptxsmt.isa.types import Kind, ptx_type
 from ptxsmt.isa.variants import Variant, catalogue
 from ptxsmt.proofs import matches_witness
 from ptxsmt.sem.options import Options
-from ptxsmt.smt.classes import input_classes
-from ptxsmt.smt.solve import Counterexample, build_query, check_equivalence
+from ptxsmt.smt.queries.classes import input_classes
+from ptxsmt.smt.queries.snippets import Counterexample, build_query, check_equivalence
 
 # ---- multi-output equiv on the command line ---------------------------------------------
 

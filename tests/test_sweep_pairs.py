@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from tier import THOROUGH
 
 from ptxsmt.cli.equiv import equiv
-from ptxsmt.smt import fraig, rewrite
+from ptxsmt.smt.sweeping import fraig, rewrite
 
 SWEEP = Path(__file__).parent / "ptx" / "sweep"
 F32 = z3.FPSort(8, 24)

@@ -25,7 +25,7 @@ from ptxsmt.cli import main
 from ptxsmt.isa.body import parse
 from ptxsmt.isa.errors import PtxError
 from ptxsmt.isa.types import TYPES
-from ptxsmt.smt import classes as smt_classes
+from ptxsmt.smt.queries import classes as smt_classes
 from ptxsmt.synth import search
 from ptxsmt.synth.boolean import JOINT, closure, implies, outcomes
 from ptxsmt.synth.executor import Serial, executor

@@ -1,4 +1,4 @@
-"""Truth tables of conditions (ptxsmt/smt/truth.py), which sweeping trusts to merge
+"""Truth tables of conditions (ptxsmt/smt/sweeping/truth.py), which sweeping trusts to merge
 with no proof: conditions of one table are equal for every input (proved by z3, on
 random conditions over float comparisons, NaN tests and `ite`s of float bits), and
 what the two compilers spell two ways has one table."""
@@ -10,8 +10,8 @@ import random
 import z3
 
 from ptxsmt.program import Program
-from ptxsmt.smt.rewrite import normal
-from ptxsmt.smt.truth import Tables, shallow_table
+from ptxsmt.smt.sweeping.rewrite import normal
+from ptxsmt.smt.sweeping.truth import Tables, shallow_table
 
 F32 = z3.FPSort(8, 24)
 

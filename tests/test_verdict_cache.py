@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from ptxsmt.batch import cache
 from ptxsmt.cli import main
-from ptxsmt.smt import verdicts
+from ptxsmt.smt.solving import verdicts
 from ptxsmt.synth import proofcache, search
 from ptxsmt.synth.executor import Serial
 

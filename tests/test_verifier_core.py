@@ -16,14 +16,14 @@ import z3
 from click.testing import CliRunner
 
 from ptxsmt.cli import main
-from ptxsmt.smt import decide, phrases, portfolio
-from ptxsmt.smt.decide import SolverDisagreement
+from ptxsmt.smt.solving import decide, phrases, portfolio
+from ptxsmt.smt.solving.decide import SolverDisagreement
 
 pytest.importorskip("llvmlite")
 
 from ptxsmt.function.evaluate import read_function_file  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 PAIR = Path(__file__).parent / "ptx" / "llvm"
 UNE = str(PAIR / "une.ll"), str(PAIR / "une_llc14_O2.ptx")

@@ -11,12 +11,12 @@ from .. import report
 from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
 from ..sem.options import DEFAULT_NAN
-from ..smt.classes import class_report
-from ..smt.decide import SOLVER_CHOICES, SolverDisagreement
-from ..smt.phrases import EXIT
-from ..smt.portfolio import unavailable
-from ..smt.smt2 import script
-from ..smt.solve import ReplayError, build_query, decide
+from ..smt.queries.classes import class_report
+from ..smt.queries.snippets import ReplayError, build_query, decide
+from ..smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
+from ..smt.solving.phrases import EXIT
+from ..smt.solving.portfolio import unavailable
+from ..smt.solving.smt2 import script
 from ..solver import Z3_FIRST_SECONDS
 from ..synth.executor import EXECUTORS
 from .common import (
@@ -193,7 +193,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
                     solver: str = "auto", emit_smt2: str | None = None,
                     sweeping: bool = True, certifying: bool = False,
                     nan: str = DEFAULT_NAN) -> None:
-    from ..smt.functions import check_function_equivalence
+    from ..smt.queries.functions import check_function_equivalence
 
     if not lhs or not rhs:
         fail("give two .ptx files")
@@ -224,8 +224,8 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
     from ..llvm.errors import Unsupported
     from ..llvm.module import function_names, read_ir
-    from ..llvm.refine import Validated, ir_refines
     from ..report import llvm as rendering
+    from ..smt.queries.refinement import Validated, ir_refines
 
     if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
         fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
@@ -265,7 +265,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     """Which file's function an error belongs to: the first, if it fails alone."""
     from ..function.encode import encode_function
-    from ..smt.functions import DEFAULT_UNROLL
+    from ..smt.queries.functions import DEFAULT_UNROLL
 
     try:
         encode_function(fn, opts, unroll=unroll or DEFAULT_UNROLL)

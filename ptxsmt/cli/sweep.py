@@ -11,7 +11,7 @@ from ..isa.errors import PtxError
 from ..isa.syntax import parse_variant
 from ..report import sweep as rendering
 from ..report.progress import Progress
-from ..smt.vectors import instruction_forms
+from ..smt.queries.vectors import instruction_forms
 from .common import (
     CONTEXT,
     OutputFile,

@@ -8,7 +8,7 @@ from .. import report
 from ..isa.errors import PtxError
 from ..report import llvm as rendering
 from ..report.progress import Progress
-from ..smt.phrases import EXIT
+from ..smt.solving.phrases import EXIT
 from . import interrupts
 from .common import CONTEXT, fail, nan_option, read_text
 
@@ -40,7 +40,7 @@ def tv(file, mcpu, opt, only, timeout, as_json, nan) -> None:
       ptxsmt tv kernels.ll
       ptxsmt tv kernels.ll --mcpu sm_90 -O 0 --function add --json
     """
-    from ..llvm.refine import validate_module
+    from ..smt.queries.refinement import validate_module
     text = read_text(file, "FILE")
     try:
         names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
@@ -58,7 +58,7 @@ def _stream(names: list[str], verdicts, as_json: bool) -> list:
     """Print each verdict as it comes, then the summary; on Ctrl-C or SIGTERM the summary
     of what was decided, then the interruption goes on (exit 130). Two solvers that
     disagree are a bug, as for snippets (exit 4): the verdicts printed stay."""
-    from ..smt.decide import SolverDisagreement
+    from ..smt.solving.decide import SolverDisagreement
     line, summary = (rendering.tv_json_line, rendering.tv_summary_json) if as_json else \
         (rendering.tv_line, rendering.tv_summary)
     results = []

@@ -10,7 +10,7 @@ from ..isa.errors import PtxError, quote
 from ..isa.syntax import parse_variant
 from ..isa.variants import FAMILIES, catalogue
 from ..report.progress import Progress
-from ..smt.vectors import instruction_forms, vectors_for
+from ..smt.queries.vectors import instruction_forms, vectors_for
 from .common import (
     CONTEXT,
     OutputFile,
@@ -115,7 +115,7 @@ def vectors(what, family, per_case, limit, max_vectors, seed, function, out, tar
 
 
 def _function_vectors(path: str, name: str | None, opts, out) -> None:
-    from ..smt.function_vectors import function_vectors  # the solver
+    from ..smt.queries.function_vectors import function_vectors  # the solver
 
     fn = read_function_file(path, name)
     checked = fn.body.checked if fn.body else []

@@ -6,9 +6,9 @@ import shlex
 
 from ..eval.values import to_json
 from ..isa.literals import describe
-from ..smt.classes import ClassReport
-from ..smt.phrases import phrase
-from ..smt.solve import Counterexample, Verdict
+from ..smt.queries.classes import ClassReport
+from ..smt.queries.snippets import Counterexample, Verdict
+from ..smt.solving.phrases import phrase
 from . import show
 
 

@@ -9,8 +9,8 @@ from ..eval.values import UNSPECIFIED, Value, outputs_json, to_json
 from ..function.evaluate import FunctionEvaluation
 from ..isa.literals import describe as describe_bits
 from ..isa.types import PtxType
-from ..smt.functions import FunctionCounterexample, FunctionVerdict
-from ..smt.phrases import phrase
+from ..smt.queries.functions import FunctionCounterexample, FunctionVerdict
+from ..smt.solving.phrases import phrase
 from .equivalence import OPEN_NAN_DIFFERENCE, nan_fields, nan_phrase
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shlex
 
-from ..llvm.refine import Validated
-from ..smt.phrases import phrase
+from ..smt.queries.refinement import Validated
+from ..smt.solving.phrases import phrase
 from . import dumps
 from .equivalence import nan_fields
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..fast import word_dtype
 from ..isa.literals import fp_class
 from ..isa.types import PtxType
-from ..smt.classes import value_class
+from ..smt.queries.classes import value_class
 from .grammar import Pool
 
 RANDOM_ROWS = 256
@@ -114,7 +114,7 @@ def characteristic(pool: Pool, seed: int = 0) -> Rows:
 
 def row_classes(rows: Rows) -> list[tuple[tuple[str, str], ...]]:
     """Per row, the class of each compared operand (a lane at a time as the pool reads
-    them): ((axis, class), ...), classes and axes as `ptxsmt.smt.classes` names them."""
+    them): ((axis, class), ...), classes and axes as `ptxsmt.smt.queries.classes` names them."""
     lane, lanes = rows.pool.reading
     w = lane.width
     out = []

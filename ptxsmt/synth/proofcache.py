@@ -23,8 +23,8 @@ import msgspec
 
 from ..batch import cache
 from ..isa.errors import PtxError
-from ..smt import verdicts
-from ..smt.solve import ReplayError, build_query, replay
+from ..smt.queries.snippets import ReplayError, build_query, replay
+from ..smt.solving import verdicts
 from .work import plain_counterexample
 
 _STORES: dict[str, cache.Store] = {}  # by the program cache's file: one per build and place

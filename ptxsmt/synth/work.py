@@ -16,8 +16,8 @@ from ..batch.programs import compile_program
 from ..eval.values import UNSPECIFIED
 from ..fast import Unsupported
 from ..isa.types import TYPES
-from ..smt.classes import class_report
-from ..smt.solve import Counterexample, build_query, decide
+from ..smt.queries.classes import class_report
+from ..smt.queries.snippets import Counterexample, build_query, decide
 
 
 def fingerprints(texts: list[str], columns: dict[str, np.ndarray],

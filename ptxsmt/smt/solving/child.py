@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..solver import die_with
+from ...solver import die_with
 
 
 @dataclass(frozen=True)

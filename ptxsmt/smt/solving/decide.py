@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import z3
 
-from ..isa.errors import PtxError
-from ..solver import Z3_FIRST_SECONDS, check
+from ...isa.errors import PtxError
+from ...solver import Z3_FIRST_SECONDS, check
 from . import portfolio, smt2
 from .portfolio import SolverDisagreement
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import z3
 
-from ..isa.literals import fp_class
-from ..isa.types import F32, F64, FloatFormat
+from ...isa.literals import fp_class
+from ...isa.types import F32, F64, FloatFormat
 from .simulate import Node
 
 NAN, PLUS_ZERO, MINUS_ZERO, PLUS_INF, MINUS_INF, POSITIVE, NEGATIVE = (1 << k for k in range(7))

@@ -27,7 +27,7 @@ from importlib import import_module
 
 import z3
 
-from ..isa.errors import PtxError
+from ...isa.errors import PtxError
 from .child import Outcome, race
 from .smt2 import script, sorts, walk
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..batch import cache
+from ...batch import cache
 
 SCHEMA = 1
 Verdict = Literal["equivalent", "bounded", "different", "refines", "refused"]

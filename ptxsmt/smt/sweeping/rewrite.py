@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import z3
 
-from ..sem.sorts import ieee_result
+from ...sem.sorts import ieee_result
 
 
 def _full_extract(t: z3.ExprRef) -> z3.ExprRef | None:

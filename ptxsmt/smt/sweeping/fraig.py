@@ -31,10 +31,10 @@ from functools import cache
 
 import z3
 
-from ..sem.sorts import ieee_result
-from ..solver import check
+from ...sem.sorts import ieee_result
+from ...solver import check
+from ..solving.portfolio import solve_here, unavailable
 from .ieee_classes import FALSE, TRUE, Classes
-from .portfolio import solve_here, unavailable
 from .rewrite import is_value, normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 from .truth import Table, Tables, shallow_table

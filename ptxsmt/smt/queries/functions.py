@@ -20,25 +20,25 @@ from itertools import count
 
 import z3
 
-from ..eval.values import Value
-from ..function.effects import param_spelling, param_type
-from ..function.encode import FunctionEncoding, encode_function
-from ..function.evaluate import FunctionEvaluation, Location, evaluate_function
-from ..function.memory import address_bits, initial, load, observable
-from ..function.memory import at as memory_at
-from ..isa.errors import PtxError
-from ..isa.module import Function
-from ..isa.types import TYPES, FloatFormat
-from ..sem import observe
-from ..sem.contraction import is_choice
-from ..sem.options import DEFAULT, DEFAULT_NAN, Options
-from ..sem.sorts import OPEN_NANS, open_nan_sites
-from ..sem.unspecified import UNSPECIFIED
-from ..solver import check
-from .decide import Decision, check_with
-from .fraig import Certified, SweepStats, certify, sweep_if_large
-from .smt2 import subterms
-from .solve import NICE_SECONDS, ReplayError, nice_values
+from ...eval.values import Value
+from ...function.effects import param_spelling, param_type
+from ...function.encode import FunctionEncoding, encode_function
+from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
+from ...function.memory import address_bits, initial, load, observable
+from ...function.memory import at as memory_at
+from ...isa.errors import PtxError
+from ...isa.module import Function
+from ...isa.types import TYPES, FloatFormat
+from ...sem import observe
+from ...sem.contraction import is_choice
+from ...sem.options import DEFAULT, DEFAULT_NAN, Options
+from ...sem.sorts import OPEN_NANS, open_nan_sites
+from ...sem.unspecified import UNSPECIFIED
+from ...solver import check
+from ..solving.decide import Decision, check_with
+from ..solving.smt2 import subterms
+from ..sweeping.fraig import Certified, SweepStats, certify, sweep_if_large
+from .snippets import NICE_SECONDS, ReplayError, nice_values
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import z3
 
-from ..eval.evaluate import evaluate
-from ..eval.values import UNSPECIFIED, to_json
-from ..isa.syntax import format_variant
-from ..isa.types import PRED
-from ..isa.variants import Variant, operand_slots, operand_types
-from ..program import Program
-from ..sem.options import DEFAULT, Options
-from ..solver import check
+from ...eval.evaluate import evaluate
+from ...eval.values import UNSPECIFIED, to_json
+from ...isa.syntax import format_variant
+from ...isa.types import PRED
+from ...isa.variants import Variant, operand_slots, operand_types
+from ...program import Program
+from ...sem.options import DEFAULT, Options
+from ...solver import check
 from .classes import axes, class_of
 
 

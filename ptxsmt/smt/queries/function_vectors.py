@@ -14,14 +14,14 @@ from collections.abc import Iterator
 
 import z3
 
-from ..eval.values import outputs_json, to_json
-from ..function.encode import encode_function
-from ..function.evaluate import Location, evaluate_function
-from ..function.memory import at as memory_at
-from ..function.memory import load
-from ..isa.module import Function
-from ..sem.options import DEFAULT, Options
-from ..solver import check
+from ...eval.values import outputs_json, to_json
+from ...function.encode import encode_function
+from ...function.evaluate import Location, evaluate_function
+from ...function.memory import at as memory_at
+from ...function.memory import load
+from ...isa.module import Function
+from ...sem.options import DEFAULT, Options
+from ...solver import check
 from .functions import prefer_nice
 
 

@@ -29,8 +29,8 @@ from functools import cache
 
 import z3
 
-from ..isa.literals import fp_class
-from ..sem.sorts import FORMATS, fp_sort, ieee_result
+from ...isa.literals import fp_class
+from ...sem.sorts import FORMATS, fp_sort, ieee_result
 
 LIMIT = 12  # basis variables of a table (2**LIMIT rows); a larger condition is an atom
 DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recursion)

@@ -14,25 +14,25 @@ from dataclasses import dataclass, field
 
 import z3
 
-from ..eval.evaluate import evaluate
-from ..eval.values import UNSPECIFIED, Value
-from ..isa.literals import canonical_nan
-from ..isa.syntax import PtxError
-from ..isa.types import FloatFormat, Kind, PtxType, bit_type
-from ..isa.variants import operand_types
-from ..program import Program
-from ..sem.observe import (
+from ...eval.evaluate import evaluate
+from ...eval.values import UNSPECIFIED, Value
+from ...isa.literals import canonical_nan
+from ...isa.syntax import PtxError
+from ...isa.types import FloatFormat, Kind, PtxType, bit_type
+from ...isa.variants import operand_types
+from ...program import Program
+from ...sem.observe import (
     BIT_FOR_BIT_SECONDS,
     differ,
     observed_format,
     payloads_only,
     values_differ,
 )
-from ..sem.options import DEFAULT, DEFAULT_NAN, Options
-from ..sem.sorts import OPEN_NANS, free_applications, open_nan_sites
-from ..solver import check
-from . import decide as core
-from . import smt2
+from ...sem.options import DEFAULT, DEFAULT_NAN, Options
+from ...sem.sorts import OPEN_NANS, free_applications, open_nan_sites
+from ...solver import check
+from ..solving import decide as core
+from ..solving import smt2
 
 NICE_SECONDS = 1.0  # z3's time to make another solver's counterexample nice
 

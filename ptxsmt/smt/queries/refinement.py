@@ -20,19 +20,19 @@ from dataclasses import dataclass, field
 
 import z3
 
-from ..function.encode import encode_function as encode_ptx
-from ..isa.errors import PtxError
-from ..isa.module import Function
-from ..sem import observe
-from ..sem.contraction import is_choice
-from ..sem.options import DEFAULT_NAN
-from ..sem.sorts import is_nan
-from ..smt.decide import Query, decide
-from ..smt.smt2 import subterms
-from ..solver import check  # check: a Ctrl-C is never an answer
-from .encode import Encoding, concat, encode_function
-from .errors import LlvmError, Unsupported
-from .module import IrFunction
+from ...function.encode import encode_function as encode_ptx
+from ...isa.errors import PtxError
+from ...isa.module import Function
+from ...llvm.encode import Encoding, concat, encode_function
+from ...llvm.errors import LlvmError, Unsupported
+from ...llvm.module import IrFunction
+from ...sem import observe
+from ...sem.contraction import is_choice
+from ...sem.options import DEFAULT_NAN
+from ...sem.sorts import is_nan
+from ...solver import check  # check: a Ctrl-C is never an answer
+from ..solving.decide import Query, decide
+from ..solving.smt2 import subterms
 
 PTX_SPACE = {0: "global", 1: "global", 3: "shared", 4: "const", 5: "local"}
 OBSERVABLE = ("global", "shared")
@@ -362,8 +362,8 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
     `only` that one) in file order, and their verdicts against the PTX they became, each
     decided when it is asked for. IR that defines no function is an error: there is
     nothing to check."""
-    from ..function import read_function
-    from .module import compile_to_ptx, function_names, parse_module, read_ir
+    from ...function import read_function
+    from ...llvm.module import compile_to_ptx, function_names, parse_module, read_ir
     functions = read_ir(text, only=only)  # with `only`, what it needs alone
     if only is not None and only not in functions:
         defined = function_names(text)

@@ -14,11 +14,11 @@ from itertools import product
 
 import z3
 
-from ..isa.literals import fp_class
-from ..isa.types import Kind, PtxType
-from ..sem.sorts import as_float, register_value
-from ..solver import check
-from .solve import Query
+from ...isa.literals import fp_class
+from ...isa.types import Kind, PtxType
+from ...sem.sorts import as_float, register_value
+from ...solver import check
+from .snippets import Query
 
 FLOAT_CLASSES = ("NaN", "+inf", "-inf", "+0", "-0", "+subnormal", "-subnormal",
                  "+normal", "-normal")
