@@ -3,6 +3,10 @@
     cli -> report, pairs -> proofs, check, ptxasdiff, synth, triage -> smt -> batch -> eval -> fast
         -> program, solver, function, llvm -> sem -> isa
 
+and inside smt, the verifier core, its rooms flow one way too:
+
+    smt.queries -> smt.sweeping -> smt.solving
+
 there is no import circle, and only `ptxsmt.report` writes to stdout or stderr.
 Function-level (lazy) imports count: a circle hidden in a function is still one.
 """
@@ -30,6 +34,8 @@ LAYERS = (
     ("report", "pairs"),
     ("cli", "__main__"),
 )
+# smt's rooms, lowest first: the solve policy, the sweep, the queries
+SMT_ROOMS = ("solving", "sweeping", "queries")
 PRINTING_CALLS = {"print", "echo", "secho"}
 STD_STREAMS = {"stdout", "stderr"}
 
@@ -81,6 +87,23 @@ def test_every_module_has_a_layer():
 def test_imports_flow_down(module):
     upward = [m for m in _graph()[module] if _layer(m) > _layer(module)]
     assert upward == [], f"{module} imports from a higher layer"
+
+
+def _smt_room(module: str) -> int | None:
+    parts = module.split(".")
+    return SMT_ROOMS.index(parts[2]) if len(parts) > 2 and parts[1] == "smt" and \
+        parts[2] in SMT_ROOMS else None
+
+
+def test_every_smt_module_is_in_a_room():
+    assert [m for m in MODULES if m.startswith("ptxsmt.smt.") and _smt_room(m) is None] == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _smt_room(m) is not None))
+def test_the_smt_rooms_import_down(module):
+    upward = [m for m in _graph()[module]
+              if _smt_room(m) is not None and _smt_room(m) > _smt_room(module)]
+    assert upward == [], f"{module} imports from a higher room of smt"
 
 
 def _cycle_from(start: str) -> list[str] | None:
