@@ -5,13 +5,13 @@ A line names two .ptx files and a function (`{"a": FILE, "b": FILE, "function": 
 "function_b"?: G, "options"?: {...}}`), an LLVM IR source and the PTX it was compiled to
 (the same keys, `a` a .ll file: does `b`'s function refine `a`'s?), or two snippets
 (`{"lhs": PTX, "rhs": PTX, "options"?: {...}}`). Each pair is decided by the same library
-calls as a single `ptxsmt equiv` (smt.solve for snippets, smt.functions for functions,
-llvm.refine for IR against PTX), in a child process of its own: a pair that crashes or
-runs past its limit costs only its own line.
+calls as a single `ptxsmt equiv` (smt.queries: snippets, functions, refinement for IR
+against PTX), in a child process of its own: a pair that crashes or runs past its limit
+costs only its own line.
 
 Definite verdicts (and IR refused as outside the model) are cached by content (both
 files' bytes or both snippets, function names, options, and the fingerprint of ptxsmt's
-source and Z3), one small JSON file each under the cache directory (`smt.verdicts`);
+source and Z3), one small JSON file each under the cache directory (`smt.solving.verdicts`);
 unknowns are not cached (a busier machine may decide them). An entry is checked before
 it is served: a "different" only once its counterexample replays through the evaluator
 to the very values it shows; an entry that fails a check is dropped with one warning and

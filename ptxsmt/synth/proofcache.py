@@ -8,7 +8,7 @@ changed semantics or solver never reads an old verdict. It lives beside the prog
 cache and is turned off with it (`--no-cache`, PTXSMT_NO_CACHE=1). An "unknown" (a
 timeout) is not kept: a later run with more time may decide it.
 
-Checked, never trusted: a record is an entry of `smt.verdicts` (the digest of both
+Checked, never trusted: a record is an entry of `smt.solving.verdicts` (the digest of both
 texts, what was asked, the build, a check over every field) and a "different" is
 served only once its counterexample replays through the evaluator to the values it
 shows. A record that fails is dropped (the proof is run again and its record replaces

@@ -117,7 +117,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     """`different` only with a counterexample that the evaluator replays on both
     functions and that differs whatever the unmodelled instructions and the values the
     ISA leaves open give; a difference that needs them is `unknown`, naming them.
-    `solver`: who decides the whole query (`smt.solve.check_with`: auto, z3, portfolio).
+    `solver`: who decides the whole query (`smt.solving.decide.check_with`: auto, z3, portfolio).
     `unroll` 0: loops run up to DEFAULT_UNROLL times, and agreement there is `unknown`.
     `sweeping`: merge the values both sides share before the whole query (`fraig.py`),
     where the query is large enough to need it. `certifying`: an "equivalent" whose sweep
