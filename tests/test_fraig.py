@@ -28,8 +28,7 @@ from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving import portfolio
-from ptxsmt.smt.sweeping import fraig
-from ptxsmt.smt.sweeping.fraig import sweep
+from ptxsmt.smt.sweeping import fraig, sweep
 from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
 
 SCALE = Path(__file__).parent / "ptx" / "scale"

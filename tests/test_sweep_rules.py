@@ -25,9 +25,8 @@ from click.testing import CliRunner
 from ptxsmt.cli.equiv import equiv
 from ptxsmt.isa.literals import fp_class
 from ptxsmt.isa.types import F32 as FMT32
+from ptxsmt.smt.sweeping import JUSTIFICATIONS, certify, truth
 from ptxsmt.smt.sweeping import ieee_classes as ic
-from ptxsmt.smt.sweeping import truth
-from ptxsmt.smt.sweeping.fraig import JUSTIFICATIONS, certify
 
 SCALE = Path(__file__).parent / "ptx" / "scale"
 SMALL, F32 = z3.FPSort(3, 4), z3.FPSort(8, 24)
