@@ -25,7 +25,7 @@ pytest.importorskip("llvmlite")
 
 from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 HERE = Path(__file__).parent / "ptx" / "llvm" / "bug_classes"
 M64 = 2 ** 64 - 1

@@ -343,7 +343,7 @@ def test_a_malformed_denormal_fpenv_is_one_line_naming_its_place(attr, where):
 ])
 def test_ftz_ptx_against_denormal_fpenv(fpenv, add, verdict):
     from ptxsmt.function import read_function
-    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.smt.queries.refinement import ir_refines
     ir = read_ir(FTZ_IR.replace("MODE", f"denormal_fpenv({fpenv})"))["f"]
     r = ir_refines(ir, read_function(FTZ_PTX.replace("ADD", add), "f"), timeout_ms=20_000)
     assert r.verdict == verdict, r

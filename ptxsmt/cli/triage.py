@@ -49,8 +49,8 @@ def triage(claims, markdown, as_json, timeout) -> None:
       ptxsmt triage claims/ --json --timeout 60
     """
     from ..report import triage as rendering
-    from ..smt.portfolio import SolverDisagreement
-    from ..smt.solve import ReplayError
+    from ..smt.queries.snippets import ReplayError
+    from ..smt.solving.portfolio import SolverDisagreement
     from ..triage.claim import ClaimError, read_claim
     from ..triage.decide import VERDICTS
     from ..triage.decide import triage as decide

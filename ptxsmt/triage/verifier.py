@@ -21,17 +21,17 @@ from ..isa.errors import NotModelled
 from ..isa.module import Function
 from ..llvm.errors import Unsupported
 from ..llvm.module import compile_to_ptx, function_names, read_ir
-from ..llvm.refine import Validated, _float_return, ir_refines
 from ..program import compiled
 from ..sem.options import Options
 from ..sem.sorts import register_value
-from ..smt.functions import FunctionVerdict, check_function_equivalence
-from ..smt.portfolio import second_solver
-from ..smt.solve import Query, Verdict, build_query, decide
+from ..smt.queries.functions import FunctionVerdict, check_function_equivalence
+from ..smt.queries.refinement import Validated, _float_return, ir_refines
+from ..smt.queries.snippets import Query, Verdict, build_query, decide
 from ..solver import check
 from .claim import ClaimError, Code
 
-SOLVER = "auto"  # z3 first, then bitwuzla racing it where installed (`smt.solve.check_with`)
+SOLVER = "auto"  # z3 first, then bitwuzla racing it where installed
+# (`smt.solving.decide.check_with`)
 
 
 def compile_ir(text: str, cpu: str, opt: int) -> str:
@@ -71,7 +71,7 @@ def prove_functions(subject: Function, reference: Function, opts: Options, timeo
 
 def prove_ir(ir, ptx: Function, timeout: float, nan: str) -> Validated:
     try:
-        return Validated(ir.name, ir_refines(ir, ptx, int(timeout * 1000), second_solver(),
+        return Validated(ir.name, ir_refines(ir, ptx, int(timeout * 1000), SOLVER,
                                              nan=nan))
     except Unsupported as e:
         return Validated(ir.name, None, e)
