@@ -7,6 +7,7 @@ import glob
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -340,10 +341,12 @@ def test_long_runs_report_progress_on_stderr_only(monkeypatch):
     r = run("prove", "identities", "-k", "unsigned-aliases", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["summary"]
     lines = r.stderr.splitlines()
-    assert lines[0].startswith("proving: 1/") and lines[-1].endswith(" done in 0 s")
+    # seconds are whatever the machine's load makes them: the shape is what is checked
+    assert lines[0].startswith("proving: 1/") and re.fullmatch(r".* done in \d+ s", lines[-1])
     r = run("eval", "--batch", "-", stdin='{"ptx": "setp.eq.u32 p, 0, 0;"}\n' * 3)
-    assert r.stderr.splitlines() == ["eval --batch: 3 lines, 0 s elapsed",  # a block at a time
-                                     "eval --batch: 3 lines done in 0 s"]
+    first, last = r.stderr.splitlines()  # a block at a time
+    assert re.fullmatch(r"eval --batch: 3 lines, \d+ s elapsed", first)
+    assert re.fullmatch(r"eval --batch: 3 lines done in \d+ s", last)
 
 
 def test_vectors_stop_at_the_cap_with_a_clear_message():
