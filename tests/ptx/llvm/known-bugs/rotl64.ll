@@ -1,0 +1,5 @@
+declare i64 @llvm.fshl.i64(i64, i64, i64)
+define i64 @rotl64(i64 %a, i64 %n) {
+  %r = call i64 @llvm.fshl.i64(i64 %a, i64 %a, i64 %n)
+  ret i64 %r
+}

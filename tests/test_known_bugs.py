@@ -1,0 +1,68 @@
+"""The known-bug corpus (tests/ptx/llvm/known-bugs/bugs.toml, docs/known-bugs.md): each
+public NVPTX miscompile is `different` on the PTX an affected compiler wrote, with a
+counterexample whose IR value llvmlite's JIT computes on the host (LLVM itself, not the Z3
+terms), and the fixed compiler's PTX refines; the ptxas and IR-level cases refine on both
+sides (their PTX is right). A case ptxsmt cannot find yet (`needs`) may give its `today`
+verdict, never a wrong one. The default tier runs a fixed sample; thorough, every case
+(scripts/known_bugs.py runs them all through the CLI and writes the doc's table). The
+solvers are the CLI's: z3, then bitwuzla racing it (z3 alone times out on the fixed side of
+denorm_in_only)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llvmlite")
+pytest.importorskip("ml_dtypes")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+from known_bugs import CORPUS, EXPECTED, SIDES, cases  # noqa: E402
+from llvm_host import run_jit  # noqa: E402
+from llvm_nvptx_tests import host_call  # noqa: E402
+from tier import sample  # noqa: E402
+
+from ptxsmt.function import read_function  # noqa: E402
+from ptxsmt.llvm import read_ir  # noqa: E402
+from ptxsmt.llvm.refine import ir_refines  # noqa: E402
+from ptxsmt.smt.portfolio import second_solver  # noqa: E402
+
+CASES = cases()
+
+
+def _ir_on_host(case: dict, inputs: dict[str, int]) -> int:
+    """The IR function's result on the counterexample's inputs, run by llvmlite's JIT."""
+    ll = CORPUS / f"{case['name']}.ll"
+    wrapper, (ret_w, widths), names = host_call(ll, case["name"])
+    args = [inputs[n] & ((1 << w) - 1) for n, w in zip(names, widths)]
+    out = run_jit(ll.read_text() + "\n" + wrapper,
+                  {f"host.{case['name']}": (ret_w, widths, 0, [args])})
+    return next(iter(out.values()))[0]
+
+
+def test_corpus_is_whole():
+    """Every case has its IR and both PTX files, and names the report it comes from."""
+    assert len(CASES) >= 20
+    for case in CASES:
+        for suffix in (".ll", *(f".{side}.ptx" for side in SIDES)):
+            assert (CORPUS / f"{case['name']}{suffix}").is_file(), (case["name"], suffix)
+        assert case["kind"] in EXPECTED and case["report"], case["name"]
+
+
+@pytest.mark.parametrize("case", sample(CASES, 5, "known-bugs"), ids=lambda c: c["name"])
+def test_known_bug(case):
+    name = case["name"]
+    ir = read_ir((CORPUS / f"{name}.ll").read_text())[name]
+    for side, want in zip(SIDES, EXPECTED[case["kind"]], strict=True):
+        ptx = read_function((CORPUS / f"{name}.{side}.ptx").read_text(), name)
+        r = ir_refines(ir, ptx, timeout_ms=60_000, second=second_solver(), nan=case["nan"])
+        allowed = {want, case["today"]} if side == "affected" and case["needs"] else {want}
+        assert r.verdict in allowed, (side, r)
+        if r.verdict != "different":
+            continue
+        assert r.ir_result is not None and r.ptx_result != r.ir_result, r
+        if case["jit"]:
+            assert _ir_on_host(case, r.inputs) == r.ir_result, (r.inputs, r)
