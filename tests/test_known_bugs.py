@@ -2,11 +2,12 @@
 public NVPTX miscompile is `different` on the PTX an affected compiler wrote, with a
 counterexample whose IR value llvmlite's JIT computes on the host (LLVM itself, not the Z3
 terms), and the fixed compiler's PTX refines; the ptxas and IR-level cases refine on both
-sides (their PTX is right). A case ptxsmt cannot find yet (`needs`) may give its `today`
-verdict, never a wrong one. The default tier runs a fixed sample; thorough, every case
-(scripts/known_bugs.py runs them all through the CLI and writes the doc's table). The
-solvers are the CLI's: z3, then bitwuzla racing it (z3 alone times out on the fixed side of
-denorm_in_only)."""
+sides (their PTX is right). Where the affected PTX is short, its value at the counterexample
+is computed again in plain Python from the instructions emitted. A case ptxsmt cannot find
+yet (`needs`) may give its `today` verdict, never a wrong one. The default tier runs a
+fixed sample; thorough, every case (scripts/known_bugs.py runs them all through the CLI and
+writes the doc's table). The solvers are the CLI's: z3, then bitwuzla racing it (z3 alone
+times out on the fixed side of denorm_in_only)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,34 @@ from ptxsmt.llvm.refine import ir_refines  # noqa: E402
 from ptxsmt.smt.portfolio import second_solver  # noqa: E402
 
 CASES = cases()
+M32, M64 = 2 ** 32 - 1, 2 ** 64 - 1
+
+
+def _s(x: int, w: int) -> int:
+    return x - (1 << w) if x >> (w - 1) & 1 else x
+
+
+def _umax_bytes(a: int, b: int) -> int:
+    """Each byte lane: a's if a's byte > b's unsigned (zero-extended, then setp.gt.s32)."""
+    lanes = ((a >> 8 * k & 0xFF, b >> 8 * k & 0xFF) for k in range(4))
+    return sum((x if x > y else y) << 8 * k for k, (x, y) in enumerate(lanes))
+
+
+# the affected PTX's value, computed from the instructions the compiler emitted (plain
+# Python: shift amounts clamped to the width, as the PTX ISA says), where they are short
+PTX_VALUE = {
+    # shl.b64 a, n; sub.u32 64 - n; shr.b64; add.u64 (n: the low 32 bits of %n)
+    "rotl64": lambda i: ((i["a"] << min(i["n"] & M32, 64))
+                         + (i["a"] >> min((64 - (i["n"] & M32)) & M32, 64))) & M64,
+    "select_shl64": lambda i: (i["x"] << min(i["shift"] & M32, 64)) & M64,  # shl.b64
+    "select_lshr64": lambda i: i["x"] >> min(i["shift"] & M32, 64),          # shr.u64
+    "sext_shl_top32": lambda i: _s(i["x"], 32) * -2 ** 31 & M64,            # mul.wide.s32
+    "sext_shl_top16": lambda i: _s(i["x"], 16) * -2 ** 15 & M32,            # mul.wide.s16
+    "sitofp_i1_f32": lambda i: 0x3F800000 if i["a"] & 1 else 0,             # selp 1; cvt
+    "fptoui_i1": lambda i: M32 if i["x"] == 0 else 0,                       # setp.eq.b32 x, 0
+    "ashr_bfe": lambda i: i["a"] >> 15 & 0x1FFFF,                           # bfe.u32 15, 17
+    "v4i8_smax_checks": lambda i: _umax_bytes(i["a"], i["b"]),              # prmt 0x777k
+}
 
 
 def _ir_on_host(case: dict, inputs: dict[str, int]) -> int:
@@ -66,3 +95,5 @@ def test_known_bug(case):
         assert r.ir_result is not None and r.ptx_result != r.ir_result, r
         if case["jit"]:
             assert _ir_on_host(case, r.inputs) == r.ir_result, (r.inputs, r)
+        if name in PTX_VALUE:
+            assert r.ptx_result == PTX_VALUE[name](r.inputs), (r.inputs, r)
