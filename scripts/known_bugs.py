@@ -55,8 +55,12 @@ def made_by(source: str) -> tuple[str, str, bool] | None:
 
 def compile_ptx(ll: Path, compiler: str, cpu: str, pipeline: bool) -> str:
     if compiler == "llc-14":
-        return subprocess.run(["llc-14", "-march=nvptx64", f"-mcpu={cpu}", "-O2", str(ll),
-                               "-o", "-"], capture_output=True, text=True, check=True).stdout
+        ir = ll.read_text()
+        if pipeline:  # opt-14's O2 for the NVPTX target (its TTI folds NVVM intrinsics)
+            ir = subprocess.run(["opt-14", "-O2", "-mtriple=nvptx64-nvidia-cuda", "-S"],
+                                input=ir, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["llc-14", "-march=nvptx64", f"-mcpu={cpu}", "-O2", "-o", "-"],
+                              input=ir, capture_output=True, text=True, check=True).stdout
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -125,7 +129,7 @@ def _verdict(row: dict) -> str:
     v = row["verdict"]
     if v == "different":
         c = row["counterexample"]
-        inputs = ", ".join(f"%{k}={x}" for k, x in c["inputs"].items())
+        inputs = ", ".join(f"%{k}={x}" for k, x in c["inputs"].items()) or "no inputs"
         return f"different ({inputs}; IR {c['ir']}, PTX {c['ptx']})"
     return f"{v} ({row['reason']})" if row.get("reason") else v
 
@@ -139,16 +143,23 @@ def _link(url: str) -> str:
     return f"[{name}]({url})" if url.startswith("http") else f"`{url}`"
 
 
+def _source(how: str) -> str:
+    """Where a PTX file came from, short: the compiler, or "hand-made" (the file says how)."""
+    return "hand-made" if how.startswith("hand") else how
+
+
 def table(results: list[tuple[dict, dict, str]]) -> str:
     lines = ["| case | bug | report / fix | affected PTX: verdict | fixed PTX: verdict "
              "| s | result |", "|---|---|---|---|---|---|---|"]
     for case, rows, result in results:
         a, f = rows["affected"], rows["fixed"]
-        links = " / ".join(x for x in (_link(case["report"]), _link(case["fix"])) if x)
+        fix = case["fix"] if case["fix"] != case["report"] else ""
+        links = " / ".join(x for x in (_link(case["report"]), _link(fix)) if x)
         seconds = a["seconds"] + f["seconds"]
         need = f" (needs: {case['needs']})" if case["needs"] else ""
         lines.append(f"| `{case['name']}` | {case['title']} | {links} "
-                     f"| {case['affected']}: {_verdict(a)} | {case['fixed']}: {_verdict(f)} "
+                     f"| {_source(case['affected'])}: {_verdict(a)} "
+                     f"| {_source(case['fixed'])}: {_verdict(f)} "
                      f"| {seconds:.1f} | {result}{need} |")
     return "\n".join(lines)
 
@@ -156,10 +167,13 @@ def table(results: list[tuple[dict, dict, str]]) -> str:
 def summary(results: list[tuple[dict, dict, str]]) -> str:
     llvm = [r for c, _, r in results if c["kind"] == "llvm"]
     found, wrong = llvm.count("found"), sum(r == "WRONG" for _, _, r in results)
+    reports = {c["report"] for c, _, _ in results if c["kind"] == "llvm"}
+    found_in = {c["report"] for c, _, r in results if r == "found"}
     times = sorted(rows["affected"]["seconds"] + rows["fixed"]["seconds"]
                    for _, rows, _ in results)
     return (f"Recall: **{found} of {len(llvm)}** miscompile cases found with a replayed "
-            f"counterexample ({len(llvm) - found} need what ptxsmt lacks); "
+            f"counterexample ({len(llvm) - found} need what ptxsmt lacks), from "
+            f"{len(found_in)} of {len(reports)} distinct reports; "
             f"{sum(r == 'expected' for c, _, r in results if c['kind'] != 'llvm')} of "
             f"{sum(c['kind'] != 'llvm' for c, _, _ in results)} ptxas/IR-level cases "
             f"refine on both sides; {wrong} wrong verdicts. Time per case (both sides, "
