@@ -51,6 +51,9 @@ PTX_VALUE = {
     # shl.b64 a, n; sub.u32 64 - n; shr.b64; add.u64 (n: the low 32 bits of %n)
     "rotl64": lambda i: ((i["a"] << min(i["n"] & M32, 64))
                          + (i["a"] >> min((64 - (i["n"] & M32)) & M32, 64))) & M64,
+    # shr.b64 a, n; sub.u32 64 - n; shl.b64; add.u64
+    "rotr64": lambda i: ((i["a"] >> min(i["n"] & M32, 64))
+                         + (i["a"] << min((64 - (i["n"] & M32)) & M32, 64))) & M64,
     "select_shl64": lambda i: (i["x"] << min(i["shift"] & M32, 64)) & M64,  # shl.b64
     "select_lshr64": lambda i: i["x"] >> min(i["shift"] & M32, 64),          # shr.u64
     "sext_shl_top32": lambda i: _s(i["x"], 32) * -2 ** 31 & M64,            # mul.wide.s32
