@@ -6,8 +6,8 @@ sides (their PTX is right). Where the affected PTX is short, its value at the co
 is computed again in plain Python from the instructions emitted. A case ptxsmt cannot find
 yet (`needs`) may give its `today` verdict, never a wrong one. The default tier runs a
 fixed sample; thorough, every case (scripts/known_bugs.py runs them all through the CLI and
-writes the doc's table). The solvers are the CLI's: z3, then bitwuzla racing it (z3 alone
-times out on the fixed side of denorm_in_only)."""
+writes the doc's table). The solvers are the CLI's (`solver="auto"`: z3, then bitwuzla; z3
+alone times out on the fixed side of denorm_in_only)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ from tier import sample  # noqa: E402
 
 from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
-from ptxsmt.llvm.refine import ir_refines  # noqa: E402
-from ptxsmt.smt.portfolio import second_solver  # noqa: E402
+from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
 
 CASES = cases()
 M32, M64 = 2 ** 32 - 1, 2 ** 64 - 1
@@ -90,7 +89,7 @@ def test_known_bug(case):
     ir = read_ir((CORPUS / f"{name}.ll").read_text())[name]
     for side, want in zip(SIDES, EXPECTED[case["kind"]], strict=True):
         ptx = read_function((CORPUS / f"{name}.{side}.ptx").read_text(), name)
-        r = ir_refines(ir, ptx, timeout_ms=60_000, second=second_solver(), nan=case["nan"])
+        r = ir_refines(ir, ptx, timeout_ms=60_000, solver="auto", nan=case["nan"])
         allowed = {want, case["today"]} if side == "affected" and case["needs"] else {want}
         assert r.verdict in allowed, (side, r)
         if r.verdict != "different":
