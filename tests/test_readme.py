@@ -31,10 +31,8 @@ def _number(text: str) -> int:
 def _counts() -> dict[str, int]:
     library = proofs.load(ROOT / "proofs")
     vectors = sum(len(f.read_text().splitlines()) for f in (ROOT / "models").glob("*.jsonl"))
-    machinery = sum(len(f.read_text().splitlines()) for folder in ("eval", "batch", "fast")
-                    for f in (ROOT / "ptxsmt" / folder).glob("*.py"))
     return {"identities": len({i.name for i in library}), "instances": len(library),
-            "variants": len(catalogue()), "vectors": vectors, "machinery": machinery}
+            "variants": len(catalogue()), "vectors": vectors}
 
 
 # each fact, as the pages spell it: (pattern, the count each group must equal)
@@ -43,7 +41,6 @@ FACTS = [
     (r"([\d,]+) of \1 instances \(([\d,]+) identities\)", ("instances", "identities")),
     (r"([\d,]+) catalogue variants", ("variants",)),
     (r"`models/` holds ([\d,]+)", ("vectors",)),
-    (r"lines in `eval/`, `batch/`, `fast/` \| [\d,]+ \| ([\d,]+) \|", ("machinery",)),
 ]
 
 
