@@ -1,4 +1,4 @@
-"""ptxsmt: a symbolic verifier for PTX comparison and selection instructions.
+"""ptxsmt: a symbolic verifier for NVIDIA PTX, its whole functions and the IR they came from.
 
 The Z3 encoding in `ptxsmt.sem` is the single source of truth: evaluation
 (`ptxsmt.eval`: one snippet, or a JSONL batch with `ptxsmt.batch.run.run_jsonl`),

@@ -20,7 +20,8 @@ COMMANDS = ["pip install -e . && ptxsmt prove identities",
 # pages that repeat the README's numbers
 NUMBERED = [README] + [ROOT / "docs" / n for n in ("identities.md", "testing.md", "vectors.md")]
 # generated page -> the script that writes it
-GENERATED = {"docs/synth-near-misses.md": "scripts/make_synth.py",
+GENERATED = {"docs/layout.md": "scripts/make_layout.py",
+             "docs/synth-near-misses.md": "scripts/make_synth.py",
              "docs/synth-inversions.md": "scripts/make_synth.py"}
 
 
@@ -84,3 +85,12 @@ def test_docs_index_lists_every_page():
     listed = set(re.findall(r"\]\(([\w.-]+\.md)\)", index.read_text()))
     pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {index.name}
     assert pages <= listed, sorted(pages - listed)
+
+
+def test_layout_page_is_what_the_docstrings_say():
+    """docs/layout.md is written from the modules' docstrings; rerun the script after
+    adding, moving or redescribing a module."""
+    import subprocess
+    import sys
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_layout.py"), "--check"])
+    assert check.returncode == 0, "docs/layout.md is stale: python scripts/make_layout.py"
