@@ -42,7 +42,7 @@ def requirement_error(req: Requirement, target: Target, version: tuple[int, int]
 def check_line(text: str, target: Target, version: tuple[int, int], line: int = 1) -> str | None:
     """None when the instruction is legal for the target and version, else why not;
     `line` is the text's line in its file, and errors about the text name it. A line
-    ptxsmt does not model (`ld`, `add.cc`, `max.relu`) is neither: NotModelled is raised."""
+    ptxsmt does not model (`ld`, `add.cc`, `max.xorsign.abs`) is neither: NotModelled is raised."""
     if err := header_error(target, version):
         return err
     try:

@@ -36,10 +36,12 @@ TYPES = {
     "f64": ("f", 64),
     "f16x2": ("x", 32),
     "bf16x2": ("x", 32),
+    "u16x2": ("u", 32),
+    "s16x2": ("s", 32),
     "pred": ("p", 1),
 }
 FLOAT_FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}  # (exp, man)
-PACKED_LANE = {"f16x2": "f16", "bf16x2": "bf16"}
+PACKED_LANE = {"f16x2": "f16", "bf16x2": "bf16", "u16x2": "u16", "s16x2": "s16"}
 
 ORDERED = {
     "eq": operator.eq,
@@ -346,7 +348,8 @@ def _int_op(op: str, desc: dict, a: int, b: int, w: int, kind: str) -> int:
         return (a << min(b, w)) % (1 << w)  # "clamped to N"
     if op == "shr":
         return (x >> min(b, w)) % (1 << w)  # Python's >> on a negative int fills with 1s
-    return {"neg": -sa, "abs": abs(sa), "min": min(x, y), "max": max(x, y)}[op] % (1 << w)
+    d = {"neg": -sa, "abs": abs(sa), "min": min(x, y), "max": max(x, y)}[op]
+    return (max(d, 0) if desc.get("relu") else d) % (1 << w)  # ".relu clamps ... to 0"
 
 
 def _zero_order(x: int, y: int, fmt: str, smaller: bool) -> bool:
@@ -387,6 +390,9 @@ def _arith(desc: dict, inputs: dict, free) -> dict:
         bs = _lanes(b, n, w // n) if b is not None else [None] * n
         return {"d": _pack([_float_op(op, desc, x, y, lane, free)
                             for x, y in zip(_lanes(a, n, w // n), bs, strict=True)], w // n)}
+    if typ in PACKED_LANE:  # u16x2/s16x2: "iA[i] = a[16i : 16i+15]", lane 0 the low half
+        return {"d": _pack([_int_op(op, desc, x, y, 16, kind)
+                            for x, y in zip(_lanes(a, 2, 16), _lanes(b, 2, 16), strict=True)], 16)}
     return {"d": _int_op(op, desc, a, b or 0, w, kind)}
 
 

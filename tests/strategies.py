@@ -87,6 +87,7 @@ def oracle_desc(ins: Instruction, target: int = 90, vset_merge: str = "c") -> di
         "add": v.add,
         "sat": v.sat,
         "nan": v.nan,
+        "relu": v.relu,
         "mode": v.mode,
         "rnd": v.rnd,
         "dir": v.dir,

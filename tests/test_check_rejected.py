@@ -124,8 +124,7 @@ def test_a_module_with_a_line_not_judged_is_not_legal():
 
 # ptxas 13.0 takes each of these on sm_100a (sm_90 but for max of three sources); ptxsmt does
 # not model them, so it says so rather than call them illegal
-TAKEN = ["max.xorsign.abs.f32 %f1, %f2, %f2;", "max.relu.s32 %r1, %r2, %r2;",
-         "min.xorsign.abs.bf16 %rs1, %rs2, %rs2;", "max.relu.s16x2 %r1, %r2, %r2;",
+TAKEN = ["max.xorsign.abs.f32 %f1, %f2, %f2;", "min.xorsign.abs.bf16 %rs1, %rs2, %rs2;",
          "add.cc.u32 %r1, %r2, %r2;", "addc.u32 %r1, %r2, %r2;", "mov.b32 %r1, {%rs1, 3};",
          "cvt.rn.f16x2.f32 %r1, %f1, %f2;", "cvt.s32.s8 %r1, %rs1;", "rcp.rn.ftz.f64 %fd1, %fd2;",
          "max.f32 %f1, %f2, %f2, %f2;"]

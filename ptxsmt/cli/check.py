@@ -50,7 +50,7 @@ def check(source_file, target, ptx_version, as_json) -> None:
     otherwise; a module ptxas refuses as a whole (a label or function defined
     twice, a branch to no label) is an error. A module's lines are printed as
     each function is judged, with progress on stderr on long runs. A line
-    ptxsmt does not model (ld, st, bra, add.cc, max.relu, ...) is counted
+    ptxsmt does not model (ld, st, bra, add.cc, max.xorsign.abs, ...) is counted
     "not judged", never legal (docs/check.md). Exit 0 if every line is judged
     legal, 1 if one is illegal, 5 if none is illegal but one is not judged,
     2 if the input cannot be read.

@@ -255,19 +255,22 @@ def hex_bits(bits: int, width: int) -> str:
 
 
 def describe(bits: int | bool, t: PtxType) -> str:
-    """`0x3f800000 (1.0)`, `0xffffffff (-1)`, `true`: for people."""
+    """`0x3f800000 (1.0)`, `0xffffffff (-1)`, `0xffff0001 (-1, 1)` (s16x2), `true`: for
+    people; a packed type lane by lane, the high lane first."""
     if t.kind is Kind.PRED:
         return "true" if bits else "false"
-    h = hex_bits(int(bits), t.width)
+    w = t.lane_width
+    lanes = [_describe_lane((int(bits) >> (i * w)) & ((1 << w) - 1), t.lane)
+             for i in range(t.lanes)]
+    return f"{hex_bits(int(bits), t.width)} ({', '.join(reversed(lanes))})"  # high lane first
+
+
+def _describe_lane(bits: int, t: PtxType) -> str:
     if t.is_float:
-        lanes = [
-            describe_float((int(bits) >> (i * t.lane_width)) & ((1 << t.lane_width) - 1), t.fmt)
-            for i in range(t.lanes)
-        ]
-        return f"{h} ({', '.join(reversed(lanes)) if t.is_packed else lanes[0]})"
+        return describe_float(bits, t.fmt)
     if t.kind is Kind.SIGNED and bits >> (t.width - 1):
-        return f"{h} ({int(bits) - (1 << t.width)})"
-    return f"{h} ({int(bits)})"
+        return str(bits - (1 << t.width))
+    return str(bits)
 
 
 def ptx_literal(bits: int, t: PtxType) -> str:

@@ -15,8 +15,8 @@ from .types import PRED, TYPES, PtxType, bit_type
 # The ISA's names for instruction types ("set.CmpOp.dtype.stype", "slct.dtype.s32" whose
 # second type is c's, "vset2.atype.btype", "cvt.dtype.atype", "setp.type").
 TYPE_ROLES = ("dtype", "stype", "type", "ctype", "atype", "btype")
-# Written `.ftz`, `.add`, `.sat`, `.NaN`, or absent: the spelling -> the Variant field.
-FLAG_MODIFIERS = {"ftz": "ftz", "add": "add", "sat": "sat", "NaN": "nan"}
+# Written `.ftz`, `.add`, `.sat`, `.NaN`, `.relu`, or absent: the spelling -> the Variant field.
+FLAG_MODIFIERS = {"ftz": "ftz", "add": "add", "sat": "sat", "NaN": "nan", "relu": "relu"}
 MUL_MODES = ("hi", "lo")  # mul's `.mode` on mul.hi/.lo (`.wide`: WIDE_MODES)
 WIDE_MODES = ("hi", "lo", "wide")  # mul/mad: `.wide` makes d (and mad's c) twice as wide
 # 9.7.3 "Floating-point rounding": the IEEE-754 directions; 9.7.9.21 cvt's integer rounding
@@ -120,7 +120,7 @@ SYNTAX: dict[str, Syntax] = {
                    family="bits", modes=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")),
     "shf": Syntax(("dir", "mode", "type"), {"d": "type", "a": "type", "b": "type", "c": _U32},
                   family="bits", modes=("wrap", "clamp")),
-    **{op: Syntax(("ftz", "nan", "type"), _BINARY, compared="type", family="arith")
+    **{op: Syntax(("relu", "ftz", "nan", "type"), _BINARY, compared="type", family="arith")
        for op in ("min", "max")},
     **{op: Syntax(("ftz", "type"), {"d": "type", "a": "type"}, compared="type",
                   family="arith") for op in ("abs", "neg")},

@@ -6,7 +6,8 @@ type of setp/selp/slct/set, `tests/test_module.py` asks ptxas again): the widths
 equal; a bit-typed operand takes any register of its width; an integer operand takes
 bit, integer and (quirk) `.f16x2` registers; a float operand takes bit registers and
 its own type; `.pred` takes only `.pred`. `.bf16`/`.bf16x2` cannot be declared (ptxas:
-syntax error), so their operands live in `.b16`/`.b32` registers.
+syntax error), so their operands live in `.b16`/`.b32` registers; a `.s16x2`/`.u16x2`
+operand (9.7.1: "have type .b32") takes `.b32` and (quirk) `.f16x2` registers only.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def fits(register: PtxType, operand: PtxType, opcode: str = "", slot: str = "",
         return fits(register, TYPES.get(f"{operand.name[0]}{register.width}", register))
     if register.width != operand.width:
         return False
+    if operand.is_packed and not operand.is_float:  # not .u32/.s32/.f32 ("Arguments mismatch")
+        return register.kind is Kind.BIT or register.name == PACKED_AS_INTEGER
     if register is operand or register.kind in _FITS[operand.kind]:
         return True
     return operand.kind in (Kind.UNSIGNED, Kind.SIGNED) and register.name == PACKED_AS_INTEGER
@@ -104,11 +107,12 @@ class Register(NamedTuple):
         return f"line {self.line}, col {self.col}"
 
 
-# ptxas 13.0 refuses `.reg .bf16` and `.reg .bf16x2` ("Parsing error near '.bf16'").
+# ptxas 13.0 refuses `.reg .bf16` and `.reg .bf16x2` ("Parsing error near '.bf16'") and
+# `.reg .s16x2`/`.u16x2` ("may only be used as an instruction type"): the declared_as types.
 # `.b128` (PTX 8.3; LLVM keeps i128 in `.reg .b128 %rq<N>`) is a register type only: no
 # instruction of ptxsmt's families has a 128-bit operand, so such a register fits none.
 REGISTER_ONLY = {"b128": PtxType("b128", Kind.BIT, 128)}
-DECLARABLE = tuple(t for t in TYPES if not t.startswith("bf16"))
+DECLARABLE = tuple(name for name, t in TYPES.items() if not t.declared_as)
 _DECLARED = {**{t: TYPES[t] for t in DECLARABLE}, **REGISTER_ONLY}
 _NAME = r"%?[A-Za-z_$][A-Za-z0-9_$]*"
 _DECL = re.compile(r"\.reg((?:\s+\.[A-Za-z0-9_]+)+)\s+(.*)", re.S)

@@ -45,7 +45,7 @@ class PtxType:
     lanes: int = 1
     fmt: FloatFormat | None = None
     # Facts ptxas 13.0 enforces (docs/ptxas-legality.md), kept with the type:
-    literal: bool = True  # PTX has an immediate for it (none for f16/bf16 and their x2)
+    literal: bool = True  # PTX has an immediate for it (none for f16/bf16 and the x2 types)
     ftz: bool = False  # compares on it take .ftz (9.7.6: f32 only; 9.7.7: f16, f16x2)
     predicate_pair: bool = True  # setp on it may write p|q ("Predicate output not allowed")
     predicate_literal: bool = True  # a set/setp on it takes c as 0/1 (bf16: "Arguments mismatch")
@@ -79,7 +79,7 @@ class PtxType:
 
     @property
     def lane(self) -> PtxType:
-        """The type of one lane: f16 for f16x2, bf16 for bf16x2, else itself."""
+        """The type of one lane: f16 for f16x2, s16 for s16x2, ..., else itself."""
         return TYPES[self.name.removesuffix("x2")] if self.is_packed else self
 
     def __str__(self) -> str:
@@ -101,6 +101,10 @@ ALL_TYPES: tuple[PtxType, ...] = (
     PtxType("f16x2", Kind.FLOAT, 32, lanes=2, fmt=F16, literal=False, ftz=True),
     PtxType("bf16x2", Kind.FLOAT, 32, lanes=2, fmt=BF16, literal=False, predicate_literal=False,
             declared_as="b32"),
+    # "For instruction types .u16x2, .s16x2, operands d, a and b have type .b32" (9.7.1):
+    # ptxas: "Type .s16x2 may only be used as an instruction type"; no immediate
+    PtxType("u16x2", Kind.UNSIGNED, 32, lanes=2, literal=False, declared_as="b32"),
+    PtxType("s16x2", Kind.SIGNED, 32, lanes=2, literal=False, declared_as="b32"),
     PtxType("pred", Kind.PRED, 1),
 )
 TYPES: dict[str, PtxType] = {t.name: t for t in ALL_TYPES}

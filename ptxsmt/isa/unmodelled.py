@@ -5,7 +5,7 @@ around the comparisons). A spelling of one of them is judged only where ptxsmt k
 every form it could be: each modifier is one the opcode's syntax gives (`opcodes.SYNTAX`)
 and the form is none of the rows below. Then a variant outside the catalogue, or a
 catalogued one with another number of operands, is one ptxas refuses, and `check` says
-illegal; the rest (`.xorsign`, `.relu`, `.cc`, ... and these rows) are not judged.
+illegal; the rest (`.xorsign`, `.cc`, cvt's `.relu`, ... and these rows) are not judged.
 
 The rows were measured: every spelling the syntax allows (each modifier present or not,
 every type) assembled with the catalogue's operand count, and each catalogued variant with

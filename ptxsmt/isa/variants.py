@@ -45,6 +45,7 @@ class Variant:
     add: bool = False
     sat: bool = False
     nan: bool = False  # `.NaN` (min, max)
+    relu: bool = False  # `.relu` (min, max): "clamps the result to 0 if negative"
     mode: str | None = None  # mul/mad .hi/.lo/.wide, testp's test, prmt's and shf's mode
     rnd: str | None = None  # rounding: .rn/.rz/.rm/.rp, cvt's .rni/.rzi/.rmi/.rpi
     dir: str | None = None  # shf.l / shf.r
@@ -190,6 +191,7 @@ class Form:
     add: bool = False  # vset: the .add line
     sat: bool = False  # whether {.sat} is in the block
     nan: bool = False  # whether {.NaN} is in the block
+    relu: bool = False  # whether {.relu} is in the block
     modes: tuple[str, ...] = (None,)  # mul: .hi, .lo
     rnds: tuple[str | None, ...] = (None,)  # the rounding modifiers of the block
     dirs: tuple[str | None, ...] = (None,)  # shf: .l, .r
@@ -207,10 +209,12 @@ class Form:
             adds = (False, True) if self.add else (False,)
             sats = (False, True) if self.sat else (False,)
             nans = (False, True) if self.nan else (False,)
-            for cmp, boolop, ftz, add, sat, nan, mode, rnd, dir_ in product(
-                    cmps, boolops, ftzs, adds, sats, nans, self.modes, self.rnds, self.dirs):
+            relus = (False, True) if self.relu else (False,)
+            for cmp, boolop, ftz, add, sat, nan, relu, mode, rnd, dir_ in product(
+                    cmps, boolops, ftzs, adds, sats, nans, relus, self.modes, self.rnds,
+                    self.dirs):
                 yield replace(v, cmp=cmp, boolop=boolop, ftz=ftz, add=add, sat=sat, nan=nan,
-                              mode=mode, rnd=rnd, dir=dir_)
+                              relu=relu, mode=mode, rnd=rnd, dir=dir_)
 
 
 def _req(ptx: str, sm: int) -> Requirement:
@@ -312,10 +316,17 @@ _SIGNED = _types("s16", "s32", "s64")
 _NARROW_INTS = _types("u16", "u32", "s16", "s32")
 _HALF = _types("f16", "f16x2")
 _BHALF = _types("bf16", "bf16x2")
+_PACKED_INTS = _types("u16x2", "s16x2")
 ARITH_FORMS: tuple[Form, ...] = (
     *(Form(op, dict(type=_ARITH_INTS), _req("1.0", 10), section=sec)
       for op, sec in (("add", "9.7.1.1"), ("sub", "9.7.1.2"), ("min", "9.7.1.12"),
                       ("max", "9.7.1.13"))),
+    # "add.type ... .u16x2, .s16x2", "min{.relu}.btype ... .btype = { .s16x2, .s32 }"
+    # (PTX 8.0, sm_90); sub, neg, abs have no packed form, and .sat no .s16x2 one
+    *(Form(op, dict(type=_PACKED_INTS), _req("8.0", 90), section=sec)
+      for op, sec in (("add", "9.7.1.1"), ("min", "9.7.1.12"), ("max", "9.7.1.13"))),
+    *(Form(op, dict(type=_types("s16x2", "s32")), _req("8.0", 90), relu=True, section=sec)
+      for op, sec in (("min", "9.7.1.12"), ("max", "9.7.1.13"))),
     # "add{.sat}.type2 ... .sat ... Applies only to .u32, .s32 ..." (add.sat.u32: PTX 9.2)
     *(Form(op, dict(type=_types("s32")), _req("1.0", 10), sat=True, section=sec)
       for op, sec in (("add", "9.7.1.1"), ("sub", "9.7.1.2"))),

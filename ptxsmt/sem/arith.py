@@ -1,6 +1,7 @@
 """9.7.1 Integer Arithmetic (add, sub, mul with .hi/.lo/.wide, mad, div, rem, neg, abs,
-min, max), 9.7.8 shl/shr, 9.7.3/9.7.4 floating-point abs, neg, min, max: the arithmetic
-compilers put next to compares. The docstrings quote the ISA.
+min, max; add/min/max on .u16x2/.s16x2 lane by lane, min/max .relu), 9.7.8 shl/shr,
+9.7.3/9.7.4 floating-point abs, neg, min, max: the arithmetic compilers put next to
+compares. The docstrings quote the ISA.
 
 Integers wrap (bit-vector arithmetic). Floats stay bits: abs/neg change the sign bit,
 min/max return one of the (flushed) inputs, so no rounding is involved. Where the text
@@ -12,7 +13,7 @@ from __future__ import annotations
 import z3
 
 from ..isa.syntax import format_variant
-from ..isa.types import FloatFormat, Kind
+from ..isa.types import FloatFormat, Kind, PtxType
 from ..isa.variants import Variant
 from .comparison import ftz
 from .options import Options
@@ -25,13 +26,22 @@ def arith(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
     if t.kind is Kind.FLOAT:
         flush = ftz(v, t, opts)
         fn = _FLOAT[v.opcode]
-        out = [fn(v, t.lane.fmt, flush, x, y) for x, y in
-               zip(lanes(a, t.lane_width), lanes(b, t.lane_width) if b is not None else
-                   [None] * t.lanes)]
-        return {"d": pack(out)}
+        return {"d": per_lane(t, lambda x, y: fn(v, t.lane.fmt, flush, x, y), a, b)}
+    signed = t.kind is Kind.SIGNED
     if v.opcode == "mad":
-        return {"d": mad(v, a, b, c, t.kind is Kind.SIGNED)}
-    return {"d": _INT[v.opcode](v, a, b, t.kind is Kind.SIGNED)}
+        return {"d": mad(v, a, b, c, signed)}
+    fn = _INT[v.opcode]
+    if not t.is_packed:  # shl/shr's b is a .u32 whatever the type: not split into lanes
+        return {"d": fn(v, a, b, signed)}
+    return {"d": per_lane(t, lambda x, y: fn(v, x, y, signed), a, b)}
+
+
+def per_lane(t: PtxType, op, a, b) -> z3.BitVecRef:
+    """iA[i] = a[16i : 16i+15]; iB[i] = b[16i : 16i+15]; d[i] = op(iA[i], iB[i]) on the
+    lanes of a type `t` (one lane: d = op(a, b)); b may be absent (abs, neg)."""
+    w = t.lane_width
+    bs = lanes(b, w) if b is not None else [None] * t.lanes
+    return pack([op(x, y) for x, y in zip(lanes(a, w), bs)])
 
 
 # ---- 9.7.1 integers ------------------------------------------------------------------------
@@ -107,12 +117,18 @@ def abs_(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
 
 def min_(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
     """d = (a < b) ? a : b; // Integer (signed and unsigned)"""
-    return z3.If(a < b if signed else z3.ULT(a, b), a, b)
+    return _relu(v, z3.If(a < b if signed else z3.ULT(a, b), a, b))
 
 
 def max_(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
     """d = (a > b) ? a : b; // Integer (signed and unsigned)"""
-    return z3.If(a > b if signed else z3.UGT(a, b), a, b)
+    return _relu(v, z3.If(a > b if signed else z3.UGT(a, b), a, b))
+
+
+def _relu(v: Variant, d: z3.BitVecRef) -> z3.BitVecRef:
+    """".relu clamps the result to 0 if negative" (.s32 and each lane of .s16x2): of the
+    min or max, not of the sources."""
+    return z3.If(d < 0, z3.BitVecVal(0, d.size()), d) if v.relu else d
 
 
 def shl(v: Variant, a, b, signed: bool) -> z3.BitVecRef:
