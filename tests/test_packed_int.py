@@ -189,7 +189,7 @@ PTX = (PACKED / "packed_int_lite_ptx80_O2.ptx").read_text()
 def _refines(name: str, ptx: str):
     from ptxsmt.function import read_function
     from ptxsmt.llvm import read_ir
-    from ptxsmt.llvm.refine import ir_refines
+    from ptxsmt.smt.queries.refinement import ir_refines
 
     ir = read_ir((PACKED / "packed_int.ll").read_text())[name]
     return ir_refines(ir, read_function(ptx, name), timeout_ms=60_000)
