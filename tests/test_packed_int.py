@@ -11,6 +11,7 @@ signed or not, and ".relu clamps the result to 0 if negative": max(min(a, b), 0)
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from ptxsmt.batch.programs import compile_program
 from ptxsmt.check import check_line
 from ptxsmt.fast import FastProgram
 from ptxsmt.isa.literals import describe
-from ptxsmt.isa.registers import fits
+from ptxsmt.isa.registers import DECLARABLE, fits
 from ptxsmt.isa.syntax import format_variant
 from ptxsmt.isa.targets import parse_target
 from ptxsmt.isa.types import ptx_type
@@ -248,3 +249,27 @@ def test_planted_packed_bugs_are_different(bug):
     a, b = r.inputs["a"], r.inputs["b"]
     assert r.ir_result & 0xFFFFFFFF == want(*IR_VALUE[name], a, b)
     assert r.ptx_result & 0xFFFFFFFF == ptx_value(a, b) != r.ir_result & 0xFFFFFFFF
+
+
+# an operand whose type no `.reg` declares (ptxas: "may only be used as an instruction
+# type") is named in the register error by the type that holds it: declaring the register
+# so, as the message says, is legal
+@pytest.mark.parametrize("spelling, wrong", [("add.s16x2", "b16"), ("min.relu.s16x2", "b64"),
+                                             ("max.u16x2", "u32"), ("add.rn.bf16x2", "b16"),
+                                             ("add.u16x2", "v2 .b32")])
+def test_a_register_error_names_a_type_that_can_be_declared(spelling, wrong):
+    from click.testing import CliRunner
+
+    from ptxsmt.cli import main
+
+    def module(reg: str) -> str:
+        return (".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n"
+                f".reg .b32 %r<3>; .reg .{reg} %x;\n{spelling} %r0, %x, %r1;\nret;\n}}\n")
+
+    r = CliRunner().invoke(main, ["check", "-"], input=module(wrong))
+    assert r.exit_code == 1, r.output
+    named = re.search(r"operand a (?:of \S+ )?needs (?:one )?\.(\w+) ", r.output)
+    assert named, r.output
+    assert named[1] != spelling.rsplit(".", 1)[1] and named[1] in DECLARABLE
+    r = CliRunner().invoke(main, ["check", "-"], input=module(named[1]))
+    assert r.output.startswith(f"ok       {spelling} ") and ": 0 illegal;" in r.output, r.output

@@ -377,12 +377,12 @@ def _declared(ins: Instruction, scope: Scope, module: bool) -> dict[str, Registe
             continue
         if reg.vector > 1:
             raise PtxError(f"{reg.name} is a .v{reg.vector} vector register (declared on "
-                           f"{reg.place}); {what} needs one .{t} register", ins.line, col)
+                           f"{reg.place}); {what} needs one .{t.register} register", ins.line, col)
         v = ins.variant
         if not fits(reg.type, t, v.opcode, slot, v.boolop is not None, v):
             raise PtxError(f"{reg.name} is declared .{reg.type} on {reg.place}, but {what} of "
-                           f"{ins.variant} needs .{t} (or a register of its width that ptxas "
-                           "takes for it)", ins.line, col)
+                           f"{ins.variant} needs .{t.register} (or a register of its width that "
+                           "ptxas takes for it)", ins.line, col)
         found[name] = reg
     return found
 
