@@ -351,3 +351,67 @@ def test_extension_bits_stop_at_32(function, verdict):
     r = _equiv(PAIR / "signext_i8.ll", PAIR / "signext_i8_wide.ptx", "--function", function)
     assert r.exit_code == {"refines": 0, "different": 1}[verdict], r.output
     assert r.stdout.startswith(f"@{function}: {verdict}")
+
+
+# `--mattr`: llc's target features. LLVM 22.1 writes PTX 8.0's packed forms at sm_90 only
+# with +ptx80 (its default there is PTX 7.8, where it splits the lanes)
+RELU2 = """define <2 x i16> @relu(<2 x i16> %a, <2 x i16> %b) {
+  %m = call <2 x i16> @llvm.smin.v2i16(<2 x i16> %a, <2 x i16> %b)
+  %r = call <2 x i16> @llvm.smax.v2i16(<2 x i16> %m, <2 x i16> splat (i16 CLAMP))
+  ret <2 x i16> %r
+}
+declare <2 x i16> @llvm.smin.v2i16(<2 x i16>, <2 x i16>)
+declare <2 x i16> @llvm.smax.v2i16(<2 x i16>, <2 x i16>)
+"""
+
+
+def _clamped_min(a: int, b: int, clamp: int) -> int:
+    """max(min(a, b), clamp) on each signed 16-bit lane, lane 0 the low one (LangRef)."""
+    def lane(x: int, i: int) -> int:
+        x = (x >> 16 * i) & 0xFFFF
+        return x - (x >> 15 << 16)
+    return sum((max(min(lane(a, i), lane(b, i)), clamp) & 0xFFFF) << 16 * i for i in (0, 1))
+
+
+@pytest.mark.parametrize("mattr, packed", [(("--mattr", "+ptx80"), True), ((), False)])
+def test_mattr_reaches_the_compiler_and_both_lowerings_refine(tmp_path, monkeypatch, mattr,
+                                                              packed):
+    from ptxsmt.llvm import module
+    compiled = []
+    compile_to_ptx = module.compile_to_ptx
+    monkeypatch.setattr(module, "compile_to_ptx",
+                        lambda *a, **k: compiled.append(compile_to_ptx(*a, **k)) or compiled[-1])
+    r = _tv(tmp_path, "--mcpu", "sm_90", *mattr, text=RELU2.replace("CLAMP", "0"))
+    assert (r.exit_code, r.stdout) == (0, "@relu: refines\n1 refines\n"), r.output
+    (ptx,) = compiled
+    assert ("\tmin.relu.s16x2 \t" in ptx) == packed  # else min.s16 and max.s16 per lane
+    assert ("\tmin.s16 \t" in ptx) == (not packed)
+
+
+def test_ptx80_relu_against_a_planted_ir_change_is_different_by_plain_python(tmp_path):
+    from ptxsmt.llvm.module import compile_to_ptx
+    ptx = tmp_path / "relu.ptx"
+    ptx.write_text(compile_to_ptx(RELU2.replace("CLAMP", "0"), "sm_90", 2, "+ptx80"))
+    assert "\tmin.relu.s16x2 \t" in ptx.read_text()
+    ll = tmp_path / "relu1.ll"
+    ll.write_text(RELU2.replace("CLAMP", "1"))  # planted: clamped at 1, not 0
+    r = CliRunner().invoke(main, ["equiv", str(ll), str(ptx), "--json"])
+    assert r.exit_code == 1, r.output
+    row = json.loads(r.stdout)
+    cx = row["counterexample"]
+    a, b = (int(cx["inputs"][k], 0) for k in ("a", "b"))
+    assert int(cx["ir"], 0) == _clamped_min(a, b, 1)
+    assert int(cx["ptx"], 0) == _clamped_min(a, b, 0) != _clamped_min(a, b, 1)
+
+
+@pytest.mark.parametrize("mattr, message", [
+    ("ptx80", 'target feature "ptx80" is not like +ptx80'),
+    ("+ptx80,,+sm_90", 'target feature "" is not like +ptx80'),
+    ("+ptx99", '"+ptx99" is not a target feature of LLVM'),
+    ("+help", '"+help" is not a target feature of LLVM'),
+])
+def test_a_bad_mattr_is_one_line_and_exit_2(tmp_path, mattr, message):
+    r = _tv(tmp_path, "--mattr", mattr)
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: Invalid value for '--mattr': " + message), line

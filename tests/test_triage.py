@@ -207,6 +207,38 @@ def test_ir_alone_is_compiled_as_tv_does_and_the_double_rounding_found(tmp_path)
     assert "cvt.rn.bf16.f32" in rendering.markdown(t)
 
 
+RELU2 = """define <2 x i16> @relu(<2 x i16> %a, <2 x i16> %b) {
+  %m = call <2 x i16> @llvm.smin.v2i16(<2 x i16> %a, <2 x i16> %b)
+  %r = call <2 x i16> @llvm.smax.v2i16(<2 x i16> %m, <2 x i16> zeroinitializer)
+  ret <2 x i16> %r
+}
+declare <2 x i16> @llvm.smin.v2i16(<2 x i16>, <2 x i16>)
+declare <2 x i16> @llvm.smax.v2i16(<2 x i16>, <2 x i16>)
+"""
+
+
+def test_ir_alone_compiled_with_mattr_as_tv_does(tmp_path):
+    """`[options] mattr` is llc's -mattr: LLVM 22.1 writes PTX 8.0's min.relu.s16x2 at
+    sm_90 only with +ptx80; the lowering is right (docs/arith-families.md)."""
+    pytest.importorskip("llvmlite")
+    f = tmp_path / "relu.toml"
+    f.write_text(f'[ir]\ntext = """{RELU2}"""\n[options]\nmcpu = "sm_90"\n'
+                 'mattr = "+ptx80"\n')
+    t = triage(read_claim(f))
+    assert t.verdict == "refuted", rendering.text(t)
+    assert t.claim.ptx.made == "llvmlite's LLVM -O2 -mattr=+ptx80 for sm_90"
+    assert "\tmin.relu.s16x2 \t" in t.claim.ptx.text
+    for options, message in (('mcpu = "sm_90"\nmattr = "+ptx99"',
+                              '[options] mattr: "+ptx99" is not a target feature'),
+                             ('mattr = "+ptx80"', "[options] mattr: is for IR compiled here")):
+        ptx = "" if "ptx99" in options else '[ptx]\ntext = ".func f() { ret; }"\n'
+        f.write_text(f'{ptx}[ir]\ntext = """{RELU2}"""\n[options]\n{options}\n')
+        r = _cli(str(f))
+        assert r.exit_code == 2, r.output
+        (line,) = r.stderr.splitlines()
+        assert line.startswith(f"error: {f}: {message}"), line
+
+
 def test_not_the_compiler_for_a_function_proved_right(tmp_path):
     """fast_min refines its IR, yet a GPU said +0.0 at (-0.0, +0.0): min.f32 gives -0.0 by
     the ISA, so it is not the compiler; the GPU steps replay the claim's inputs."""
@@ -455,6 +487,8 @@ BAD = {
     "mixed.toml": ('[ptx]\ntext = "min.f32 d, a, b;"\n[reference]\ntext = ".func f() '
                    '{ ret; }"\n', "[reference]: is a module and [ptx] a snippet"),
     "mcpu.toml": ('[ir]\ntext = "x"\n[options]\nmcpu = "sm_9000"\n', "[options] mcpu:"),
+    "mattr.toml": ('[ir]\ntext = "x"\n[options]\nmattr = "ptx80"\n',
+                   '[options] mattr: target feature "ptx80" is not like +ptx80'),
     "opt.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[options]\nopt = 3\n',
                  "[options] opt: is for IR compiled here"),
     "two.toml": ('[ptx]\ntext = "x"\n[ir]\ntext = "x"\n[reference]\ntext = "x"\n',

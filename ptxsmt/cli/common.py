@@ -237,6 +237,15 @@ def check_target(ctx, param, value: str | None) -> str | None:
     return value
 
 
+def check_features(ctx, param, value: str) -> str:
+    """LLVM target features (llc's -mattr), checked before any IR is compiled."""
+    from ..llvm.module import parse_features
+    try:
+        return parse_features(value)
+    except PtxError as e:
+        raise click.BadParameter(e.message) from None
+
+
 def writable_dir(ctx, param, value: str | None) -> str | None:
     """A folder to write into, made now: an unwritable path is refused before the work."""
     if value is not None:

@@ -10,12 +10,15 @@ from ..report import llvm as rendering
 from ..report.progress import Progress
 from ..smt.solving.phrases import EXIT
 from . import interrupts
-from .common import CONTEXT, fail, nan_option, read_text
+from .common import CONTEXT, check_features, fail, nan_option, read_text
 
 
 @click.command("tv", context_settings=CONTEXT)
 @click.argument("file", type=click.File("rb"))
 @click.option("--mcpu", default="sm_80", show_default=True, help="The sm_ to compile for.")
+@click.option("--mattr", default="", metavar="FEATURES", callback=check_features,
+              help="LLVM target features, as llc's -mattr: +ptx80 (PTX 8.0 forms such as "
+                   "max.relu.s16x2), several as +ptx80,+sm_90.")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True,
               help="LLVM's optimisation level.")
 @click.option("--function", "only", metavar="NAME", help="Only this function.")
@@ -24,7 +27,7 @@ from .common import CONTEXT, fail, nan_option, read_text
 @click.option("--json", "as_json", is_flag=True,
               help="JSON lines: one object per function, then a summary object.")
 @nan_option
-def tv(file, mcpu, opt, only, timeout, as_json, nan) -> None:
+def tv(file, mcpu, mattr, opt, only, timeout, as_json, nan) -> None:
     """Compile FILE.ll with the LLVM inside llvmlite and check that the PTX of every
     function refines its IR (docs/llvm.md). Each verdict is printed as it is decided,
     in the file's order.
@@ -39,13 +42,14 @@ def tv(file, mcpu, opt, only, timeout, as_json, nan) -> None:
     Examples:
       ptxsmt tv kernels.ll
       ptxsmt tv kernels.ll --mcpu sm_90 -O 0 --function add --json
+      ptxsmt tv packed.ll --mcpu sm_90 --mattr +ptx80
     """
     from ..smt.queries.refinement import validate_module
     text = read_text(file, "FILE")
     try:
         names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
                                           timeout_ms=int(timeout * 1000), only=only,
-                                          solver="auto", nan=nan)
+                                          solver="auto", nan=nan, features=mattr)
     except PtxError as e:
         fail(str(e))
     interrupts.stop_on_terminate()

@@ -7,11 +7,15 @@ without it; `read_ir` says in one line how to get it.
 from __future__ import annotations
 
 import ctypes
+import os
+import re
+import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..isa.errors import quote
 from ..isa.types import BF16, F16, F32, F64, FloatFormat
 from . import outline, reader
 from .errors import LlvmError, Unsupported
@@ -190,17 +194,82 @@ def ir_function(fn, module) -> IrFunction:
                       reader.param_attributes(define), fn, module)
 
 
-def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2) -> str:
+TRIPLE = "nvptx64-nvidia-cuda"
+_FEATURE = re.compile(r"[+-]([A-Za-z0-9_.]+)")
+
+
+def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2, features: str = "") -> str:
     """PTX for IR `text` from the NVPTX backend of the LLVM inside llvmlite (no GPU and
-    no other tool needed)."""
+    no other tool needed); `features` as llc's -mattr spells them (`+ptx80`)."""
+    llvm = _nvptx()
+    features = parse_features(features)
+    try:
+        module = llvm.parse_assembly(reader.legacy_denormal_attributes(text))
+        module.triple = TRIPLE
+        module.verify()
+        target = llvm.Target.from_triple(TRIPLE)
+        return target.create_target_machine(cpu=cpu, features=features,
+                                            opt=opt).emit_assembly(module)
+    except RuntimeError as e:
+        raise LlvmError(f"NVPTX backend: {str(e).strip().splitlines()[0]}") from None
+
+
+def parse_features(text: str) -> str:
+    """Target features as llc's -mattr takes them (`+ptx80,-ptx81`: each a + or a -, then
+    a feature the NVPTX backend knows), as LLVM takes them; LlvmError naming the first
+    that is not one: LLVM itself only warns of a feature it does not know (and ignores
+    it), and aborts the process on one without its sign."""
+    items = [item.strip() for item in text.split(",")] if text.strip() else []
+    for item in items:
+        m = _FEATURE.fullmatch(item)
+        if not m:
+            raise LlvmError(f"target feature {quote(item)} is not like +ptx80 (a + or a -, "
+                            "then the feature; several: +ptx80,+sm_90)")
+        if m[1] not in nvptx_features():
+            raise LlvmError(f"{quote(item)} is not a target feature of LLVM "
+                            f"{_version()}'s NVPTX backend (it knows {_spans(nvptx_features())})")
+    return ",".join(items)
+
+
+@cache
+def nvptx_features() -> frozenset[str]:
+    """The features the NVPTX backend knows, as it lists them for -mattr=help (on
+    stderr, read here through a file)."""
+    llvm = _nvptx()
+    with tempfile.TemporaryFile() as listing:
+        saved = os.dup(2)
+        os.dup2(listing.fileno(), 2)
+        try:
+            llvm.Target.from_triple(TRIPLE).create_target_machine(features="+help")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        listing.seek(0)
+        text = listing.read().decode(errors="replace")
+    _, _, features = text.partition("Available features for this target:")
+    return frozenset(re.findall(r"^ +(\S+) +- ", features, re.M))
+
+
+def _spans(names: frozenset[str]) -> str:
+    """`ptx32 to ptx90, sm_20 to sm_121f`: each family's first and last, by number."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        families.setdefault(re.sub(r"\d.*", "", name), []).append(name)
+    return ", ".join(f"{min(f, key=_number)} to {max(f, key=_number)}" if len(f) > 1 else f[0]
+                     for _, f in sorted(families.items()))
+
+
+def _number(name: str) -> tuple[int, str]:
+    digits = re.search(r"\d+", name)
+    return int(digits[0]) if digits else 0, name
+
+
+def _version() -> str:
+    return ".".join(map(str, binding().llvm_version_info[:2]))
+
+
+def _nvptx():
     llvm = binding()
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
-    try:
-        module = llvm.parse_assembly(reader.legacy_denormal_attributes(text))
-        module.triple = "nvptx64-nvidia-cuda"
-        module.verify()
-        target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-        return target.create_target_machine(cpu=cpu, opt=opt).emit_assembly(module)
-    except RuntimeError as e:
-        raise LlvmError(f"NVPTX backend: {str(e).strip().splitlines()[0]}") from None
+    return llvm

@@ -9,7 +9,7 @@
     [inputs]     # NAME = value: registers, parameters, memory, as `ptxsmt eval` takes them
     [reported]   # got = {OUTPUT = value} (the value said to be wrong); expected = {...}
     [options]    # target = "sm_90", nan = "payload-free" | "exact", unroll = K; for IR
-                 # compiled here: mcpu = "sm_80", opt = 2
+                 # compiled here: mcpu = "sm_80", opt = 2, mattr = "+ptx80" (llc's -mattr)
 
 What the PTX is measured against: the IR (LangRef) with `[ir]`, the other PTX with
 `[reference]`, and else the PTX ISA itself, which then needs `[inputs]` and
@@ -28,6 +28,7 @@ from pathlib import Path
 from ..isa.errors import PtxError, quote
 from ..isa.source import read_text
 from ..isa.targets import parse_target
+from ..llvm.module import parse_features
 from ..sem.options import DEFAULT_NAN, NAN_POLICIES
 
 READERS = {".toml": tomllib.loads, ".json": json.loads}
@@ -36,8 +37,9 @@ CODE_FIELDS = ("text", "file", "function")
 FIELDS: dict[str, tuple[str, ...] | None] = {
     "title": None, "link": None, "ptx": CODE_FIELDS, "ir": CODE_FIELDS,
     "reference": CODE_FIELDS, "inputs": None, "reported": ("got", "expected"),
-    "options": ("target", "nan", "unroll", "mcpu", "opt"),
+    "options": ("target", "nan", "unroll", "mcpu", "opt", "mattr"),
 }
+COMPILE_OPTIONS = ("mcpu", "opt", "mattr")  # how IR is compiled here (no [ptx])
 MAX_UNROLL = 64
 _MODULE = re.compile(r"\.(entry|func)\b")
 
@@ -80,6 +82,7 @@ class Claim:
     unroll: int = 0
     mcpu: str = "sm_80"  # IR compiled here: llvmlite's NVPTX backend, as `ptxsmt tv`
     opt: int = 2
+    mattr: str = ""  # LLVM target features, as llc's -mattr: "+ptx80"
 
     @property
     def against(self) -> str:
@@ -130,9 +133,9 @@ def _claim(path: str, data: object) -> Claim:
         raise bad("[reference]", "give [ir] or [reference] (what the PTX is measured "
                                  "against), not both")
     options = _options(data.get("options", {}), bad)
-    if "ptx" in data and ("mcpu" in options or "opt" in options):
-        raise bad("[options] mcpu" if "mcpu" in options else "[options] opt",
-                  "is for IR compiled here (a claim without [ptx])")
+    if "ptx" in data and (compiling := [k for k in COMPILE_OPTIONS if k in options]):
+        raise bad(f"[options] {compiling[0]}", "is for IR compiled here (a claim without "
+                                               "[ptx])")
     base = Path(path).parent
     codes = {k: _code(k, data[k], base, bad) for k in ("ptx", "ir", "reference") if k in data}
     inputs = _values(data.get("inputs", {}), "[inputs]", bad)
@@ -215,4 +218,9 @@ def _options(table: dict, bad) -> dict:
         if table["opt"] not in (0, 1, 2, 3) or isinstance(table["opt"], bool):
             raise bad("[options] opt", "is 0, 1, 2 or 3")
         out["opt"] = table["opt"]
+    if "mattr" in table:
+        try:
+            out["mattr"] = parse_features(str(table["mattr"]))
+        except PtxError as e:
+            raise bad("[options] mattr", e.message) from None
     return out

@@ -143,9 +143,10 @@ def triage(claim: Claim, timeout: float = 30.0) -> Triage:
                 ir = verifier.ir_function(claim.ir)
         if claim.ptx is None:
             with _field(claim, "[ir]"):
-                text = verifier.compile_ir(claim.ir.text, claim.mcpu, claim.opt)
+                text = verifier.compile_ir(claim.ir.text, claim.mcpu, claim.opt, claim.mattr)
+            mattr = f" -mattr={claim.mattr}" if claim.mattr else ""
             claim = replace(claim, ptx=Code("ptx", text, None, None, f"llvmlite's LLVM "
-                                            f"-O{claim.opt} for {claim.mcpu}"))
+                                            f"-O{claim.opt}{mattr} for {claim.mcpu}"))
         if claim.ptx.is_module:  # named as the IR function unless the claim says
             with _field(claim, "[ptx]"):
                 function = verifier.ptx_function(claim.ptx, ir.name if ir else None)

@@ -34,9 +34,9 @@ SOLVER = "auto"  # z3 first, then bitwuzla racing it where installed
 # (`smt.solving.decide.check_with`)
 
 
-def compile_ir(text: str, cpu: str, opt: int) -> str:
+def compile_ir(text: str, cpu: str, opt: int, features: str = "") -> str:
     """The PTX llvmlite's LLVM makes of IR `text` (`ptxsmt tv`'s compiler)."""
-    return compile_to_ptx(text, cpu=cpu, opt=opt)
+    return compile_to_ptx(text, cpu=cpu, opt=opt, features=features)
 
 
 def ptx_function(code: Code, name: str | None) -> Function:

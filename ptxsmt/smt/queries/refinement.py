@@ -356,12 +356,12 @@ class Validated:
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
                     timeout_ms: int = 30_000, only: str | None = None,
                     solver: str = "z3",
-                    nan: str = DEFAULT_NAN
+                    nan: str = DEFAULT_NAN, features: str = ""
                     ) -> tuple[list[str], Iterator[Validated]]:
-    """Compile IR `text` with llvmlite's NVPTX backend: the functions it defines (or
-    `only` that one) in file order, and their verdicts against the PTX they became, each
-    decided when it is asked for. IR that defines no function is an error: there is
-    nothing to check."""
+    """Compile IR `text` with llvmlite's NVPTX backend (`features`: llc's -mattr): the
+    functions it defines (or `only` that one) in file order, and their verdicts against
+    the PTX they became, each decided when it is asked for. IR that defines no function
+    is an error: there is nothing to check."""
     from ...function import read_function
     from ...llvm.module import compile_to_ptx, function_names, parse_module, read_ir
     functions = read_ir(text, only=only)  # with `only`, what it needs alone
@@ -373,7 +373,7 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
     if not functions:
         raise LlvmError("the IR defines no function: nothing to check")
     try:
-        ptx = compile_to_ptx(text, cpu=cpu, opt=opt)
+        ptx = compile_to_ptx(text, cpu=cpu, opt=opt, features=features)
     except LlvmError:
         parse_module(text)  # IR that does not parse: its error, as the reader gives it
         raise
