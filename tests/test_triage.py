@@ -239,6 +239,50 @@ def test_ir_alone_compiled_with_mattr_as_tv_does(tmp_path):
         assert line.startswith(f"error: {f}: {message}"), line
 
 
+def _relu_lanes(a: int, b: int) -> int:
+    """max(min(a, b), 0) on each signed 16-bit lane, lane 0 the low one (LangRef)."""
+    def lane(x: int, i: int) -> int:
+        x = (x >> 16 * i) & 0xFFFF
+        return x - (x >> 15 << 16)
+    return sum((max(min(lane(a, i), lane(b, i)), 0) & 0xFFFF) << 16 * i for i in (0, 1))
+
+
+@pytest.mark.parametrize("a, b", [("%a", "b"), ("a", "relu_param_1"),
+                                  ("relu_param_0", "%relu_param_1")])
+def test_ir_claim_inputs_by_ir_or_ptx_names(tmp_path, a, b):
+    """An IR argument's name stands for the PTX parameter it is passed in (IR parameter
+    N is the Nth .param, as the refinement links them): the evaluator runs the PTX on
+    it, and the eval line names the PTX parameter."""
+    pytest.importorskip("llvmlite")
+    x, y = 0x0007_0002, 0x0005_FFFF  # lanes (2, 7) and (-1, 5): relu(min) = (0, 5)
+    f = tmp_path / "relu.toml"
+    f.write_text(f'[ir]\ntext = """{RELU2}"""\n[options]\nmcpu = "sm_90"\n'
+                 f'mattr = "+ptx80"\n[inputs]\n"{a}" = {x}\n"{b}" = "{y:#x}"\n'
+                 '[reported]\ngot = { func_retval0 = "0x0" }\n')
+    t = triage(read_claim(f))
+    (o,) = t.observed
+    assert o.value == _relu_lanes(x, y) == 0x0005_0000 != o.got
+    assert t.verdict == "not the compiler"
+    line = next(x for x in rendering.reproduce(t) if x.startswith("ptxsmt eval"))
+    assert line.endswith(f" relu_param_0={x:#x} relu_param_1={y:#x}"), line
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ('a = 1\nc = 2\n', '[inputs]: unknown input "c": relu reads relu_param_0, relu_param_1 '
+                        "(the IR's arguments: %a is relu_param_0, %b is relu_param_1)"),
+    ('"%a" = 1\nrelu_param_0 = 2\nb = 3\n',
+     '[inputs] "relu_param_0": relu_param_0 is given twice (as "%a" too)'),
+])
+def test_ir_claim_input_errors_name_the_input_and_the_irs_arguments(tmp_path, inputs, message):
+    pytest.importorskip("llvmlite")
+    f = tmp_path / "relu.toml"
+    f.write_text(f'[ir]\ntext = """{RELU2}"""\n[inputs]\n{inputs}')
+    r = _cli(str(f))
+    assert r.exit_code == 2, r.output
+    (line,) = r.stderr.splitlines()
+    assert line == f"error: {f}: {message}"
+
+
 def test_not_the_compiler_for_a_function_proved_right(tmp_path):
     """fast_min refines its IR, yet a GPU said +0.0 at (-0.0, +0.0): min.f32 gives -0.0 by
     the ISA, so it is not the compiler; the GPU steps replay the claim's inputs."""

@@ -114,18 +114,18 @@ def at_inputs(observed: tuple[Observed, ...]) -> str:
 
 
 @contextmanager
-def _field(claim: Claim, where: str):
+def _field(claim: Claim, where: str, hint: str = ""):
     """Bad input in the claim's `where` (PTX that does not parse, a function it does not
-    define, an input it does not read) is a ClaimError naming the file and the field;
-    what ptxsmt does not model is not the claim's fault (Unknown)."""
+    define, an input it does not read) is a ClaimError naming the file and the field,
+    then `hint`; what ptxsmt does not model is not the claim's fault (Unknown)."""
     try:
         yield
     except (NotModelled, Unsupported) as e:
         raise Unknown(str(e)) from None
     except ClaimError as e:
-        raise ClaimError(f"{claim.path}: {where}: {e.message}") from None
+        raise ClaimError(f"{claim.path}: {where}: {e.message}{hint}") from None
     except PtxError as e:
-        raise ClaimError(f"{claim.path}: {where}: {e}") from None
+        raise ClaimError(f"{claim.path}: {where}: {e}{hint}") from None
 
 
 class Unknown(Exception):
@@ -158,8 +158,10 @@ def triage(claim: Claim, timeout: float = 30.0) -> Triage:
                       seconds=time.perf_counter() - start)
     observed, evaluation, unrun = (), None, ""
     if claim.inputs:
+        passed = verifier.ptx_parameters(ir, function) if ir is not None else {}
+        claim = replace(claim, inputs=_by_ptx_name(claim, passed))
         try:
-            observed, evaluation = _observe(claim, function, opts)
+            observed, evaluation = _observe(claim, function, opts, passed)
         except Unknown as e:  # the proof stands; the reported value is neither here nor there
             unrun = str(e)
     at = "open" if unrun and claim.got else at_inputs(observed)
@@ -196,13 +198,32 @@ def _prove(claim: Claim, ir, function: Function | None, opts: Options,
     return Proof("snippets", verdict, query)
 
 
-def _observe(claim: Claim, function: Function | None, opts: Options
+def _by_ptx_name(claim: Claim, passed: dict[str, str]) -> dict[str, str | int | bool]:
+    """[inputs] with each IR argument's name (`%a` or `a`) as the PTX parameter it is
+    passed in (`passed`), a PTX parameter without its `%`; a special register or memory
+    location as given."""
+    ptx_names = set(passed.values())
+    out: dict[str, str | int | bool] = {}
+    given: dict[str, str] = {}  # each key of `out` as the claim names it
+    for name, value in claim.inputs.items():
+        key = name.strip().lstrip("%")
+        key = key if key in ptx_names else passed.get(key, name)
+        if key in out:
+            raise ClaimError(f"{claim.path}: [inputs] {quote(name)}: {key} is given twice "
+                             f"(as {quote(given[key])} too)")
+        out[key], given[key] = value, name
+    return out
+
+
+def _observe(claim: Claim, function: Function | None, opts: Options, passed: dict[str, str]
              ) -> tuple[tuple[Observed, ...], Evaluation | FunctionEvaluation]:
-    """The PTX's outputs at the claim's inputs, each with what was reported of it."""
+    """The PTX's outputs at the claim's inputs, each with what was reported of it
+    (`passed`: the IR's arguments and their PTX parameters, named in an error)."""
     if function is None:
         with _field(claim, "[ptx]"):
             Program.parse(claim.ptx.text)
-    with _field(claim, "[inputs]"):
+    ir_names = ", ".join(f"%{n} is {p}" for n, p in passed.items())
+    with _field(claim, "[inputs]", f" (the IR's arguments: {ir_names})" if passed else ""):
         if function is None:
             ev = verifier.run_snippet(claim.ptx.text, claim.inputs, opts)
             outputs = {k: (v, ev.types[k]) for k, v in ev.outputs.items()}

@@ -25,7 +25,7 @@ from ..program import compiled
 from ..sem.options import Options
 from ..sem.sorts import register_value
 from ..smt.queries.functions import FunctionVerdict, check_function_equivalence
-from ..smt.queries.refinement import Validated, _float_return, ir_refines
+from ..smt.queries.refinement import Validated, _float_return, ir_refines, linked_params
 from ..smt.queries.snippets import Query, Verdict, build_query, decide
 from ..solver import check
 from .claim import ClaimError, Code
@@ -55,6 +55,12 @@ def ir_function(code: Code):
         raise ClaimError(f"no function @{name} (it defines "
                          f"{', '.join('@' + n for n in function_names(code.text)) or 'none'})")
     return functions[name]
+
+
+def ptx_parameters(ir, ptx: Function) -> dict[str, str]:
+    """Each IR argument's name -> the PTX parameter it is passed in (by position, as the
+    refinement links them)."""
+    return {name: param.name for name, _, param in linked_params(ir, ptx)}
 
 
 def prove_snippets(subject: str, reference: str, opts: Options, timeout: float,

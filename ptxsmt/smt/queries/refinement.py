@@ -22,7 +22,7 @@ import z3
 
 from ...function.encode import encode_function as encode_ptx
 from ...isa.errors import PtxError
-from ...isa.module import Function
+from ...isa.module import Function, Param
 from ...llvm.encode import Encoding, concat, encode_function
 from ...llvm.errors import LlvmError, Unsupported
 from ...llvm.module import IrFunction
@@ -87,6 +87,17 @@ def _extension(attrs: frozenset[str], bits: z3.BitVecRef, width: int) -> z3.BitV
     return EXTENSIONS[kind](max(0, min(width, ABI_EXTENT) - bits.size()), bits)
 
 
+def linked_params(ir_fn: IrFunction, ptx_fn: Function) -> list[tuple[str, frozenset[str], Param]]:
+    """IR parameter N is passed in the PTX function's Nth `.param` (the NVPTX calling
+    convention): each IR parameter's name and attributes, and its PTX parameter;
+    LlvmError where the two functions have not as many."""
+    if len(ptx_fn.params) != len(ir_fn.params):
+        raise LlvmError(f"@{ir_fn.name} has {len(ir_fn.params)} parameters, the PTX function "
+                        f"{ptx_fn.name} {len(ptx_fn.params)}")
+    return [(name, attrs, param) for (name, _), attrs, param
+            in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params, strict=True)]
+
+
 def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
                  ) -> tuple[list[z3.BoolRef], list[tuple[z3.ExprRef, z3.ExprRef]]]:
     """PTX parameter reads equal the IR arguments' bits (extended where the IR says): the
@@ -95,12 +106,8 @@ def _link_params(ir: Encoding, ir_fn: IrFunction, ptx, ptx_fn: Function
     `cvt.rn.f64.s64` of the IR's own bits is then the very term of `sitofp`: z3 need not
     show two conversion circuits equal). The links stay in the query: the model still
     gives each read a value, and each substitution holds under them."""
-    if len(ptx_fn.params) != len(ir_fn.params):
-        raise LlvmError(f"@{ir_fn.name} has {len(ir_fn.params)} parameters, the PTX function "
-                        f"{ptx_fn.name} {len(ptx_fn.params)}")
     links, same = [], []
-    for (name, _), attrs, param in zip(ir_fn.params, ir_fn.param_attributes, ptx_fn.params,
-                                       strict=True):
+    for name, attrs, param in linked_params(ir_fn, ptx_fn):
         if attrs & BY_MEMORY:  # the IR's pointer to a copy is the PTX's .param bytes
             raise Unsupported("calling convention", f"{' '.join(sorted(attrs & BY_MEMORY))} "
                               f"parameter %{name} of @{ir_fn.name}")
