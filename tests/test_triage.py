@@ -108,6 +108,18 @@ def test_confirmed_fptosi_at_the_claims_own_inputs():
     assert (o.value, o.got, o.fits) == (0xFFFFFFFF, 0xFFFFFFFF, True)
 
 
+def test_confirmed_fptosi_with_the_input_named_as_the_ir_names_it(tmp_path):
+    text = (CLAIMS / "fptosi_i1.toml").read_text()
+    f = tmp_path / "fptosi.toml"
+    f.write_text(text.replace('"../ptx/', f'"{HERE}/ptx/').replace("f32_to_s1_param_0 =",
+                                                                   '"%x" ='))
+    pytest.importorskip("llvmlite")
+    t = triage(read_claim(f))
+    (o,) = t.observed  # +0.0: setp.eq x, 0 gives -1, the IR 0
+    assert (t.verdict, o.value, o.fits) == ("confirmed", 0xFFFFFFFF, True)
+    assert t.claim.inputs == {"f32_to_s1_param_0": "0x00000000"}
+
+
 def test_confirmed_snippets_differ_by_the_independent_runner():
     t = _triage("setp_not_ge.toml")
     cex = t.proof.verdict.counterexample

@@ -7,6 +7,7 @@
                  # [ptx]: the PTX llvmlite's LLVM makes of it, as `ptxsmt tv`)
     [reference]  # or: other PTX said to compute something else (text or file; function)
     [inputs]     # NAME = value: registers, parameters, memory, as `ptxsmt eval` takes them
+                 # (with [ir], an IR argument's name too: the parameter it is passed in)
     [reported]   # got = {OUTPUT = value} (the value said to be wrong); expected = {...}
     [options]    # target = "sm_90", nan = "payload-free" | "exact", unroll = K; for IR
                  # compiled here: mcpu = "sm_80", opt = 2, mattr = "+ptx80" (llc's -mattr)
