@@ -11,6 +11,7 @@ import z3
 
 from ptxsmt.isa.types import BF16, F16, F32, F64
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
+from ptxsmt.smt.sweeping.order import structural
 from ptxsmt.smt.sweeping.rewrite import RULES, _zeros, normal
 
 FORMATS = (F16, BF16, F32, F64)
@@ -27,13 +28,14 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
     c = z3.Bool("c")
     d, e = z3.Bools("d e")
     t, f = z3.BoolVal(True), z3.BoolVal(False)
+    lo, hi = sorted((x, y), key=structural)
     out = [("full extract", z3.Extract(31, 0, x)),
            ("not not", z3.Not(z3.Not(c))),
            ("ite of not", z3.If(z3.Not(c), x, y)),
            ("ite of true", z3.If(t, x, y)),
            ("ite of false", z3.If(f, x, y)),
            ("ite of one value", z3.If(c, x, x)),
-           ("a pair in either order", z3.If(z3.ULT(y, x), z3.Concat(y, x), z3.Concat(x, y))),
+           ("a pair in either order", z3.If(z3.ULT(hi, lo), z3.Concat(hi, lo), z3.Concat(lo, hi))),
            ("c or not c", z3.Or(d, c, z3.Not(c))),
            ("c and not c", z3.And(z3.Not(c), d, c)),
            ("or of true", z3.Or(c, t)),

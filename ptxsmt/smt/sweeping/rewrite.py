@@ -19,6 +19,7 @@ from collections.abc import Callable
 import z3
 
 from ...sem.sorts import ieee_result
+from .order import structural
 
 
 def _full_extract(t: z3.ExprRef) -> z3.ExprRef | None:
@@ -64,7 +65,7 @@ def _ite_of_not(t: z3.ExprRef) -> z3.ExprRef | None:
 
 def _sorted_pair(t: z3.ExprRef) -> z3.ExprRef | None:
     """The pair {x, y} whatever their order (`sem.sorts.unordered`), `ite(y < x, y.x,
-    x.y)` (`.` a concat), with x and y in one order (by AST id): the open NaN of -O0's
+    x.y)` (`.` a concat), with x and y in one order (`order.structural`): the open NaN of -O0's
     `min(a, b)` and of opt's `min(b, a)` is then one function's one value."""
     c, yes, no = t.children()
     if not (z3.is_app_of(c, z3.Z3_OP_ULT) and z3.is_app_of(yes, z3.Z3_OP_CONCAT)
@@ -73,7 +74,7 @@ def _sorted_pair(t: z3.ExprRef) -> z3.ExprRef | None:
             and no.arg(0).eq(c.arg(1)) and no.arg(1).eq(c.arg(0))):
         return None
     y, x = c.children()
-    if y.get_id() < x.get_id():
+    if structural(y) < structural(x):
         return None
     return z3.If(z3.ULT(x, y), z3.Concat(x, y), z3.Concat(y, x))
 
@@ -185,6 +186,7 @@ def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
 
 # A sum by constants, sum of `coefficient * atom` plus a constant: an atom is any term
 # that is not such a sum; coefficients are modulo 2^width, keyed by the atom's AST id
+# (a name within one term only: the order written is `order.structural`)
 Linear = tuple[int, dict[int, tuple[z3.BitVecRef, int]]]
 LINEAR_ATOMS = 32  # a longer sum is left as written (its terms grow as the atoms do)
 
@@ -240,7 +242,7 @@ def _as_sum(t: z3.BitVecRef) -> Linear | None:
 def _linear(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """Sums, differences and products by constants in one form, so that the sums two
     compilers reassociate meet (`277*(a + b + c) - 13019` and `(a + b - d)*277` where
-    `c` is `47 - d`): `k + c1*x1 + c2*x2 + ...`, the atoms in AST-id order, no
+    `c` is `47 - d`): `k + c1*x1 + c2*x2 + ...`, the atoms in structural order, no
     coefficient 0 or constant 0 written, coefficient 1 written as the atom alone."""
     found = _as_sum(t)
     if found is None or len(found[1]) > LINEAR_ATOMS:
@@ -248,7 +250,7 @@ def _linear(t: z3.BitVecRef) -> z3.BitVecRef | None:
     const, atoms = found
     width = t.size()
     summands = [atom if c == 1 else z3.BitVecVal(c, width) * atom
-                for _, (atom, c) in sorted(atoms.items())]
+                for atom, c in sorted(atoms.values(), key=lambda a: structural(a[0]))]
     if const or not summands:
         summands.insert(0, z3.BitVecVal(const, width))
     # one n-ary bvadd (z3.Sum nests binary ones, from a 0): `_summands` reads one level
@@ -320,7 +322,7 @@ def _xor_of_masked(const: int, atoms: Atoms, width: int) -> tuple[int, Atoms]:
 
 def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """An and/or/xor of bit-vectors flat, in one order (`_flat`): the constant written
-    first unless neutral, the atoms in AST-id order, a repeated atom once (and, or) or
+    first unless neutral, the atoms in structural order, a repeated atom once (and, or) or
     cancelled in pairs (xor); in an and, a constant without the bits that a right
     shift among the atoms clears. So chains a compiler reassociates meet:
     `((a ^ b) ^ c) ^ d` and `(d ^ b) ^ (a ^ c)`."""
@@ -339,7 +341,7 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     absorbing = {z3.Z3_OP_BAND: 0, z3.Z3_OP_BOR: ones}.get(kind)
     if const == absorbing:
         return z3.BitVecVal(const, width)
-    operands = [a for _, (a, _) in sorted(atoms.items())]
+    operands = sorted((a for a, _ in atoms.values()), key=structural)
     if const != (ones if kind == z3.Z3_OP_BAND else 0) or not operands:
         operands.insert(0, z3.BitVecVal(const, width))
     out = operands[0] if len(operands) == 1 else t.decl()(*operands)
