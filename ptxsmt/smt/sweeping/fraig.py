@@ -35,6 +35,7 @@ from ...sem.sorts import ieee_result
 from ...solver import check
 from ..solving.portfolio import solve_here, unavailable
 from .ieee_classes import FALSE, TRUE, Classes
+from .order import structural
 from .rewrite import is_value, normal
 from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
 from .truth import Table, Tables, shallow_table
@@ -83,6 +84,10 @@ class SweepStats:
     witness: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
     # the merges that rest on a rule, not on a solver: (rule, the two terms made equal)
     justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
+    # (node, its representative) for each node merged, in the order merged; a node is its
+    # position in the walk of the query's DAG from the roots: the same query, the same
+    # numbers in every run (`order.py`)
+    merges: list[tuple[int, int]] = field(default_factory=list)
 
 
 # The rules a merge may rest on besides a solver's unsat and the same term: each asserts
@@ -251,6 +256,8 @@ class _Sweep:
             self._walk(i, n, stats)
             if nan_test:
                 self.nan_reps.add(self.rep[i])
+            if self.rep[i] != i:
+                stats.merges.append((i, self.rep[i]))
         stats.seconds = time.perf_counter() - start
         return [self.term[i] for i in top], stats
 
@@ -691,10 +698,11 @@ class _Sweep:
         k = self.node_of.get(t.get_id())
         return self.term[self.rep[k]] if k is not None else t
 
-    def _order(self, t: z3.ExprRef) -> tuple[int, int]:
-        """Where `_rebuild` puts an operand of a commutative operator: by its node."""
+    def _order(self, t: z3.ExprRef) -> tuple:
+        """Where `_rebuild` puts an operand of a commutative operator: by its node (a
+        position in the DAG's walk from the roots), else by what it is."""
         k = self.node_of.get(t.get_id())
-        return (0, self.rep[k]) if k is not None else (1, t.get_id())
+        return (0, self.rep[k]) if k is not None else (1, structural(t))
 
     def _standard(self, query: z3.BoolRef, ieee: list[int],
                   cut: Sequence[tuple[z3.ExprRef, z3.ExprRef]] = ()) -> z3.BoolRef:
@@ -712,7 +720,7 @@ class _Sweep:
         terms = {self.term[j].get_id(): self.term[j] for j in ieee}  # one each
         for t, _ in cut:
             terms.pop(t.get_id(), None)
-        bits = [(t, z3.FreshConst(t.sort(), "ieee")) for t in terms.values()]
+        bits = [(t, _named(t.sort(), "ieee", k)) for k, t in enumerate(terms.values())]
         definitions = [z3.fpBVToFP(b, t.arg(0).sort()) == t.arg(0) for t, b in bits]
         if not bits and not cut:
             return query
@@ -757,7 +765,7 @@ class _Sweep:
             if n.leaf or n.sort.kind not in ("bv", "bool", "fp") or j in roots:
                 continue
             if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
-                out.append((self.term[j], z3.FreshConst(self.term[j].sort(), "cut")))
+                out.append((self.term[j], _named(self.term[j].sort(), "cut", len(out))))
         return out, [j for j in seen if not self._is_frontier(j, seen)], set(seen)
 
     def _is_frontier(self, j: int, seen: dict[int, int]) -> bool:
@@ -783,6 +791,13 @@ class _Sweep:
                 todo.extend(reversed(c.children()))
         self.term_kids[j] = (t, out)
         return out
+
+
+def _named(sort: z3.SortRef, what: str, k: int) -> z3.ExprRef:
+    """The k-th fresh constant of a query's `what`: named by its place, not by a
+    counter of the process, so that the query's text is the same in every run (a name
+    with spaces: no PTX or IR input has one)."""
+    return z3.Const(f"sweep {what} {k}", sort)
 
 
 def _assuming(query: z3.BoolRef, facts: list[z3.BoolRef]) -> z3.BoolRef:
