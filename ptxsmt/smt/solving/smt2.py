@@ -7,6 +7,8 @@ here, each into an equisatisfiable standard form:
   bit-vector constant `b` with `(= ((_ to_fp e s) b) x)` -- unique where `x` is a number,
   any NaN where `x` is NaN (ptxsmt reads an IEEE result's bits only where it is no NaN);
 - a one-operand `or`/`and` (one compared output) becomes its operand;
+- `bvudiv_i` (and `bvsdiv_i`, the remainders), which z3's simplifier writes for a
+  division by a numeral, becomes `bvudiv` where the numeral is not 0 (the same there);
 - the logic is named from what the query uses (QF_ or quantified; A for arrays, UF for
   function symbols, BV, FP), instead of z3's unnamed one.
 Snippet queries additionally replace their function symbols by constants
@@ -94,9 +96,28 @@ def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
     return [*lemmas, z3.substitute(term, *consts)]
 
 
+# z3's division that leaves division by zero open, which its simplifier writes for a
+# division by a numeral: by a numeral other than 0 it is the standard one
+_DIVISIONS = {z3.Z3_OP_BUDIV_I: z3.UDiv, z3.Z3_OP_BUREM_I: z3.URem,
+              z3.Z3_OP_BSDIV_I: lambda a, b: a / b, z3.Z3_OP_BSREM_I: z3.SRem}
+
+
+def _standard_divisions(terms: list[z3.BoolRef]) -> list[z3.BoolRef]:
+    """Each z3 division by a numeral other than 0 made standard, the innermost first
+    (`z3.substitute` replaces the outermost match and leaves what it puts in)."""
+    while found := {t.get_id(): t for a in terms for t in subterms(a)
+                    if z3.is_app(t) and t.decl().kind() in _DIVISIONS
+                    and z3.is_bv_value(t.arg(1)) and t.arg(1).as_long() != 0
+                    and not any(z3.is_app(u) and u.decl().kind() in _DIVISIONS
+                                for u in subterms(t.arg(0)))}:
+        pairs = [(t, _DIVISIONS[t.decl().kind()](t.arg(0), t.arg(1))) for t in found.values()]
+        terms = [z3.substitute(a, *pairs) for a in terms]
+    return terms
+
+
 def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
     """The assertions with z3's own operators replaced (module docstring)."""
-    terms = [no_unary(a) for a in assertions]
+    terms = _standard_divisions([no_unary(a) for a in assertions])
     open_ = bound(terms)
     found = {t.get_id(): t for a in terms for t in subterms(a)
              if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV

@@ -34,6 +34,7 @@ import z3
 from ...sem.sorts import ieee_result
 from ...solver import check
 from ..solving.portfolio import solve_here, unavailable
+from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
 from .order import structural
 from .rewrite import is_value, normal
@@ -193,6 +194,7 @@ class _Sweep:
         for i in range(len(nodes)):
             self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
+        self.divisions = divisions(dag.terms, nodes, dag.kids)  # magic multiplies, read
         self.classes_of = Classes(nodes, dag.kids, self.rep)
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, list[int]] = {}  # simulation values -> the nodes
@@ -499,6 +501,9 @@ class _Sweep:
         as `rewrite.normal` writes it."""
         kids = self.dag.kids[i]
         if not kids:
+            return
+        if (division := self.divisions.get(i)) is not None:  # proved (`division.py`)
+            self._set_term(i, normal(division.over(self.term[self.rep[division.operand]])))
             return
         n = self.dag.nodes[i]
         order = [self.rep[j] for j in kids]

@@ -1,0 +1,393 @@
+"""Division by a constant, read back from the multiply-high a compiler writes for it.
+
+llc divides by a constant with no divide (at -O0 too): `x udiv 7` is
+`((x - hi(x*M)) >> 1 + hi(x*M)) >> 2`, M a "magic" number, `hi` the upper half of the
+wide product (`mul.hi`); `x sdiv 8` is `(x + ((x >>s 31) >> 29)) >>s 3`; a remainder is
+`x - c * (x / c)`. Opt reassociates the arithmetic around them, and a bit-blasting
+solver cannot prove such a sequence equal to another spelling of the same division
+(bitwuzla and z3 both time out at 60 s on `udiv x, 7` alone). Equivalence sweeping
+(`fraig.py`) rewrites each one as the division it computes, so that the two functions'
+divisions meet as one term:
+
+1. A candidate is a value of one operand x alone, over a multiply-high of x by a
+   constant or x's sign spread (`x >>s (w-1)`), through the operators of INTEGER.
+2. Simulated on a few hundred values of x (`simulate.evaluate_node`), its divisor is
+   guessed (the least x where the quotient is 1, or where the remainder is not x) and
+   checked on every value: a guess only.
+3. The guess is proved for every x by z3 in linear integer arithmetic: the candidate
+   written over the integers (INTEGER: each operator's meaning on the unsigned value
+   of its bits, wrap-around as `mod 2^w`; tests/test_division.py proves each row
+   against the bit-vector operator) differs from the division nowhere in [0, 2^w).
+   There the magic multiply is a product by a numeral and the shifts divisions by
+   powers of two: decided in milliseconds, where bit-blasting does not finish.
+   Proved, the node is written `bvudiv x c` (`bvsdiv`; a remainder `x - c*(x div c)`,
+   the spelling of opt's `urem` beside a `udiv`); anything else leaves it as it is.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import z3
+
+from .simulate import Node, evaluate_node
+
+CONE = 64  # nodes a candidate may hold above its operand (llc's sequences hold < 30)
+ABOVE = 8  # levels above a multiply-high or sign spread a candidate may lie
+PROOF_SECONDS = 5.0  # one lemma in integer arithmetic (milliseconds, when it holds)
+SAMPLES = 256
+
+
+def _signed(v, w: int):
+    """The signed value of w bits held as unsigned `v` (an int or the operand, a z3
+    Int in [0, 2^w)), or as any integer congruent to it (a z3 Int)."""
+    top = 1 << (w - 1)
+    if not isinstance(v, z3.ArithRef):
+        return (v + top) % (1 << w) - top
+    if v.eq(_variable(w)):
+        return z3.If(v >= top, v - (1 << w), v)
+    return v - (1 << w) * ((v + top) / (1 << w))
+
+
+def _floor_div(a, n: int):
+    """a divided by n > 0, rounded down (z3's `div` by a positive numeral is so)."""
+    return a / n if isinstance(a, z3.ArithRef) else a // n
+
+
+def _mod(a, n: int):
+    return a % n  # n > 0: in [0, n) for ints and z3 Ints alike
+
+
+def _shift(n: int, w: int) -> int:
+    return min(n, w)
+
+
+def _and(a: list, w: int):
+    """An and of one value and a mask of low ones (a mod 2^k) or high ones (a less
+    that); None for any other."""
+    symbolic = [isinstance(x, z3.ArithRef) for x in a]
+    if len(a) != 2 or all(symbolic):
+        return None
+    if not any(symbolic):
+        return a[0] & a[1]
+    x, m = a if isinstance(a[0], z3.ArithRef) else a[::-1]
+    if (m + 1) & m == 0:
+        return _mod(x, m + 1)
+    high = (1 << w) - m
+    return x - _mod(x, high) if high & (high - 1) == 0 else None
+
+
+def _product(args: list):
+    """A product with at most one operand not a numeral (linear arithmetic)."""
+    if sum(isinstance(a, z3.ArithRef) for a in args) > 1:
+        return None
+    out = 1
+    for a in args:
+        out = out * a
+    return out
+
+
+def _exact(a, w: int):
+    """The unsigned value of w bits held as any integer congruent to it mod 2^w (the
+    operand itself is exact: `_variable`)."""
+    return a if isinstance(a, z3.ArithRef) and a.eq(_variable(w)) else _mod(a, 1 << w)
+
+
+def _variable(w: int) -> z3.ArithRef:
+    """The operand of w bits, over the integers: in [0, 2^w) (`_lemma`)."""
+    return z3.Int(f" x{w}")
+
+
+# Each bit-vector operator's value, given its operands' (`a`), as an integer congruent
+# to the unsigned value of its bits mod 2^w (`w` its width, `kid` its first operand's,
+# `n` the node: its parameters): sums and products are left unreduced, and `_exact`
+# taken only where the value itself is read (a right shift, an extension), which keeps
+# the arithmetic small for the solver. None where the operator is not linear there.
+INTEGER: dict[int, Callable] = {
+    z3.Z3_OP_BADD: lambda n, a, w, kid: sum(a[1:], a[0]),
+    z3.Z3_OP_BSUB: lambda n, a, w, kid: a[0] - sum(a[1:], 0),
+    z3.Z3_OP_BNEG: lambda n, a, w, kid: -a[0],
+    z3.Z3_OP_BMUL: lambda n, a, w, kid: _product(a),
+    z3.Z3_OP_BSHL: lambda n, a, w, kid: None if isinstance(a[1], z3.ArithRef) else
+    a[0] * (1 << a[1]) if a[1] < w else 0,
+    z3.Z3_OP_BLSHR: lambda n, a, w, kid: None if isinstance(a[1], z3.ArithRef) else
+    _floor_div(_exact(a[0], w), 1 << _shift(a[1], w)),
+    z3.Z3_OP_BASHR: lambda n, a, w, kid: None if isinstance(a[1], z3.ArithRef) else
+    _floor_div(_signed(a[0], w), 1 << _shift(a[1], w - 1)),
+    z3.Z3_OP_EXTRACT: lambda n, a, w, kid: _floor_div(a[0], 1 << n.params[1]),
+    z3.Z3_OP_ZERO_EXT: lambda n, a, w, kid: _exact(a[0], kid),
+    z3.Z3_OP_SIGN_EXT: lambda n, a, w, kid: _signed(a[0], kid),
+    z3.Z3_OP_CONCAT: lambda n, a, w, kid: a[0] * (1 << (w - kid)) + _exact(a[1], w - kid)
+    if len(a) == 2 else None,
+    z3.Z3_OP_BAND: lambda n, a, w, kid: _and(a, w),
+}
+
+
+def _trunc_div(a, c: int):
+    """C's a / c (toward zero) of a signed int or z3 Int, c a nonzero numeral."""
+    q = z3.If(a >= 0, a / abs(c), -((-a) / abs(c))) if isinstance(a, z3.ArithRef) else \
+        abs(a) // abs(c) * (1 if a >= 0 else -1)
+    return -q if c < 0 else q
+
+
+def _trunc_rem(a, c: int):
+    return a - c * _trunc_div(a, c)
+
+
+@dataclass(frozen=True)
+class Division:
+    """One operator a candidate may be: its value on the unsigned value of x's bits
+    (ints or z3 Ints), the least divisor to try given the candidate as a function,
+    and its term."""
+
+    name: str
+    value: Callable  # (x, c, w) -> the result, congruent to its unsigned value mod 2^w
+    divisor: Callable[[Callable[[int], int], int], int | None]
+    term: Callable[[z3.BitVecRef, int], z3.BitVecRef]
+
+
+def _least(f: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The least v in [lo, hi] where f holds, f false below it and true from it on."""
+    if not f(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if f(mid) else (mid + 1, hi)
+    return lo
+
+
+def _quotient_divisor(f: Callable[[int], int], w: int, signed: bool) -> int | None:
+    top = (1 << (w - 1)) - 1 if signed else (1 << w) - 1
+    at_top = _signed(f(top), w) if signed else f(top)
+    if at_top == 0:
+        return None
+    if at_top > 0:
+        return _least(lambda v: (_signed(f(v), w) if signed else f(v)) >= 1, 1, top)
+    c = _least(lambda v: _signed(f(v), w) <= -1, 1, top)
+    return None if c is None else -c
+
+
+def _remainder_divisor(f: Callable[[int], int], w: int) -> int | None:
+    return _least(lambda v: f(v) != v, 1, (1 << (w - 1)) - 1)
+
+
+DIVISIONS = (
+    Division("udiv", lambda x, c, w: _floor_div(x, c),
+             lambda f, w: _quotient_divisor(f, w, False),
+             lambda x, c: z3.LShR(x, c.bit_length() - 1) if c & (c - 1) == 0 else
+             z3.UDiv(x, z3.BitVecVal(c, x.size()))),
+    Division("sdiv", lambda x, c, w: _trunc_div(_signed(x, w), c),
+             lambda f, w: _quotient_divisor(f, w, True),
+             lambda x, c: x / z3.BitVecVal(c, x.size())),
+    Division("urem", lambda x, c, w: _mod(x, c), _remainder_divisor,
+             lambda x, c: x - z3.BitVecVal(c, x.size()) * z3.UDiv(x, z3.BitVecVal(
+                 c, x.size()))),
+    Division("srem", lambda x, c, w: _trunc_rem(_signed(x, w), c),
+             _remainder_divisor,
+             lambda x, c: x - z3.BitVecVal(c, x.size()) * (x / z3.BitVecVal(c, x.size()))),
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    """Node `node` is `division` of node `operand` by `divisor`."""
+
+    division: Division
+    operand: int
+    divisor: int
+
+    def over(self, x: z3.BitVecRef) -> z3.BitVecRef:
+        return self.division.term(x, self.divisor)
+
+
+def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
+              kids: Sequence[tuple[int, ...]]) -> dict[int, Found]:
+    """The nodes of a DAG (children first, as `fraig._Dag` holds it) that are a
+    division of one operand by a constant, each proved so."""
+    closed = _closed(nodes, kids)
+    parents: dict[int, list[int]] = {}
+    for i, ks in enumerate(kids):
+        for k in set(ks):
+            parents.setdefault(k, []).append(i)
+    out: dict[int, Found] = {}
+    tried: set[tuple[int, int]] = set()
+    for a in range(len(nodes)):
+        x = _anchor(a, nodes, kids, closed)
+        if x is None:
+            continue
+        level = [a]
+        for _ in range(ABOVE + 1):  # up from the anchor while the nodes read x alone
+            up = []
+            for i in level:
+                if (i, x) in tried:
+                    continue
+                tried.add((i, x))
+                cone = _cone(i, x, nodes, kids, closed)
+                if cone is None:
+                    continue
+                up.extend(parents.get(i, ()))
+                if i not in out and (found := _read(i, x, cone, terms, nodes, kids)):
+                    out[i] = found
+            level = sorted(set(up))
+    return out
+
+
+def _closed(nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> list[bool]:
+    """Per node: it holds no free value (a numeral, or an operator over numerals)."""
+    out: list[bool] = []
+    for n, ks in zip(nodes, kids, strict=True):
+        free = n.kind == z3.Z3_OP_UNINTERPRETED or (n.leaf and n.kind == -1)
+        out.append(not free and all(out[k] for k in ks))
+    return out
+
+
+def _anchor(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
+            closed: list[bool]) -> int | None:
+    """x where node a is the upper half of x times a constant (`mul.hi`), or x's
+    sign spread (`x >>s (w-1)`)."""
+    n = nodes[a]
+    if n.sort.kind != "bv" or closed[a]:
+        return None
+    if n.kind == z3.Z3_OP_BASHR and closed[kids[a][1]]:
+        return kids[a][0]
+    if n.kind != z3.Z3_OP_EXTRACT or n.params[1] != n.sort.width \
+            or n.params[0] != 2 * n.sort.width - 1:
+        return None
+    product = kids[a][0]
+    if nodes[product].kind != z3.Z3_OP_BMUL or len(kids[product]) != 2:
+        return None
+    ext = (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT)
+    operands = [kids[e][0] for e in kids[product] if nodes[e].kind in ext]
+    if len(operands) != 2 or not any(closed[k] for k in operands):
+        return None
+    return next((k for k in operands if not closed[k]), None)
+
+
+def _cone(i: int, x: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
+          closed: list[bool]) -> list[int] | None:
+    """The nodes between node i and operand x, children first; None where one is
+    neither closed nor of INTEGER (another free value is reached), or they are more
+    than CONE."""
+    order: list[int] = []
+    seen = {x}
+    todo = [(i, False)]
+    while todo:
+        j, done = todo.pop()
+        if done:
+            order.append(j)
+            continue
+        if j in seen:
+            continue
+        seen.add(j)
+        if not closed[j] and nodes[j].kind not in INTEGER or len(seen) > CONE:
+            return None
+        todo.append((j, True))
+        todo.extend((k, False) for k in kids[j])
+    return order
+
+
+def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
+          nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> Found | None:
+    """Node i (`cone` the nodes between it and x) as a division of x by a constant,
+    guessed from its values and proved (`_proved`); None where it is none."""
+    n = nodes[i]
+    if i == x or n.sort.kind != "bv" or nodes[x].sort != n.sort:
+        return None
+    w = n.sort.width
+
+    def values(xs: Sequence[int]) -> list[int]:
+        held: dict[int, list] = {x: list(xs)}
+        for j in cone:
+            held[j] = evaluate_node(nodes[j], [held[k] for k in kids[j]], None, len(xs))
+        return held[i]
+
+    for division in DIVISIONS:
+        c = division.divisor(lambda v: values([v])[0], w)
+        if c is None or abs(c) < 2:
+            continue
+        xs = _samples(w, c)
+        if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
+                _proved(terms[i], terms[x], division, c):
+            return Found(division, x, c)
+    return None
+
+
+@cache
+def _samples(w: int, c: int) -> tuple[int, ...]:
+    rng = random.Random(w * 1000003 + c)
+    mask = (1 << w) - 1
+    edges = [0, 1, 2, mask, mask - 1, 1 << (w - 1), (1 << (w - 1)) - 1, (1 << (w - 1)) + 1]
+    near = [(k * c + d) & mask for k in (1, 2, 3, -1, -2, 1 << (w // 2)) for d in (-1, 0, 1)]
+    return tuple(edges + near + [rng.getrandbits(w) for _ in range(SAMPLES - len(edges)
+                                                                     - len(near))])
+
+
+_PROVED: dict[tuple[str, str, int], bool] = {}
+
+
+def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int) -> bool:
+    """z3's unsat in linear integer arithmetic: t, a function of x alone, is `division`
+    of x by c for every x (cached by the candidate's text over a variable)."""
+    w = x.size()
+    v = z3.BitVec(" x", w)  # no input has this name
+    g = z3.substitute(t, (x, v))
+    key = (g.sexpr(), division.name, c)
+    if key not in _PROVED:
+        _PROVED[key] = _lemma(g, v, division, c)
+    return _PROVED[key]
+
+
+def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int) -> bool:
+    """Unsat for x below 2^(w-1) and for x from it on (two halves, where the signed
+    ones are each one linear case)."""
+    w = v.size()
+    n = _variable(w)
+    value = _integer(g, v, n)
+    if value is None:
+        return False
+    half = 1 << (w - 1)
+    for low, high in ((0, half), (half, 2 * half)):
+        solver = z3.Solver()
+        solver.set("timeout", int(PROOF_SECONDS * 1000))
+        solver.add(n >= low, n < high, _mod(value - division.value(n, c, w), 1 << w) != 0)
+        if solver.check() != z3.unsat:
+            return False
+    return True
+
+
+def _integer(g: z3.ExprRef, v: z3.BitVecRef, n: z3.ArithRef):
+    """g's value over the integers (INTEGER: congruent to its unsigned value mod 2^w),
+    v read as n; a numeral (a
+    closed subterm, folded by z3) as a Python int; None where some operator is not
+    linear there."""
+    memo: dict[int, object] = {}
+
+    def walk(t: z3.ExprRef):
+        key = t.get_id()  # a memo within this one term
+        if key in memo:
+            return memo[key]
+        if t.eq(v):
+            out = n
+        elif z3.is_bv_value(s := z3.simplify(t)):
+            out = _signed(s.as_long(), s.size())  # the smaller of the two: small products
+        else:
+            kind = t.decl().kind()
+            rule = INTEGER.get(kind)
+            args = [walk(c) for c in t.children()]
+            kid = t.arg(0).size() if t.num_args() else 0
+            out = None if rule is None or any(a is None for a in args) else \
+                rule(_Params(t), args, t.size(), kid)
+        memo[key] = out
+        return out
+
+    return walk(g)
+
+
+class _Params:
+    """What INTEGER reads of a node (its parameters), from a term."""
+
+    def __init__(self, t: z3.ExprRef):
+        self.params = tuple(t.params())
