@@ -68,7 +68,7 @@ SINGLE = {"udiv32_7": ("i32", "udiv", 7), "sdiv32_7": ("i32", "sdiv", 7),
           "sdiv32_m5": ("i32", "sdiv", -5), "urem32_10": ("i32", "urem", 10),
           "srem32_3": ("i32", "srem", 3), "sdiv32_8": ("i32", "sdiv", 8),
           "udiv64_7": ("i64", "udiv", 7), "sdiv64_3": ("i64", "sdiv", 3),
-          "urem64_10": ("i64", "urem", 10)}
+          "urem64_10": ("i64", "urem", 10), "udiv32_54": ("i32", "udiv", 54)}
 
 
 def single() -> str:

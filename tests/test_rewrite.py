@@ -29,6 +29,7 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
     d, e = z3.Bools("d e")
     t, f = z3.BoolVal(True), z3.BoolVal(False)
     lo, hi = sorted((x, y), key=structural)
+    b8 = z3.BitVec("b8", 8)
     out = [("full extract", z3.Extract(31, 0, x)),
            ("not not", z3.Not(z3.Not(c))),
            ("ite of not", z3.If(z3.Not(c), x, y)),
@@ -69,7 +70,13 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("unsigned gt", z3.UGT(x, y)), ("unsigned ge", z3.UGE(x, y)),
            ("unsigned le", z3.ULE(x, y)),
            ("or of disjoint bits", normal(x * 8192) | normal(47 + z3.LShR(y, 31))),
-           ("or of a shifted value and a constant", normal(x << 4) | 3)]
+           ("or of a shifted value and a constant", normal(x << 4) | 3),
+           # divisions by numerals, 8 bits (z3 bit-blasts the dividers)
+           ("division of a division", z3.UDiv(z3.UDiv(b8, 3), 25)),
+           ("division of a shift", z3.UDiv(z3.LShR(b8, 2), 3)),
+           ("shift of a division", z3.LShR(z3.UDiv(b8, 5), 1)),
+           ("shift of a shift", z3.LShR(z3.LShR(b8, 3), 2)),
+           ("divided past the width", z3.UDiv(z3.UDiv(b8, 20), 20))]
     for fmt in (F32, F64):  # a float read back from a result's bits (`sem.sorts.to_bits`)
         a, b = (z3.FP(f"{n}{fmt.width}", fp_sort(fmt)) for n in "ab")
         r = z3.BitVec(f"r{fmt.width}", fmt.width)

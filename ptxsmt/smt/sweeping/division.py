@@ -146,7 +146,7 @@ class Division:
     name: str
     value: Callable  # (x, c, w) -> the result, congruent to its unsigned value mod 2^w
     divisor: Callable[[Callable[[int], int], int], int | None]
-    term: Callable[[z3.BitVecRef, int], z3.BitVecRef]
+    term: Callable[[z3.BitVecRef, int, Callable], z3.BitVecRef]
 
 
 def _least(f: Callable[[int], bool], lo: int, hi: int) -> int | None:
@@ -174,20 +174,29 @@ def _remainder_divisor(f: Callable[[int], int], w: int) -> int | None:
     return _least(lambda v: f(v) != v, 1, (1 << (w - 1)) - 1)
 
 
+def _udiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
+    return z3.LShR(x, c.bit_length() - 1) if c & (c - 1) == 0 else \
+        z3.UDiv(x, z3.BitVecVal(c, x.size()))
+
+
+def _sdiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
+    return x / z3.BitVecVal(c, x.size())
+
+
+# `term`: the division over x, its quotient written by `write` (the sweep's normal form,
+# where `(y udiv a) udiv b` is `y udiv (a*b)`)
 DIVISIONS = (
     Division("udiv", lambda x, c, w: _floor_div(x, c),
              lambda f, w: _quotient_divisor(f, w, False),
-             lambda x, c: z3.LShR(x, c.bit_length() - 1) if c & (c - 1) == 0 else
-             z3.UDiv(x, z3.BitVecVal(c, x.size()))),
+             lambda x, c, write: write(_udiv(x, c))),
     Division("sdiv", lambda x, c, w: _trunc_div(_signed(x, w), c),
              lambda f, w: _quotient_divisor(f, w, True),
-             lambda x, c: x / z3.BitVecVal(c, x.size())),
+             lambda x, c, write: write(_sdiv(x, c))),
     Division("urem", lambda x, c, w: _mod(x, c), _remainder_divisor,
-             lambda x, c: x - z3.BitVecVal(c, x.size()) * z3.UDiv(x, z3.BitVecVal(
-                 c, x.size()))),
+             lambda x, c, write: x - z3.BitVecVal(c, x.size()) * write(_udiv(x, c))),
     Division("srem", lambda x, c, w: _trunc_rem(_signed(x, w), c),
              _remainder_divisor,
-             lambda x, c: x - z3.BitVecVal(c, x.size()) * (x / z3.BitVecVal(c, x.size()))),
+             lambda x, c, write: x - z3.BitVecVal(c, x.size()) * write(_sdiv(x, c))),
 )
 
 
@@ -199,12 +208,27 @@ class Found:
     operand: int
     divisor: int
 
-    def over(self, x: z3.BitVecRef) -> z3.BitVecRef:
-        return self.division.term(x, self.divisor)
+    def over(self, x: z3.BitVecRef,
+             write: Callable[[z3.ExprRef], z3.ExprRef] = lambda t: t) -> z3.BitVecRef:
+        """The division over x (a term equal to the operand), its quotient `write`n."""
+        return self.division.term(x, self.divisor, write)
+
+
+@dataclass(frozen=True)
+class Divisions:
+    """The nodes of a DAG that are a division (`found`), and the nodes only their
+    sequences read (`hidden`: no term above reads them once the divisions are written
+    as divisions, so a sweep need not ask about them)."""
+
+    found: dict[int, Found]
+    hidden: frozenset[int]
+
+    def get(self, i: int) -> Found | None:
+        return self.found.get(i)
 
 
 def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
-              kids: Sequence[tuple[int, ...]]) -> dict[int, Found]:
+              kids: Sequence[tuple[int, ...]]) -> Divisions:
     """The nodes of a DAG (children first, as `fraig._Dag` holds it) that are a
     division of one operand by a constant, each proved so."""
     closed = _closed(nodes, kids)
@@ -213,26 +237,41 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
         for k in set(ks):
             parents.setdefault(k, []).append(i)
     out: dict[int, Found] = {}
+    hidden: set[int] = set()
     tried: set[tuple[int, int]] = set()
     for a in range(len(nodes)):
-        x = _anchor(a, nodes, kids, closed)
-        if x is None:
-            continue
-        level = [a]
-        for _ in range(ABOVE + 1):  # up from the anchor while the nodes read x alone
-            up = []
-            for i in level:
-                if (i, x) in tried:
-                    continue
-                tried.add((i, x))
-                cone = _cone(i, x, nodes, kids, closed)
-                if cone is None:
-                    continue
-                up.extend(parents.get(i, ()))
-                if i not in out and (found := _read(i, x, cone, terms, nodes, kids)):
-                    out[i] = found
-            level = sorted(set(up))
-    return out
+        for x in _operands(a, nodes, kids, closed):
+            level = [a]
+            for _ in range(ABOVE + 1):  # up from the anchor while the nodes read x alone
+                up = []
+                for i in level:
+                    if (i, x) in tried:
+                        continue
+                    tried.add((i, x))
+                    cone = _cone(i, x, nodes, kids, closed)
+                    if cone is None:
+                        continue
+                    up.extend(parents.get(i, ()))
+                    if i not in out and (found := _read(i, x, cone, terms, nodes, kids)):
+                        out[i] = found
+                        inside = set(cone) | {i}
+                        hidden.update(j for j in cone if j != i and not closed[j] and all(
+                            p in inside for p in parents.get(j, ())))
+                level = sorted(set(up))
+    return Divisions(out, frozenset(hidden))
+
+
+def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
+              closed: list[bool]) -> list[int]:
+    """The values node a may be the anchor of a division of: its operand x (`_anchor`),
+    and y where x is `y >> k` (llc shifts an even divisor's dividend first: `x udiv 54`
+    is `hi((x >> 1) * M) >> 3`)."""
+    x = _anchor(a, nodes, kids, closed)
+    if x is None:
+        return []
+    if nodes[x].kind == z3.Z3_OP_BLSHR and closed[kids[x][1]] and not closed[kids[x][0]]:
+        return [x, kids[x][0]]
+    return [x]
 
 
 def _closed(nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> list[bool]:
@@ -391,3 +430,34 @@ class _Params:
 
     def __init__(self, t: z3.ExprRef):
         self.params = tuple(t.params())
+
+
+def _quotient(t: z3.ExprRef) -> tuple[z3.BitVecRef, int] | None:
+    """(y, d) where t is `y udiv d` or `y >> k` (d = 2^k), d a numeral."""
+    if t.num_args() != 2 or not z3.is_bv_value(t.arg(1)):
+        return None
+    d = t.arg(1).as_long()
+    if z3.is_app_of(t, z3.Z3_OP_BUDIV) and d:
+        return t.arg(0), d
+    if z3.is_app_of(t, z3.Z3_OP_BLSHR):
+        return t.arg(0), 1 << d
+    return None
+
+
+def nested(t: z3.ExprRef) -> z3.ExprRef | None:
+    """`(y udiv a) udiv b` is `y udiv (a*b)` (0 where a*b is 2^w or more), a shift where
+    a*b is a power of two: -O0 divides by 96 and then by 100 where opt divides once by
+    9600 (a right shift by a constant is a division by its power of two)."""
+    outer = _quotient(t)
+    inner = None if outer is None or not z3.is_app(outer[0]) else _quotient(outer[0])
+    if inner is None:
+        return None
+    (y, a), b, w = inner, outer[1], t.size()
+    d = a * b
+    if d >= 1 << w:
+        return z3.BitVecVal(0, w)
+    return z3.LShR(y, d.bit_length() - 1) if d & (d - 1) == 0 else \
+        z3.UDiv(y, z3.BitVecVal(d, w))
+
+
+RULES = {z3.Z3_OP_BUDIV: (nested,), z3.Z3_OP_BLSHR: (nested,)}

@@ -274,6 +274,8 @@ class _Sweep:
         if (i in self.free and len(set(v)) == 1) or self._ieee_bits(i):
             return  # constant where a free value was simulated: rarely so for all;
             # or a float's bits unguarded (a NaN's, free in the SMT-LIB text, smt2.py)
+        if i in self.divisions.hidden:
+            return  # a step of a division read back: no term above reads it
         self._sweep(i, stats)
 
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
@@ -503,7 +505,8 @@ class _Sweep:
         if not kids:
             return
         if (division := self.divisions.get(i)) is not None:  # proved (`division.py`)
-            self._set_term(i, normal(division.over(self.term[self.rep[division.operand]])))
+            self._set_term(i, normal(division.over(self.term[self.rep[division.operand]],
+                                                   normal)))
             return
         n = self.dag.nodes[i]
         order = [self.rep[j] for j in kids]
@@ -769,7 +772,8 @@ class _Sweep:
             n = self.dag.nodes[j]
             if n.leaf or n.sort.kind not in ("bv", "bool", "fp") or j in roots:
                 continue
-            if self._is_frontier(j, seen) or (sides == 3 and _hard(n, self.dag, j)):
+            if self._is_frontier(j, seen) or (sides == 3 and (
+                    _hard(n, self.dag, j) or j in self.divisions.found)):
                 out.append((self.term[j], _named(self.term[j].sort(), "cut", len(out))))
         return out, [j for j in seen if not self._is_frontier(j, seen)], set(seen)
 

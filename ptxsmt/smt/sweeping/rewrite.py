@@ -19,6 +19,7 @@ from collections.abc import Callable
 import z3
 
 from ...sem.sorts import ieee_result
+from . import division
 from .order import structural
 
 
@@ -443,6 +444,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BAND: (_bitwise,),
     z3.Z3_OP_BOR: (_disjoint, _bitwise),
     z3.Z3_OP_BXOR: (_bitwise,),
+    **division.RULES,
 }
 
 

@@ -34,3 +34,7 @@ define i64 @urem64_10(i64 %x) {
   %r = urem i64 %x, 10
   ret i64 %r
 }
+define i32 @udiv32_54(i32 %x) {
+  %r = udiv i32 %x, 54
+  ret i32 %r
+}
