@@ -63,7 +63,7 @@ def test_the_same_pair_sweeps_alike_whatever_its_ast_ids():
 
 _NORMAL = """
 import sys, z3
-from ptxsmt.smt.rewrite import normal
+from ptxsmt.smt.sweeping.rewrite import normal
 names = "abcdef"
 order = names[::-1] if sys.argv[1] == "1" else names
 s = {n: z3.LShR(z3.BitVec(n, 32), 3) for n in order}
