@@ -2,7 +2,7 @@
 7, 10, 28, 2^k, -5), compiled as `scale_functions.compile_pair` compiles (`llc-14 -O0`
 against `opt-14 -O2 | llc-14 -O2`, sm_80): llc writes each division as a multiply-high
 and shifts at both levels, and opt reassociates the arithmetic around them
-(`smt/division.py` reads them back; tests/test_division.py).
+(`smt/sweeping/division.py` reads them back; tests/test_division.py).
 
     python scripts/division_corpus.py [--out tests/ptx/division]
 """

@@ -1,5 +1,5 @@
 """Division by a constant read back from llc's multiply-high sequences
-(`ptxsmt/smt/division.py`): the integer meaning of each operator is proved against the
+(`ptxsmt/smt/sweeping/division.py`): the integer meaning of each operator is proved against the
 bit-vector operator by z3; llc-14's sequences (tests/ptx/division, written by
 scripts/division_corpus.py) are read as the IR's divisions; a planted off-by-one magic
 number is read as none, and its pair differs where plain Python says it does."""

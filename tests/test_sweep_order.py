@@ -1,6 +1,6 @@
 """The sweep is deterministic (issue 44): the same pair gives the same merges, in the
 same order, and the same swept terms however its terms were made (AST ids follow
-creation order and are reused; `smt/order.py` orders by structure instead)."""
+creation order and are reused; `smt/sweeping/order.py` orders by structure instead)."""
 
 from __future__ import annotations
 
