@@ -48,7 +48,8 @@ from .synth.executor import executor
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs", "nan")
 FILE_KEYS = {"a", "b", "function", "function_b", "options"}
 SNIPPET_KEYS = {"lhs", "rhs", "options"}
-IR_OPTIONS = ("timeout", "nan")  # IR against PTX: the query's limit, the NaN policy
+IR_OPTIONS = ("timeout", "nan", "unroll")  # IR against PTX: the query's limit, the NaN
+# policy, loops unrolled K times
 CACHED = ("equivalent", "bounded", "different", "refines", "refused")
 # no evaluator of IR replays an IR pair's "different": it is decided afresh each run
 UNCACHED = {("ir", "different")}
@@ -238,7 +239,8 @@ def _decide_ir(pair: Pair) -> dict:
         result = Validated(name, ir_refines(functions[name], ptx_fn,
                                             int(pair.options["timeout"] * 1000),
                                             "auto",
-                                            nan=pair.options.get("nan", DEFAULT_NAN)))
+                                            nan=pair.options.get("nan", DEFAULT_NAN),
+                                            unroll=pair.options.get("unroll") or 0))
     except Unsupported as e:
         result = Validated(name, None, e)
     return {**equiv_row(result, pair.rhs, ptx_fn.name),

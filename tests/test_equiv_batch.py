@@ -238,16 +238,20 @@ def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):
 LLVM_PAIR = Path(__file__).parent / "ptx" / "llvm"
 LOOP_IR = """define i32 @loop(i32 %n) {
 entry:
-  br label %head
-head:
-  %i = phi i32 [0, %entry], [%j, %head]
-  %j = add i32 %i, 1
-  %c = icmp ult i32 %j, %n
-  br i1 %c, label %head, label %done
-done:
+  %c0 = icmp ult i32 %n, 5
+  br i1 %c0, label %l, label %m
+l:
+  %i = phi i32 [ 0, %entry ], [ %j, %m ]
+  %k = add i32 %i, 1
+  br label %m
+m:
+  %j = phi i32 [ %n, %entry ], [ %k, %l ]
+  %c = icmp ult i32 %j, 100
+  br i1 %c, label %l, label %e
+e:
   ret i32 %j
 }
-"""
+"""  # a cycle entered at two blocks: refused
 
 
 @pytest.fixture
@@ -308,14 +312,14 @@ def test_refused_ir_alone_exits_3(ir_work):
 def test_bad_ir_lines_cost_only_themselves(ir_work):
     lines = [{"a": "une_llc14_O2.ptx", "b": "une.ll", "function": "une"},
              {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "une",
-              "options": {"unroll": 2}},
+              "options": {"target": "sm_90"}},
              {"a": "une.ll", "b": "une_llc14_O2.ptx"},
              {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "nope"},
              IR_LINES[0]]
     code, out, _ = _batch(ir_work, lines)
     assert [r["verdict"] for r in out] == ["error"] * 4 + ["refines"]
     assert "SOURCE.ll as a and a TARGET.ptx as b" in out[0]["error"]
-    assert "unroll does not apply to IR against PTX" in out[1]["error"]
+    assert "target does not apply to IR against PTX" in out[1]["error"]
     assert "defines 2 functions" in out[2]["error"] and "@nope" in out[3]["error"]
     assert code == 2
 
@@ -344,3 +348,26 @@ def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):
                                      "function": "pack", "function_b": "add"}])
     assert [r["verdict"] for r in out] == ["refused"] and out[0]["reason"] == "type"
     assert code == 3
+
+
+def test_an_ir_pair_with_a_loop_takes_unroll(ir_work):
+    from ptxsmt.llvm.module import compile_to_ptx
+    ir = """define i32 @loop(i32 %n) {
+entry:
+  br label %l
+l:
+  %i = phi i32 [ 0, %entry ], [ %j, %l ]
+  %j = add i32 %i, 1
+  %c = icmp ult i32 %j, %n
+  br i1 %c, label %l, label %e
+e:
+  ret i32 %j
+}
+"""
+    (ir_work / "counted.ll").write_text(ir)
+    (ir_work / "counted.ptx").write_text(compile_to_ptx(ir, opt=0))
+    line = {"a": "counted.ll", "b": "counted.ptx", "function": "loop"}
+    code, out, _ = _batch(ir_work, [line, {**line, "options": {"unroll": 3}}])
+    assert [(r["verdict"], r.get("unroll")) for r in out] == [("unknown", None),
+                                                             ("bounded", 3)], out
+    assert out[0]["reason"].startswith("refines up to 4 iterations") and code == 3

@@ -26,6 +26,7 @@ from ...function.encode import FunctionEncoding, encode_function
 from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
 from ...function.memory import address_bits, initial, load, observable
 from ...function.memory import at as memory_at
+from ...function.unroll import DEFAULT_UNROLL
 from ...isa.errors import PtxError
 from ...isa.module import Function
 from ...isa.types import TYPES, FloatFormat
@@ -71,9 +72,6 @@ class FunctionVerdict:
     float_outputs: bool = False  # some return value is float-typed: the policy matters
 
 
-# Loops without --unroll: each runs at most this many times; a counterexample within them
-# is a real one ("different"), agreement only "unknown" (equivalent up to that many).
-DEFAULT_UNROLL = 4
 
 
 def _renaming(lhs: Function, rhs: Function) -> tuple[dict[str, str], dict[str, int], str]:
