@@ -107,8 +107,10 @@ class _Encoder:
         # others (after a loop) -> (edge, instance) pairs, so each keeps its own choices
         self.local: dict[int, tuple[object, Value]] = {}
         self.parts: dict[object, list[tuple[z3.BoolRef, tuple[object, Value]]]] = {}
-        self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
-        self.unflushed: dict[int, Value] = {}  # values whose flushing was chosen
+        # by value instance (`_instance`): values whose "any NaN" bits, whose flushing
+        # were chosen
+        self.exposed: dict[object, Value] = {}
+        self.unflushed: dict[object, Value] = {}
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
@@ -137,7 +139,8 @@ class _Encoder:
     def run(self) -> Encoding:
         self.denormal = _fp_environment(self.fn)
         copies = self._order()
-        spaces = sorted({reader.address_space(str(o.type)) for b in self.blocks.values()
+        reached = {self.blocks[b] for b, _ in copies}
+        spaces = sorted({reader.address_space(str(o.type)) for b in reached
                          for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
                          if o.type.is_pointer})
