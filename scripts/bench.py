@@ -46,7 +46,7 @@ Rows:
   bf16 OP CPU    `ir_refines` of `OP bfloat` against its PTX, bf16 read through f32 vs
                  not (the baseline capped; "+": it did not finish) (--only-bf16: these)
   sweep bench    (--sweep only; issue 44) the fixed benchmark of scripts/sweep_corpus.py
-                 (544 generated -O0/-O2 pairs, equal and planted): solved count and
+                 (542 generated -O0/-O2 pairs, equal and planted): solved count and
                  PAR-2 at --limit (60 s) for the monolithic query by z3 (`--no-sweep
                  --solver z3`), by bitwuzla (the same query, bitwuzla alone), and the
                  sweep (`ptxsmt equiv`'s default), each a fresh process per pair, in one
@@ -647,6 +647,8 @@ def bench_sweep_corpus(corpus: Path | None, sample: int | None, limit: float,
                                     limit)
         with ThreadPoolExecutor(jobs) as pool:
             runs = dict(pool.map(one, tasks))
+    for i in chosen:  # every measurement, for a look at one pair
+        print(json.dumps({**labels[i], **{c: runs[i, c] for c in SWEEP_CONFIGS}}), flush=True)
     table = _sweep_table([labels[i] for i in chosen],
                          {c: [runs[i, c] for i in chosen] for c in SWEEP_CONFIGS}, limit)
     print(table)
@@ -674,8 +676,11 @@ def _sweep_table(labels: list[dict], runs: dict[str, list[tuple[str, float]]],
                     f"{against} | {len(results) - sum(solved)} |")
     best = min(SWEEP_CONFIGS[:2], key=lambda c: _par2(runs[c], limit))
     ratio = _par2(runs[best], limit) / _par2(runs["sweep"], limit)
+    largest = [t for (_, t), label in zip(runs["sweep"], labels) if label["ops"] == 1000]
     rows.append(f"\nPAR-2 of the best monolithic solver ({best}) over the sweep's: "
-                f"{ratio:,.1f}x.\n\nBy kind (solved by z3 / bitwuzla / the sweep, of n):\n")
+                f"{ratio:,.1f}x." + (f" The sweep's slowest pair of 1,000 operations: "
+                                     f"{max(largest):,.1f} s." if largest else "")
+                + "\n\nBy kind (solved by z3 / bitwuzla / the sweep, of n):\n")
     rows += ["| kind | n | monolithic z3 | monolithic bitwuzla | sweep |",
              "|---|---:|---:|---:|---:|"]
     for kind in dict.fromkeys(label["kind"] for label in labels):

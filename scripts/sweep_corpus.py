@@ -10,7 +10,8 @@ writes DIR/NAME.O0.ptx, DIR/NAME.O2.ptx for each pair, DIR/pairs.jsonl (the line
 name, kind, ops, compiler, seed, `planted` (the mutation, or null) and `expect`,
 "equivalent" or "different"). Everything is drawn from fixed seeds: the same tools give
 the same bytes. The default is 9 kinds x 2 compilers (bf16 LLVM 22 only) x 4 sizes
-(50, 100, 300, 1,000 IR operations) x 4 seeds x (equal, planted) = 544 pairs.
+(50, 100, 300, 1,000 IR operations) x 4 seeds = 272 pairs, and a planted twin of
+each where a mutation applies to its -O2 side: 542 pairs (llc-14 and LLVM 22 of 2026).
 
 Kinds: `int`, `intnomul`, `float` (scripts/scale_functions.py), `wide-int` (udiv/urem by
 constants, masked shifts, selects) and `wide-float` (eight fcmp predicates;
