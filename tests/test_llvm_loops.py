@@ -244,3 +244,21 @@ done:
     s = z3.Solver()
     s.add(z3.Not(z3.Or(False, *[c for _, c in enc.bounded])), enc.result[0].bits != 0)
     assert s.check() == z3.unsat
+
+
+def test_tv_and_equiv_say_refines_up_to_k_iterations(tmp_path):
+    from click.testing import CliRunner
+
+    from ptxsmt.cli import main
+    ll, ptx = tmp_path / "f.ll", tmp_path / "f.ptx"
+    ll.write_text(_planted(SAME))
+    ptx.write_text(compile_to_ptx(_planted(SAME), opt=0))
+    r = CliRunner().invoke(main, ["tv", str(ll), "--unroll", "3"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("@f: refines up to 3 iterations (loops that run more than 3 "
+                               "times (at %loop: br i1 %c, label %loop, label %done, line ")
+    assert r.stdout.endswith("are not compared)\n1 bounded\n")
+    r = CliRunner().invoke(main, ["equiv", str(ll), str(ptx), "--unroll", "3", "--json"])
+    assert r.exit_code == 0 and '"verdict": "bounded"' in r.stdout and '"unroll": 3' in r.stdout
+    r = CliRunner().invoke(main, ["equiv", str(ll), str(ptx)])
+    assert r.exit_code == 3 and "refines up to 4 iterations of each loop" in r.stdout
