@@ -267,7 +267,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     """Which file's function an error belongs to: the first, if it fails alone."""
     from ..function.encode import encode_function
-    from ..smt.queries.functions import DEFAULT_UNROLL
+    from ..function.unroll import DEFAULT_UNROLL
 
     try:
         encode_function(fn, opts, unroll=unroll or DEFAULT_UNROLL)
