@@ -577,8 +577,8 @@ SWEEP_MARKS = ("<!-- the table: scripts/bench.py --sweep writes it -->",
 _MONOLITHIC_BITWUZLA = """
 import sys, time
 from ptxsmt.function.evaluate import read_function_file
-from ptxsmt.smt import portfolio
-from ptxsmt.smt.functions import check_function_equivalence
+from ptxsmt.smt.solving import portfolio
+from ptxsmt.smt.queries.functions import check_function_equivalence
 a, b, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
 start = time.monotonic()
 class Query(Exception):
