@@ -21,6 +21,8 @@ its pair decided afresh.
 from __future__ import annotations
 
 import json
+import resource
+import socket
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -48,11 +50,17 @@ from .synth.executor import executor
 OPTIONS = ("timeout", "target", "vset_merge", "solver", "unroll", "outputs", "nan")
 FILE_KEYS = {"a", "b", "function", "function_b", "options"}
 SNIPPET_KEYS = {"lhs", "rhs", "options"}
-IR_OPTIONS = ("timeout", "nan")  # IR against PTX: the query's limit, the NaN policy
+IR_OPTIONS = ("timeout", "nan", "unroll")  # IR against PTX: the query's limit, the NaN
+# policy, loops unrolled K times
 CACHED = ("equivalent", "bounded", "different", "refines", "refused")
 # no evaluator of IR replays an IR pair's "different": it is decided afresh each run
 UNCACHED = {("ir", "different")}
 REPLAY = "replay"  # a decided "different"'s field that the cache keeps, not shown
+# what deciding a pair cost, BenchExec's measures (a result's field, never cached):
+# cputime and walltime in seconds, memory the peak resident bytes of the pair's process
+# or a solver it started; the solver option, the limit, and the sweep's merges
+RUN = "run"
+PEAK, MERGES = "peak memory", "merges"  # fields the pair's process hands back for RUN
 STOP_MARGIN = 5.0  # seconds past twice the solver's limit before a pair is stopped
 
 
@@ -153,17 +161,39 @@ def _check_options(o: dict) -> None:
 
 
 def decide_pair(pair: Pair) -> dict:
-    """The pair's result fields, decided in a child process stopped at its limit."""
-    start = time.perf_counter()
+    """The pair's result fields, decided in a child process stopped at its limit, and
+    what that cost (`RUN`): the CPU time of the child and of every process it started
+    (reaped, so counted here, also when it was stopped), its peak memory as it said."""
+    start, before = time.perf_counter(), _cpu_of_children()
     limit = 2 * pair.options["timeout"] + STOP_MARGIN
-    outcome = race({"pair": (_decide, (pair,))}, limit)["pair"]
+    outcome = race({"pair": (_measured, (pair,))}, limit)["pair"]
+    run = {"cputime": round(_cpu_of_children() - before, 3),
+           "walltime": round(time.perf_counter() - start, 3), "memory": None,
+           "solver": pair.options["solver"], "limit": pair.options["timeout"],
+           "host": socket.gethostname()}
     if outcome.status == "ok":
-        return outcome.value
+        result = dict(outcome.value)
+        run |= {"memory": result.pop(PEAK, None), MERGES: result.pop(MERGES, None)}
+        return {**result, RUN: run}
     if outcome.status == "stopped":
         return {"verdict": "unknown", "reason": f"stopped after {limit:g} s",
-                "seconds": round(time.perf_counter() - start, 4)}
+                "seconds": round(time.perf_counter() - start, 4), RUN: run}
     return {"verdict": "error", "error": f"ptxsmt failed on this pair: {outcome.value}",
-            "bug": True}
+            "bug": True, RUN: run}
+
+
+def _cpu_of_children() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _measured(pair: Pair) -> dict:
+    """`_decide` in the pair's own process, and the peak resident memory of that process
+    or of the largest solver process it started and reaped (Linux counts kilobytes)."""
+    result = _decide(pair)
+    peak = max(resource.getrusage(who).ru_maxrss
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return {**result, PEAK: peak * 1024}
 
 
 def _options(pair: Pair) -> Options:
@@ -185,7 +215,7 @@ def _decide(pair: Pair) -> dict:
             return _decide_ir(pair)
         verdict = _decide_functions(pair, opts)
         cex = verdict.counterexample
-        return {**function_verdict_json(verdict), **({REPLAY: {
+        return {**function_verdict_json(verdict), MERGES: verdict.merges, **({REPLAY: {
             "scalars": [cex.lhs.inputs, cex.rhs.inputs],
             "memory": {_typed(loc): v for loc, v in cex.memory.items()},
             "watch": [_typed(loc) for loc in cex.lhs.stores]}} if cex else {})}
@@ -238,7 +268,8 @@ def _decide_ir(pair: Pair) -> dict:
         result = Validated(name, ir_refines(functions[name], ptx_fn,
                                             int(pair.options["timeout"] * 1000),
                                             "auto",
-                                            nan=pair.options.get("nan", DEFAULT_NAN)))
+                                            nan=pair.options.get("nan", DEFAULT_NAN),
+                                            unroll=pair.options.get("unroll") or 0))
     except Unsupported as e:
         result = Validated(name, None, e)
     return {**equiv_row(result, pair.rhs, ptx_fn.name),
@@ -275,11 +306,11 @@ def run(lines: Iterable[str | bytes], defaults: dict, base: Path, jobs: int = 1,
             decided = pool.map(decide_pair, [p for p, _ in todo]) if pool else iter(())
             next_line = 1
             for (pair, address), result in zip(todo, decided):
-                replayed = result.pop(REPLAY, None)
+                replayed, run = result.pop(REPLAY, None), result.pop(RUN, None)
                 if address and result["verdict"] in CACHED and \
                         (pair.kind, result["verdict"]) not in UNCACHED:
                     verdicts.write(store, *address, pair.options, result, replayed)
-                results[pair.line] = result
+                results[pair.line] = {**result, RUN: run} if run else result
                 progress.update()
                 while next_line in results:  # stream each line once those before it are out
                     yield _line(next_line, results.pop(next_line))

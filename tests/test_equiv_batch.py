@@ -95,7 +95,9 @@ def test_the_second_run_comes_from_the_cache(work, monkeypatch):
     assert not any(r.get("cached") for r in first)
     code, second, _ = _batch(work, LINES)
     assert [r.get("cached") for r in second] == [True] * 4
-    assert [{k: v for k, v in r.items() if k != "cached"} for r in second] == first
+    # a served verdict ran nothing: no run record
+    assert [{k: v for k, v in r.items() if k != "cached"} for r in second] == \
+        [{k: v for k, v in r.items() if k != "run"} for r in first]
     # a changed file is a new pair
     (work / "add_swapped.ptx").write_text(FUNCTION.format(name="g", body=BODIES["add"]))
     third = _batch(work, LINES)[1]
@@ -179,6 +181,8 @@ def test_a_crash_or_a_hang_costs_only_its_own_line(work, monkeypatch):
     assert [r["verdict"] for r in out] == ["error", "unknown", "equivalent"]
     assert "died" in out[0]["error"] and "stopped" in out[1]["reason"]
     assert code == 4
+    # the stopped line's process was reaped: its CPU time counted, its memory unknown
+    assert out[1]["run"]["memory"] is None and out[1]["run"]["cputime"] >= 0
     assert not children() - before  # every pair's process was reaped
 
 
@@ -194,6 +198,38 @@ def test_batch_refuses_single_pair_options(work):
 def test_dask_executor(work):
     code, out, _ = _batch(work, LINES, "--executor", "dask", "--jobs", "2")
     assert [r["verdict"] for r in out] == EXPECTED and code == 1
+
+
+def _check_runs(out, lines):
+    """Each decided line's BenchExec-style record: what it cost, where, under what."""
+    for r, line in zip(out, lines, strict=True):
+        run = r["run"]
+        assert set(run) == {"cputime", "walltime", "memory", "solver", "limit", "host",
+                            "merges"}
+        assert run["cputime"] >= 0 and run["walltime"] > 0 and run["memory"] > 1 << 20
+        assert (run["solver"], run["limit"]) == ("z3", line.get("options", {}).get("timeout", 9))
+        if "a" in line:  # a function pair: the sweep's merges (none: these are small)
+            assert run["merges"] == {"proved": 0, "structural": 0, "by rule": 0}
+        else:
+            assert run["merges"] is None
+
+
+def test_each_decided_line_has_a_run_record(work):
+    options = ("--solver", "z3", "--timeout", "9")
+    code, out, _ = _batch(work, LINES, *options)  # line 4 has a limit of its own
+    assert [r["verdict"] for r in out] == EXPECTED
+    _check_runs(out, LINES)
+    again = _batch(work, LINES, *options)[1]  # served from the cache: nothing ran
+    assert all(r["cached"] and "run" not in r for r in again)
+
+
+def test_a_local_dask_cluster_of_one_process_decides_three_pairs(work):
+    """`--executor dask` with no --scheduler: a LocalCluster of --jobs processes."""
+    pytest.importorskip("distributed")
+    code, out, _ = _batch(work, LINES[:3], "--executor", "dask", "--jobs", "1",
+                          "--solver", "z3", "--timeout", "9", "--no-cache")
+    assert [r["verdict"] for r in out] == EXPECTED[:3] and code == 1, out
+    _check_runs(out, LINES[:3])
 
 
 def _tell_limit(pair):
@@ -238,16 +274,20 @@ def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):
 LLVM_PAIR = Path(__file__).parent / "ptx" / "llvm"
 LOOP_IR = """define i32 @loop(i32 %n) {
 entry:
-  br label %head
-head:
-  %i = phi i32 [0, %entry], [%j, %head]
-  %j = add i32 %i, 1
-  %c = icmp ult i32 %j, %n
-  br i1 %c, label %head, label %done
-done:
+  %c0 = icmp ult i32 %n, 5
+  br i1 %c0, label %l, label %m
+l:
+  %i = phi i32 [ 0, %entry ], [ %j, %m ]
+  %k = add i32 %i, 1
+  br label %m
+m:
+  %j = phi i32 [ %n, %entry ], [ %k, %l ]
+  %c = icmp ult i32 %j, 100
+  br i1 %c, label %l, label %e
+e:
   ret i32 %j
 }
-"""
+"""  # a cycle entered at two blocks: refused
 
 
 @pytest.fixture
@@ -294,8 +334,9 @@ def test_ir_verdicts_and_refusals_are_cached(ir_work):
     first = _batch(ir_work, IR_LINES)[1]
     code, second, _ = _batch(ir_work, IR_LINES)
     assert [r.get("cached") for r in second] == [True, None, True, True]
-    assert [{k: v for k, v in r.items() if k not in ("cached", "seconds")} for r in second] \
-        == [{k: v for k, v in r.items() if k != "seconds"} for r in first]
+    assert [{k: v for k, v in r.items() if k not in ("cached", "seconds", "run")}
+            for r in second] == \
+        [{k: v for k, v in r.items() if k not in ("seconds", "run")} for r in first]
     (ir_work / "une_llc14_O2.ptx").write_text((ir_work / "une_bad.ptx").read_text())
     third = _batch(ir_work, IR_LINES[:1])[1]
     assert third[0]["verdict"] == "different" and not third[0].get("cached")
@@ -308,14 +349,14 @@ def test_refused_ir_alone_exits_3(ir_work):
 def test_bad_ir_lines_cost_only_themselves(ir_work):
     lines = [{"a": "une_llc14_O2.ptx", "b": "une.ll", "function": "une"},
              {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "une",
-              "options": {"unroll": 2}},
+              "options": {"target": "sm_90"}},
              {"a": "une.ll", "b": "une_llc14_O2.ptx"},
              {"a": "une.ll", "b": "une_llc14_O2.ptx", "function": "nope"},
              IR_LINES[0]]
     code, out, _ = _batch(ir_work, lines)
     assert [r["verdict"] for r in out] == ["error"] * 4 + ["refines"]
     assert "SOURCE.ll as a and a TARGET.ptx as b" in out[0]["error"]
-    assert "unroll does not apply to IR against PTX" in out[1]["error"]
+    assert "target does not apply to IR against PTX" in out[1]["error"]
     assert "defines 2 functions" in out[2]["error"] and "@nope" in out[3]["error"]
     assert code == 2
 
@@ -344,3 +385,26 @@ def test_a_module_the_reader_refuses_is_refused_not_an_error(ir_work):
                                      "function": "pack", "function_b": "add"}])
     assert [r["verdict"] for r in out] == ["refused"] and out[0]["reason"] == "type"
     assert code == 3
+
+
+def test_an_ir_pair_with_a_loop_takes_unroll(ir_work):
+    from ptxsmt.llvm.module import compile_to_ptx
+    ir = """define i32 @loop(i32 %n) {
+entry:
+  br label %l
+l:
+  %i = phi i32 [ 0, %entry ], [ %j, %l ]
+  %j = add i32 %i, 1
+  %c = icmp ult i32 %j, %n
+  br i1 %c, label %l, label %e
+e:
+  ret i32 %j
+}
+"""
+    (ir_work / "counted.ll").write_text(ir)
+    (ir_work / "counted.ptx").write_text(compile_to_ptx(ir, opt=0))
+    line = {"a": "counted.ll", "b": "counted.ptx", "function": "loop"}
+    code, out, _ = _batch(ir_work, [line, {**line, "options": {"unroll": 3}}])
+    assert [(r["verdict"], r.get("unroll")) for r in out] == [("unknown", None),
+                                                             ("bounded", 3)], out
+    assert out[0]["reason"].startswith("refines up to 4 iterations") and code == 3

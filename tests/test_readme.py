@@ -22,7 +22,8 @@ NUMBERED = [README] + [ROOT / "docs" / n for n in ("identities.md", "testing.md"
 # generated page -> the script that writes it
 GENERATED = {"docs/layout.md": "scripts/make_layout.py",
              "docs/synth-near-misses.md": "scripts/make_synth.py",
-             "docs/synth-inversions.md": "scripts/make_synth.py"}
+             "docs/synth-inversions.md": "scripts/make_synth.py",
+             "docs/sweep-benchmark.md": "scripts/bench.py"}
 
 
 def _number(text: str) -> int:

@@ -76,7 +76,8 @@ def _run(folder: Path) -> tuple[list[dict], str]:
 
 def _plain(results: list[dict]) -> list[dict]:
     """What a run answers, less how long it took and whether it came from the cache."""
-    return [{k: v for k, v in r.items() if k not in ("seconds", "cached")} for r in results]
+    return [{k: v for k, v in r.items() if k not in ("seconds", "cached", "run")}
+            for r in results]
 
 
 @pytest.fixture(scope="module")

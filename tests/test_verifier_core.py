@@ -92,15 +92,17 @@ def test_a_quantified_query_is_z3s_alone():
 # ---- one table of phrases ---------------------------------------------------------------
 
 def test_each_phrase_opens_with_its_word():
-    """A phrase says the verdict it stands for ("bounded" is equivalence up to loops)."""
+    """A phrase says the verdict it stands for ("bounded" is equivalence, or refinement,
+    up to loops)."""
     for (word, qualifier), said in phrases.PHRASES.items():
-        assert said.startswith("equivalent up to" if word == "bounded" else word)
+        assert said.startswith("{relation} up to" if word == "bounded" else word)
         assert said.endswith(qualifier) or qualifier in said
     assert set(phrases.EXIT) == {w for w, _ in phrases.PHRASES}
 
 
 def _phrases() -> set[str]:
-    return {p.format(unroll=4) for p in phrases.PHRASES.values()}
+    return {p.format(unroll=4, relation=r) for p in phrases.PHRASES.values()
+            for r in ("equivalent", "refines")}
 
 
 def _said(line: str) -> str | None:
@@ -112,7 +114,7 @@ def _said(line: str) -> str | None:
 
 
 # tv's verdicts: refines, refines up to NaN payloads (neg.f32's NaN is any NaN, compared
-# payload-free by default), refused (a loop); --nan exact: unknown
+# payload-free by default), refused (a cycle entered at two blocks); --nan exact: unknown
 TV = """define i32 @add(i32 %a, i32 %b) {
   %r = add i32 %a, %b
   ret i32 %r
@@ -123,11 +125,15 @@ define float @fneg(float %a) {
 }
 define i32 @loop(i32 %n) {
 entry:
-  br label %l
+  %c0 = icmp ult i32 %n, 5
+  br i1 %c0, label %l, label %m
 l:
-  %i = phi i32 [ 0, %entry ], [ %j, %l ]
-  %j = add i32 %i, 1
-  %c = icmp ult i32 %j, %n
+  %i = phi i32 [ 0, %entry ], [ %j, %m ]
+  %k = add i32 %i, 1
+  br label %m
+m:
+  %j = phi i32 [ %n, %entry ], [ %k, %l ]
+  %c = icmp ult i32 %j, 100
   br i1 %c, label %l, label %e
 e:
   ret i32 %j
@@ -190,3 +196,11 @@ def test_every_verdict_tv_prints_is_a_phrase_of_the_table(files):
         said[nan] = [_said(line) for line in r.stdout.splitlines()[:-1]]
     assert said == {"payload-free": ["refines", "refines up to NaN payloads", "refused"],
                     "exact": ["refines", "unknown", "refused"]}
+    counted = Path(files["tv.ll"]).with_name("counted.ll")  # a loop: refines up to K
+    counted.write_text("define i32 @f(i32 %n) {\nentry:\n  br label %l\nl:\n"
+                       "  %i = phi i32 [ 0, %entry ], [ %j, %l ]\n  %j = add i32 %i, 1\n"
+                       "  %c = icmp ult i32 %j, %n\n  br i1 %c, label %l, label %e\ne:\n"
+                       "  ret i32 %j\n}\n")
+    r = CliRunner().invoke(main, ["tv", str(counted), "--unroll", "4"])
+    assert [_said(line) for line in r.stdout.splitlines()[:-1]] == [
+        "refines up to 4 iterations"]

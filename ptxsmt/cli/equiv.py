@@ -59,9 +59,10 @@ from .common import (
               help="With two .ptx files, or SOURCE.ll and TARGET.ptx: the function to "
                    "compare (default: the only one).")
 @click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
-              help="With two .ptx files: unroll each loop K times; a verdict is then "
-                   "'equivalent up to K iterations'. Without it a loop runs up to 4 "
-                   "times, and agreement there is 'unknown' (exit 3).")
+              help="With two .ptx files (or SOURCE.ll and TARGET.ptx): unroll each loop K "
+                   "times; a verdict is then 'equivalent (refines) up to K iterations'. "
+                   "Without it a loop runs up to 4 times, and agreement there is 'unknown' "
+                   "(exit 3).")
 @click.option("--function-b", "function_b", metavar="NAME",
               help="The second file's function, if named otherwise.")
 @click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="auto", show_default=True,
@@ -134,10 +135,10 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
                   nan)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
-        refuse(given("outputs", "all_classes", "lhs_file", "rhs_file", "unroll",
+        refuse(given("outputs", "all_classes", "lhs_file", "rhs_file",
                      "solver", "target", "vset_merge", "no_sweep", "certify"),
                "to SOURCE.ll against TARGET.ptx")
-        equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2, nan)
+        equiv_ir(lhs, rhs, function, function_b, timeout, as_json, emit_smt2, nan, unroll)
     for arg in (lhs, rhs):
         if arg and arg.strip().endswith(".ptx") and " " not in arg.strip() \
                 and not is_ptx_file(arg):
@@ -220,7 +221,8 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
 
 
 def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, timeout: float,
-             as_json: bool, emit_smt2: str | None = None, nan: str = DEFAULT_NAN) -> None:
+             as_json: bool, emit_smt2: str | None = None, nan: str = DEFAULT_NAN,
+             unroll: int = 0) -> None:
     """Does TARGET.ptx's function refine SOURCE.ll's? Verdicts as `ptxsmt tv`'s."""
     from ..llvm.errors import Unsupported
     from ..llvm.module import function_names, read_ir
@@ -250,7 +252,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
         result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
-                                            "auto", emit, nan))
+                                            "auto", emit, nan, unroll))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:
@@ -265,7 +267,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
 def _culprit(fn, lhs: str, rhs: str, opts, unroll: int) -> str:
     """Which file's function an error belongs to: the first, if it fails alone."""
     from ..function.encode import encode_function
-    from ..smt.queries.functions import DEFAULT_UNROLL
+    from ..function.unroll import DEFAULT_UNROLL
 
     try:
         encode_function(fn, opts, unroll=unroll or DEFAULT_UNROLL)

@@ -26,15 +26,20 @@ from .common import CONTEXT, check_features, fail, nan_option, read_text
               show_default=True, help="Seconds per function.")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON lines: one object per function, then a summary object.")
+@click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
+              help="Unroll each loop K times; a proof is then \"refines up to K "
+                   "iterations\" where an input runs a loop more often (without it: up to "
+                   "4, and such a proof is unknown).")
 @nan_option
-def tv(file, mcpu, mattr, opt, only, timeout, as_json, nan) -> None:
+def tv(file, mcpu, mattr, opt, only, timeout, as_json, unroll, nan) -> None:
     """Compile FILE.ll with the LLVM inside llvmlite and check that the PTX of every
     function refines its IR (docs/llvm.md). Each verdict is printed as it is decided,
     in the file's order.
 
     \b
-    Verdicts: refines, different (with the inputs, the IR's and the PTX's results),
-    unknown (why), refused (IR outside what ptxsmt models). Exit 0 when every function
+    Verdicts: refines, refines up to K iterations (--unroll K, where an input runs a loop
+    more often), different (with the inputs, the IR's and the PTX's results), unknown
+    (why), refused (IR outside what ptxsmt models). Exit 0 when every function
     refines, 1 when one is different, 3 when some are unknown or refused, 2 on bad input
     (a file that defines no function included), 130 when Ctrl-C or SIGTERM (`timeout`)
     stopped the run: the verdicts printed stay, the summary says how many were decided.
@@ -49,7 +54,8 @@ def tv(file, mcpu, mattr, opt, only, timeout, as_json, nan) -> None:
     try:
         names, verdicts = validate_module(text, cpu=mcpu, opt=opt,
                                           timeout_ms=int(timeout * 1000), only=only,
-                                          solver="auto", nan=nan, features=mattr)
+                                          solver="auto", nan=nan, features=mattr,
+                                          unroll=unroll)
     except PtxError as e:
         fail(str(e))
     interrupts.stop_on_terminate()

@@ -16,6 +16,10 @@ from ..isa.body import Directive, Generic, Item, Label
 from ..isa.errors import PtxError, quote
 
 LIMIT = "%unroll-limit"  # the target of the last copy's branch back: no label has it
+# Loops without --unroll: each runs at most this many times; a counterexample within them
+# is a real one ("different"), agreement only "unknown" (equivalent up to that many). The
+# IR side (llvm/loops.py) takes the same default.
+DEFAULT_UNROLL = 4
 
 
 def unroll(items: list[Item], k: int) -> list[Item]:

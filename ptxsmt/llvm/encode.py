@@ -1,6 +1,6 @@
-"""One IR function as terms: walk its blocks in topological order (an acyclic CFG; loops
-are refused), keep a path condition per block and per edge, give every instruction its
-value lanes, and collect undefined behaviour as a condition of the inputs.
+"""One IR function as terms: walk its blocks in topological order (loops unrolled K
+times, `loops.py`), keep a path condition per block copy and per edge, give every
+instruction its value lanes, and collect undefined behaviour as a condition of the inputs.
 
 Memory is bytes, little-endian, one array per address space (as function/ models PTX
 state spaces), with a parallel array saying which bytes hold poison. A load or store
@@ -21,6 +21,7 @@ from . import intrinsics as intr
 from . import nvvm, reader
 from .errors import Unsupported
 from .floating import IEEE
+from .loops import Copy, Unrolled
 from .module import NVPTX64_DATALAYOUT, IrFunction, IrType, address, ir_function, ir_type
 from .values import FALSE, Choices, Lane, Value, any_poison, bool_bits, float_lane, pick
 
@@ -54,6 +55,8 @@ class Encoding:
     initial_memory: dict[int, Memory]
     sregs: dict[str, z3.BitVecRef] = field(default_factory=dict)
     choices: list[z3.ExprRef] = field(default_factory=list)
+    # where a loop would run an unroll+1st time: (the branch back, on which inputs)
+    bounded: list[tuple[str, z3.BoolRef]] = field(default_factory=list)
 
 
 def lanes_of(bits: z3.BitVecRef, t: IrType) -> Value:
@@ -79,10 +82,11 @@ def concat(value: Value) -> z3.BitVecRef:
     return z3.Concat(*[x.bits for x in reversed(value)]) if len(value) > 1 else value[0].bits
 
 
-def encode_function(fn: IrFunction) -> Encoding:
+def encode_function(fn: IrFunction, unroll: int = 0) -> Encoding:
+    """`unroll` K: each loop runs at most K times (`loops.py`); 0: a loop is refused."""
     if fn.refused is not None:
         raise fn.refused
-    return _Encoder(fn).run()
+    return _Encoder(fn, unroll=unroll).run()
 
 
 INLINE_DEPTH = 8  # calls of this module's functions nested deeper are refused (recursion)
@@ -90,15 +94,23 @@ INLINE_DEPTH = 8  # calls of this module's functions nested deeper are refused (
 
 class _Encoder:
     def __init__(self, fn: IrFunction, caller: _Encoder | None = None,
-                 args: list[Value] | None = None):
+                 args: list[Value] | None = None, unroll: int = 0):
         """`fn` alone (its parameters are inputs), or called by `caller` with `args`
-        (sharing its choices and special registers)."""
+        (sharing its choices, special registers and unrolling)."""
         self.fn = fn
+        self.unroll = caller.unroll if caller else unroll
         self.choices = caller.choices if caller else Choices()
         self.depth = caller.depth + 1 if caller else 0
         self.values: dict[int, Value] = {}
-        self.exposed: dict[int, Value] = {}  # values whose "any NaN" bits were chosen
-        self.unflushed: dict[int, Value] = {}  # values whose flushing was chosen
+        # values computed inside a loop, one instance per iteration: those the current
+        # block copy sees, address -> (instance, lanes); `parts`: an instance that joins
+        # others (after a loop) -> (edge, instance) pairs, so each keeps its own choices
+        self.local: dict[int, tuple[object, Value]] = {}
+        self.parts: dict[object, list[tuple[z3.BoolRef, tuple[object, Value]]]] = {}
+        # by value instance (`_instance`): values whose "any NaN" bits, whose flushing
+        # were chosen
+        self.exposed: dict[object, Value] = {}
+        self.unflushed: dict[object, Value] = {}
         self.defs: dict[int, object] = {}  # the instruction that computed each value
         self.ub: list[z3.BoolRef] = []
         self.sregs: dict[str, z3.BitVecRef] = caller.sregs if caller else {}
@@ -113,60 +125,54 @@ class _Encoder:
 
     # ---- the CFG ------------------------------------------------------------------------
 
-    def _order(self) -> list:
-        """Blocks in topological order; a back edge (a loop) is refused."""
-        blocks = {address(b): b for b in self.fn.value.blocks}
-        self.succs = {k: [address(o) for o in _terminator(b).operands
-                          if o.value_kind.name == "basic_block"] for k, b in blocks.items()}
+    def _order(self) -> list[Copy]:
+        """Block copies in topological order, each loop unrolled `self.unroll` times."""
+        self.blocks = {address(b): b for b in self.fn.value.blocks}
+        succs = {k: [address(o) for o in _terminator(b).operands
+                     if o.value_kind.name == "basic_block"] for k, b in self.blocks.items()}
         entry = address(next(iter(self.fn.value.blocks)))
-        order, state = [], {}
-
-        def visit(k):  # iterative DFS; state 1 = on the stack, 2 = done
-            stack = [(k, iter(self.succs[k]))]
-            state[k] = 1
-            while stack:
-                node, it_ = stack[-1]
-                nxt = next(it_, None)
-                if nxt is None:
-                    state[node] = 2
-                    order.append(node)
-                    stack.pop()
-                elif state.get(nxt) == 1:
-                    raise Unsupported("loop", f"a branch back to a block in @{self.fn.name}")
-                elif nxt not in state:
-                    state[nxt] = 1
-                    stack.append((nxt, iter(self.succs[nxt])))
-        visit(entry)
-        return [blocks[k] for k in reversed(order)]
+        self.unrolled = Unrolled(entry, succs, self.unroll, self.fn.name)
+        self.looped = {address(ins) for body in self.unrolled.bodies.values() for b in body
+                       for ins in self.blocks[b].instructions}
+        return self.unrolled.order
 
     def run(self) -> Encoding:
         self.denormal = _fp_environment(self.fn)
-        blocks = self._order()
-        spaces = sorted({reader.address_space(str(o.type)) for b in blocks for ins in b.instructions
+        copies = self._order()
+        reached = {self.blocks[b] for b, _ in copies}
+        spaces = sorted({reader.address_space(str(o.type)) for b in reached
+                         for ins in b.instructions
                          if ins.opcode in ("load", "store") for o in ins.operands
                          if o.type.is_pointer})
         initial = {s: Memory.initial(s) for s in spaces}
-        self.edges: dict[tuple[int, int], z3.BoolRef] = {}
-        self.mem_out: dict[int, dict[int, Memory]] = {}
+        self.edges: dict[tuple[Copy, Copy | None], z3.BoolRef] = {}  # None: past the bound
+        self.mem_out: dict[Copy, dict[int, Memory]] = {}
+        self.local_out: dict[Copy, dict[int, tuple[object, Value]]] = {}
         returns: list[tuple[z3.BoolRef, Value | None, dict[int, Memory]]] = []
-        for n, block in enumerate(blocks):
-            key = address(block)
+        for n, key in enumerate(copies):
             incoming = [(p, c) for (p, s), c in self.edges.items() if s == key]
             self.path = z3.BoolVal(True) if n == 0 else z3.Or(*[c for _, c in incoming])
             self.block = key
             self.memory = initial if n == 0 else {
                 s: _join([(c, self.mem_out[p][s]) for p, c in incoming]) for s in spaces}
-            for ins in block.instructions:
+            self.local = self._joined(incoming)
+            for ins in self.blocks[key[0]].instructions:
                 out = self._instruction(ins)
                 if ins.opcode == "ret":
                     returns.append((self.path, out, self.memory))
                 elif out is not None:
-                    self.values[address(ins)] = out
+                    if address(ins) in self.looped:  # one instance per iteration
+                        self.local[address(ins)] = ((address(ins), key), out)
+                    else:
+                        self.values[address(ins)] = out
                     self.defs[address(ins)] = ins
             self.mem_out[key] = self.memory
+            self.local_out[key] = self.local
+        bounded = [(f"%{self.blocks[p[0]].name}: {str(_terminator(self.blocks[p[0]])).strip()}",
+                    c) for (p, s), c in self.edges.items() if s is None]
         if not returns:  # every path ends in `unreachable` (already UB) or UB
             return Encoding(self.fn, self.params, None, z3.BoolVal(True), initial, initial,
-                            self.sregs, self.choices.made)
+                            self.sregs, self.choices.made, bounded)
         result = None
         if self.fn.returns.kind != "void":
             result = returns[-1][1]
@@ -174,7 +180,50 @@ class _Encoder:
                 result = tuple(pick(path, a, b) for a, b in zip(value, result, strict=True))
         final = {s: _join([(p, m[s]) for p, _, m in returns]) for s in spaces}
         return Encoding(self.fn, self.params, result, z3.Or(FALSE, *self.ub), final, initial,
-                        self.sregs, self.choices.made)
+                        self.sregs, self.choices.made, bounded)
+
+    def _joined(self, incoming: list[tuple[Copy, z3.BoolRef]]
+                ) -> dict[int, tuple[object, Value]]:
+        """The loop values a block copy sees: its predecessors' (a value one of them lacks
+        does not dominate the block: no use reads it); one that differs by edge, as that
+        edge's (after a loop: the iteration that left it)."""
+        seen = [(c, self.local_out[p]) for p, c in incoming]
+        if len(seen) <= 1:
+            return dict(seen[0][1]) if seen else {}
+        out = {}
+        for a in set.intersection(*(set(m) for _, m in seen)):
+            each = [(c, m[a]) for c, m in seen]
+            if all(x[0] == each[0][1][0] for _, x in each):
+                out[a] = each[0][1]
+                continue
+            lanes = each[-1][1][1]
+            for c, (_, v) in reversed(each[:-1]):
+                lanes = tuple(pick(c, x, y) for x, y in zip(v, lanes, strict=True))
+            key = (a, self.block)
+            self.parts[key] = each
+            out[a] = (key, lanes)
+        return out
+
+    def _instance(self, o) -> object:
+        """The key of the value `o` stands for here: its address, or inside a loop the
+        instance this block copy sees."""
+        a = address(o)
+        return self.local[a][0] if a in self.local else a
+
+    def _chosen(self, cache: dict, key: object, value: Value, make: Callable) -> Value:
+        """`make(value)`, made once per value instance; an instance that joins others is
+        theirs by edge (each iteration's value keeps the choices its other uses saw)."""
+        if key not in cache:
+            if key in self.parts:
+                *rest, (_, last) = self.parts[key]
+                out = self._chosen(cache, *last, make)
+                for c, part in reversed(rest):
+                    out = tuple(pick(c, x, y) for x, y in
+                                zip(self._chosen(cache, *part, make), out, strict=True))
+                cache[key] = out
+            else:
+                cache[key] = make(value)
+        return cache[key]
 
     # ---- operands -------------------------------------------------------------------------
 
@@ -184,12 +233,9 @@ class _Encoder:
         value = self.settled(o)
         if all(z3.is_false(x.nan) for x in value):
             return value
-        key = address(o)
-        if key not in self.exposed:
-            leaves = ir_type(o.type).leaves
-            self.exposed[key] = tuple(self.choices.exposed(x, t.fmt)
-                                      for x, t in zip(value, leaves, strict=True))
-        return self.exposed[key]
+        leaves = ir_type(o.type).leaves
+        return self._chosen(self.exposed, self._instance(o), value, lambda v: tuple(
+            self.choices.exposed(x, t.fmt) for x, t in zip(v, leaves, strict=True)))
 
     def settled(self, o) -> Value:
         """An operand with "flushed or not" (`Lane.flushed`) decided: one choice per
@@ -197,10 +243,8 @@ class _Encoder:
         value = self.raw(o)
         if all(x.flushed is None for x in value):
             return value
-        key = address(o)
-        if key not in self.unflushed:
-            self.unflushed[key] = tuple(self.choices.unflushed(x) for x in value)
-        return self.unflushed[key]
+        return self._chosen(self.unflushed, self._instance(o), value,
+                            lambda v: tuple(self.choices.unflushed(x) for x in v))
 
     def float_operand(self, o) -> Value:
         """An operand of a floating-point operation: where this function reads a denormal
@@ -216,7 +260,8 @@ class _Encoder:
         """An operand as its lanes are, for uses that only ask whether it is a NaN."""
         kind = o.value_kind.name
         if kind in ("argument", "instruction"):
-            return self.values[address(o)]
+            a = address(o)
+            return self.local[a][1] if a in self.local else self.values[a]
         if not o.is_constant or kind == "constant_expr":
             raise Unsupported("operand", str(o).strip())
         return self._constant(o, ir_type(o.type))
@@ -441,21 +486,32 @@ class _Encoder:
     def _phi(self, ins, p: reader.Printed) -> Value:
         """"the value specified by the pair corresponding to the predecessor basic block
         that executed just prior to the current block" """
-        pairs = [(self.edges.get((address(blk), self.block), FALSE), self.raw(o))
-                 for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True)]
+        pairs = []
+        for o, blk in zip(ins.operands, ins.incoming_blocks, strict=True):
+            for (source, dest), cond in self.edges.items():  # each copy of that block
+                if dest == self.block and source[0] == address(blk):
+                    pairs.append((cond, self._read_at(source, o)))
         out = pairs[-1][1]
         for cond, v in reversed(pairs[:-1]):
             out = tuple(pick(cond, x, y) for x, y in zip(v, out, strict=True))
         return self._moved_value(ins, p, out)
+
+    def _read_at(self, copy: Copy, o) -> Value:
+        """`o` as block copy `copy` left it (a phi reads its operand on the edge)."""
+        here, self.local = self.local, self.local_out[copy]
+        try:
+            return self.raw(o)
+        finally:
+            self.local = here
 
     # ---- terminators ----------------------------------------------------------------------
 
     def _br(self, ins, p: reader.Printed) -> None:
         ops = list(ins.operands)
         if len(ops) == 1:
-            self.edges[self.block, address(ops[0])] = self.path
+            self.edges[self.block, self._to(ops[0])] = self.path
             return
-        (c,), false, true = self.operand(ops[0]), address(ops[1]), address(ops[2])
+        (c,), false, true = self.operand(ops[0]), self._to(ops[1]), self._to(ops[2])
         self._ub(c.poison)  # "Branching on poison is undefined behavior"
         taken = c.bits == 1
         self.edges[self.block, true] = z3.And(self.path, taken)
@@ -473,10 +529,14 @@ class _Encoder:
         for case, dest in zip(reader.switch_cases(str(ins)), dests, strict=True):
             hit = x.bits == z3.BitVecVal(case, x.bits.size())
             taken.append(hit)
-            self._edge(address(dest), hit)
-        self._edge(address(default), z3.Not(z3.Or(FALSE, *taken)))
+            self._edge(self._to(dest), hit)
+        self._edge(self._to(default), z3.Not(z3.Or(FALSE, *taken)))
 
-    def _edge(self, dest: int, when: z3.BoolRef) -> None:
+    def _to(self, block) -> Copy | None:
+        """The copy of `block` a branch from here goes to (None: past the bound)."""
+        return self.unrolled.target(self.block, address(block))
+
+    def _edge(self, dest: Copy | None, when: z3.BoolRef) -> None:
         """One more way from this block to `dest` (cases may share a destination)."""
         key = (self.block, dest)
         self.edges[key] = z3.Or(self.edges.get(key, FALSE), z3.And(self.path, when))

@@ -32,7 +32,7 @@ def _verdict(v: Validated) -> str:
     equality of float results was proved (docs/spec-notes.md, note 14)."""
     r = v.refinement
     return phrase(v.verdict) if r is None else \
-        phrase(v.verdict, r.up_to_nan_payloads, r.only_nan_payloads)
+        phrase(v.verdict, r.up_to_nan_payloads, r.only_nan_payloads, r.unroll, "refines")
 
 
 def _extended(r) -> str:
@@ -111,6 +111,8 @@ def _row(v: Validated) -> dict:
     if v.refinement is not None:
         r = v.refinement
         row |= nan_fields(v.verdict, r.nan, r.up_to_nan_payloads, r.only_nan_payloads)
+        if r.unroll:
+            row["unroll"] = r.unroll
     if v.refused is not None:
         row["reason"] = v.refused.reason
         row["detail"] = str(v.refused)

@@ -26,6 +26,7 @@ from ...function.encode import FunctionEncoding, encode_function
 from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
 from ...function.memory import address_bits, initial, load, observable
 from ...function.memory import at as memory_at
+from ...function.unroll import DEFAULT_UNROLL
 from ...isa.errors import PtxError
 from ...isa.module import Function
 from ...isa.types import TYPES, FloatFormat
@@ -69,11 +70,10 @@ class FunctionVerdict:
     nan: str = DEFAULT_NAN  # the NaN policy compared under (sem.observe)
     up_to_nan_payloads: bool = False  # equivalent payload-free, not proved bit for bit
     float_outputs: bool = False  # some return value is float-typed: the policy matters
+    # the sweep's merges: by a solver's proof, by structure, by a rule (`fraig.SweepStats`)
+    merges: dict[str, int] = field(default_factory=dict)
 
 
-# Loops without --unroll: each runs at most this many times; a counterexample within them
-# is a real one ("different"), agreement only "unknown" (equivalent up to that many).
-DEFAULT_UNROLL = 4
 
 
 def _renaming(lhs: Function, rhs: Function) -> tuple[dict[str, str], dict[str, int], str]:
@@ -172,7 +172,9 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         return FunctionVerdict(v, lhs.name, rhs.name, uninterpreted, cex, reason,
                                time.perf_counter() - start, unroll if asked or bounded else 0,
                                dict(rules) if v in ("equivalent", "bounded") else {},
-                               certified, nan, up_to, bool(formats))
+                               certified, nan, up_to, bool(formats),
+                               {"proved": swept.proved, "structural": swept.structural,
+                                "by rule": len(swept.justified)})
 
     def payloads_may_differ() -> bool:
         """Proved payload-free: may a float-typed return still differ bit for bit? True

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 import z3
 
 from ...function.encode import encode_function as encode_ptx
+from ...function.unroll import DEFAULT_UNROLL
 from ...isa.errors import PtxError
 from ...isa.module import Function, Param
 from ...llvm.encode import Encoding, concat, encode_function
 from ...llvm.errors import LlvmError, Unsupported
 from ...llvm.module import IrFunction
+from ...llvm.values import FALSE
 from ...sem import observe
 from ...sem.contraction import is_choice
 from ...sem.options import DEFAULT_NAN
@@ -48,7 +50,8 @@ ABI_EXTENT = 32
 
 @dataclass
 class Refinement:
-    """"refines" (proved), "different" (a counterexample, replayed), or "unknown"."""
+    """"refines" (proved), "bounded" (refines for every input on which each loop runs
+    at most `unroll` times), "different" (a counterexample, replayed), or "unknown"."""
 
     verdict: str
     reason: str = ""
@@ -64,6 +67,7 @@ class Refinement:
     nan: str = DEFAULT_NAN  # the NaN policy compared under (sem.observe)
     up_to_nan_payloads: bool = False  # refines payload-free, not proved bit for bit
     only_nan_payloads: bool = False  # different only in which NaN a float result is
+    unroll: int = 0  # --unroll K: each loop ran at most K times
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -228,19 +232,26 @@ def _ptx_undefined(ptx) -> tuple[list[z3.BoolRef], z3.BoolRef]:
 def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
                solver: str = "z3",
                emit: Callable[[list[z3.BoolRef]], None] | None = None,
-               nan: str = DEFAULT_NAN) -> Refinement:
+               nan: str = DEFAULT_NAN, unroll: int = 0) -> Refinement:
     """Decided by the verifier core's one policy (`smt.decide`; `solver` is its `how`:
     "auto" hands a quantifier-free query z3 has not answered alone to bitwuzla, often
     far quicker on floats and on memory's arrays). `emit` receives the query's
     assertions before it is asked (`--emit-smt2`); `nan`: the NaN policy at the IR's
     float return lanes (`sem.observe`). Payload-free, a proof
     is "refines up to NaN payloads" unless the bits are proved equal too; exact, a
-    counterexample that vanishes payload-free is "different" only in NaN payloads."""
-    ir = encode_function(ir_fn)
+    counterexample that vanishes payload-free is "different" only in NaN payloads.
+    `unroll` K: each loop of either side runs at most K times, and a proof is "bounded"
+    where some input would run one more often; 0: up to DEFAULT_UNROLL times, and such
+    a proof "unknown"."""
+    asked, unroll = unroll, unroll or DEFAULT_UNROLL
+    ir = encode_function(ir_fn, unroll)
     try:
-        ptx = encode_ptx(ptx_fn)
+        ptx = encode_ptx(ptx_fn, unroll=unroll)
     except PtxError as e:  # PTX ptxsmt cannot follow (yet): no verdict
         return Refinement("unknown", f"PTX: {e}", nan=nan)
+    # where a loop would run once more than unrolled: no verdict speaks of those inputs
+    beyond = [*ir.bounded, *((f"line {u.line} ({u.text})", u.when) for u in ptx.bounded)]
+    compared = z3.Not(z3.Or(FALSE, *[when for _, when in beyond]))
     links, same = _link_params(ir, ir_fn, ptx, ptx_fn)
     mem_links, mem_mismatch = _memory(ir, ptx)
     assumed, ptx_undefined = _ptx_undefined(ptx)
@@ -249,8 +260,9 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     def shared(term: z3.BoolRef) -> z3.BoolRef:
         return z3.substitute(term, *same) if same else term
     def under(policy: str) -> z3.BoolRef:
-        return shared(z3.And(z3.Not(ir.ub), z3.Or(_return_mismatch(ir, ir_fn, ptx, policy),
-                                                  mem_mismatch, ptx_undefined)))
+        return shared(z3.And(z3.Not(ir.ub), compared,
+                             z3.Or(_return_mismatch(ir, ir_fn, ptx, policy), mem_mismatch,
+                                   ptx_undefined)))
     body = under(nan)
     # a counterexample must hold for every choice the IR leaves open
     bad = _for_every_choice(ir.choices, body)
@@ -258,13 +270,23 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     decision = decide(Query((*links, bad), solver, timeout_ms / 1000), emit)
     answer, model = decision.result, decision.model
     if answer == z3.unsat:
+        reached = {where: None for where, when in beyond
+                   if _reachable([*links, when], timeout_ms)}
+        at = f"(at {', '.join(reached)})"
+        if reached and not asked:
+            return Refinement("unknown", f"refines up to {unroll} iterations of each loop {at}, "
+                              "not beyond; give --unroll K to compare up to K", nan=nan)
+        proved = Refinement("bounded", f"loops that run more than {unroll} times {at} are "
+                            "not compared", nan=nan, unroll=unroll) if reached else \
+            Refinement("refines", nan=nan)
         if nan == "exact" or not _float_return(ir_fn):
-            return Refinement("refines", nan=nan)
+            return proved
         # proved payload-free; bit for bit too? (a timeout keeps the weaker claim)
         exact = _for_every_choice(ir.choices, under("exact"))
-        proved = decide(Query((*links, exact), solver,
-                              min(timeout_ms / 1000, observe.BIT_FOR_BIT_SECONDS))).result
-        return Refinement("refines", nan=nan, up_to_nan_payloads=proved != z3.unsat)
+        bits = decide(Query((*links, exact), solver,
+                            min(timeout_ms / 1000, observe.BIT_FOR_BIT_SECONDS))).result
+        proved.up_to_nan_payloads = bits != z3.unsat
+        return proved
     if answer == z3.unknown:
         return Refinement("unknown", f"solver: {decision.reason}", nan=nan)
     inputs = {n: model.eval(b, model_completion=True).as_long() for n, b in ir.params.items()}
@@ -305,6 +327,14 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     return Refinement("different", "", inputs, ir_value() if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs, extension,
                       nan, only_nan_payloads=only_nans)
+
+
+def _reachable(assertions: list, timeout_ms: int) -> bool:
+    """Some input takes a branch past the unrolling bound (an unknown counts as yes)."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*assertions)
+    return check(s) != z3.unsat
 
 
 def _float_return(ir_fn: IrFunction) -> bool:
@@ -363,7 +393,7 @@ class Validated:
 def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
                     timeout_ms: int = 30_000, only: str | None = None,
                     solver: str = "z3",
-                    nan: str = DEFAULT_NAN, features: str = ""
+                    nan: str = DEFAULT_NAN, features: str = "", unroll: int = 0
                     ) -> tuple[list[str], Iterator[Validated]]:
     """Compile IR `text` with llvmlite's NVPTX backend (`features`: llc's -mattr): the
     functions it defines (or `only` that one) in file order, and their verdicts against
@@ -390,7 +420,8 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
         for name in names:
             try:
                 yield Validated(name, ir_refines(functions[name], read_function(ptx, name),
-                                                 timeout_ms, solver, nan=nan))
+                                                 timeout_ms, solver, nan=nan,
+                                                 unroll=unroll))
             except Unsupported as e:
                 yield Validated(name, None, e)
     return names, verdicts()

@@ -18,12 +18,13 @@ EXIT = {"equivalent": 0, "bounded": 0, "refines": 0, "different": 1, "unknown": 
 UP_TO_NAN_PAYLOADS = "up to NaN payloads"  # proved payload-free, not bit for bit
 ONLY_NAN_PAYLOADS = "only in NaN payloads"  # a difference that vanishes payload-free
 
-# (word, qualifier) -> the phrase; "{unroll}": the loop bound of a "bounded"
+# (word, qualifier) -> the phrase; "{unroll}": the loop bound of a "bounded", and
+# "{relation}" what it bounds: "equivalent" (two functions) or "refines" (IR and PTX)
 PHRASES = {
     ("equivalent", ""): "equivalent",
     ("equivalent", UP_TO_NAN_PAYLOADS): f"equivalent {UP_TO_NAN_PAYLOADS}",
-    ("bounded", ""): "equivalent up to {unroll} iterations",
-    ("bounded", UP_TO_NAN_PAYLOADS): f"equivalent up to {{unroll}} iterations "
+    ("bounded", ""): "{relation} up to {unroll} iterations",
+    ("bounded", UP_TO_NAN_PAYLOADS): f"{{relation}} up to {{unroll}} iterations "
                                      f"{UP_TO_NAN_PAYLOADS}",
     ("refines", ""): "refines",
     ("refines", UP_TO_NAN_PAYLOADS): f"refines {UP_TO_NAN_PAYLOADS}",
@@ -35,8 +36,8 @@ PHRASES = {
 
 
 def phrase(verdict: str, up_to_nan_payloads: bool = False, only_nan_payloads: bool = False,
-           unroll: int = 0) -> str:
+           unroll: int = 0, relation: str = "equivalent") -> str:
     """The phrase a verdict line opens with."""
     qualifier = UP_TO_NAN_PAYLOADS if up_to_nan_payloads else \
         ONLY_NAN_PAYLOADS if only_nan_payloads else ""
-    return PHRASES[verdict, qualifier].format(unroll=unroll)
+    return PHRASES[verdict, qualifier].format(unroll=unroll, relation=relation)
