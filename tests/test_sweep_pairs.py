@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from tier import THOROUGH
 
 from ptxsmt.cli.equiv import equiv
-from ptxsmt.smt.sweeping import fraig, rewrite
+from ptxsmt.smt.sweeping import fraig, rewrite, sweep
 
 SWEEP = Path(__file__).parent / "ptx" / "sweep"
 F32 = z3.FPSort(8, 24)
@@ -65,7 +65,7 @@ def swept_at(left: z3.ExprRef, right: z3.ExprRef, at: dict) -> bool:
     """Whether the sweep's query `left != right` (rebuilt over what it merged) still
     holds at the inputs `at`: False where it merged values that differ there."""
     root = left != right
-    (new,), _ = fraig.sweep([root], [A, B, X, Y], 30, sides=([left], [right]))
+    (new,), _ = sweep([root], [A, B, X, Y], 30, sides=([left], [right]))
     return holds_at(new, at)
 
 
@@ -221,7 +221,7 @@ def test_a_condition_that_may_be_false_is_not_the_constant_true():
     cond = z3.Not(z3.fpIsZero(z3.fpToFP(RNE, A ^ K, F32)))
     left, right = z3.If(cond, A, B), A
     root = z3.And(tautology, left != right)
-    (new,), _ = fraig.sweep([root], [A, B], 30, sides=([left], [right]))
+    (new,), _ = sweep([root], [A, B], 30, sides=([left], [right]))
     at = z3.substitute(new, (A, z3.BitVecVal(K, 32)), (B, z3.BitVecVal(5, 32)))
     assert K != 5 and z3.is_true(z3.simplify(at))
 
@@ -251,7 +251,7 @@ def test_a_fact_kept_from_a_merge_is_what_was_proved():
     assert all(((a & b) == 0) == ((a + b) & 0xFFFFFFFF == a | b)
                for a in (0, 1, 3, K) for b in (0, 2, 5, K))
     root = z3.Or(equal, c == ((A + B) ^ (A | B)))
-    (new,), stats = fraig.sweep([root], [A, B], 30)
+    (new,), stats = sweep([root], [A, B], 30)
     assert stats.proved >= 1  # the merge the fact comes from
     assert holds_at(new, {A: K, B: K})
 
@@ -267,7 +267,7 @@ def test_a_condition_that_may_be_true_is_not_the_class_constant_true():
     zero = z3.fpIsZero(z3.fpToFP(RNE, A ^ K, F32))
     left, right = z3.If(zero, B, A), A
     root = z3.And((square & 3) != 2, z3.Not((square & 7) == 6), left != right)
-    (new,), _ = fraig.sweep([root], [A, B], 30, sides=([left], [right]))
+    (new,), _ = sweep([root], [A, B], 30, sides=([left], [right]))
     assert holds_at(new, {A: K, B: 5})  # float(0) is zero: left is b = 5, not K
 
 
@@ -284,7 +284,7 @@ def test_nothing_is_merged_on_a_query_left_undecided(undecided):
     left = A + B
     right = z3.If(RARE, A + B + 1, A + B)
     root = left != right
-    (new,), stats = fraig.sweep([root], [A, B], 30, sides=([left], [right]))
+    (new,), stats = sweep([root], [A, B], 30, sides=([left], [right]))
     assert stats.proved == 0 and stats.undecided >= 1
     assert holds_at(new, {A: K, B: 5})
 
