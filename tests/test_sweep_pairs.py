@@ -259,9 +259,9 @@ def test_a_fact_kept_from_a_merge_is_what_was_proved():
 def test_a_condition_that_may_be_true_is_not_the_class_constant_true():
     """(a * a) & 3 != 2 and (a * a) & 7 == 6 are proved true and false (a square is 0, 1
     or 4 mod 8) and lead the classes of conditions true and false on every simulated
-    input. isZero(float(a ^ K)) joins the second and its negation the first, but their
-    classes say "either" (they flip at a = K), which the class rule must not read as
-    the class's constant (`_classes_meet`)."""
+    input. isZero(float(a ^ K)) joins the false one, but its classes say "either" (it
+    is true at a = K), which the class rule must not read as the class's constant
+    (`_classes_meet`)."""
     assert {a * a % 8 for a in range(64)} == {0, 1, 4}
     square = A * A
     zero = z3.fpIsZero(z3.fpToFP(RNE, A ^ K, F32))
