@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tier import THOROUGH
+from tier import THOROUGH, sample
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "tests" / "corpus" / "functions" / "manifest.jsonl"
@@ -108,9 +108,9 @@ def _tier() -> list[str]:
     return list(PAIRS) if THOROUGH else SUBSET
 
 
-def equiv(pair: dict) -> subprocess.CompletedProcess:
+def equiv(pair: dict, *extra: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "ptxsmt", "equiv", pair["a"], pair["b"],
-           "--function", pair["function"], "--json", "--timeout", "20"]
+           "--function", pair["function"], "--json", "--timeout", "20", *extra]
     if "function_b" in pair:
         cmd += ["--function-b", pair["function_b"]]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
@@ -148,6 +148,20 @@ def test_no_wrong_verdict(decided, pid):
         assert pair["expect"] == "different", f"false alarm: {str(result)[:1500]}"
     if verdict == "equivalent":
         assert pair["expect"] != "different", f"unsound: {pair['why']}"
+
+
+def test_every_merge_by_rule_is_certified(decided):
+    """Each "equivalent" of the tier that rests on merges by rule (the verdict's
+    "justified") is asked again with --certify: a solver re-proves each merge, and none
+    is refuted (one undecided in its share of the time is allowed). The thorough tier
+    certifies every such pair; the default run a sample of three."""
+    ruled = [pid for pid, r in decided.items()
+             if r["verdict"] == "equivalent" and r.get("justified")]
+    for pid in sample(ruled, 3, seed="certify"):
+        run = equiv(PAIRS[pid], "--certify")
+        out = json.loads(run.stdout)
+        assert out["verdict"] == "equivalent", (pid, out)
+        assert out["certified"]["refuted"] == [], (pid, out)
 
 
 def test_manifest_is_well_formed():

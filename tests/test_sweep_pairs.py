@@ -4,6 +4,13 @@
 operation swapped, a select's arms swapped). The sweep must keep each pair apart: the
 swept query still holds at the counterexample, which plain Python computes from the two
 functions as written (not from the Z3 terms). Equal pairs spelled two ways stay equal.
+
+A difference the sweep asks about first is learned (the model becomes a simulated input)
+and no wrong merge above it is ever tried; so the pairs that guard a merge rule keep the
+difference where the rule acts first: below a condition over an opaque value n (which
+simulates as a constant and is not asked), beside a fact or a class constant the sweep
+proved first, or in a float one function alone reads. Where no pair reaches the code (a
+query the solver leaves undecided), a stub solver that answers "unknown" drives it.
 Each test kills mutants of `scripts/mutants.py --block sweep` (docs/mutants.md).
 """
 
@@ -20,7 +27,7 @@ from click.testing import CliRunner
 from tier import THOROUGH
 
 from ptxsmt.cli.equiv import equiv
-from ptxsmt.smt.sweeping import fraig, rewrite
+from ptxsmt.smt.sweeping import fraig, rewrite, sweep
 
 SWEEP = Path(__file__).parent / "ptx" / "sweep"
 F32 = z3.FPSort(8, 24)
@@ -58,10 +65,23 @@ def swept_at(left: z3.ExprRef, right: z3.ExprRef, at: dict) -> bool:
     """Whether the sweep's query `left != right` (rebuilt over what it merged) still
     holds at the inputs `at`: False where it merged values that differ there."""
     root = left != right
-    (new,), _ = fraig.sweep([root], [A, B, X, Y], 30, sides=([left], [right]))
+    (new,), _ = sweep([root], [A, B, X, Y], 30, sides=([left], [right]))
+    return holds_at(new, at)
+
+
+def holds_at(term: z3.BoolRef, at: dict) -> bool:
     pairs = [(v, z3.BitVecVal(n, 32) if z3.is_bv(v) else z3.FPVal(n, F32))
              for v, n in at.items()]
-    return z3.is_true(z3.simplify(z3.substitute(new, *pairs)))
+    return z3.is_true(z3.simplify(z3.substitute(term, *pairs)))
+
+
+N = z3.BitVec("n", 32)  # an opaque value (not an input): no model of it is learned first
+OPAQUE_RARE = (A ^ N) == K
+
+
+def opaque_rare(x: z3.BitVecRef) -> z3.BitVecRef:
+    """x, except where a ^ n is K: x + 1."""
+    return z3.If(OPAQUE_RARE, x + 1, x)
 
 
 def rare(x: z3.ExprRef) -> z3.ExprRef:
@@ -100,11 +120,22 @@ def test_a_float_operation_with_operands_swapped_is_kept_apart(name):
 
 
 def test_a_select_with_its_arms_swapped_is_kept_apart():
-    """ite(c, y, y') against ite(c, y', y): read with its arms swapped, a phi would meet
-    the other select (phi cases)."""
-    c = B < 7
-    left, right = z3.If(c, A, rare(A)), z3.If(c, rare(A), A)
-    assert swept_at(left, right, {A: K, B: 0})
+    """ite(c, y, y') against ite(c, y', y), y' = y + 1 where a ^ n is K (n an opaque
+    value, such as an uninterpreted instruction's result: a condition over it that
+    simulates as a constant is not asked, so simulation never learns K). Each function
+    reads the float y from the bits of a its own way, so that y' is asked against
+    nothing before the selects (a float one function alone reads is asked only
+    across). Read with its arms swapped, a phi would meet the other select (phi
+    cases) and the pair would merge."""
+    one = z3.FPVal(1.0, F32)
+    y, y2 = z3.fpBVToFP(A, F32), z3.fpBVToFP(A | 0, F32)
+    y1, y1_ = (z3.If(OPAQUE_RARE, z3.fpAdd(RNE, y, one), y),
+               z3.If(OPAQUE_RARE, z3.fpAdd(RNE, one, y2), y2))
+    c = z3.ULT(B, 7)
+    left, right = z3.If(c, y, y1), z3.If(c, y1_, y2)
+    at_k = struct.unpack("<f", struct.pack("<I", K))[0]
+    assert _f32(at_k) != _f32(at_k + 1.0)  # at a = K, n = 0, b = 0: y against y + 1
+    assert swept_at(z3.fpToIEEEBV(left), z3.fpToIEEEBV(right), {A: K, B: 0, N: 0})
 
 
 def test_minus_zero_against_plus_zero_is_kept_apart():
@@ -169,18 +200,6 @@ def test_an_integer_subtraction_with_operands_swapped_is_kept_apart():
     assert swept_at(u - rare(u), rare(chain(A, B, True)) - u, {A: K, B: 5})
 
 
-def test_nodes_cut_apart_stay_apart():
-    """The cut two levels down makes u and u' (u + 4 at the one input) fresh constants:
-    two, not one, or u >> 2 and u' >> 2 would be proved equal."""
-    u = chain(A, B, False)
-    w = z3.If(RARE, u + 4, u)
-    left = z3.LShR(u, 2) ^ z3.LShR(B, 1)
-    right = z3.LShR(w, 2) ^ z3.LShR(B, 1)
-    u0 = py_chain(K, 5)
-    assert u0 >> 2 != ((u0 + 4) & 0xFFFFFFFF) >> 2
-    assert swept_at(left, right, {A: K, B: 5})
-
-
 # a 64-bit semiprime: which inputs multiply to it no solver finds in a fraction of a second
 P, Q = 4294967291, 4294967279
 
@@ -202,6 +221,97 @@ def test_a_condition_that_may_be_false_is_not_the_constant_true():
     cond = z3.Not(z3.fpIsZero(z3.fpToFP(RNE, A ^ K, F32)))
     left, right = z3.If(cond, A, B), A
     root = z3.And(tautology, left != right)
-    (new,), _ = fraig.sweep([root], [A, B], 30, sides=([left], [right]))
+    (new,), _ = sweep([root], [A, B], 30, sides=([left], [right]))
     at = z3.substitute(new, (A, z3.BitVecVal(K, 32)), (B, z3.BitVecVal(5, 32)))
     assert K != 5 and z3.is_true(z3.simplify(at))
+
+
+def test_nodes_cut_apart_stay_apart():
+    """u = a * b and u' = u ^ d, d = b & (7 where a ^ n is K, else 3): shifted right by
+    two past b << 3 they simulate alike, and are asked first (nothing below them is
+    asked against another node). The cut two levels down makes u, u' and b << 3 fresh
+    constants: three, not one, or the two shifts would be proved equal."""
+    u = A * B
+    d = B & z3.If(OPAQUE_RARE, z3.BitVecVal(7, 32), z3.BitVecVal(3, 32))
+    left = z3.LShR(u | (B << 3), 2)
+    right = z3.LShR((u ^ d) | (B << 3), 2)
+    u0 = K * 4 & 0xFFFFFFFF  # at a = K, b = 4, n = 0: d is 4
+    assert (u0 | 32) >> 2 != ((u0 ^ 4) | 32) >> 2
+    assert swept_at(left, right, {A: K, B: 4, N: 0})
+
+
+def test_a_fact_kept_from_a_merge_is_what_was_proved():
+    """(a & b) == 0 and a + b == (a | b) are one condition (a solver proves it; the
+    tables differ): merged, the sweep keeps their equality as a fact over a + b and
+    a | b. A later condition over those two, (a + b) ^ (a | b) == C, is false on every
+    simulated input but true at a = b = K: with a false fact assumed, the sweep
+    would prove it constant false and drop the root's only true case."""
+    equal = z3.Xor((A & B) == 0, (A + B) == (A | B))  # false everywhere
+    c = (2 * K & 0xFFFFFFFF) ^ K  # (a + b) ^ (a | b) at a = b = K
+    assert all(((a & b) == 0) == ((a + b) & 0xFFFFFFFF == a | b)
+               for a in (0, 1, 3, K) for b in (0, 2, 5, K))
+    root = z3.Or(equal, c == ((A + B) ^ (A | B)))
+    (new,), stats = sweep([root], [A, B], 30)
+    assert stats.proved >= 1  # the merge the fact comes from
+    assert holds_at(new, {A: K, B: K})
+
+
+def test_a_condition_that_may_be_true_is_not_the_class_constant_true():
+    """(a * a) & 3 != 2 and (a * a) & 7 == 6 are proved true and false (a square is 0, 1
+    or 4 mod 8) and lead the classes of conditions true and false on every simulated
+    input. isZero(float(a ^ K)) joins the false one, but its classes say "either" (it
+    is true at a = K), which the class rule must not read as the class's constant
+    (`_classes_meet`)."""
+    assert {a * a % 8 for a in range(64)} == {0, 1, 4}
+    square = A * A
+    zero = z3.fpIsZero(z3.fpToFP(RNE, A ^ K, F32))
+    left, right = z3.If(zero, B, A), A
+    root = z3.And((square & 3) != 2, z3.Not((square & 7) == 6), left != right)
+    (new,), _ = sweep([root], [A, B], 30, sides=([left], [right]))
+    assert holds_at(new, {A: K, B: 5})  # float(0) is zero: left is b = 5, not K
+
+
+@pytest.fixture
+def undecided(monkeypatch):
+    """A solver that decides nothing: every query of the sweep is "unknown"."""
+    monkeypatch.setattr(fraig, "_check", lambda *_: ("unknown", None))
+
+
+def test_nothing_is_merged_on_a_query_left_undecided(undecided):
+    """With every query unknown, no candidate is merged and no condition is taken as
+    constant: a + b and its copy that differs where a is K stay apart, and a == K
+    (false on every simulated input) stays a condition."""
+    left = A + B
+    right = z3.If(RARE, A + B + 1, A + B)
+    root = left != right
+    (new,), stats = sweep([root], [A, B], 30, sides=([left], [right]))
+    assert stats.proved == 0 and stats.undecided >= 1
+    assert holds_at(new, {A: K, B: 5})
+
+
+def test_ptx_a_condition_the_classes_leave_open_is_different_at_that_input():
+    """Side A adds 1 where float(pa ^ K) is zero, a condition false on every simulated
+    input whose classes say "either"; the class of such conditions is led by
+    (pa * pa) & 7 == 6, proved false. The counterexample, checked in Python: pa = K
+    (float(0) is zero), and A's return is B's plus one."""
+    out = run("classrule")
+    if not decided(out):
+        return
+    cex = out["counterexample"]
+    pa = int(cex["inputs"]["pa"], 16)
+    assert pa == K and (pa * pa) & 7 != 6
+    assert int(cex["lhs"]["ret"], 16) == (int(cex["rhs"]["ret"], 16) + 1) & 0xFFFFFFFF
+
+
+def test_ptx_a_fact_of_a_proved_merge_keeps_a_difference_above_it():
+    """A's (pa & pd) == 0 and B's pa + pd == (pa | pd) are merged by a proof and kept as
+    a fact; side B then adds 1 where (pa + pd) ^ (pa | pd) is C (false on every
+    simulated input), which the fact must not hide. The counterexample's inputs meet C,
+    by Python."""
+    out = run("fact")
+    if not decided(out):
+        return
+    cex = out["counterexample"]
+    pa, pd = (int(cex["inputs"][p], 16) for p in ("pa", "pd"))
+    assert ((pa + pd) & 0xFFFFFFFF) ^ (pa | pd) == (2 * K & 0xFFFFFFFF) ^ K
+    assert int(cex["rhs"]["ret"], 16) == (int(cex["lhs"]["ret"], 16) + 1) & 0xFFFFFFFF
