@@ -34,14 +34,22 @@ from . import report
 from .batch import cache
 from .function.evaluate import Location, parse_location, read_function_file
 from .isa.errors import PtxError
+from .isa.module import Function
 from .isa.source import read_file, read_text
 from .isa.targets import parse_target
 from .report.equivalence import counterexample_json, verdict_json
 from .report.function import function_verdict_json
 from .report.progress import Progress
 from .sem.options import DEFAULT_NAN, NAN_POLICIES, VSET_MERGE_SOURCES, Options
-from .smt.queries.functions import FunctionVerdict, replay_counterexample
-from .smt.queries.snippets import ReplayError, build_query, decide, replay
+from .smt.queries.functions import FunctionCounterexample, FunctionVerdict, replay_counterexample
+from .smt.queries.snippets import (
+    Counterexample,
+    Query,
+    ReplayError,
+    build_query,
+    decide,
+    replay,
+)
 from .smt.solving import verdicts
 from .smt.solving.child import race
 from .smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
@@ -360,29 +368,51 @@ def _cached(store: Path, pair: Pair, key: str, digest: str) -> dict | None:
 def _replays(pair: Pair, entry: verdicts.Entry) -> str:
     """"" where the entry's counterexample, run through the evaluator, gives the very
     counterexample it shows; else why not."""
-    only_nans = entry.result.get("only_nan_payloads") is True  # two open values differ
     try:
-        if pair.kind == "snippets":
-            r = msgspec.convert(entry.replay, verdicts.SnippetReplay)
-            q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair),
-                            nan=pair.options.get("nan", DEFAULT_NAN))
-            found = counterexample_json(replay(q, r.inputs, open_differ=only_nans,
-                                               nan_payloads_only=only_nans))
-        else:
-            r = msgspec.convert(entry.replay, verdicts.FunctionReplay)
-            sides = (read_function_file(pair.lhs, pair.function),
-                     read_function_file(pair.rhs, pair.function_b))
-            cex = replay_counterexample(*sides, list(r.scalars),
-                                        {_location(k): v for k, v in r.memory.items()},
-                                        [_location(k) for k in r.watch], _options(pair),
-                                        pair.options.get("unroll") or 0, only_nans)
-            found = function_verdict_json(FunctionVerdict(
-                "different", sides[0].name, sides[1].name, {}, cex))["counterexample"]
+        replayed(pair, entry.result, entry.replay)
     except (PtxError, ReplayError, msgspec.ValidationError) as e:
         return f"its counterexample does not replay ({e})"
-    if found != entry.result.get("counterexample"):
-        return "its counterexample is not what the evaluator gives"
+    except Mismatch as e:
+        return str(e)
     return ""
+
+
+class Mismatch(Exception):
+    """A stored counterexample that runs, to other values than those it shows."""
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A stored "different" run again: its counterexample and what it ran on (the query
+    of two snippets, or both functions)."""
+    counterexample: Counterexample | FunctionCounterexample
+    ran_on: Query | tuple[Function, Function]
+
+
+def replayed(pair: Pair, result: dict, fields: dict | None) -> Replayed:
+    """A "different" (its `result` fields and `REPLAY` `fields`) run through the evaluator;
+    PtxError, ReplayError or msgspec.ValidationError where it does not run, Mismatch
+    where it gives another counterexample than the result shows."""
+    only_nans = result.get("only_nan_payloads") is True  # two open values differ
+    if pair.kind == "snippets":
+        r = msgspec.convert(fields, verdicts.SnippetReplay)
+        q = build_query(pair.lhs, pair.rhs, pair.options.get("outputs"), _options(pair),
+                        nan=pair.options.get("nan", DEFAULT_NAN))
+        cex = replay(q, r.inputs, open_differ=only_nans, nan_payloads_only=only_nans)
+        found, ran_on = counterexample_json(cex), q
+    else:
+        r = msgspec.convert(fields, verdicts.FunctionReplay)
+        ran_on = (read_function_file(pair.lhs, pair.function),
+                  read_function_file(pair.rhs, pair.function_b))
+        cex = replay_counterexample(*ran_on, list(r.scalars),
+                                    {_location(k): v for k, v in r.memory.items()},
+                                    [_location(k) for k in r.watch], _options(pair),
+                                    pair.options.get("unroll") or 0, only_nans)
+        found = function_verdict_json(FunctionVerdict(
+            "different", ran_on[0].name, ran_on[1].name, {}, cex))["counterexample"]
+    if found != result.get("counterexample"):
+        raise Mismatch("its counterexample is not what the evaluator gives")
+    return Replayed(cex, ran_on)
 
 
 def _typed(loc: Location) -> str:
