@@ -1,7 +1,7 @@
 """The package layout is the architecture (docs/layout.md): imports flow one way,
 
-    cli -> report, pairs -> proofs, check, ptxasdiff, synth, triage -> smt -> batch -> eval -> fast
-        -> program, solver, function, llvm -> sem -> isa
+    cli -> serve -> report, pairs -> proofs, check, ptxasdiff, synth, triage -> smt -> batch
+        -> eval -> fast -> program, solver, function, llvm -> sem -> isa
 
 and inside smt, the verifier core, its rooms flow one way too:
 
@@ -32,6 +32,7 @@ LAYERS = (
     ("smt",),
     ("proofs", "check", "ptxasdiff", "synth", "triage"),
     ("report", "pairs"),
+    ("serve",),
     ("cli", "__main__"),
 )
 # smt's rooms, lowest first: the solve policy, the sweep, the queries

@@ -22,6 +22,7 @@ COMMANDS = {
     "equiv": "equiv:equiv", "prove": "prove:prove", "vectors": "vectors:vectors",
     "sweep": "sweep:sweep", "ptxas-diff": "ptxas_diff:ptxas_diff", "cache": "cache:cache_cmd",
     "synth": "synth:synth", "tv": "tv:tv", "triage": "triage:triage",
+    "serve": "serve:serve",
 }
 
 
@@ -45,6 +46,7 @@ def main() -> None:
       ptxsmt synth --types f32,s32 --size 2 --jobs 2 --out synth-out
       ptxsmt tv kernels.ll --mcpu sm_80
       ptxsmt triage tests/claims/ --markdown
+      ptxsmt serve
     """
 
 
