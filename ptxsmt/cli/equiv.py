@@ -39,6 +39,7 @@ from .common import (
     warn_unused,
     writable_dir,
 )
+from .link import link_option
 
 
 @click.command("equiv", context_settings=CONTEXT)
@@ -91,6 +92,7 @@ from .common import (
 @merge_option
 @max_input_option
 @nan_option
+@link_option
 def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2, as_json,
           function, unroll, function_b, solver, no_sweep, certify, batch, jobs, executor,
           scheduler, target, vset_merge, nan) -> None:

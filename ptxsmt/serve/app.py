@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import urllib.parse
+from dataclasses import replace
 from pathlib import Path
 
 from flask import Flask, abort, jsonify, redirect, render_template, request, url_for
@@ -46,8 +47,10 @@ def create_app(db: Path, workers: int = 2, queue: int = 8, memory: int = 2 << 30
     app.extensions["ptxsmt"] = {"store": store, "pool": pool}
 
     def start(key: str, req: Request, stored: dict | None = None) -> Job:
-        limit = REPLAY_LIMIT if stored else 2 * req.options["timeout"] + \
-            pairs.STOP_MARGIN + MARGIN
+        # a request stored by `equiv --link` may ask for more time than this server gives
+        timeout = min(req.options["timeout"], max_timeout)
+        req = replace(req, options={**req.options, "timeout": timeout})
+        limit = REPLAY_LIMIT if stored else 2 * timeout + pairs.STOP_MARGIN + MARGIN
         return pool.submit(key, prove, (req.to_json(), stored), limit)
 
     def state(key: str) -> tuple[Request, dict]:

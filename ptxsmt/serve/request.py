@@ -86,8 +86,8 @@ def parse(fields: dict, max_timeout: float) -> Request:
         if kind != "snippets":
             raise BadRequest("outputs applies to snippets only")
         options["outputs"] = [o.strip() for o in outputs.split(",")]
-    if kind == "ir" and (given := [k for k in DEFAULTS if _given(fields, k)
-                                   and k not in pairs.IR_OPTIONS]):
+    if kind == "ir" and (given := [k for k in DEFAULTS if k not in pairs.IR_OPTIONS
+                                   and options[k] != DEFAULTS[k]]):
         raise BadRequest(f"{given[0]} does not apply to IR against PTX")
     if isinstance(options["timeout"], int | float) and options["timeout"] > max_timeout:
         raise BadRequest(f"timeout {options['timeout']:g}: this server allows at most "
