@@ -36,6 +36,7 @@ class Job:
     finished: float | None = None
     outcome: dict | None = None  # what the call returned (state "done")
     error: str = ""  # why not (failed, stopped, cancelled)
+    pid: int | None = None  # its worker process, once started
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def elapsed(self) -> float:
@@ -108,14 +109,17 @@ class Pool:
         process = self._context.Process(target=_child, args=(fn, args, send, self.memory),
                                         daemon=True)
         process.start()
+        job.pid = process.pid
         send.close()
+        ending: tuple = ("failed", None, "the server failed to watch its worker")
         try:
-            self._end(job, *self._wait(job, process, receive))
-        finally:
+            ending = self._wait(job, process, receive)
+        finally:  # the process is gone before anyone sees the job end
             if process.is_alive():
                 process.kill()
             process.join()
             receive.close()
+            self._end(job, *ending)
 
     def _wait(self, job: Job, process, receive) -> tuple:
         end = job.started + job.limit

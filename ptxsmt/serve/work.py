@@ -6,6 +6,7 @@ Everything here returns plain data (JSON values): it crosses a process boundary.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -34,8 +35,8 @@ def prove(request: str, stored: dict | None = None) -> dict:
         pair = req.pair(Path(folder))
         if stored:
             result, fields = stored["result"], stored["replay"]
-        else:
-            result = pairs.decide_pair(pair)
+        else:  # a message names the inputs as the page's links do (a.ptx), not the folder
+            result = json.loads(json.dumps(pairs.decide_pair(pair)).replace(folder + "/", ""))
             fields = result.pop(pairs.REPLAY, None)
         if result["verdict"] != "different" or fields is None:
             return {"result": result, "replay": fields, "shown": None, "stored": bool(stored)}

@@ -1,0 +1,389 @@
+"""`ptxsmt serve` through Flask's test client: verdicts, the counterexample table checked
+against plain-Python arithmetic and the independent PTX interpreter, permalinks that
+re-replay a stored "different" (and refuse a forged one), the worker pool's limits, and
+50 hostile requests answered with clear errors and no traceback."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import struct
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+from ptx_interp import run as interpret
+
+from ptxsmt.cli import main
+from ptxsmt.serve import jobs
+from ptxsmt.serve.app import MAX_BODY, create_app
+from ptxsmt.serve.request import MAX_SIDE
+from ptxsmt.smt import verdicts
+
+PTX = Path(__file__).parent / "ptx"
+MISCOMPILE = {"lhs": "setp.lt.f32 p, a, b;\nnot.pred p, p;", "rhs": "setp.ge.f32 p, a, b;"}
+WAIT = 120  # seconds a verdict may take on a loaded machine; a test never waits on timing
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "links.sqlite"
+
+
+@pytest.fixture
+def app(db):
+    app = create_app(db, workers=2, queue=4)
+    yield app
+    app.extensions["ptxsmt"]["pool"].close()
+
+
+def finished(client, key: str) -> dict:
+    """The request's state once its worker is done."""
+    end = time.monotonic() + WAIT
+    while time.monotonic() < end:
+        now = client.get(f"/api/r/{key}").get_json()
+        if now["state"] not in ("queued", "running"):
+            return now
+        time.sleep(0.05)
+    raise AssertionError(f"no verdict within {WAIT} s")
+
+
+def submit(client, fields: dict) -> str:
+    r = client.post("/run", data=fields)
+    assert r.status_code == 303, r.data
+    return r.headers["Location"].rsplit("/", 1)[1]
+
+
+def f32(hex_bits: str) -> float:
+    return struct.unpack("<f", int(hex_bits, 16).to_bytes(4, "little"))[0]
+
+
+def test_a_miscompile_shows_its_counterexample_table(app):
+    client = app.test_client()
+    key = submit(client, MISCOMPILE)
+    now = finished(client, key)
+    assert now["state"] == "done" and now["result"]["verdict"] == "different"
+    inputs = {c["name"]: c for c in now["shown"]["inputs"]}
+    a, b = f32(inputs["a"]["hex"]), f32(inputs["b"]["hex"])
+    # plain Python: not(a < b) and a >= b disagree exactly when a or b is NaN
+    assert (not (a < b)) != (a >= b)
+    assert "NaN" in (inputs["a"]["class"], inputs["b"]["class"])
+    (p,) = now["shown"]["outputs"]
+    assert p["differs"] and p["lhs"]["hex"] == json.dumps(not (a < b))
+    assert p["bits"] == [[("1", "0", True)] if not (a < b) else [("0", "1", True)]] or \
+        [tuple(x) for x in p["bits"][0]] == [("1", "0", True)]
+    page = client.get(f"/r/{key}").data.decode()
+    assert 'class="x"' in page and "ptxsmt eval" in page and f"/r/{key}" in page
+    for line in now["shown"]["reproduce"]:  # each replay line runs, to the table's value
+        args = __import__("shlex").split(line)[2:]
+        out = CliRunner().invoke(main, ["eval", *args, "--json"])
+        assert json.loads(out.output)["outputs"]["p"] in (True, False)
+    lines = now["shown"]["reproduce"]
+    got = [json.loads(CliRunner().invoke(main, ["eval", *__import__("shlex").split(x)[2:],
+                                                "--json"]).output)["outputs"]["p"]
+           for x in lines]
+    assert got == [not (a < b), a >= b]
+
+
+def test_function_pair_table_agrees_with_the_independent_interpreter(app):
+    client = app.test_client()
+    lhs = (PTX / "func_sm90_O3.ptx").read_text()
+    rhs = (PTX / "func_sm90_O3_wrong.ptx").read_text()
+    name = "_Z4pickPKiS0_Piii"
+    key = submit(client, {"lhs": lhs, "rhs": rhs, "function": name})
+    now = finished(client, key)
+    assert now["result"]["verdict"] == "different"
+    cex = now["result"]["counterexample"]
+    params = {k: int(v, 16) for k, v in cex["inputs"].items() if "param" in k}
+    specials = {k: int(v, 16) for k, v in cex["inputs"].items() if "param" not in k}
+    memory = {}
+    for loc, v in cex["memory"].items():
+        at = int(loc[loc.index("[") + 1:loc.index("]")], 16)
+        memory.update({at + i: (int(v, 16) >> 8 * i) & 0xFF for i in range(4)})
+    (where,) = cex["differ"]
+    at = int(where[where.index("[") + 1:where.index("]")], 16)
+    ends = [interpret(text, name, params, specials, memory)[1] for text in (lhs, rhs)]
+    words = [sum(m.get(at + i, 0) << 8 * i for i in range(4)) for m in ends]
+    assert words[0] != words[1]
+    shown = {o["name"]: o for o in now["shown"]["outputs"]}[where]
+    assert [int(shown[s]["hex"], 16) for s in ("lhs", "rhs")] == words
+    assert now["shown"]["reproduce"][0].startswith(f"ptxsmt eval a.ptx --function {name} ")
+    assert client.get(f"/r/{key}/a").data.decode() == lhs  # what the replay line reads
+
+
+def test_a_stored_different_is_replayed_before_it_is_shown(app, db):
+    client = app.test_client()
+    key = submit(client, MISCOMPILE)
+    first = finished(client, key)
+    later = create_app(db, workers=1)  # a restarted server: only the store remembers
+    try:
+        c = later.test_client()
+        assert c.get(f"/api/r/{key}").get_json()["state"] in ("queued", "running")
+        again = finished(c, key)
+        assert again["stored"] and again["shown"] == first["shown"] and not again["note"]
+    finally:
+        later.extensions["ptxsmt"]["pool"].close()
+
+
+def _forge(db: Path, key: str, edit) -> None:
+    """Rewrite the stored verdict of `key` with `edit(entry)`, its check recomputed (a
+    forger's entry: only the replay can tell)."""
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        (blob,) = con.execute("SELECT verdict FROM links WHERE key = ?", (key,)).fetchone()
+        entry = msgspec.json.decode(blob, type=verdicts.Entry)
+        edit(entry)
+        entry.check = verdicts.checksum(entry)
+        con.execute("UPDATE links SET verdict = ? WHERE key = ?",
+                    (msgspec.json.encode(entry), key))
+
+
+@pytest.mark.parametrize("edit, verdict", [
+    # the shown outputs swapped: the replay gives the true ones
+    (lambda e: e.result["counterexample"].update(lhs={"p": False}, rhs={"p": True}),
+     "different"),
+    # a "different" that is not: the inputs no longer split the two sides
+    (lambda e: e.replay.update(inputs={"a": 0, "b": 0x3F800000}), "different"),
+])
+def test_a_forged_different_is_not_served(app, db, edit, verdict):
+    client = app.test_client()
+    key = submit(client, MISCOMPILE)
+    truth = finished(client, key)
+    _forge(db, key, edit)
+    later = create_app(db, workers=1)
+    try:
+        now = finished(later.test_client(), key)
+        assert "does not replay" in now["note"] or "not what the evaluator" in now["note"]
+        assert now["result"]["verdict"] == verdict and not now["stored"]
+        assert now["shown"]["outputs"][0]["lhs"] != {} and \
+            truth["result"]["verdict"] == "different"
+    finally:
+        later.extensions["ptxsmt"]["pool"].close()
+
+
+def test_an_edited_entry_fails_its_check_and_an_equivalent_is_served_from_the_store(app, db):
+    client = app.test_client()
+    key = submit(client, {"lhs": "setp.lt.f32 p, a, b;", "rhs": "setp.gt.f32 p, b, a;"})
+    assert finished(client, key)["result"]["verdict"] == "equivalent"
+    later = create_app(db, workers=1)
+    try:
+        now = later.test_client().get(f"/api/r/{key}").get_json()
+        assert now["state"] == "done" and now["stored"]  # no worker needed
+    finally:
+        later.extensions["ptxsmt"]["pool"].close()
+    import sqlite3
+    with sqlite3.connect(db) as con:  # a hand edit that leaves the check stale
+        (blob,) = con.execute("SELECT verdict FROM links").fetchone()
+        con.execute("UPDATE links SET verdict = ?", (blob.replace(b"equivalent", b"refines"),))
+    later = create_app(db, workers=1)
+    try:
+        now = finished(later.test_client(), key)
+        assert "check does not match" in now["note"] and not now["stored"]
+        assert now["result"]["verdict"] == "equivalent"
+    finally:
+        later.extensions["ptxsmt"]["pool"].close()
+
+
+def test_a_sealed_request_that_was_edited_is_refused(app, db):
+    client = app.test_client()
+    key = submit(client, {"lhs": "setp.lt.f32 p, a, b;", "rhs": "setp.gt.f32 p, b, a;"})
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE links SET request = replace(request, 'gt', 'ge')")
+    r = client.get(f"/r/{key}")
+    assert r.status_code == 409 and b"fails its seal" in r.data
+
+
+def test_equiv_link_prints_a_permalink_the_server_proves(db, monkeypatch):
+    monkeypatch.setenv("PTXSMT_SERVE_DB", str(db))
+    monkeypatch.setenv("PTXSMT_SERVE_URL", "http://example.test:9/")
+    r = CliRunner().invoke(main, ["equiv", MISCOMPILE["lhs"], MISCOMPILE["rhs"], "--link"])
+    assert r.exit_code == 1
+    link = r.output.splitlines()[-1]
+    assert link.startswith("link: http://example.test:9/r/")
+    app = create_app(db, workers=1)
+    try:
+        now = finished(app.test_client(), link.rsplit("/", 1)[1])
+        assert now["result"]["verdict"] == "different"
+    finally:
+        app.extensions["ptxsmt"]["pool"].close()
+    bad = CliRunner().invoke(main, ["equiv", "nonsense", "x", "--link"])
+    assert bad.exit_code == 2 and "link:" not in bad.output
+
+
+# --- the worker pool: limits, cancelling, no blocking (functions the workers import) ---
+
+def hang(pid_file: str) -> None:
+    Path(pid_file).write_text(str(os.getpid()))
+    while True:
+        time.sleep(1)
+
+
+def hog() -> int:
+    return len(bytearray(4 << 30))
+
+
+def quick() -> str:
+    return "done"
+
+
+def _settled(pool: jobs.Pool, key: str) -> jobs.Job:
+    end = time.monotonic() + WAIT
+    while (job := pool.get(key)).state in jobs.ACTIVE:
+        assert time.monotonic() < end
+        time.sleep(0.02)
+    return job
+
+
+def _started(pid_file: Path) -> int:
+    end = time.monotonic() + WAIT
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < end
+        time.sleep(0.02)
+    return int(pid_file.read_text())
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def pool():
+    pool = jobs.Pool(workers=2, queue=1, memory=1 << 30, preload=())
+    yield pool
+    pool.close()
+
+
+def test_a_job_past_its_limit_is_stopped_and_its_process_is_gone(pool, tmp_path):
+    pool.submit("slow", hang, (str(tmp_path / "pid"),), limit=0.5)
+    job = _settled(pool, "slow")
+    assert job.state == "stopped" and "limit of 0.5 s" in job.error
+    assert _gone(job.pid)
+
+
+def test_cancel_kills_a_running_job_and_one_slow_job_blocks_no_other(pool, tmp_path):
+    pool.submit("slow", hang, (str(tmp_path / "pid"),), limit=3600)
+    pid = _started(tmp_path / "pid")
+    pool.submit("quick", quick, (), limit=3600)
+    assert _settled(pool, "quick").outcome == "done"
+    assert pool.get("slow").state == "running"
+    assert pool.cancel("slow")
+    assert _settled(pool, "slow").state == "cancelled" and _gone(pid)
+    assert not pool.cancel("slow")
+
+
+def test_a_full_pool_says_busy_and_memory_is_bounded(pool, tmp_path):
+    pool.submit("hog", hog, (), limit=3600)
+    job = _settled(pool, "hog")
+    assert job.state == "failed" and "out of memory" in job.error
+    for i in range(3):
+        pool.submit(f"slow{i}", hang, (str(tmp_path / f"pid{i}"),), limit=3600)
+    with pytest.raises(jobs.Busy, match="busy"):
+        pool.submit("one more", quick, (), limit=1)
+    assert pool.submit("slow0", quick, (), limit=1).state in jobs.ACTIVE  # the same job
+
+
+# --- hostile input ---
+
+def _hostile(key: str) -> list[tuple[str, str, dict]]:
+    """(method, path, keyword arguments of the test client's call): 50 requests."""
+    form = {"content_type": "application/x-www-form-urlencoded"}
+    many = "".join(f".visible .func f{i}()\n{{\n\tret;\n}}\n" for i in range(3000))
+    out = [
+        ("post", "/run", {"data": b"lhs=" + b"a" * MAX_BODY, **form}),
+        ("post", "/run", {"data": b"lhs=\xff\xfe&rhs=x", **form}),
+        ("post", "/run", {"data": b"lhs=%ff%fe&rhs=x", **form}),
+        ("post", "/run", {"data": b"\xef\xbb\xbf\x00\x00", "content_type": "application/json"}),
+        ("post", "/run", {"data": b"{", "content_type": "application/json"}),
+        ("post", "/run", {"data": b"[1, 2]", "content_type": "application/json"}),
+        ("post", "/run", {"json": {"lhs": 1, "rhs": 2}}),
+        ("post", "/run", {"json": {"lhs": "x", "rhs": "y", "evil": 1}}),
+        ("post", "/run", {"data": {"lhs": "", "rhs": "x"}}),
+        ("post", "/run", {"data": {"lhs": "a\0b", "rhs": "x"}}),
+        ("post", "/run", {"data": {"lhs": "x" * (MAX_SIDE + 1), "rhs": "x"}}),
+        ("post", "/run", {"data": "lhs=a&lhs=b&rhs=c", **form}),
+        ("post", "/run", {"data": "&".join(f"f{i}=1" for i in range(40)), **form}),
+        ("post", "/run", {"data": {"lhs": "x", "rhs": "y"},
+                          "content_type": "multipart/form-data"}),
+        ("post", "/run", {"data": b"lhs=x&rhs=y", "content_type": "text/plain"}),
+        ("get", "/run", {}),
+        ("put", "/", {}),
+        ("get", "/r/not-a-key", {}),
+        ("get", "/r/" + "0" * 64, {}),
+        ("get", "/api/r/" + "0" * 64, {}),
+        ("get", "/r/" + "0" * 64 + "/a", {}),
+        ("get", f"/r/{key}/c", {}),
+        ("get", "/r/../../etc/passwd", {}),
+        ("post", "/api/r/" + "0" * 64, {}),
+        ("post", "/r/" + "0" * 64 + "/cancel", {}),
+        ("get", "/static/../../x", {}),
+    ]
+    bad_options = [("timeout", "nan"), ("timeout", "inf"), ("timeout", "-1"),
+                   ("timeout", "1e9"), ("timeout", "abc"), ("unroll", "-1"),
+                   ("unroll", "1.5"), ("unroll", "x"), ("target", "sm_0"),
+                   ("target", "sm_90" * 100), ("nan", "bogus"), ("kind", "x"),
+                   ("solver", "cvc9"), ("vset_merge", "z"), ("function", "f" * 300),
+                   ("outputs", ",,")]
+    out += [("post", "/run", {"data": {**MISCOMPILE, k: v}}) for k, v in bad_options]
+    out += [("post", "/run", {"data": {**MISCOMPILE, "function": "f"}}),
+            ("post", "/run", {"data": {"lhs": many, "rhs": many, "kind": "functions"}}),
+            ("post", "/run", {"data": {"lhs": many, "rhs": many, "function": "f2999"}}),
+            ("post", "/run", {"json": {"lhs": "x", "rhs": "y", "timeout": True}})]
+    # a proof no solver ends (64-bit division), and more valid requests than the pool
+    # takes at once: each runs within its limit or is refused as busy
+    hard = {"lhs": "div.u64 q, a, b; mul.lo.u64 m, q, b; sub.u64 r, a, m;",
+            "rhs": "rem.u64 r, a, b;", "outputs": "r", "timeout": "1"}
+    out += [("post", "/run", {"data": hard})]
+    out += [("post", "/run", {"data": {"lhs": f"add.u32 d, a, {i};",
+                                       "rhs": f"add.u32 d, {i}, a;"}}) for i in range(3)]
+    return out
+
+
+def test_50_hostile_requests_get_clear_errors_and_no_traceback(app, caplog):
+    client = app.test_client()
+    key = submit(client, MISCOMPILE)
+    requests = _hostile(key)
+    assert len(requests) >= 50
+    started = []
+    for method, path, kwargs in requests:
+        r = getattr(client, method)(path, **kwargs)
+        body = r.data.decode("utf-8", "replace")
+        if os.environ.get("SHOW_HOSTILE"):
+            import re
+            print(r.status_code, path, re.sub(r"\s+", " ", re.sub("<[^>]+>", "", body))[-160:])
+        assert r.status_code < 500 or r.status_code == 503, (path, r.status_code, body[:300])
+        assert "Traceback" not in body and "ptxsmt bug" not in body, (path, body[:300])
+        if r.status_code >= 400:
+            assert "error" in body, (path, body[:300])
+            assert len(body) < 20_000
+        if path == "/run" and r.status_code == 303:
+            started.append(r.headers["Location"].rsplit("/", 1)[1])
+    for k in started:  # every one accepted ends: a verdict, or an error in one line
+        now = finished(client, k)
+        if os.environ.get("SHOW_HOSTILE"):
+            print(now["state"], now.get("error"), json.dumps(now.get("result"))[:300])
+        assert now["state"] in ("done", "stopped"), now
+        if now.get("result", {}).get("verdict") == "error":
+            assert not now["result"].get("bug") and "/tmp" not in now["result"]["error"]
+            assert now["result"]["error"].startswith("a.ptx: the file defines 3000 functions")
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_serve_refuses_a_port_in_use_in_one_line(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = CliRunner().invoke(main, ["serve", "--port", str(port),
+                                      "--db", str(tmp_path / "l.sqlite")])
+    assert r.exit_code == 2 and "cannot serve on" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["serve", "--max-timeout", "nan"])
+    assert r.exit_code == 2 and math.isnan(float("nan"))
