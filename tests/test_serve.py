@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import socket
 import struct
 import time
@@ -70,23 +71,19 @@ def test_a_miscompile_shows_its_counterexample_table(app):
     inputs = {c["name"]: c for c in now["shown"]["inputs"]}
     a, b = f32(inputs["a"]["hex"]), f32(inputs["b"]["hex"])
     # plain Python: not(a < b) and a >= b disagree exactly when a or b is NaN
-    assert (not (a < b)) != (a >= b)
-    assert "NaN" in (inputs["a"]["class"], inputs["b"]["class"])
+    expected = [not (a < b), a >= b]
+    assert expected[0] != expected[1]
+    assert [inputs[x]["class"] == "NaN" for x in "ab"] == [math.isnan(a), math.isnan(b)]
     (p,) = now["shown"]["outputs"]
-    assert p["differs"] and p["lhs"]["hex"] == json.dumps(not (a < b))
-    assert p["bits"] == [[("1", "0", True)] if not (a < b) else [("0", "1", True)]] or \
-        [tuple(x) for x in p["bits"][0]] == [("1", "0", True)]
+    assert p["differs"] and [p[s]["hex"] for s in ("lhs", "rhs")] == \
+        [json.dumps(v) for v in expected]
+    assert p["bits"] == [[[str(int(expected[0])), str(int(expected[1])), True]]]
     page = client.get(f"/r/{key}").data.decode()
-    assert 'class="x"' in page and "ptxsmt eval" in page and f"/r/{key}" in page
-    for line in now["shown"]["reproduce"]:  # each replay line runs, to the table's value
-        args = __import__("shlex").split(line)[2:]
-        out = CliRunner().invoke(main, ["eval", *args, "--json"])
-        assert json.loads(out.output)["outputs"]["p"] in (True, False)
-    lines = now["shown"]["reproduce"]
-    got = [json.loads(CliRunner().invoke(main, ["eval", *__import__("shlex").split(x)[2:],
-                                                "--json"]).output)["outputs"]["p"]
-           for x in lines]
-    assert got == [not (a < b), a >= b]
+    assert 'class="x"' in page and f"/r/{key}" in page
+    for line, value in zip(now["shown"]["reproduce"], expected):  # each line replays it
+        assert line.startswith("ptxsmt eval ")
+        r = CliRunner().invoke(main, ["eval", *shlex.split(line)[2:], "--json"])
+        assert json.loads(r.stdout)["outputs"]["p"] is value
 
 
 def test_function_pair_table_agrees_with_the_independent_interpreter(app):
@@ -203,7 +200,7 @@ def test_equiv_link_prints_a_permalink_the_server_proves(db, monkeypatch):
     monkeypatch.setenv("PTXSMT_SERVE_URL", "http://example.test:9/")
     r = CliRunner().invoke(main, ["equiv", MISCOMPILE["lhs"], MISCOMPILE["rhs"], "--link"])
     assert r.exit_code == 1
-    link = r.output.splitlines()[-1]
+    link = r.stdout.splitlines()[-1]
     assert link.startswith("link: http://example.test:9/r/")
     app = create_app(db, workers=1)
     try:
@@ -212,7 +209,7 @@ def test_equiv_link_prints_a_permalink_the_server_proves(db, monkeypatch):
     finally:
         app.extensions["ptxsmt"]["pool"].close()
     bad = CliRunner().invoke(main, ["equiv", "nonsense", "x", "--link"])
-    assert bad.exit_code == 2 and "link:" not in bad.output
+    assert bad.exit_code == 2 and "link:" not in bad.output and bad.stderr.startswith("error")
 
 
 # --- the worker pool: limits, cancelling, no blocking (functions the workers import) ---
@@ -384,6 +381,76 @@ def test_serve_refuses_a_port_in_use_in_one_line(tmp_path):
         port = s.getsockname()[1]
         r = CliRunner().invoke(main, ["serve", "--port", str(port),
                                       "--db", str(tmp_path / "l.sqlite")])
-    assert r.exit_code == 2 and "cannot serve on" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and r.stderr.startswith("error: cannot serve on")
+    assert "Traceback" not in r.output
     r = CliRunner().invoke(main, ["serve", "--max-timeout", "nan"])
-    assert r.exit_code == 2 and math.isnan(float("nan"))
+    assert r.exit_code == 2 and "not a number" in r.stderr
+
+
+def test_one_command_starts_it_and_ctrl_c_stops_it(tmp_path):
+    """What a newcomer does: `ptxsmt serve`, open the page, check a miscompile, Ctrl-C."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    server = subprocess.Popen([sys.executable, "-m", "ptxsmt", "serve", "--port", "0",
+                               "--db", str(tmp_path / "links.sqlite")],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        first = server.stderr.readline()
+        assert first.startswith("ptxsmt serve: http://127.0.0.1:"), first
+        url = first.split()[2]
+        assert b"Check" in urllib.request.urlopen(url, timeout=WAIT).read()
+        ask = urllib.request.Request(f"{url}run", json.dumps(MISCOMPILE).encode(),
+                                     {"Content-Type": "application/json"})
+        link = json.loads(urllib.request.urlopen(ask, timeout=WAIT).read())["url"]
+        api = link.replace("/r/", "/api/r/")
+        end = time.monotonic() + WAIT
+        while (now := json.loads(urllib.request.urlopen(api, timeout=WAIT).read()))[
+                "state"] in ("queued", "running"):
+            assert time.monotonic() < end
+            time.sleep(0.05)
+        assert now["result"]["verdict"] == "different"
+    finally:
+        server.send_signal(signal.SIGINT)
+        code = server.wait(WAIT)
+        rest = server.stderr.read()
+    assert code == 130 and rest.rstrip().endswith("interrupted") and "Traceback" not in rest
+
+
+CE = Path(__file__).parent.parent / "scripts" / "compiler-explorer" / "ptxsmt_ce.py"
+
+
+def _ce(folder: Path, *args: str):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PTXSMT": f"{sys.executable} -m ptxsmt",
+           "PYTHONPATH": str(Path(__file__).parent.parent)}
+    return subprocess.run([sys.executable, str(CE), *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=WAIT)
+
+
+def test_the_compiler_explorer_tool_runs_on_the_panes_ptx(tmp_path):
+    (tmp_path / "example.ptx").write_text((PTX / "func_sm90_O3.ptx").read_text())
+    r = _ce(tmp_path, str(tmp_path / "example.ptx"))  # check, by default
+    assert r.returncode == 5 and "0 illegal" in r.stdout  # 5: some lines not judged
+    r = _ce(tmp_path, "eval", "--function", "_Z4dseljj", "_Z4dseljj_param_0=1",
+            str(tmp_path / "example.ptx"))
+    assert r.returncode == 2 and "unknown input" in r.stderr  # ptxsmt's own one line
+    r = _ce(tmp_path, "equiv", "--function", "_Z4dseljj", "--function-b", "_Z4dseljj",
+            str(tmp_path / "example.ptx"))
+    assert r.returncode == 0 and r.stdout.startswith("equivalent")
+    # a CUDA pane: the compiler's PTX output beside the source
+    cuda = tmp_path / "cuda"
+    cuda.mkdir()
+    (cuda / "example.cu").write_text("__global__ void k() {}\n")
+    r = _ce(cuda, str(cuda / "example.cu"))
+    assert r.returncode == 1 and "no PTX" in r.stderr
+    (cuda / "output.s").write_text((PTX / "func_sm90_O3_wrong.ptx").read_text())
+    r = _ce(cuda, "equiv", "--function", "_Z5clampPKiPiii", "--function-b", "_Z5clampPKiPiii",
+            str(cuda / "example.cu"))
+    assert r.returncode == 0 and "output.s" not in r.stderr
+    r = _ce(cuda, "equiv", str(cuda / "example.cu"))
+    assert r.returncode == 1 and "give --function" in r.stderr

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import socket
+import sqlite3
+
 import click
 
 from .. import report
 from ..isa.errors import quote
+from . import interrupts
 from .common import CONTEXT, Finite, Size, fail, interrupted
 
 DEFAULT_PORT = 8000
@@ -42,16 +46,20 @@ def serve(host, port, db, workers, queue, max_timeout, memory) -> None:
     from ..serve.app import create_app
     from ..serve.store import default_path
 
+    try:  # bound here: werkzeug would print its own message and exit 1
+        listening = socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except (OSError, OverflowError) as e:
+        fail(f"cannot serve on {quote(f'{host}:{port}')}: {getattr(e, 'strerror', None) or e}")
     try:
         app = create_app(db or default_path(), workers, queue, memory, max_timeout)
-        server = make_server(host, port, app, threaded=True)
-    except OSError as e:
-        fail(f"cannot serve on {quote(f'{host}:{port}')} with {quote(str(db or default_path()))}:"
-             f" {e.strerror or e}")
-    report.err(f"ptxsmt serve: http://{host}:{server.server_port}/ (Ctrl-C stops it)")
+    except (OSError, sqlite3.Error) as e:
+        fail(f"cannot use {quote(str(db or default_path()))}: {getattr(e, 'strerror', None) or e}")
+    server = make_server(host, port, app, threaded=True, fd=listening.fileno())
+    report.err(f"ptxsmt serve: http://{host}:{listening.getsockname()[1]}/ (Ctrl-C stops it)")
+    interrupts.stop_on_terminate()
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        interrupted()
+        server.serve_forever()  # werkzeug's returns on Ctrl-C (or SIGTERM), the only way out
     finally:
-        app.extensions["ptxsmt"]["pool"].close()
+        app.extensions["ptxsmt"]["pool"].close()  # each worker's proof is stopped
+    interrupted()
