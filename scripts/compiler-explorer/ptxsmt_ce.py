@@ -3,7 +3,8 @@
 
 Compiler Explorer runs a tool as `EXE [the tool's arguments] SOURCE`, in SOURCE's folder.
 The PTX checked is SOURCE itself in a PTX pane; in a CUDA (or LLVM IR) pane it is the
-compiler's output beside SOURCE (output.s: nvcc -ptx, clang --cuda-device-only -S).
+compiler's output beside SOURCE (output.s: nvcc -ptx, clang --cuda-device-only -S),
+copied to output.ptx in that (Compiler Explorer's temporary) folder.
 
 The tool's arguments pick the command, `check` where none is given:
   check [OPTIONS]                    ptxsmt check PTX
@@ -28,8 +29,10 @@ def ptx_of(source: Path) -> Path:
     if source.suffix == ".ptx":
         return source
     output = source.parent / OUTPUT
-    if output.is_file():
-        return output
+    if output.is_file():  # under a .ptx name, which `eval` and `equiv` read as a module
+        ptx = output.with_suffix(".ptx")
+        ptx.write_bytes(output.read_bytes())
+        return ptx
     sys.exit(f"ptxsmt_ce: no PTX: {source.name} is not a .ptx file and the compiler left no "
              f"{OUTPUT} beside it (compile to PTX: nvcc -ptx, or clang --cuda-device-only -S)")
 
