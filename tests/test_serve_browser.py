@@ -1,7 +1,8 @@
 """`ptxsmt serve` in a real browser: headless Chromium (the Debian package) pastes a real
 miscompile into the form, runs it, reads the counterexample table and follows the
 permalink. The `browser` tier: skipped where Chromium is not installed, deselected with
-`-m "not browser"`. PTXSMT_SCREENSHOT=docs/serve.png also saves the page as the docs show it."""
+`-m "not browser"`. PTXSMT_SCREENSHOT=docs/serve.png also saves the page of LLVM 14's
+rotate miscompile as the docs show it."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ TABLE = """[...document.querySelectorAll('#%s tr')].slice(1)
 
 
 def test_paste_run_read_the_table_and_follow_the_permalink(server, browser):
-    lhs, rhs = EXAMPLES["snippets"]
+    lhs, rhs = EXAMPLES["setp"]
     browser.open(f"{server}/")
     browser.evaluate(f"""document.getElementById('lhs').value = {json.dumps(lhs)};
                          document.getElementById('rhs').value = {json.dumps(rhs)};
@@ -56,15 +57,32 @@ def test_paste_run_read_the_table_and_follow_the_permalink(server, browser):
     assert browser.evaluate("document.querySelectorAll('#outputs .bits span.x').length") == 2
     replay = browser.evaluate("document.getElementById('reproduce').innerText")
     assert replay.count("ptxsmt eval") == 2
-    if target := os.environ.get("PTXSMT_SCREENSHOT"):
-        Path(target).write_bytes(browser.screenshot())
     link = browser.evaluate("document.getElementById('permalink').href")
     assert link.startswith(f"{server}/r/")
     browser.open("about:blank")
     browser.open(link)  # what someone the link was sent to sees
     assert browser.wait_for("document.getElementById('verdict')?.textContent") == "different"
     assert browser.evaluate(TABLE % "outputs") == [p]
-    assert browser.screenshot()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_rotate_miscompile_example_and_a_screenshot(server, browser):
+    """LLVM 14's 64-bit rotate: the amount's low 6 bits are not masked (PTX's shifts clamp
+    at 64, so an amount of 64 or more gives 0 where a rotate gives the value back)."""
+    browser.open(f"{server}/")
+    browser.evaluate("document.getElementById('rotl64').click()")
+    browser.wait_for("document.getElementById('lhs')?.value.includes('rotl64_var')")
+    browser.evaluate("document.getElementById('run').click()")
+    assert browser.wait_for("document.getElementById('verdict')?.textContent") == "different"
+    inputs = {row[0]: int(row[2], 16) for row in browser.evaluate(TABLE % "inputs")}
+    value, amount = inputs["rotl64_var_param_0"], inputs["rotl64_var_param_1"] & 0xFFFFFFFF
+    k = amount % 64  # plain Python: the rotate both sides should compute
+    rotated = ((value << k) | (value >> (64 - k))) & (1 << 64) - 1 if k else value
+    (ret,) = browser.evaluate(TABLE % "outputs")
+    assert int(ret[2].split()[0], 16) == rotated != int(ret[3].split()[0], 16)
+    shot = browser.screenshot()
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+    if target := os.environ.get("PTXSMT_SCREENSHOT"):
+        Path(target).write_bytes(shot)
 
 
 def test_a_long_proof_shows_progress_and_can_be_cancelled(server, browser):

@@ -31,8 +31,13 @@ REPLAY_LIMIT = 30.0  # seconds for a worker to replay a stored "different"
 MARGIN = 10.0  # seconds past a decision's own stop (pairs.decide_pair) for a worker's start
 KEY = "[0-9a-f]{64}"
 PASSED = {"equivalent", "bounded", "refines"}
-EXAMPLES = {  # a real miscompile: LLVM turned !(a < b) into a >= b, false for NaN
-    "snippets": ("setp.lt.f32 p, a, b;\nnot.pred p, p;", "setp.ge.f32 p, a, b;"),
+EXAMPLES = {  # the form's examples: (first, second)
+    # the classic wrong fold of !(a < b) into a >= b (false where a or b is NaN)
+    "setp": ("setp.lt.f32 p, a, b;\nnot.pred p, p;", "setp.ge.f32 p, a, b;"),
+    # LLVM 14's miscompile of a 64-bit rotate by a variable amount (docs/function-corpus.md),
+    # against LLVM 22's correct code
+    "rotl64": tuple((Path(__file__).parent / "examples" / f"rotl64.{v}.ptx").read_text()
+                    for v in ("llvm22", "llvm14")),
 }
 
 
