@@ -457,3 +457,28 @@ def test_the_compiler_explorer_tool_runs_on_the_panes_ptx(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("equivalent")
     r = _ce(cuda, "equiv", str(cuda / "example.cu"))
     assert r.returncode == 1 and "give --function" in r.stderr
+
+
+def test_ir_against_ptx_refines_is_stored_and_a_different_is_decided_each_time(app, db):
+    client = app.test_client()
+    ir = (PTX / "llvm" / "une.ll").read_text()
+    good = (PTX / "llvm" / "une_llc14_O2.ptx").read_text()
+    bad = good.replace("setp.neu.f32", "setp.ne.f32")  # fcmp une lowered as ordered
+    refines = submit(client, {"lhs": ir, "rhs": good, "function": "une"})
+    different = submit(client, {"lhs": ir, "rhs": bad, "function": "une"})
+    assert finished(client, refines)["result"]["verdict"] == "refines"
+    now = finished(client, different)
+    cex = now["result"]["counterexample"]
+    a, b = (f32(cex["inputs"][k]) for k in ("a", "b"))
+    assert math.isnan(a) or math.isnan(b)  # where une and ne part: Python's != is une
+    (out,) = now["shown"]["outputs"]
+    assert [int(out[s]["hex"], 16) & 1 for s in ("lhs", "rhs")] == [int(a != b), 0]
+    assert now["shown"]["reproduce"][0].startswith("ptxsmt eval b.ptx --function une ")
+    later = create_app(db, workers=1)
+    try:
+        c = later.test_client()
+        assert c.get(f"/api/r/{refines}").get_json()["stored"]
+        assert c.get(f"/api/r/{different}").get_json()["state"] in ("queued", "running")
+        assert finished(c, different)["result"]["verdict"] == "different"
+    finally:
+        later.extensions["ptxsmt"]["pool"].close()

@@ -38,6 +38,9 @@ def prove(request: str, stored: dict | None = None) -> dict:
         else:  # a message names the inputs as the page's links do (a.ptx), not the folder
             result = json.loads(json.dumps(pairs.decide_pair(pair)).replace(folder + "/", ""))
             fields = result.pop(pairs.REPLAY, None)
+        if req.kind == "ir" and result["verdict"] == "different":  # decided just now
+            return {"result": result, "replay": None, "shown": ir_table(result),
+                    "stored": False}
         if result["verdict"] != "different" or fields is None:
             return {"result": result, "replay": fields, "shown": None, "stored": bool(stored)}
         try:
@@ -74,6 +77,21 @@ def table(req: Request, result: dict, replayed: pairs.Replayed) -> dict:
                               unroll=req.options.get("unroll") or 0)
     return {"inputs": inputs, "memory": memory, "outputs": outputs,
             "reproduce": reproduce_function(verdict, *FILES[req.kind])}
+
+
+def ir_table(result: dict) -> dict:
+    """An IR pair's "different" as the same rows: its fields name no types, so the values
+    are bits (no evaluator of IR replays it: it is never stored, and decided each time)."""
+    cex = result["counterexample"]
+    inputs = [{"name": f"%{k}", "type": "", "hex": v, "decoded": v, "class": ""}
+              for k, v in cex["inputs"].items()]
+    ir, ptx = (int(cex[side], 16) for side in ("ir", "ptx"))
+    width = 4 * (max(len(cex["ir"]), len(cex["ptx"])) - 2)
+    output = {"name": "result", "type": "", "differs": True, "bits": _bits(ir, ptx, width),
+              **{side: {"name": "result", "type": "", "hex": cex[key], "decoded": cex[key],
+                        "class": ""} for side, key in (("lhs", "ir"), ("rhs", "ptx"))}}
+    return {"inputs": inputs, "memory": [], "outputs": [output],
+            "reproduce": [cex["reproduce"]["ptx"]] if "reproduce" in cex else []}
 
 
 def _cell(name: str, value, t: PtxType) -> dict:
