@@ -1006,11 +1006,47 @@ TRIAGE = [  # ptxsmt triage (issue 43 item 3): tests/test_triage.py kills them
       'and False:', "a claim with [ir] and [reference] measured against one silently"),
 ]
 MUTANTS += TRIAGE
+SERVE_APP, SERVE_JOBS = "ptxsmt/serve/app.py", "ptxsmt/serve/jobs.py"
+SERVE = [  # ptxsmt serve (issue 45): tests/test_serve.py kills them
+    m("serve-replay-skipped", "ptxsmt/serve/work.py",
+      "        if result[\"verdict\"] != \"different\" or fields is None:",
+      "        if result[\"verdict\"] != \"different\" or fields is None or stored:",
+      "a stored \"different\" shown without being replayed"),
+    m("serve-different-without-worker", SERVE_APP,
+      'if entry is not None and entry.verdict != "different":', "if entry is not None:",
+      "a stored \"different\" served straight from the store"),
+    m("serve-replay-not-compared", "ptxsmt/pairs.py",
+      'if found != result.get("counterexample"):', "if False:",
+      "a replay that gives another counterexample accepted"),
+    m("serve-seal-unchecked", "ptxsmt/serve/store.py", "if sealed != seal(key, text):",
+      "if False:", "an edited stored request run as if it were the one linked"),
+    m("serve-limit-ignored", SERVE_JOBS, "if time.monotonic() > end:", "if False:",
+      "a job past its time limit left running"),
+    m("serve-cancel-ignored", SERVE_JOBS, "if job.cancel.is_set():\n                return",
+      "if False:\n                return", "Cancel does not stop the worker"),
+    m("serve-utf8-lenient", SERVE_APP, 'text = body.decode("utf-8")',
+      'text = body.decode("utf-8", "replace")', "a body that is not UTF-8 accepted"),
+    m("serve-side-unbounded", "ptxsmt/serve/request.py",
+      "if len(value.encode()) > MAX_SIDE:", "if False:", "an input of any size accepted"),
+    m("serve-bits-unmarked", "ptxsmt/serve/work.py",
+      "cells = [(str(x), str(y), x != y) for x, y in rows]",
+      "cells = [(str(x), str(y), x == y) for x, y in rows]",
+      "the agreeing bits highlighted instead of the differing ones"),
+    m("serve-queue-unbounded", SERVE_JOBS, ">= self.workers + self.queue:", ">= 10**6:",
+      "requests queued without end, never refused as busy"),
+    m("serve-link-on-bad-input", "ptxsmt/cli/link.py", "SHOWN = (0, 1, 3)",
+      "SHOWN = (0, 1, 2, 3)", "equiv --link prints a link after bad input"),
+    m("serve-ce-wrong-output", "scripts/compiler-explorer/ptxsmt_ce.py",
+      "output = source.parent / OUTPUT", 'output = source.parent / "output.o"',
+      "the Compiler Explorer tool looks for the wrong compiler output"),
+]
+MUTANTS += SERVE
 _first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")
 BLOCKS = {  # --block NAME: the rounding families' mutants, both sessions (docs/mutants.md)
     "sem22": MUTANTS[_first:MUTANTS.index(SEM22[-1]) + 1],
     "sweep": SWEEP,
     "triage": TRIAGE,
+    "serve": SERVE,
 }
 
 
