@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 from chromium import EXE, Chromium
+from test_serve import MISCOMPILE, hang
 from werkzeug.serving import make_server
 
 from ptxsmt.serve.app import EXAMPLES, create_app
+from ptxsmt.serve.request import parse
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(EXE is None, reason="chromium is not installed")]
@@ -27,7 +29,7 @@ def server(tmp_path):
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
+    yield app, f"http://127.0.0.1:{httpd.server_port}"
     httpd.shutdown()
     app.extensions["ptxsmt"]["pool"].close()
 
@@ -44,6 +46,7 @@ TABLE = """[...document.querySelectorAll('#%s tr')].slice(1)
 
 
 def test_paste_run_read_the_table_and_follow_the_permalink(server, browser):
+    server = server[1]
     lhs, rhs = EXAMPLES["setp"]
     browser.open(f"{server}/")
     browser.evaluate(f"""document.getElementById('lhs').value = {json.dumps(lhs)};
@@ -68,7 +71,7 @@ def test_paste_run_read_the_table_and_follow_the_permalink(server, browser):
 def test_the_rotate_miscompile_example_and_a_screenshot(server, browser):
     """LLVM 14's 64-bit rotate: the amount's low 6 bits are not masked (PTX's shifts clamp
     at 64, so an amount of 64 or more gives 0 where a rotate gives the value back)."""
-    browser.open(f"{server}/")
+    browser.open(f"{server[1]}/")
     browser.evaluate("document.getElementById('rotl64').click()")
     browser.wait_for("document.getElementById('lhs')?.value.includes('rotl64_var')")
     browser.evaluate("document.getElementById('run').click()")
@@ -85,13 +88,13 @@ def test_the_rotate_miscompile_example_and_a_screenshot(server, browser):
         Path(target).write_bytes(shot)
 
 
-def test_a_long_proof_shows_progress_and_can_be_cancelled(server, browser):
-    browser.open(f"{server}/")
-    browser.evaluate("""document.getElementById('lhs').value =
-                          'div.u64 q, a, b; mul.lo.u64 m, q, b; sub.u64 r, a, m;';
-                        document.getElementById('rhs').value = 'rem.u64 r, a, b;';
-                        document.querySelector('input[name=timeout]').value = '60';
-                        document.getElementById('run').click()""")
+def test_a_long_proof_shows_progress_and_can_be_cancelled(server, browser, tmp_path):
+    """A worker that runs until cancelled stands for a long proof (how long a real one
+    takes depends on the machine)."""
+    app, url = server
+    key = app.extensions["ptxsmt"]["store"].add(parse(MISCOMPILE, 60))
+    app.extensions["ptxsmt"]["pool"].submit(key, hang, (str(tmp_path / "pid"),), 3600)
+    browser.open(f"{url}/r/{key}")
     assert "Proving" in browser.wait_for("document.getElementById('progress')?.innerText")
     browser.evaluate("document.getElementById('cancel').click()")
     assert browser.wait_for("document.getElementById('error')?.innerText").startswith(
