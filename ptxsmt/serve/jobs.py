@@ -16,7 +16,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 KEEP = 256  # finished jobs remembered (their outcome shown once more, then read from the store)
 ACTIVE = ("queued", "running")
@@ -37,6 +39,7 @@ class Job:
     outcome: dict | None = None  # what the call returned (state "done")
     error: str = ""  # why not (failed, stopped, cancelled)
     pid: int | None = None  # its worker process, once started
+    process: Any = field(default=None, repr=False)  # that process (multiprocessing's)
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def elapsed(self) -> float:
@@ -89,9 +92,13 @@ class Pool:
         return True
 
     def close(self) -> None:
+        """Stop every job: its process killed now, not at its watcher's next look."""
         with self._lock:
             for job in self._jobs.values():
                 job.cancel.set()
+                if job.state == "running" and job.process is not None:
+                    with suppress(OSError, ValueError):  # ended, or closed, meanwhile
+                        job.process.kill()
         self._threads.shutdown(wait=True, cancel_futures=True)
 
     def _forget_old(self) -> None:
@@ -109,7 +116,7 @@ class Pool:
         process = self._context.Process(target=_child, args=(fn, args, send, self.memory),
                                         daemon=True)
         process.start()
-        job.pid = process.pid
+        job.pid, job.process = process.pid, process
         send.close()
         ending: tuple = ("failed", None, "the server failed to watch its worker")
         try:
