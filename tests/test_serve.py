@@ -23,7 +23,7 @@ from ptxsmt.cli import main
 from ptxsmt.serve import jobs
 from ptxsmt.serve.app import MAX_BODY, create_app
 from ptxsmt.serve.request import MAX_SIDE
-from ptxsmt.smt import verdicts
+from ptxsmt.smt.solving import verdicts
 
 PTX = Path(__file__).parent / "ptx"
 MISCOMPILE = {"lhs": "setp.lt.f32 p, a, b;\nnot.pred p, p;", "rhs": "setp.ge.f32 p, a, b;"}

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import pairs
 from ..isa.errors import PtxError, quote
 from ..sem.options import DEFAULT_NAN
-from ..smt import verdicts
+from ..smt.solving import verdicts
 
 KINDS = ("snippets", "functions", "ir")
 MAX_SIDE = 256 * 1024  # bytes of one input: a few thousand PTX lines

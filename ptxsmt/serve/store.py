@@ -1,7 +1,7 @@
 """Permalinks in a local SQLite file: a row a request, under its content address.
 
 A row holds the request (both inputs, names, options) and, once decided, its verdict as
-a `smt.verdicts` entry: sealed by its check, and served only where every field matches
+a `smt.solving.verdicts` entry: sealed by its check, and served only where every field matches
 the request and this build of ptxsmt (`verdicts.decode`); a "different" is replayed
 before it is shown (the caller's: it needs a worker). The request itself is sealed too:
 a row whose seal fails is refused, never re-run as something it was not. Unknowns and
@@ -18,7 +18,7 @@ from contextlib import closing
 from pathlib import Path
 
 from .. import pairs
-from ..smt import verdicts
+from ..smt.solving import verdicts
 from .request import Request
 
 

@@ -19,9 +19,9 @@ from ..isa.literals import describe
 from ..isa.types import PtxType
 from ..report.equivalence import reproduce
 from ..report.function import reproduce as reproduce_function
-from ..smt.classes import value_class
-from ..smt.functions import FunctionVerdict
-from ..smt.solve import ReplayError
+from ..smt.queries.classes import value_class
+from ..smt.queries.functions import FunctionVerdict
+from ..smt.queries.snippets import ReplayError
 from .request import FILES, Request
 
 
