@@ -268,8 +268,8 @@ def test_a_register_error_names_a_type_that_can_be_declared(spelling, wrong):
 
     r = CliRunner().invoke(main, ["check", "-"], input=module(wrong))
     assert r.exit_code == 1, r.output
-    named = re.search(r"operand a (?:of \S+ )?needs (?:one )?\.(\w+) ", r.output)
+    named = re.search(r"operand a (?:of \S+ )?needs (?:one )?\.(\w+) ", r.stdout)
     assert named, r.output
     assert named[1] != spelling.rsplit(".", 1)[1] and named[1] in DECLARABLE
     r = CliRunner().invoke(main, ["check", "-"], input=module(named[1]))
-    assert r.output.startswith(f"ok       {spelling} ") and ": 0 illegal;" in r.output, r.output
+    assert r.stdout.startswith(f"ok       {spelling} ") and ": 0 illegal;" in r.stdout, r.output

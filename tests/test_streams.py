@@ -297,7 +297,7 @@ def test_every_command_that_reads_files_takes_max_input():
     from ptxsmt.cli import COMMANDS, main
 
     ctx = main.make_context("ptxsmt", ["variants"])
-    readers = {"eval", "check", "equiv", "vectors", "ptxas-diff"}
+    readers = {"eval", "check", "equiv", "vectors", "ptxas-diff", "triage"}
     for name in COMMANDS:
         command = main.get_command(ctx, name)
         if name == "prove":
