@@ -514,3 +514,76 @@ def test_saturating_arithmetic_refines_llc14_and_a_flipped_op_does_not(name):
     mask = (1 << (w * lanes)) - 1
     want = _saturated(op, t, r.inputs["a"], r.inputs["b"])
     assert r.ir_result & mask == want and r.ptx_result & mask != want
+
+
+SIGN_OP_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .bTYPE func_retval0) f(.param .bTYPE f_param_0)
+{
+\t.reg .bTYPE \t%r<3>;
+\tld.param.bTYPE \t%r1, [f_param_0];
+\tOP;
+\tst.param.bTYPE \t[func_retval0], %r2;
+\tret;
+}
+"""
+SIGN_OPS = {  # IR -> (its type's bits, its value from the input's bits, as plain Python)
+    "fneg float": (32, lambda x: x ^ 1 << 31),
+    "call float @llvm.fabs.f32": (32, lambda x: x & ~(1 << 31)),
+    "call double @llvm.fabs.f64": (64, lambda x: x & ~(1 << 63)),
+}
+
+
+def _sign_op(ir_op: str, ptx_op: str, nan: str):
+    width, _ = SIGN_OPS[ir_op]
+    t = {32: "float", 64: "double"}[width]
+    call = ir_op.startswith("call")
+    ir = (f"declare {t} @llvm.fabs.f{width}({t})\n" if call else "") + \
+        f"define {t} @f({t} %x) {{\n%r = {ir_op}{'(' + t + ' %x)' if call else ' %x'}\n" \
+        f"ret {t} %r\n}}"
+    ptx = SIGN_OP_PTX.replace("TYPE", str(width)).replace(
+        "OP", ptx_op if "%r" in ptx_op else f"{ptx_op} \t%r2, %r1")
+    return ir_refines(read_ir(ir)["f"], read_function(ptx, "f"), nan=nan), width
+
+
+def _is_nan_bits(bits: int, width: int) -> bool:
+    exponent = {32: 8, 64: 11}[width]
+    mantissa = width - 1 - exponent
+    return bits >> mantissa & (1 << exponent) - 1 == (1 << exponent) - 1 and \
+        bits & (1 << mantissa) - 1 != 0
+
+
+@pytest.mark.parametrize("ir_op,ptx_op", [("fneg float", "neg.f32"),
+                                          ("call float @llvm.fabs.f32", "abs.f32")])
+def test_a_sign_op_lowered_to_an_open_nan_does_not_refine_bit_for_bit(ir_op, ptx_op):
+    """llvm#219089: LLVM's fneg/fabs touch the sign bit only; neg.f32/abs.f32 "yield an
+    unspecified NaN". The PTX may return a NaN the IR forbids: not a refinement (the
+    PTX's open NaN is the target's choice, held as the model made it in replay), said as
+    resting on the ISA's open NaN. Payload-free it refines; xor/and of the sign refine."""
+    r, width = _sign_op(ir_op, ptx_op, "exact")
+    assert (r.verdict, r.only_nan_payloads, r.open_nan) == ("different", True, True), r
+    x = r.inputs["x"]
+    assert _is_nan_bits(x, width) and r.ir_result == SIGN_OPS[ir_op][1](x)  # plain Python
+    assert _is_nan_bits(r.ptx_result, width) and r.ptx_result != r.ir_result
+    from ptxsmt.report.llvm import tv_line
+    from ptxsmt.smt.queries.refinement import Validated
+    line = tv_line(Validated("f", r))
+    assert line.startswith("@f: different where the PTX ISA leaves a NaN open (") and \
+        f"PTX may give {r.ptx_result:#x}: the ISA leaves that NaN open" in line
+    assert _sign_op(ir_op, ptx_op, "payload-free")[0].verdict == "refines"
+    # the fix's lowering: the sign bit alone
+    bits = "xor.b32 \t%r2, %r1, -2147483648" if ir_op.startswith("fneg") else \
+        "and.b32 \t%r2, %r1, 2147483647"
+    fixed = _sign_op(ir_op, bits, "exact")[0]
+    assert fixed.verdict == "refines", fixed
+
+
+def test_abs_f64_passes_a_nan_on_with_its_sign_a_definite_difference():
+    """abs.f64: "NaN input is passed through unchanged" (sign kept): fabs clears the sign,
+    so the difference is no open NaN's (`open_nan` false)."""
+    r, width = _sign_op("call double @llvm.fabs.f64", "abs.f64", "exact")
+    assert (r.verdict, r.only_nan_payloads, r.open_nan) == ("different", True, False), r
+    x = r.inputs["x"]
+    assert _is_nan_bits(x, 64) and x >> 63 and r.ptx_result == x  # unchanged
+    assert r.ir_result == x & ~(1 << 63)

@@ -21,8 +21,9 @@ def _detail(v: Validated) -> str:
         shown = [f"inputs {args}"]
         if r.ir_result is not None:
             shown.append(f"IR {r.ir_result:#x}{_extended(r)}")
-        if r.ptx_result is not None:
-            shown.append(f"PTX {r.ptx_result:#x}")
+        if r.ptx_result is not None:  # an open NaN: one the ISA lets the PTX give
+            shown.append(f"PTX may give {r.ptx_result:#x}: the ISA leaves that NaN open"
+                         if r.open_nan else f"PTX {r.ptx_result:#x}")
         return "; ".join(shown)
     return r.reason
 
@@ -32,7 +33,8 @@ def _verdict(v: Validated) -> str:
     equality of float results was proved (docs/spec-notes.md, note 14)."""
     r = v.refinement
     return phrase(v.verdict) if r is None else \
-        phrase(v.verdict, r.up_to_nan_payloads, r.only_nan_payloads, r.unroll, "refines")
+        phrase(v.verdict, r.up_to_nan_payloads, r.only_nan_payloads, r.unroll, "refines",
+               r.open_nan)
 
 
 def _extended(r) -> str:
@@ -121,7 +123,7 @@ def _row(v: Validated) -> dict:
         row["counterexample"] = {"inputs": {k: f"{x:#x}" for k, x in r.inputs.items()},
                                  "ir": None if r.ir_result is None else f"{r.ir_result:#x}",
                                  "ptx": None if r.ptx_result is None
-                                 else f"{r.ptx_result:#x}"}
+                                 else f"{r.ptx_result:#x}", "open_nan": r.open_nan}
     elif v.refinement.reason:
         row["reason"] = v.refinement.reason
     return row

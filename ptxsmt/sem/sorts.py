@@ -185,13 +185,17 @@ def open_nan_sites(term: z3.ExprRef) -> list[z3.BoolRef]:
     return list(found.values())
 
 
+def is_open_nan_application(t: z3.ExprRef) -> bool:
+    """`t` is the uninterpreted application inside a `free_nan`: the NaN's bits."""
+    return z3.is_app(t) and t.num_args() > 0 and \
+        t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() in OPEN_NANS
+
+
 def _is_open_nan(t: z3.ExprRef) -> bool:
     """`t` is a `free_nan`: If(is_nan(u), u, canonical) of an application u."""
     if not z3.is_app_of(t, z3.Z3_OP_ITE):
         return False
-    u = t.arg(1)
-    return z3.is_app(u) and u.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
-        u.decl().name() in OPEN_NANS
+    return is_open_nan_application(t.arg(1))
 
 
 ROUNDING_MODES = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP,

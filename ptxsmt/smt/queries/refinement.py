@@ -31,7 +31,7 @@ from ...llvm.values import FALSE
 from ...sem import observe
 from ...sem.contraction import is_choice
 from ...sem.options import DEFAULT_NAN
-from ...sem.sorts import is_nan
+from ...sem.sorts import is_nan, is_open_nan_application
 from ...solver import check  # check: a Ctrl-C is never an answer
 from ..solving.decide import Query, decide
 from ..solving.smt2 import subterms
@@ -68,6 +68,9 @@ class Refinement:
     up_to_nan_payloads: bool = False  # refines payload-free, not proved bit for bit
     only_nan_payloads: bool = False  # different only in which NaN a float result is
     unroll: int = 0  # --unroll K: each loop ran at most K times
+    # the PTX's value is a NaN the ISA leaves open (`sorts.free_nan`), which the PTX may
+    # return and the IR forbids; another choice of it would agree
+    open_nan: bool = False
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -299,6 +302,9 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     # (the PTX ISA leaves NaN bits open in places: abs/neg "yield an unspecified NaN")
     only_nans = nan == "exact" and not _replayed(model, links, under("payload-free"),
                                                  ir.choices, timeout_ms)
+    # one that vanishes when the open NaNs are free again rests on the ISA leaving them
+    # open: the PTX may return that NaN (a refinement's counterexample), and may not
+    open_nan = not _replayed(model, links, body, ir.choices, timeout_ms, hold_open_nans=False)
 
     def value(term):
         v = model.eval(term, model_completion=True)
@@ -326,7 +332,7 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
         ptx_inputs = None
     return Refinement("different", "", inputs, ir_value() if ir.result else None,
                       value(ptx_ret) if ptx_ret is not None else None, ptx_inputs, extension,
-                      nan, only_nan_payloads=only_nans)
+                      nan, only_nan_payloads=only_nans, open_nan=open_nan)
 
 
 def _reachable(assertions: list, timeout_ms: int) -> bool:
@@ -359,11 +365,15 @@ def _for_every_choice(choices: list, body: z3.BoolRef) -> z3.BoolRef:
 
 
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
-              timeout_ms: int) -> bool:
-    """The counterexample again, every input fixed to its value, and each choice the PTX
-    leaves to ptxas (a Boolean function of its operands: a mul and an add fused or not,
-    sem/contraction.py) as the model made it: no choice of the IR's open values may make
-    it UB or agree."""
+              timeout_ms: int, hold_open_nans: bool = True) -> bool:
+    """The counterexample again, every input fixed to its value, and each value the PTX
+    leaves to ptxas and the hardware as the model made it: no choice of the IR's open
+    values may make it UB or agree. The PTX's open values are the target's nondeterminism
+    (Alive2): a PTX that may give a value the IR forbids does not refine it. They are a
+    fused-or-not choice (a Boolean function of the operands, sem/contraction.py) and,
+    with `hold_open_nans`, each NaN the ISA leaves open (`sorts.free_nan`: "yields an
+    unspecified NaN"); other uninterpreted values (an unmodelled instruction's) never
+    reach here."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     chosen = {c.decl().name() for c in choices}
@@ -371,7 +381,7 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
     for t in subterms(body):
-        if is_choice(t):
+        if is_choice(t) or hold_open_nans and is_open_nan_application(t):
             s.add(t == model.eval(t, model_completion=True))
     s.add(*links, z3.Not(body))
     return check(s) == z3.unsat

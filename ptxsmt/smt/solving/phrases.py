@@ -17,6 +17,9 @@ EXIT = {"equivalent": 0, "bounded": 0, "refines": 0, "different": 1, "unknown": 
         "refused": 3}
 UP_TO_NAN_PAYLOADS = "up to NaN payloads"  # proved payload-free, not bit for bit
 ONLY_NAN_PAYLOADS = "only in NaN payloads"  # a difference that vanishes payload-free
+# IR refinement: the PTX may give a NaN the ISA leaves open ("yields an unspecified NaN")
+# that the IR forbids; the ISA also allows one that agrees (docs/llvm.md)
+OPEN_NAN = "where the PTX ISA leaves a NaN open"
 
 # (word, qualifier) -> the phrase; "{unroll}": the loop bound of a "bounded", and
 # "{relation}" what it bounds: "equivalent" (two functions) or "refines" (IR and PTX)
@@ -30,14 +33,16 @@ PHRASES = {
     ("refines", UP_TO_NAN_PAYLOADS): f"refines {UP_TO_NAN_PAYLOADS}",
     ("different", ""): "different",
     ("different", ONLY_NAN_PAYLOADS): f"different {ONLY_NAN_PAYLOADS} (--nan exact)",
+    ("different", OPEN_NAN): f"different {OPEN_NAN}",
     ("unknown", ""): "unknown",
     ("refused", ""): "refused",
 }
 
 
 def phrase(verdict: str, up_to_nan_payloads: bool = False, only_nan_payloads: bool = False,
-           unroll: int = 0, relation: str = "equivalent") -> str:
-    """The phrase a verdict line opens with."""
-    qualifier = UP_TO_NAN_PAYLOADS if up_to_nan_payloads else \
+           unroll: int = 0, relation: str = "equivalent", open_nan: bool = False) -> str:
+    """The phrase a verdict line opens with (a difference at an open NaN is said so
+    first: what it rests on)."""
+    qualifier = UP_TO_NAN_PAYLOADS if up_to_nan_payloads else OPEN_NAN if open_nan else \
         ONLY_NAN_PAYLOADS if only_nan_payloads else ""
     return PHRASES[verdict, qualifier].format(unroll=unroll, relation=relation)
