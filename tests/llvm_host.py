@@ -4,19 +4,51 @@ IR), so no float passes through ctypes. The JIT runs in a child process: a crash
 (an unresolved soft-float call) fails a test instead of killing the suite.
 
 x86-64 LLVM lowers half through libgcc's conversions (__extendhfsf2, __truncsfhf2, ...);
-bfloat rounding (__truncsfbf2, __truncdfbf2, not in libgcc 12) comes from ml_dtypes here.
+bfloat rounding (__truncsfbf2, __truncdfbf2, not in libgcc 12) is `bf16_bits` here: one
+rounding to nearest even on the double's exact value (ml_dtypes 0.6.0 converts a double
+to bfloat16 through float32, rounding twice: 1 + 2^-8 + 2^-30 gave 0x3f80, not 0x3f81).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
+import struct
 import subprocess
 import sys
 
-_CHILD = r'''
-import ctypes, json, struct, sys
+
+def bf16_bits(x: float) -> int:
+    """The bfloat16 nearest `x` (ties to even), as compiler-rt's __truncdfbf2: integer
+    rounding of x / 2^(e-7), e its binade clamped to the normal range's -126 (below it,
+    bfloat16's subnormal step 2^-133); a NaN keeps its sign and top payload, quieted."""
+    sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
+    if math.isnan(x):
+        fraction = struct.unpack("<Q", struct.pack("<d", x))[0] >> 45 & 0x7F
+        return sign | 0x7FC0 | fraction
+    if math.isinf(x):
+        return sign | 0x7F80
+    numerator, denominator = abs(x).as_integer_ratio()
+    if numerator == 0:
+        return sign
+    e = numerator.bit_length() - denominator.bit_length()  # 2^e <= |x| < 2^(e+1)
+    if numerator << max(0, -e) < denominator << max(0, e):
+        e -= 1
+    e = max(e, -126)
+    # m = |x| / 2^(e-7), rounded to nearest even: in [0, 256] (256: the next binade)
+    scaled_num, scaled_den = numerator << max(0, 7 - e), denominator << max(0, e - 7)
+    m, rest = divmod(scaled_num, scaled_den)
+    if 2 * rest > scaled_den or 2 * rest == scaled_den and m & 1:
+        m += 1
+    # normal: (e + 127) << 7 | (m - 128); subnormal (e = -126, m < 128): m; both this
+    bits = (e + 126) * 128 + m
+    return sign | min(bits, 0x7F80)  # past the largest finite: infinity
+
+
+_CHILD = inspect.getsource(bf16_bits) + r'''
+import ctypes, json, math, struct, sys
 import llvmlite.binding as llvm
-import ml_dtypes, numpy as np
 
 llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
 llvm.load_library_permanently("libgcc_s.so.1")
@@ -25,12 +57,12 @@ def _as_xmm(bits):  # a 16-bit result returned in xmm0, as the x86-64 ABI passes
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 @ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)
-def truncsfbf2(x):
-    return _as_xmm(int(np.float32(x).astype(ml_dtypes.bfloat16).view(np.uint16)))
+def truncsfbf2(x):  # a float is a double exactly
+    return _as_xmm(bf16_bits(x))
 
 @ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_double)
 def truncdfbf2(x):
-    return _as_xmm(int(np.float64(x).astype(ml_dtypes.bfloat16).view(np.uint16)))
+    return _as_xmm(bf16_bits(x))
 
 llvm.add_symbol("__truncsfbf2", ctypes.cast(truncsfbf2, ctypes.c_void_p).value)
 llvm.add_symbol("__truncdfbf2", ctypes.cast(truncdfbf2, ctypes.c_void_p).value)
