@@ -105,6 +105,12 @@ for op, src, dst, flags in CASTS:
 SUFFIX = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "half": "f16",
           "bfloat": "bf16", "float": "f32", "double": "f64", "<2 x half>": "v2f16",
           "<2 x i16>": "v2i16"}
+# llvm.fpto{s,u}i.sat: every source format, widths from i1 to i64
+for src, dst in (("float", "i32"), ("float", "i8"), ("double", "i64"), ("half", "i16"),
+                 ("bfloat", "i32"), ("double", "i1"), ("float", "i64")):
+    for name in ("fptosi.sat", "fptoui.sat"):
+        case(f"{name}_{src}_{dst}", [src], dst,
+             f"call {dst} @llvm.{name}.{dst}.{SUFFIX[src]}({src} %a0)")
 
 
 def intrinsic(name: str, types: list[str], ret: str, extra: str = "", flags: str = "") -> None:
@@ -266,7 +272,7 @@ def test_every_instruction_and_intrinsic_is_in_the_table():
     from ptxsmt.llvm import floating, integer, intrinsics
     text = " ".join(c[3] for c in CASES)
     for op in [*integer.BINARY, *integer.ICMP, *floating.FCMP, *floating.BINARY,
-               *intrinsics.INTEGER, *intrinsics.FLOAT]:
+               *intrinsics.INTEGER, *intrinsics.FLOAT, *intrinsics.FLOAT_TO_INT_SAT]:
         if op.startswith("nvvm."):  # not for the host: tests/test_llvm_sem.py
             continue
         assert f"{op} " in text or f".{op}." in text, op

@@ -796,6 +796,14 @@ class _Encoder:
                 bits, poison = intr.INTEGER[base](*[x.bits for x in xs], *imm)
                 return Lane(bits, z3.Or(any_poison(*xs), poison))
             return self._lanewise(int_lane, *values)
+        if base in intr.FLOAT_TO_INT_SAT:  # never poison of its own: every float has a value
+            (o,) = args
+            src, t = ir_type(o.type), ir_type(ins.type)
+
+            def sat_lane(x: Lane) -> Lane:
+                return Lane(fl.fptoi_sat(self._input(x.bits, src.fmt), t.width,
+                                         intr.FLOAT_TO_INT_SAT[base]), x.poison)
+            return self._lanewise(sat_lane, self.float_operand(o))
         if base in intr.FLOAT:
             t = ir_type(ins.type)
             flags = self._fast_math(p)

@@ -124,6 +124,19 @@ def fptoi(a: z3.FPRef, width: int, signed: bool) -> tuple[z3.BitVecRef, z3.BoolR
     return bits, z3.Not(fits)
 
 
+def fptoi_sat(a: z3.FPRef, width: int, signed: bool) -> z3.BitVecRef:
+    """llvm.fptosi.sat/fptoui.sat: "If the argument is any NaN, zero is returned. If the
+    argument is smaller than the smallest representable integer of the result type, the
+    smallest representable integer is returned. If the argument is larger than the
+    largest representable integer of the result type, the largest representable integer
+    is returned. Otherwise, the result of rounding the argument towards zero is returned."
+    Out of range, the sign says which end (an infinity included)."""
+    bits, out_of_range = fptoi(a, width, signed)
+    lo, hi = (1 << width - 1, (1 << width - 1) - 1) if signed else (0, (1 << width) - 1)
+    end = z3.If(z3.fpIsNegative(a), z3.BitVecVal(lo, width), z3.BitVecVal(hi, width))
+    return z3.If(z3.fpIsNaN(a), z3.BitVecVal(0, width), z3.If(out_of_range, end, bits))
+
+
 def itofp(a: z3.BitVecRef, fmt: FloatFormat, signed: bool) -> z3.FPRef:
     """sitofp/uitofp: "the value is rounded according to the current rounding mode"."""
     to = z3.fpSignedToFP if signed else z3.fpUnsignedToFP

@@ -123,6 +123,9 @@ INTEGER: dict[str, Callable[..., Result]] = {
     "nvvm.fshl.clamp.i32": _clamped(left=True), "nvvm.fshr.clamp.i32": _clamped(left=False),
 }
 IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}  # trailing i1 immarg arguments
+# "Saturating floating-point to integer conversions": a float lane to an integer lane,
+# clamped (floating.fptoi_sat); the value: signed
+FLOAT_TO_INT_SAT = {"fptosi.sat": True, "fptoui.sat": False}
 
 
 # ---- floating point ----------------------------------------------------------------------
