@@ -1,7 +1,7 @@
 """Run ptxsmt on the known-bug corpus (tests/ptx/llvm/known-bugs/) and write its table
 into docs/known-bugs.md.
 
-    python scripts/known_bugs.py [--only NAME ...] [--rebuild] [--no-write]
+    python scripts/known_bugs.py [--only NAME ...] [--rebuild] [--no-write] [--claims DIR]
 
 Each case's IR is checked against the PTX an affected compiler wrote and against a fixed
 compiler's (or the fix's) PTX by `ptxsmt equiv NAME.ll NAME.{affected,fixed}.ptx
@@ -44,6 +44,31 @@ DEFAULTS = {"kind": "llvm", "nan": "payload-free", "jit": True, "needs": "", "to
 def cases() -> list[dict]:
     data = tomllib.loads((CORPUS / "bugs.toml").read_text())
     return [{**DEFAULTS, **bug} for bug in data["bug"]]
+
+
+# what `ptxsmt triage` must say of each side's claim, by kind: the PTX of a ptxas case is
+# right, and the value the GPU gave (`inputs`, `got`) is not the ISA's
+TRIAGED = {"llvm": ("confirmed", "refuted"), "ptxas": ("not the compiler", "refuted"),
+           "ir": ("refuted", "refuted")}
+
+
+def claim(case: dict, side: str, at: Path = CORPUS) -> dict:
+    """The claim file (docs/triage.md) that one side's PTX miscompiles the case's IR, as a
+    dict for TOML or JSON, its paths relative to the folder `at` it is written to; a
+    ptxas case's affected side carries the inputs and the value the report saw."""
+    name = case["name"]
+
+    def where(suffix: str) -> str:
+        return os.path.relpath(CORPUS / f"{name}{suffix}", at)
+    out = {"title": f"{name} ({side}: {case[side]}): {case['title']}",
+           "ir": {"file": where(".ll"), "function": name},
+           "ptx": {"file": where(f".{side}.ptx"), "function": name},
+           "options": {"nan": case["nan"]}}
+    if case["report"].startswith("http"):
+        out["link"] = case["report"]
+    if side == "affected" and "got" in case:
+        out["inputs"], out["reported"] = case["inputs"], {"got": case["got"]}
+    return out
 
 
 def made_by(source: str) -> tuple[str, str, bool] | None:
@@ -196,8 +221,17 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="these cases only (the doc is not written)")
     ap.add_argument("--rebuild", action="store_true", help="remake compiler-made PTX first")
     ap.add_argument("--no-write", action="store_true", help="print, leave the doc alone")
+    ap.add_argument("--claims", type=Path, metavar="DIR",
+                    help="write each side as a `ptxsmt triage` claim file in DIR, and stop")
     args = ap.parse_args()
     todo = [c for c in cases() if not args.only or c["name"] in args.only]
+    if args.claims:  # then `ptxsmt triage DIR`
+        args.claims.mkdir(parents=True, exist_ok=True)
+        for case in todo:
+            for side in SIDES:
+                (args.claims / f"{case['name']}.{side}.json").write_text(
+                    json.dumps(claim(case, side, args.claims.resolve()), indent=2) + "\n")
+        return
     results = []
     for case in todo:
         if args.rebuild:

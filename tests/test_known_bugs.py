@@ -11,6 +11,7 @@ alone times out on the fixed side of denorm_in_only)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -21,14 +22,16 @@ pytest.importorskip("ml_dtypes")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from known_bugs import CORPUS, EXPECTED, SIDES, cases  # noqa: E402
+from known_bugs import CORPUS, EXPECTED, SIDES, TRIAGED, cases, claim  # noqa: E402
 from llvm_host import run_jit  # noqa: E402
 from llvm_nvptx_tests import host_call  # noqa: E402
-from tier import sample  # noqa: E402
+from tier import THOROUGH, sample  # noqa: E402
 
 from ptxsmt.function import read_function  # noqa: E402
 from ptxsmt.llvm import read_ir  # noqa: E402
 from ptxsmt.smt.queries.refinement import ir_refines  # noqa: E402
+from ptxsmt.triage.claim import read_claim  # noqa: E402
+from ptxsmt.triage.decide import triage  # noqa: E402
 
 CASES = cases()
 M32, M64 = 2 ** 32 - 1, 2 ** 64 - 1
@@ -116,3 +119,21 @@ def test_known_bug(case):
             x = next(iter(r.inputs.values()))
             assert r.open_nan and _nan(x, width) and _nan(r.ptx_result, width), r
             assert r.ir_result == ir_value(x), r
+
+
+# the triage sample: a ptxas case always (its GPU value makes "not the compiler"), then 4
+PTXAS = [c for c in CASES if c["kind"] == "ptxas"][:1]
+TRIAGE_SAMPLE = PTXAS + sample([c for c in CASES if c not in PTXAS], 4, "triage")
+
+
+@pytest.mark.parametrize("case", TRIAGE_SAMPLE if not THOROUGH else CASES,
+                         ids=lambda c: c["name"])
+def test_each_side_triaged_as_a_claim(case, tmp_path):
+    """`ptxsmt triage` on each side's claim (scripts/known_bugs.py's `claim`, from
+    bugs.toml): `confirmed` where the PTX miscompiles, `refuted` where it is right, `not
+    the compiler` where the GPU's reported value is not the ISA's (a ptxas case)."""
+    for side, want in zip(SIDES, TRIAGED[case["kind"]], strict=True):
+        path = tmp_path / f"{case['name']}.{side}.json"
+        path.write_text(json.dumps(claim(case, side, tmp_path)))
+        t = triage(read_claim(path), timeout=60)
+        assert t.verdict == want, (side, t)
