@@ -214,20 +214,32 @@ def test_memory_through_pointer_parameters(opt):
         "different"
 
 
+# LLVM 22.1's real miscompile (#200718, docs/known-bugs.md): a float to i1 as x == 0.0,
+# in fptosi/fptoui and, after the clamp, in fptosi.sat/fptoui.sat
+I1_CONVERSIONS = {"fptosi__float_i1", "fptoui__float_i1", "fptosi__double_i1",
+                  "fptoui__half_i1", "fptosi_sat_double_i1", "fptoui_sat_double_i1"}
+# and a sign operation lowered through neg.f16 (-O0's copysign.f16: and, neg.f16, selp),
+# whose NaN the ISA leaves open where copysign keeps the payload (llvm#219089's kind)
+OPEN_NAN_SIGN_OPS = {"copysign__f16_"}
+
+
 @pytest.mark.skipif(not THOROUGH,
                     reason="minutes: PTXSMT_PROFILE=thorough")
 @pytest.mark.parametrize("opt", [0, 2])
 def test_every_jit_table_function_compiled_by_llvm_refines(opt):
-    """The ~320 functions of tests/test_llvm_jit.py's table, compiled by llvmlite's LLVM:
-    none is "different" (measured on this branch: 231 refine at -O2, 232 at -O0, the rest
-    unknown, mostly PTX instructions not yet modelled)."""
+    """The ~330 functions of tests/test_llvm_jit.py's table, compiled by llvmlite's LLVM:
+    none is "different" but the conversions to i1 LLVM 22.1 miscompiles and a sign
+    operation through an open NaN (measured: 231
+    refine at -O2, 232 at -O0, the rest unknown, mostly PTX instructions not yet
+    modelled)."""
     import test_llvm_jit as table
     ir = "\n".join(table._function(*c) for c in table.CASES)
     fns = read_ir(ir)
     ptx = compile_to_ptx(ir, opt=opt)
     verdicts = {n: ir_refines(f, read_function(ptx, n), timeout_ms=4000).verdict
                 for n, f in fns.items()}
-    assert [n for n, v in verdicts.items() if v == "different"] == []
+    different = {n for n, v in verdicts.items() if v == "different"}
+    assert I1_CONVERSIONS <= different <= I1_CONVERSIONS | OPEN_NAN_SIGN_OPS, different
     assert sum(v == "refines" for v in verdicts.values()) >= 200
 
 
@@ -587,3 +599,21 @@ def test_abs_f64_passes_a_nan_on_with_its_sign_a_definite_difference():
     x = r.inputs["x"]
     assert _is_nan_bits(x, 64) and x >> 63 and r.ptx_result == x  # unchanged
     assert r.ir_result == x & ~(1 << 63)
+
+
+def test_an_open_nan_the_ir_shares_stays_the_irs_choice_in_replay():
+    """llvm.nvvm.fmax.f means max.f32, whose NaN of two NaNs is open: the IR's choice
+    too. A PTX that returns 0x7fffffff there returns a NaN the IR allows: never
+    `different` (the replay leaves that NaN free; unproved, so unknown). Infinity there
+    is no NaN at all: `different`, and not through an open NaN."""
+    ir = "declare float @llvm.nvvm.fmax.f(float, float)\ndefine float @f(float %a, float %b) " \
+         "{\n%r = call float @llvm.nvvm.fmax.f(float %a, float %b)\nret float %r\n}"
+    fn = read_ir(ir)["f"]
+
+    def with_nan(bits: str):
+        ptx = NAN_PTX.replace("RESULT", "max.f32 \t%r3, %r1, %r2;").replace("WHEN_NAN", bits)
+        return ir_refines(fn, read_function(ptx, "f"), nan="exact")
+    assert with_nan("0x7FFFFFFF").verdict in ("refines", "unknown")
+    r = with_nan("0x7F800000")
+    assert (r.verdict, r.open_nan, r.ptx_result) == ("different", False, 0x7F800000), r
+    assert math.isnan(_f32(r.inputs["a"])) and math.isnan(_f32(r.inputs["b"]))

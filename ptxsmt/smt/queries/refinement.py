@@ -296,15 +296,18 @@ def ir_refines(ir_fn: IrFunction, ptx_fn: Function, timeout_ms: int = 30_000,
     if ptx.uninterpreted:  # the counterexample may rest on a meaning they do not have
         return Refinement("unknown", "the PTX uses instructions ptxsmt does not model: "
                           + "; ".join(sorted(ptx.uninterpreted)[:3]), inputs, nan=nan)
-    if not _replayed(model, links, body, ir.choices, timeout_ms):
+    # the IR's own open NaNs (an NVVM intrinsic means a PTX instruction: llvm/nvvm.py)
+    # are the IR's choice: never held
+    free = _open_nan_names(ir)
+    if not _replayed(model, links, body, ir.choices, timeout_ms, free):
         return Refinement("unknown", "a counterexample did not replay", inputs, nan=nan)
     # exact: a difference that vanishes payload-free is only in which NaN the result is
     # (the PTX ISA leaves NaN bits open in places: abs/neg "yield an unspecified NaN")
     only_nans = nan == "exact" and not _replayed(model, links, under("payload-free"),
-                                                 ir.choices, timeout_ms)
+                                                 ir.choices, timeout_ms, free)
     # one that vanishes when the open NaNs are free again rests on the ISA leaving them
     # open: the PTX may return that NaN (a refinement's counterexample), and may not
-    open_nan = not _replayed(model, links, body, ir.choices, timeout_ms, hold_open_nans=False)
+    open_nan = not _replayed(model, links, body, ir.choices, timeout_ms, None)
 
     def value(term):
         v = model.eval(term, model_completion=True)
@@ -364,16 +367,26 @@ def _for_every_choice(choices: list, body: z3.BoolRef) -> z3.BoolRef:
     return z3.ForAll(rest, body) if rest else body
 
 
+def _open_nan_names(ir: Encoding) -> frozenset[str]:
+    """The names of the open NaNs (`sorts.free_nan`) in the IR's own terms."""
+    terms = [ir.ub, *(m.bytes for m in ir.memory.values())]
+    for lane in ir.result or ():
+        terms += [t for t in (lane.bits, lane.poison, lane.nan, lane.flushed) if t is not None]
+    return frozenset(t.decl().name() for term in terms for t in subterms(term)
+                     if is_open_nan_application(t))
+
+
 def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
-              timeout_ms: int, hold_open_nans: bool = True) -> bool:
+              timeout_ms: int, free_nans: frozenset[str] | None) -> bool:
     """The counterexample again, every input fixed to its value, and each value the PTX
     leaves to ptxas and the hardware as the model made it: no choice of the IR's open
     values may make it UB or agree. The PTX's open values are the target's nondeterminism
     (Alive2): a PTX that may give a value the IR forbids does not refine it. They are a
-    fused-or-not choice (a Boolean function of the operands, sem/contraction.py) and,
-    with `hold_open_nans`, each NaN the ISA leaves open (`sorts.free_nan`: "yields an
-    unspecified NaN"); other uninterpreted values (an unmodelled instruction's) never
-    reach here."""
+    fused-or-not choice (a Boolean function of the operands, sem/contraction.py) and
+    each NaN the ISA leaves open (`sorts.free_nan`: "yields an unspecified NaN") but
+    those named in `free_nans` (the IR's too: its choice, which may agree); with None,
+    no NaN is held. Other uninterpreted values (an unmodelled instruction's) never reach
+    here."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     chosen = {c.decl().name() for c in choices}
@@ -381,7 +394,8 @@ def _replayed(model: z3.ModelRef, links: list, body: z3.BoolRef, choices: list,
         if d.arity() == 0 and d.name() not in chosen:
             s.add(d() == model[d])
     for t in subterms(body):
-        if is_choice(t) or hold_open_nans and is_open_nan_application(t):
+        if is_choice(t) or free_nans is not None and is_open_nan_application(t) and \
+                t.decl().name() not in free_nans:
             s.add(t == model.eval(t, model_completion=True))
     s.add(*links, z3.Not(body))
     return check(s) == z3.unsat
