@@ -19,6 +19,7 @@ def round_real(x: Fraction | float, fmt: tuple[int, int], mode: str) -> float:
     by `mode`, IEEE 754: subnormals, overflow to infinity or the largest finite."""
     ebits, p = fmt
     r = Fraction(x)
+    sign = 1 if r > 0 else -1  # (r itself may be too large for a float)
     emax, emin = (1 << (ebits - 1)) - 1, 2 - (1 << (ebits - 1))
     num, den = abs(r.numerator), r.denominator
     e = num.bit_length() - den.bit_length()  # 2^e <= |r| < 2^(e+2)
@@ -32,9 +33,9 @@ def round_real(x: Fraction | float, fmt: tuple[int, int], mode: str) -> float:
     if abs(value) > largest:
         to_inf = mode in ("RNE", "RNA") or (mode == "RTP" and r > 0) or \
             (mode == "RTN" and r < 0)
-        return math.copysign(math.inf if to_inf else float(largest), r)
+        return math.copysign(math.inf if to_inf else float(largest), sign)
     if value == 0:
-        return math.copysign(0.0, r)
+        return math.copysign(0.0, sign)
     return float(value)
 
 
@@ -101,17 +102,22 @@ def bits_of_float(x: float, fmt: tuple[int, int]) -> int:
     return sign | exp << (p - 1) | (int(math.ldexp(m, p)) & ((1 << (p - 1)) - 1))
 
 
-def ieee_operation(op: Callable, host: Callable) -> Callable:
+def ieee_operation(op: Callable, host: Callable, mirror: Callable) -> Callable:
     """An IEEE operation: on finite operands exact, then rounded once (with ties to even
     the host's double operation, then a rounding to the format, which is the same for
-    one operation on formats of at most 24 bits); elsewhere the host's, exact there."""
+    one operation on formats of at most 24 bits); elsewhere the host's, exact there.
+    `mirror(*xs)`: operands whose exact result is the negation of `op(*xs)`."""
     def apply(mode: str, fmt: tuple[int, int], *xs: float) -> float:
         if not all(math.isfinite(x) for x in xs) or (op is operator.truediv and xs[1] == 0):
             return host(*xs)
         if mode == "RNE" and len(xs) == 2 and (fmt == (11, 53) or fmt in _STRUCT):
             return to_format(host(*xs), fmt)
         exact = op(*(Fraction(x) for x in xs))
-        return host(*xs) if exact == 0 else round_real(exact, fmt, mode)  # the host: zero's sign
+        if exact != 0:
+            return round_real(exact, fmt, mode)
+        # an exact zero's sign: the host's, which is that of every mode but RTN; toward
+        # -inf a sum of opposite signs is -0 (IEEE 754 6.3), so the mirror's, negated
+        return -host(*mirror(*xs)) if mode == "RTN" else host(*xs)
     return apply
 
 

@@ -91,14 +91,33 @@ def _sign(x: float) -> float:
     return math.copysign(1, x)
 
 
-def _rounded(exact: Callable, host: Callable) -> Callable:
-    """An IEEE operation's value(fmt, mode, *xs): exact, then rounded once."""
-    operation = floats.ieee_operation(exact, host)
+def _rounded(exact: Callable, host: Callable, mirror: Callable) -> Callable:
+    """An IEEE operation's value(fmt, mode, *xs): exact, then rounded once (`mirror`:
+    operands of the negated result, `floats.ieee_operation`)."""
+    operation = floats.ieee_operation(exact, host, mirror)
     return lambda fmt, mode, *xs: operation(mode, fmt, *xs)
 
 
 def _fma(a, b, c):
     return a * b + c
+
+
+def _fma_host(a: float, b: float, c: float) -> float:
+    """fma where an operand is not finite: a finite product (which the host's may
+    overflow) plus an infinity is that infinity."""
+    return c if math.isinf(c) and math.isfinite(a) and math.isfinite(b) else a * b + c
+
+
+def _all_negated(*xs):
+    return tuple(-x for x in xs)
+
+
+def _first_negated(x, *xs):
+    return (-x, *xs)
+
+
+def _fma_negated(a, b, c):
+    return -a, b, -c
 
 
 OPS: dict[int, Op] = {
@@ -149,15 +168,15 @@ OPS: dict[int, Op] = {
                                  "{b} <= {inf}", holds=SIGN_PLUS),
     # IEEE operations: a NaN in, a NaN out; and the operand classes that are invalid
     # (IEEE 754 7.2: a NaN of numbers)
-    z3.Z3_OP_FPA_ADD: Op("fp", _rounded(operator.add, operator.add), propagates=True,
-                         invalid=((PLUS_INF, MINUS_INF), (MINUS_INF, PLUS_INF))),
-    z3.Z3_OP_FPA_SUB: Op("fp", _rounded(operator.sub, operator.sub), propagates=True,
-                         invalid=((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF))),
-    z3.Z3_OP_FPA_MUL: Op("fp", _rounded(operator.mul, operator.mul), propagates=True,
-                         invalid=((ZERO, INF), (INF, ZERO))),
-    z3.Z3_OP_FPA_DIV: Op("fp", _rounded(operator.truediv, floats.ieee_div), propagates=True,
-                         invalid=((ZERO, ZERO), (INF, INF))),
-    z3.Z3_OP_FPA_FMA: Op("fp", _rounded(_fma, _fma), propagates=True),
+    z3.Z3_OP_FPA_ADD: Op("fp", _rounded(operator.add, operator.add, _all_negated),
+                         propagates=True, invalid=((PLUS_INF, MINUS_INF), (MINUS_INF, PLUS_INF))),
+    z3.Z3_OP_FPA_SUB: Op("fp", _rounded(operator.sub, operator.sub, _all_negated),
+                         propagates=True, invalid=((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF))),
+    z3.Z3_OP_FPA_MUL: Op("fp", _rounded(operator.mul, operator.mul, _first_negated),
+                         propagates=True, invalid=((ZERO, INF), (INF, ZERO))),
+    z3.Z3_OP_FPA_DIV: Op("fp", _rounded(operator.truediv, floats.ieee_div, _first_negated),
+                         propagates=True, invalid=((ZERO, ZERO), (INF, INF))),
+    z3.Z3_OP_FPA_FMA: Op("fp", _rounded(_fma, _fma_host, _fma_negated), propagates=True),
     z3.Z3_OP_FPA_SQRT: Op("fp", lambda fmt, mode, x: floats.sqrt(mode, x, fmt),
                           propagates=True),
     z3.Z3_OP_FPA_REM: Op("fp", lambda fmt, x, y: floats.remainder(x, y), propagates=True),
