@@ -1066,6 +1066,10 @@ OPS = [  # the operator table (terms/ops.py): tests/test_ops.py holds each row a
     m("ops-min-prefers-nan", "ptxsmt/terms/floats.py", "    if math.isnan(a):\n        return b\n"
       "    if math.isnan(b) or a < b:", "    if math.isnan(a):\n        return a\n"
       "    if math.isnan(b) or a < b:", "fp.min of a NaN and a number the NaN"),
+    m("walk-below-ignored", "ptxsmt/terms/walk.py", "if below is None or below(t):", "if True:",
+      "a walk goes on under the terms it was told to stop at"),
+    m("walk-shared-twice", "ptxsmt/terms/walk.py", "if t.get_id() not in seen:", "if True:",
+      "a shared subterm walked once per parent"),
 ]
 MUTANTS += OPS
 _first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")

@@ -17,7 +17,7 @@ Snippet queries additionally replace their function symbols by constants
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import z3
 
@@ -147,18 +147,6 @@ def logic(assertions: Iterable[z3.BoolRef]) -> str:
                           and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
     return (("" if quantified else "QF_") + ("A" if arrays else "") +
             ("UF" if functions else "") + "BV" + ("FP" if floats else ""))
-
-
-def walk(assertions: Iterable[z3.BoolRef]) -> Iterator[z3.ExprRef]:
-    """Each distinct subterm of the assertions once, in no fixed order: a walk of its
-    own (`_WALKED` keeps the last terms alive for `script`)."""
-    seen, todo = set(), list(assertions)
-    while todo:
-        t = todo.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            yield t
-            todo.extend(t.children())
 
 
 def sorts(terms: Iterable[z3.ExprRef]) -> set[z3.SortRef]:
