@@ -14,7 +14,7 @@ import z3
 
 from ..isa.literals import canonical_nan, fp_class
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
-from ..terms.walk import subterms
+from ..terms.walk import is_free, subterms
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -181,8 +181,7 @@ def open_nan_sites(term: z3.ExprRef) -> list[z3.BoolRef]:
 
 def is_open_nan_application(t: z3.ExprRef) -> bool:
     """`t` is the uninterpreted application inside a `free_nan`: the NaN's bits."""
-    return z3.is_app(t) and t.num_args() > 0 and \
-        t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() in OPEN_NANS
+    return is_free(t) and t.num_args() > 0 and t.decl().name() in OPEN_NANS
 
 
 def _is_open_nan(t: z3.ExprRef) -> bool:

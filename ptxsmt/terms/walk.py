@@ -34,7 +34,7 @@ def is_free(t: z3.ExprRef) -> bool:
 def free_applications(*roots: z3.ExprRef) -> list[z3.ExprRef]:
     """The applications of free functions in the roots (inputs are constants, never
     applied), in `subterms`' order."""
-    return [t for t in subterms(*roots) if t.num_args() and is_free(t)]
+    return [t for t in subterms(*roots) if is_free(t) and t.num_args()]
 
 
 def free_values(*roots: z3.ExprRef) -> list[z3.ExprRef]:

@@ -412,7 +412,7 @@ def _under_choice(choice: z3.ModelRef, term: z3.BoolRef,
               for c in (*enc.inputs.values(), *enc.memory.values())}
     apps: dict[z3.FuncDeclRef, list[z3.ExprRef]] = {}
     for t in subterms(term):
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+        if walk.is_free(t) and \
                 t.decl().name() not in inputs and not t.decl().name().endswith(".address"):
             apps.setdefault(t.decl(), []).append(t)
     constants, functions = [], []
