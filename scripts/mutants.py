@@ -911,9 +911,8 @@ SWEEP = [  # the equivalence sweep (issue 42; docs/mutants.md, "The sweep")
     m("classes-holds-never-false", CLASSES,
       "(FALSE if classes & ~test & ANY else 0)", "0",
       "a class test that may be false read as true"),
-    m("truth-lt-as-gt", TRUTH,
-      "_RELATIONS = {z3.Z3_OP_FPA_LT: (True, None),",
-      "_RELATIONS = {z3.Z3_OP_FPA_LT: (None, True),", "x < y read as y < x"),
+    m("truth-lt-as-gt", OPS_TABLE, '"<", order=(True, None)', '"<", order=(None, True)',
+      "x < y read as y < x"),
     m("truth-relation-one-operand", TRUTH,
       "(y, x)), _RELATIONS[kind], strict=True):\n            if",  # Tables._relation
       "(x, y)), _RELATIONS[kind], strict=True):\n            if",

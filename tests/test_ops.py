@@ -185,6 +185,17 @@ def test_each_float_compare_row_is_z3s_operator(k):
             a, b = (float_view([p[i] for p in pairs], fmt) for i in (0, 1))
             spelled = eval(f"a {op.numpy} b", {"a": a, "b": b})
             assert spelled.tolist() == want, (k, fmt)
+        ordered = [compare_as_order(op.order, float_of_bits(x, fmt), float_of_bits(y, fmt))
+                   for x, y in pairs]
+        assert ordered == want, (k, fmt)
+
+
+def compare_as_order(order: tuple, x: float, y: float) -> bool:
+    """The compare the truth tables read: neither is a NaN, and x < y, y < x as `order`
+    says (True: holds, False: does not, None: either)."""
+    return not (math.isnan(x) or math.isnan(y)) and all(
+        want is None or (a < b) == want for (a, b), want in zip(((x, y), (y, x)), order,
+                                                                strict=True))
 
 
 @pytest.mark.parametrize("k", sorted(ops.family("fp test")), ids=name)

@@ -46,6 +46,9 @@ class Op:
     propagates: bool = False  # an IEEE operation: a NaN operand gives a NaN
     invalid: tuple[tuple[int, ...], ...] = ()  # operand classes that make a NaN of numbers
     holds: int | None = None  # an "fp test": the classes for which it holds
+    # an "fp compare" of x, y besides neither being a NaN: (x < y, y < x), each True
+    # (must hold), False (must not) or None (either); the truth tables read it
+    order: tuple[bool | None, bool | None] | None = None
 
 
 def signed(x: int, w: int) -> int:
@@ -146,11 +149,11 @@ OPS: dict[int, Op] = {
     z3.Z3_OP_OR: Op("logic", operator.or_, "|"),
     z3.Z3_OP_XOR: Op("logic", operator.ne, "^"),
     # floats: compares (false on a NaN) and class tests
-    z3.Z3_OP_FPA_LT: Op("fp compare", operator.lt, "<"),
-    z3.Z3_OP_FPA_LE: Op("fp compare", operator.le, "<="),
-    z3.Z3_OP_FPA_GT: Op("fp compare", operator.gt, ">"),
-    z3.Z3_OP_FPA_GE: Op("fp compare", operator.ge, ">="),
-    z3.Z3_OP_FPA_EQ: Op("fp compare", operator.eq, "=="),
+    z3.Z3_OP_FPA_LT: Op("fp compare", operator.lt, "<", order=(True, None)),
+    z3.Z3_OP_FPA_LE: Op("fp compare", operator.le, "<=", order=(None, False)),
+    z3.Z3_OP_FPA_GT: Op("fp compare", operator.gt, ">", order=(None, True)),
+    z3.Z3_OP_FPA_GE: Op("fp compare", operator.ge, ">=", order=(False, None)),
+    z3.Z3_OP_FPA_EQ: Op("fp compare", operator.eq, "==", order=(False, False)),
     z3.Z3_OP_FPA_IS_NAN: Op("fp test", lambda x, fmt: math.isnan(x), "isnan({view})",
                             holds=NAN),
     z3.Z3_OP_FPA_IS_INF: Op("fp test", lambda x, fmt: math.isinf(x), "isinf({view})",
