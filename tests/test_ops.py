@@ -165,7 +165,7 @@ def test_each_connective_row_is_z3s_operator(k):
     for x, y in itertools.product((False, True), repeat=2):
         want = z3_bool(BUILD[k](z3.BoolVal(x), z3.BoolVal(y)))
         spelled = bool(eval(f"x {op.numpy} y", {"x": np.bool_(x), "y": np.bool_(y)}))
-        assert op.value(x, y) == want == spelled, (k, x, y)
+        assert op.value((x, y)) == want == spelled, (k, x, y)
 
 
 def float_view(bits: list[int], fmt: tuple[int, int]) -> np.ndarray:

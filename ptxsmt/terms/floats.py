@@ -107,7 +107,7 @@ def ieee_operation(op: Callable, host: Callable, mirror: Callable) -> Callable:
     the host's double operation, then a rounding to the format, which is the same for
     one operation on formats of at most 24 bits); elsewhere the host's, exact there.
     `mirror(*xs)`: operands whose exact result is the negation of `op(*xs)`."""
-    def apply(mode: str, fmt: tuple[int, int], *xs: float) -> float:
+    def apply(fmt: tuple[int, int], mode: str, *xs: float) -> float:
         if not all(math.isfinite(x) for x in xs) or (op is operator.truediv and xs[1] == 0):
             return host(*xs)
         if mode == "RNE" and len(xs) == 2 and (fmt == (11, 53) or fmt in _STRUCT):

@@ -8,7 +8,8 @@ A row's `family` says how its value reads its operands:
 - "arith", "bitwise": value(x, y) of unsigned ints, cut to the width after;
 - "division": value(x, y, w) of unsigned ints of w bits (SMT-LIB's division by zero);
 - "unsigned", "signed": a compare, value(x, y) of the unsigned or signed readings;
-- "logic": a Boolean connective, value(x, y);
+- "logic": a Boolean connective, value(xs) of the tuple of its operands (and, or
+  take any number);
 - "fp compare": value(x, y) of floats (false on a NaN);
 - "fp test": value(x, fmt) of a float of format fmt (ebits, sbits);
 - "fp": value(fmt, *operands), a rounding mode's name first where the operator has one;
@@ -94,13 +95,6 @@ def _sign(x: float) -> float:
     return math.copysign(1, x)
 
 
-def _rounded(exact: Callable, host: Callable, mirror: Callable) -> Callable:
-    """An IEEE operation's value(fmt, mode, *xs): exact, then rounded once (`mirror`:
-    operands of the negated result, `floats.ieee_operation`)."""
-    operation = floats.ieee_operation(exact, host, mirror)
-    return lambda fmt, mode, *xs: operation(mode, fmt, *xs)
-
-
 def _fma(a, b, c):
     return a * b + c
 
@@ -145,9 +139,9 @@ OPS: dict[int, Op] = {
     z3.Z3_OP_SGT: Op("signed", operator.gt, ">"),
     z3.Z3_OP_SGEQ: Op("signed", operator.ge, ">="),
     # Booleans
-    z3.Z3_OP_AND: Op("logic", operator.and_, "&"),
-    z3.Z3_OP_OR: Op("logic", operator.or_, "|"),
-    z3.Z3_OP_XOR: Op("logic", operator.ne, "^"),
+    z3.Z3_OP_AND: Op("logic", all, "&"),
+    z3.Z3_OP_OR: Op("logic", any, "|"),
+    z3.Z3_OP_XOR: Op("logic", lambda xs: xs[0] != xs[1], "^"),
     # floats: compares (false on a NaN) and class tests
     z3.Z3_OP_FPA_LT: Op("fp compare", operator.lt, "<", order=(True, None)),
     z3.Z3_OP_FPA_LE: Op("fp compare", operator.le, "<=", order=(None, False)),
@@ -171,15 +165,18 @@ OPS: dict[int, Op] = {
                                  "{b} <= {inf}", holds=SIGN_PLUS),
     # IEEE operations: a NaN in, a NaN out; and the operand classes that are invalid
     # (IEEE 754 7.2: a NaN of numbers)
-    z3.Z3_OP_FPA_ADD: Op("fp", _rounded(operator.add, operator.add, _all_negated),
+    z3.Z3_OP_FPA_ADD: Op("fp", floats.ieee_operation(operator.add, operator.add, _all_negated),
                          propagates=True, invalid=((PLUS_INF, MINUS_INF), (MINUS_INF, PLUS_INF))),
-    z3.Z3_OP_FPA_SUB: Op("fp", _rounded(operator.sub, operator.sub, _all_negated),
+    z3.Z3_OP_FPA_SUB: Op("fp", floats.ieee_operation(operator.sub, operator.sub, _all_negated),
                          propagates=True, invalid=((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF))),
-    z3.Z3_OP_FPA_MUL: Op("fp", _rounded(operator.mul, operator.mul, _first_negated),
+    z3.Z3_OP_FPA_MUL: Op("fp", floats.ieee_operation(operator.mul, operator.mul,
+                                                     _first_negated),
                          propagates=True, invalid=((ZERO, INF), (INF, ZERO))),
-    z3.Z3_OP_FPA_DIV: Op("fp", _rounded(operator.truediv, floats.ieee_div, _first_negated),
+    z3.Z3_OP_FPA_DIV: Op("fp", floats.ieee_operation(operator.truediv, floats.ieee_div,
+                                                     _first_negated),
                          propagates=True, invalid=((ZERO, ZERO), (INF, INF))),
-    z3.Z3_OP_FPA_FMA: Op("fp", _rounded(_fma, _fma_host, _fma_negated), propagates=True),
+    z3.Z3_OP_FPA_FMA: Op("fp", floats.ieee_operation(_fma, _fma_host, _fma_negated),
+                         propagates=True),
     z3.Z3_OP_FPA_SQRT: Op("fp", lambda fmt, mode, x: floats.sqrt(mode, x, fmt),
                           propagates=True),
     z3.Z3_OP_FPA_REM: Op("fp", lambda fmt, x, y: floats.remainder(x, y), propagates=True),

@@ -12,7 +12,6 @@ without a value is simply not a candidate.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import random
@@ -221,9 +220,9 @@ def _bit_vector(n: Node, k: int, args: list[list]) -> Values:
 
 def _boolean(n: Node, k: int, args: list[list]) -> Values:
     c = n.kids
-    if k in _LOGIC:  # and, or of any number of operands
+    if k in _LOGIC:
         op = _LOGIC[k]
-        return [functools.reduce(op, xs) for xs in zip(*args, strict=True)]
+        return [op(xs) for xs in zip(*args, strict=True)]
     if k == z3.Z3_OP_NOT:
         return [not x for x in args[0]]
     if k == z3.Z3_OP_IMPLIES:
@@ -274,7 +273,8 @@ def _floating(n: Node, k: int, args: list[list]) -> Values:
         return [from_int(x, fmt, m) for m, x in zip(*args, strict=True)]
     if k in _FP:  # IEEE operations, with the rounding mode first where they have one
         f = _FP[k]
-        return _map(lambda *xs: f(fmt, *xs), args)
+        out = [f(fmt, *xs) for xs in zip(*args, strict=True)]
+        return None if None in out else out
     return None
 
 
