@@ -1065,6 +1065,12 @@ OPS = [  # the operator table (terms/ops.py): tests/test_ops.py holds each row a
     m("ops-min-prefers-nan", "ptxsmt/terms/floats.py", "    if math.isnan(a):\n        return b\n"
       "    if math.isnan(b) or a < b:", "    if math.isnan(a):\n        return a\n"
       "    if math.isnan(b) or a < b:", "fp.min of a NaN and a number the NaN"),
+    m("ops-rtn-exact-zero-plus", "ptxsmt/terms/floats.py",
+      'return -host(*mirror(*xs)) if mode == "RTN" else host(*xs)', "return host(*xs)",
+      "x + (-x) toward -inf is +0 (it is -0)"),
+    m("ops-fma-product-overflows", OPS_TABLE,
+      "return c if math.isinf(c) and math.isfinite(a) and math.isfinite(b) else a * b + c",
+      "return a * b + c", "fma of a finite product the host overflows, plus an infinity: a NaN"),
     m("walk-below-ignored", "ptxsmt/terms/walk.py", "if below is None or below(t):", "if True:",
       "a walk goes on under the terms it was told to stop at"),
     m("walk-shared-twice", "ptxsmt/terms/walk.py", "if t.get_id() not in seen:", "if True:",
