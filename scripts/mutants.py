@@ -43,6 +43,7 @@ def m(name: str, file: str, old: str, new: str, what: str) -> Mutant:
     return Mutant(name, file, ((old, new),), what)
 
 
+OPS_TABLE = "ptxsmt/terms/ops.py"
 MUTANTS = [
     # the prover
     m("equiv-and", "ptxsmt/smt/queries/snippets.py",
@@ -167,14 +168,15 @@ MUTANTS = [
       '_LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}',
       '_LOGICAL = {"and": z3.And, "or": z3.Or, "xor": z3.Or}', "xor.pred computed as or"),
     # the fast (numpy) path: the code generator
-    Mutant("fast-ult-signed", "ptxsmt/fast/codegen.py", (
-        ('_U_CMP = {z3.Z3_OP_ULT: "<", ', "_U_CMP = {"),
-        ('_S_CMP = {z3.Z3_OP_SLT: "<", ', '_S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_ULT: "<", ')),
-        "fast path: ULT computed as SLT"),
-    m("fast-fp-lt-le", "ptxsmt/fast/codegen.py",
-      'z3.Z3_OP_FPA_LT: "<",', 'z3.Z3_OP_FPA_LT: "<=",', "fast path: fp.lt computed as <="),
-    m("fast-fp-le-lt", "ptxsmt/fast/codegen.py",
-      'z3.Z3_OP_FPA_LE: "<=",', 'z3.Z3_OP_FPA_LE: "<",', "fast path: fp.leq computed as <"),
+    # (the numpy spellings are the operator table's, terms/ops.py)
+    m("fast-ult-signed", OPS_TABLE, 'z3.Z3_OP_ULT: Op("unsigned",', 'z3.Z3_OP_ULT: Op("signed",',
+      "fast path (and simulation): ULT computed as SLT"),
+    m("fast-fp-lt-le", OPS_TABLE,
+      'Op("fp compare", operator.lt, "<",', 'Op("fp compare", operator.lt, "<=",',
+      "fast path: fp.lt computed as <="),
+    m("fast-fp-le-lt", OPS_TABLE,
+      'Op("fp compare", operator.le, "<=",', 'Op("fp compare", operator.le, "<",',
+      "fast path: fp.leq computed as <"),
     m("fast-ite-swapped", "ptxsmt/fast/codegen.py",
       'return self.emit(f"where({c.expr}, {x.expr}, {y.expr})", x.kind,',
       'return self.emit(f"where({c.expr}, {y.expr}, {x.expr})", x.kind,',
@@ -195,10 +197,11 @@ MUTANTS = [
       'return self.emit(f"({expr}) & {_mask(w)}", "bv", w)',
       'return self.emit(f"({expr}) & {_mask(w - 1)}", "bv", w)',
       "fast path: a sum cut to one bit too few"),
-    m("fast-xor-is-or", "ptxsmt/fast/codegen.py",
-      'z3.Z3_OP_XOR: "^"}', 'z3.Z3_OP_XOR: "|"}', "fast path: Bool xor computed as or"),
-    m("fast-negative-nan", "ptxsmt/fast/codegen.py",
-      '"negative": f"({b} ^ {sign}) <= {inf}",', '"negative": f"{b} >= {sign}",',
+    m("fast-xor-is-or", OPS_TABLE,
+      'xs[0] != xs[1], "^")', 'xs[0] != xs[1], "|")',
+      "fast path: Bool xor computed as or"),
+    m("fast-negative-nan", OPS_TABLE,
+      '"({b} ^ {sign}) <= {inf}", holds', '"{b} >= {sign}", holds',
       "fast path: a NaN with its sign bit set counts as negative"),
     m("fast-extract-off-by-one", "ptxsmt/fast/codegen.py",
       'expr = f"({x.expr} >> {lo})" if lo else x.expr',
@@ -888,12 +891,12 @@ SWEEP = [  # the equivalence sweep (issue 42; docs/mutants.md, "The sweep")
     m("sweep-phi-negation-not-flipped", FRAIG,
       "flips[self.rep[negated]] = not value", "flips[self.rep[negated]] = value",
       "phi cases: a node that is the condition negated read as the condition"),
-    m("classes-div-inf-inf", CLASSES,
-      "z3.Z3_OP_FPA_DIV: ((ZERO, ZERO), (INF, INF))}",
-      "z3.Z3_OP_FPA_DIV: ((ZERO, ZERO),)}", "inf / inf not invalid (no NaN)"),
-    m("classes-mul-inf-zero", CLASSES,
-      "z3.Z3_OP_FPA_MUL: ((ZERO, INF), (INF, ZERO)),",
-      "z3.Z3_OP_FPA_MUL: ((ZERO, INF),),", "inf * 0 not invalid (0 * inf is)"),
+    m("classes-div-inf-inf", OPS_TABLE,
+      "invalid=((ZERO, ZERO), (INF, INF))", "invalid=((ZERO, ZERO),)",
+      "inf / inf not invalid (no NaN)"),
+    m("classes-mul-inf-zero", OPS_TABLE,
+      "invalid=((ZERO, INF), (INF, ZERO))", "invalid=((ZERO, INF),)",
+      "inf * 0 not invalid (0 * inf is)"),
     m("classes-fma-sqrt-never-invalid", CLASSES,
       "        nan = True\n", "        nan = nan\n",
       "fma, sqrt, rem, roundToIntegral of numbers never a NaN"),
@@ -908,9 +911,8 @@ SWEEP = [  # the equivalence sweep (issue 42; docs/mutants.md, "The sweep")
     m("classes-holds-never-false", CLASSES,
       "(FALSE if classes & ~test & ANY else 0)", "0",
       "a class test that may be false read as true"),
-    m("truth-lt-as-gt", TRUTH,
-      "_RELATIONS = {z3.Z3_OP_FPA_LT: (True, None),",
-      "_RELATIONS = {z3.Z3_OP_FPA_LT: (None, True),", "x < y read as y < x"),
+    m("truth-lt-as-gt", OPS_TABLE, '"<", order=(True, None)', '"<", order=(None, True)',
+      "x < y read as y < x"),
     m("truth-relation-one-operand", TRUTH,
       "(y, x)), _RELATIONS[kind], strict=True):\n            if",  # Tables._relation
       "(x, y)), _RELATIONS[kind], strict=True):\n            if",
@@ -923,9 +925,9 @@ SWEEP = [  # the equivalence sweep (issue 42; docs/mutants.md, "The sweep")
       "return TRUE if any(a == TRUE for a in args) else",
       "return TRUE if any(a & TRUE for a in args) else",
       "an or of a condition that may be true read as true"),
-    m("classes-sub-inf-inf-one-sign", CLASSES,
-      "z3.Z3_OP_FPA_SUB: ((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF)),",
-      "z3.Z3_OP_FPA_SUB: ((PLUS_INF, PLUS_INF),),", "-inf - -inf not invalid (+inf - +inf is)"),
+    m("classes-sub-inf-inf-one-sign", OPS_TABLE,
+      "invalid=((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF))", "invalid=((PLUS_INF, PLUS_INF),)",
+      "-inf - -inf not invalid (+inf - +inf is)"),
     m("truth-shallow-relation-one-operand", TRUTH,
       "(y, x)), _RELATIONS[kind], strict=True):\n                if",  # shallow_table
       "(x, y)), _RELATIONS[kind], strict=True):\n                if",
@@ -1041,12 +1043,47 @@ SERVE = [  # ptxsmt serve (issue 45): tests/test_serve.py kills them
       "the Compiler Explorer tool looks for the wrong compiler output"),
 ]
 MUTANTS += SERVE
+
+OPS = [  # the operator table (terms/ops.py): tests/test_ops.py holds each row against z3
+    m("ops-sdiv-floors", OPS_TABLE, "return (q if (x < 0) == (y < 0) else -q) % (1 << w)",
+      "return (x // y) % (1 << w)", "bvsdiv rounds toward -inf, not zero"),
+    m("ops-smod-is-srem", OPS_TABLE, "z3.Z3_OP_BSMOD: Op(\"division\", _smod)",
+      "z3.Z3_OP_BSMOD: Op(\"division\", _srem)", "bvsmod takes the dividend's sign"),
+    m("ops-uleq-spelled-lt", OPS_TABLE, 'Op("unsigned", operator.le, "<=")',
+      'Op("unsigned", operator.le, "<")', "the fast path's bvule spelled <"),
+    m("ops-sub-spelled-add", OPS_TABLE, 'Op("arith", operator.sub, "-")',
+      'Op("arith", operator.sub, "+")', "the fast path's bvsub spelled +"),
+    m("ops-subnormal-spelling-zero", OPS_TABLE, '(({b} & {man}) != 0)"',
+      '(({b} & {man}) >= 0)"', "the fast path's isSubnormal true of zeros"),
+    m("ops-negative-holds-nan", OPS_TABLE, "holds=SIGN_MINUS", "holds=SIGN_MINUS | NAN",
+      "the class rule: fp.isNegative holds of a NaN"),
+    m("ops-add-not-invalid", OPS_TABLE, "invalid=((PLUS_INF, MINUS_INF), (MINUS_INF, PLUS_INF))",
+      "invalid=((PLUS_INF, MINUS_INF),)", "the class rule: -inf + inf a number"),
+    m("ops-sqrt-not-propagating", OPS_TABLE, "floats.sqrt(mode, x, fmt),\n"
+      "                          propagates=True", "floats.sqrt(mode, x, fmt),\n"
+      "                          propagates=False", "the class rule: sqrt of a NaN a number"),
+    m("ops-min-prefers-nan", "ptxsmt/terms/floats.py", "    if math.isnan(a):\n        return b\n"
+      "    if math.isnan(b) or a < b:", "    if math.isnan(a):\n        return a\n"
+      "    if math.isnan(b) or a < b:", "fp.min of a NaN and a number the NaN"),
+    m("ops-rtn-exact-zero-plus", "ptxsmt/terms/floats.py",
+      'return -host(*mirror(*xs)) if mode == "RTN" else host(*xs)', "return host(*xs)",
+      "x + (-x) toward -inf is +0 (it is -0)"),
+    m("ops-fma-product-overflows", OPS_TABLE,
+      "return c if math.isinf(c) and math.isfinite(a) and math.isfinite(b) else a * b + c",
+      "return a * b + c", "fma of a finite product the host overflows, plus an infinity: a NaN"),
+    m("walk-below-ignored", "ptxsmt/terms/walk.py", "if below is None or below(t):", "if True:",
+      "a walk goes on under the terms it was told to stop at"),
+    m("walk-shared-twice", "ptxsmt/terms/walk.py", "if t.get_id() not in seen:", "if True:",
+      "a shared subterm walked once per parent"),
+]
+MUTANTS += OPS
 _first = next(i for i, x in enumerate(MUTANTS) if x.name == "round-rm-rp-swapped")
 BLOCKS = {  # --block NAME: the rounding families' mutants, both sessions (docs/mutants.md)
     "sem22": MUTANTS[_first:MUTANTS.index(SEM22[-1]) + 1],
     "sweep": SWEEP,
     "triage": TRIAGE,
     "serve": SERVE,
+    "ops": OPS,
 }
 
 

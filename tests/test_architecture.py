@@ -1,7 +1,7 @@
 """The package layout is the architecture (docs/layout.md): imports flow one way,
 
     cli -> serve -> report, pairs -> proofs, check, ptxasdiff, synth, triage -> smt -> batch
-        -> eval -> fast -> program, solver, function, llvm -> sem -> isa
+        -> eval -> fast -> program, solver, function, llvm -> sem -> isa -> terms
 
 and inside smt, the verifier core, its rooms flow one way too:
 
@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ptxsmt"
 
 # Lowest first; a module may import from its own layer and the layers below.
 LAYERS = (
+    ("terms",),
     ("isa",),
     ("sem",),
     ("program", "solver", "resources", "function", "llvm"),

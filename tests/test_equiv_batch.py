@@ -272,22 +272,7 @@ def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):
 # IR against PTX: the pair llc-14 -O2 wrote (tests/ptx/llvm/une.ll); the planted bug is
 # the ordered setp.ne for fcmp une, which differs from it exactly when an operand is NaN.
 LLVM_PAIR = Path(__file__).parent / "ptx" / "llvm"
-LOOP_IR = """define i32 @loop(i32 %n) {
-entry:
-  %c0 = icmp ult i32 %n, 5
-  br i1 %c0, label %l, label %m
-l:
-  %i = phi i32 [ 0, %entry ], [ %j, %m ]
-  %k = add i32 %i, 1
-  br label %m
-m:
-  %j = phi i32 [ %n, %entry ], [ %k, %l ]
-  %c = icmp ult i32 %j, 100
-  br i1 %c, label %l, label %e
-e:
-  ret i32 %j
-}
-"""  # a cycle entered at two blocks: refused
+LOOP_IR = (LLVM_PAIR / "irreducible.ll").read_text()  # a cycle entered at two blocks
 
 
 @pytest.fixture

@@ -22,6 +22,9 @@ pytest.importorskip("llvmlite")
 from ptxsmt.cli import interrupts, main  # noqa: E402
 from ptxsmt.report import progress  # noqa: E402
 
+# a cycle entered at two blocks (l and m): refused
+IRREDUCIBLE = (Path(__file__).parent / "ptx" / "llvm" / "irreducible.ll").read_text()
+
 IR = """define i32 @smin(i32 %a, i32 %b) {
   %r = call i32 @llvm.smin.i32(i32 %a, i32 %b)
   ret i32 %r
@@ -30,22 +33,7 @@ define zeroext i1 @une(float %a, float %b) {
   %r = fcmp une float %a, %b
   ret i1 %r
 }
-define i32 @loop(i32 %n) {
-entry:
-  %c0 = icmp ult i32 %n, 5
-  br i1 %c0, label %l, label %m
-l:
-  %i = phi i32 [ 0, %entry ], [ %j, %m ]
-  %k = add i32 %i, 1
-  br label %m
-m:
-  %j = phi i32 [ %n, %entry ], [ %k, %l ]
-  %c = icmp ult i32 %j, 100
-  br i1 %c, label %l, label %e
-e:
-  ret i32 %j
-}
-declare i32 @llvm.smin.i32(i32, i32)
+""" + IRREDUCIBLE + """declare i32 @llvm.smin.i32(i32, i32)
 """
 
 

@@ -116,6 +116,9 @@ def _said(line: str) -> str | None:
 # tv's verdicts: refines, refines up to NaN payloads (neg.f32's NaN is any NaN, compared
 # payload-free by default), refused (a cycle entered at two blocks); --nan exact:
 # different where the ISA leaves that NaN open (the PTX may give one fneg forbids)
+# a cycle entered at two blocks (l and m): refused
+IRREDUCIBLE = (Path(__file__).parent / "ptx" / "llvm" / "irreducible.ll").read_text()
+
 TV = """define i32 @add(i32 %a, i32 %b) {
   %r = add i32 %a, %b
   ret i32 %r
@@ -124,22 +127,7 @@ define float @fneg(float %a) {
   %r = fneg float %a
   ret float %r
 }
-define i32 @loop(i32 %n) {
-entry:
-  %c0 = icmp ult i32 %n, 5
-  br i1 %c0, label %l, label %m
-l:
-  %i = phi i32 [ 0, %entry ], [ %j, %m ]
-  %k = add i32 %i, 1
-  br label %m
-m:
-  %j = phi i32 [ %n, %entry ], [ %k, %l ]
-  %c = icmp ult i32 %j, 100
-  br i1 %c, label %l, label %e
-e:
-  ret i32 %j
-}
-"""
+""" + IRREDUCIBLE
 FUNCTION = """.visible .func (.param .b32 r) f(.param .b32 a, .param .b32 b)
 {
     .reg .b32 %r<4>;

@@ -14,8 +14,9 @@ from ..isa.errors import PtxError
 from ..isa.literals import hex_bits
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
-from ..sem.sorts import free_applications, register_value
+from ..sem.sorts import register_value
 from ..solver import check
+from ..terms.walk import free_applications
 from .values import UNSPECIFIED, Evaluation, UnspecifiedOutput, Value, convert_inputs
 
 

@@ -21,25 +21,21 @@ import z3
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
 from ..program import Program
 from ..sem.options import Options
+from ..terms import ops
 from .program import LOCAL, FastProgram, Unsupported, word_bits
 
 _FORMATS = {(f.ebits, f.sbits): f for f in (F16, BF16, F32, F64)}
 _VIEW = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
 
-_FP_CMP = {z3.Z3_OP_FPA_LT: "<", z3.Z3_OP_FPA_LE: "<=", z3.Z3_OP_FPA_GT: ">",
-           z3.Z3_OP_FPA_GE: ">=", z3.Z3_OP_FPA_EQ: "=="}
-_U_CMP = {z3.Z3_OP_ULT: "<", z3.Z3_OP_ULEQ: "<=", z3.Z3_OP_UGT: ">", z3.Z3_OP_UGEQ: ">="}
-_S_CMP = {z3.Z3_OP_SLT: "<", z3.Z3_OP_SLEQ: "<=", z3.Z3_OP_SGT: ">", z3.Z3_OP_SGEQ: ">="}
+# the operator table's numpy spellings (`terms/ops.py`)
+_FP_CMP = ops.spellings("fp compare")
+_U_CMP, _S_CMP = ops.spellings("unsigned"), ops.spellings("signed")
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-_LOGIC = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_XOR: "^",  # on Booleans
-          z3.Z3_OP_BAND: "&", z3.Z3_OP_BOR: "|", z3.Z3_OP_BXOR: "^"}  # on bit-vectors
-_ARITH = {z3.Z3_OP_BADD: "+", z3.Z3_OP_BMUL: "*", z3.Z3_OP_BSUB: "-"}
+_LOGIC = ops.spellings("logic", "bitwise")  # on Booleans, on bit-vectors
+_ARITH = ops.spellings("arith")
 _FP_CONSTANTS = (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                  z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF)  # not NaN: it has no bits
-_FP_CLASS = {z3.Z3_OP_FPA_IS_NAN: "nan", z3.Z3_OP_FPA_IS_INF: "inf", z3.Z3_OP_FPA_IS_ZERO: "zero",
-             z3.Z3_OP_FPA_IS_SUBNORMAL: "subnormal", z3.Z3_OP_FPA_IS_NORMAL: "normal",
-             z3.Z3_OP_FPA_IS_NEGATIVE: "negative", z3.Z3_OP_FPA_IS_POSITIVE: "positive"}
-
+_FP_TEST = ops.spellings("fp test")
 
 @dataclass(frozen=True)
 class Value:
@@ -242,8 +238,8 @@ class _Compiler:
         if k == z3.Z3_OP_FPA_TO_FP and len(a) == 1:
             fmt = t.fmt()  # bits -> FP: the same bits (every other form has a rounding mode)
             return Value(a[0].expr, "fp", fmt.width, fmt)
-        if k in _FP_CLASS:
-            return self._fp_class(a[0], _FP_CLASS[k])
+        if k in _FP_TEST:
+            return self._fp_test(a[0], _FP_TEST[k])
         if k in _FP_CMP:
             return self.emit(f"{self.view(a[0])} {_FP_CMP[k]} {self.view(a[1])}", "bool")
         raise Unsupported(f"no fast path for Z3 operator {t.name()}")
@@ -325,22 +321,15 @@ class _Compiler:
             terms.append(f"({wide} << {shift})" if shift else wide)
         return self.emit(" | ".join(terms), "bv", w)
 
-    def _fp_class(self, x: Value, what: str) -> Value:
+    def _fp_test(self, x: Value, spelling: str) -> Value:
+        """A class test, spelled (`ops.OPS`) over the bits, their float view (written
+        where the spelling reads it) and the format's masks."""
         f = x.fmt
-        sign, man = 1 << (f.width - 1), _mask(f.sbits - 1)
-        inf = _mask(f.ebits) << (f.sbits - 1)
-        if what in ("nan", "inf"):  # the float view tells these; the others from the bits
-            return self.emit(f"is{what}({self.view(x)})", "bool")
-        b = x.expr
-        return self.emit({
-            "zero": f"({b} & {sign - 1}) == 0",
-            "subnormal": f"(({b} & {inf}) == 0) & (({b} & {man}) != 0)",
-            "normal": f"(({b} & {inf}) != 0) & (({b} & {inf}) != {inf})",
-            # sign set and not NaN: flipping the sign bit leaves at most infinity's bits
-            "negative": f"({b} ^ {sign}) <= {inf}",
-            "positive": f"{b} <= {inf}",
-        }[what], "bool")
-
+        sign = 1 << (f.width - 1)
+        view = self.view(x) if "{view}" in spelling else ""
+        return self.emit(spelling.format(b=x.expr, view=view, sign=sign, sign_less=sign - 1,
+                                         inf=_mask(f.ebits) << (f.sbits - 1),
+                                         man=_mask(f.sbits - 1)), "bool")
 
 def compile_terms(inputs: Mapping[str, z3.ExprRef], outputs: Mapping[str, z3.ExprRef],
                   types: Mapping[str, PtxType]) -> FastProgram:

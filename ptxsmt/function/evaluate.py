@@ -33,6 +33,7 @@ from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
 from ..sem.unspecified import UNSPECIFIED, Value
 from ..solver import check
+from ..terms.walk import free_values
 from . import read_function
 from .encode import Access, FunctionEncoding, encode_function
 from .memory import at as location_term
@@ -192,7 +193,7 @@ def _settled_bytes(term: z3.BitVecRef) -> tuple[int, int]:
 def _settled(term: z3.ExprRef) -> Value:
     """An output term over free values only (no input left): its value if every choice
     of them gives the same one (a compare of an open NaN), else UNSPECIFIED."""
-    free = _free(term)
+    free = free_values(term)  # its inputs substituted: the open values left
     one, two = ([(f, z3.FreshConst(f.sort())) for f in free] for _ in range(2))
     solver = z3.Solver()
     solver.add(z3.substitute(term, *one) != z3.substitute(term, *two))
@@ -202,22 +203,6 @@ def _settled(term: z3.ExprRef) -> Value:
     check(any_choice)
     v = any_choice.model().eval(term, model_completion=True)
     return z3.is_true(v) if z3.is_bool(v) else v.as_long()
-
-
-def _free(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """The free values in a term whose inputs are all substituted: the applications of
-    uninterpreted functions and constants left."""
-    seen, todo, found = set(), [term], []
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.append(t)
-        else:
-            todo.extend(t.children())
-    return found
 
 
 def _split(inputs: Mapping[str, object], enc: FunctionEncoding):

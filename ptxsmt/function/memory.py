@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import z3
 
+from ..terms.walk import subterms
+
 ADDRESS_BITS = 64
 
 # `ld.X`/`st.X` -> the array it reads and writes ("generic": global or a window).
@@ -94,15 +96,8 @@ WINDOW_BYTES = 1 << 32
 def windows_in(term: z3.ExprRef) -> list[str]:
     """The windows whose base a term is computed from."""
     names = {f"window.{w}": w for w in WINDOWED}
-    seen, todo, found = set(), [term], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.num_args() == 0 and t.decl().name() in names:
-            found.add(names[t.decl().name()])
-        todo.extend(t.children())
+    found = {names[t.decl().name()] for t in subterms(term)
+             if t.num_args() == 0 and t.decl().name() in names}
     return [w for w in WINDOWED if w in found]
 
 

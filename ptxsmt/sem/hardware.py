@@ -27,7 +27,8 @@ import z3
 from ..isa.opcodes import INT_ROUNDINGS
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, Kind
 from ..isa.variants import Variant
-from .sorts import fields, free_applications, is_nan
+from ..terms.walk import free_applications
+from .sorts import fields, is_nan
 
 
 @dataclass(frozen=True)

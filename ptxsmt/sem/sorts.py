@@ -14,6 +14,7 @@ import z3
 
 from ..isa.literals import canonical_nan, fp_class
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
+from ..terms.walk import is_free, subterms
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -173,22 +174,14 @@ def open_nan_sites(term: z3.ExprRef) -> list[z3.BoolRef]:
     puts `free_nan` in the then-branch of the If that picks it (`to_bits`, `fneg`,
     `_min_max`, a cvt), so that If's test. Ruling them all out leaves only inputs on
     which no open NaN's bits reach the result."""
-    seen, todo, found = set(), [term], {}
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen or not z3.is_app(t):
-            continue
-        seen.add(t.get_id())
-        if z3.is_app_of(t, z3.Z3_OP_ITE) and _is_open_nan(t.arg(1)):
-            found[t.arg(0).get_id()] = t.arg(0)
-        todo.extend(t.children())
+    found = {t.arg(0).get_id(): t.arg(0) for t in subterms(term, below=z3.is_app)
+             if z3.is_app_of(t, z3.Z3_OP_ITE) and _is_open_nan(t.arg(1))}
     return list(found.values())
 
 
 def is_open_nan_application(t: z3.ExprRef) -> bool:
     """`t` is the uninterpreted application inside a `free_nan`: the NaN's bits."""
-    return z3.is_app(t) and t.num_args() > 0 and \
-        t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() in OPEN_NANS
+    return is_free(t) and t.num_args() > 0 and t.decl().name() in OPEN_NANS
 
 
 def _is_open_nan(t: z3.ExprRef) -> bool:
@@ -292,18 +285,3 @@ def free_value(name: str, arg: z3.BitVecRef, width: int) -> z3.BitVecRef:
     """A value the ISA leaves open, any bits of `width`: an uninterpreted function named
     `name` of `arg` (the same instruction on the same inputs gives the same value)."""
     return z3.Function(name, arg.sort(), z3.BitVecSort(width))(arg)
-
-
-def free_applications(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """The open values in `term`: applications of uninterpreted functions (inputs are
-    constants, never applied)."""
-    seen, todo, found = set(), [term], []
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.num_args() and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.append(t)
-        todo.extend(t.children())
-    return found

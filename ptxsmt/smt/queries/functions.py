@@ -36,6 +36,7 @@ from ...sem.options import DEFAULT, DEFAULT_NAN, Options
 from ...sem.sorts import OPEN_NANS, open_nan_sites
 from ...sem.unspecified import UNSPECIFIED
 from ...solver import check
+from ...terms import walk
 from ..solving.decide import Decision, check_with
 from ..solving.smt2 import subterms
 from ..sweeping.fraig import Certified, SweepStats, certify, sweep_if_large
@@ -411,7 +412,7 @@ def _under_choice(choice: z3.ModelRef, term: z3.BoolRef,
               for c in (*enc.inputs.values(), *enc.memory.values())}
     apps: dict[z3.FuncDeclRef, list[z3.ExprRef]] = {}
     for t in subterms(term):
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+        if walk.is_free(t) and \
                 t.decl().name() not in inputs and not t.decl().name().endswith(".address"):
             apps.setdefault(t.decl(), []).append(t)
     constants, functions = [], []
@@ -434,17 +435,8 @@ def _free_names(term: z3.ExprRef, *encodings: FunctionEncoding) -> list[str]:
     """The uninterpreted functions and free values a term holds, other than inputs."""
     inputs = {c.decl().name() for enc in encodings
               for c in (*enc.inputs.values(), *enc.memory.values())}
-    seen, todo, found = set(), [term], {}
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.decl().name() not in inputs \
-                and not t.decl().name().endswith(".address"):
-            found[t.decl().name()] = None
-        todo.extend(t.children())
-    return sorted(found)
+    return sorted({t.decl().name() for t in walk.subterms(term) if walk.is_free(t) and
+                   t.decl().name() not in inputs and not t.decl().name().endswith(".address")})
 
 
 def _final(enc: FunctionEncoding, space: str) -> z3.ArrayRef:

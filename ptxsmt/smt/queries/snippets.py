@@ -29,8 +29,9 @@ from ...sem.observe import (
     values_differ,
 )
 from ...sem.options import DEFAULT, DEFAULT_NAN, Options
-from ...sem.sorts import OPEN_NANS, free_applications, open_nan_sites
+from ...sem.sorts import OPEN_NANS, open_nan_sites
 from ...solver import check
+from ...terms.walk import free_applications
 from ..solving import decide as core
 from ..solving import smt2
 

@@ -25,6 +25,7 @@ import z3
 
 from ...isa.errors import PtxError
 from ...solver import Z3_FIRST_SECONDS, check
+from ...terms import walk
 from . import portfolio, smt2
 from .portfolio import SolverDisagreement
 
@@ -114,7 +115,7 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
         return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
             Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
     free = {t.decl().name(): t for a in assertions for t in smt2.subterms(a)
-            if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
+            if z3.is_const(t) and walk.is_free(t)}
     pins = [free[name] == (z3.BoolVal(v) if z3.is_bool(free[name])
                            else z3.BitVecVal(v, free[name].size()))
             for name, v in answer.values.items() if name in free]

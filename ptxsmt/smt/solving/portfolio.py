@@ -28,8 +28,9 @@ from importlib import import_module
 import z3
 
 from ...isa.errors import PtxError
+from ...terms import walk
 from .child import Outcome, race
-from .smt2 import script, sorts, walk
+from .smt2 import script, sorts
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
 GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
@@ -96,7 +97,7 @@ def unreadable(assertions: Sequence[z3.BoolRef], solvers: Sequence[str]) -> dict
     """Each of `solvers` that cannot read the query, with why (the sorts it does not
     read, or a quantifier): such a solver is not asked, and says so among the reasons of
     an unknown."""
-    terms = list(walk(assertions))
+    terms = list(walk.subterms(*assertions))  # not smt2's, which keeps its terms alive
     used, quantified = sorts(terms), any(z3.is_quantifier(t) for t in terms)
     out = {}
     for s in solvers:

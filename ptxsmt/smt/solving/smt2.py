@@ -17,9 +17,11 @@ Snippet queries additionally replace their function symbols by constants
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import z3
+
+from ...terms.walk import is_free
 
 
 def subterms(term: z3.ExprRef) -> list[z3.ExprRef]:
@@ -81,8 +83,7 @@ def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
     becomes a constant, and applications with equal arguments get equal values
     (Ackermann's reduction, equisatisfiable; quadratic in the applications of one
     symbol, so for snippets only)."""
-    apps = [t for t in subterms(term) if z3.is_app(t) and t.num_args() and
-            t.decl().kind() == z3.Z3_OP_UNINTERPRETED]
+    apps = [t for t in subterms(term) if is_free(t) and t.num_args()]
     consts = [(t, z3.Const(f"{t.decl().name()}!{i}", t.sort())) for i, t in enumerate(apps)]
     if not consts:
         return [term]
@@ -143,22 +144,9 @@ def logic(assertions: Iterable[z3.BoolRef]) -> str:
             kind = t.sort().kind()
             arrays |= kind == z3.Z3_ARRAY_SORT
             floats |= kind in (z3.Z3_FLOATING_POINT_SORT, z3.Z3_ROUNDING_MODE_SORT)
-            functions |= (z3.is_app(t) and t.num_args() > 0
-                          and t.decl().kind() == z3.Z3_OP_UNINTERPRETED)
+            functions |= is_free(t) and t.num_args() > 0
     return (("" if quantified else "QF_") + ("A" if arrays else "") +
             ("UF" if functions else "") + "BV" + ("FP" if floats else ""))
-
-
-def walk(assertions: Iterable[z3.BoolRef]) -> Iterator[z3.ExprRef]:
-    """Each distinct subterm of the assertions once, in no fixed order: a walk of its
-    own (`_WALKED` keeps the last terms alive for `script`)."""
-    seen, todo = set(), list(assertions)
-    while todo:
-        t = todo.pop()
-        if t.get_id() not in seen:
-            seen.add(t.get_id())
-            yield t
-            todo.extend(t.children())
 
 
 def sorts(terms: Iterable[z3.ExprRef]) -> set[z3.SortRef]:

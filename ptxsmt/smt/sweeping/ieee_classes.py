@@ -21,13 +21,10 @@ import z3
 
 from ...isa.literals import fp_class
 from ...isa.types import F32, F64, FloatFormat
+from ...terms import ops
+from ...terms.ops import ANY, MINUS_INF, MINUS_ZERO, NAN, NEGATIVE, PLUS_INF, PLUS_ZERO, POSITIVE
 from .simulate import Node
 
-NAN, PLUS_ZERO, MINUS_ZERO, PLUS_INF, MINUS_INF, POSITIVE, NEGATIVE = (1 << k for k in range(7))
-ANY = (1 << 7) - 1
-ZERO, INF = PLUS_ZERO | MINUS_ZERO, PLUS_INF | MINUS_INF
-SIGN_MINUS = MINUS_ZERO | MINUS_INF | NEGATIVE  # fp.isNegative (false for a NaN)
-SIGN_PLUS = PLUS_ZERO | PLUS_INF | POSITIVE
 FALSE, TRUE, EITHER = 1, 2, 3  # a condition's values
 # nested `ite`s read with their path's narrowed classes (`Classes._ite`): a min's are
 # three deep
@@ -41,20 +38,13 @@ FORMATS = {f.width: (f.ebits, f.sbits) for f in (F32, F64)}
 CLASS_OF = {"qNaN": NAN, "sNaN": NAN, "+inf": PLUS_INF, "-inf": MINUS_INF,
             "+0": PLUS_ZERO, "-0": MINUS_ZERO, "+subnormal": POSITIVE, "+normal": POSITIVE,
             "-subnormal": NEGATIVE, "-normal": NEGATIVE}
-# fp.isNaN and the like: node -> the classes for which it holds
-TESTS = {z3.Z3_OP_FPA_IS_NAN: NAN, z3.Z3_OP_FPA_IS_ZERO: ZERO, z3.Z3_OP_FPA_IS_INF: INF,
-         z3.Z3_OP_FPA_IS_NEGATIVE: SIGN_MINUS, z3.Z3_OP_FPA_IS_POSITIVE: SIGN_PLUS}
-COMPARISONS = {z3.Z3_OP_FPA_LT, z3.Z3_OP_FPA_LE, z3.Z3_OP_FPA_GT, z3.Z3_OP_FPA_GE,
-               z3.Z3_OP_FPA_EQ}
-# IEEE operations that give a NaN where an operand is one, and the operand classes
-# that make a NaN of numbers ("invalid operation", IEEE 754 7.2)
-PROPAGATING = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_DIV,
-               z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_SQRT, z3.Z3_OP_FPA_REM,
-               z3.Z3_OP_FPA_ROUND_TO_INTEGRAL}
-INVALID = {z3.Z3_OP_FPA_ADD: ((PLUS_INF, MINUS_INF), (MINUS_INF, PLUS_INF)),
-           z3.Z3_OP_FPA_SUB: ((PLUS_INF, PLUS_INF), (MINUS_INF, MINUS_INF)),
-           z3.Z3_OP_FPA_MUL: ((ZERO, INF), (INF, ZERO)),
-           z3.Z3_OP_FPA_DIV: ((ZERO, ZERO), (INF, INF))}
+# the operator table's class rules (`terms/ops.py`): fp.isNaN and the like, node -> the
+# classes for which it holds; the ordered comparisons (false on a NaN); the IEEE operations
+# that give a NaN where an operand is one, and the operand classes that make a NaN of numbers
+TESTS = {k: op.holds for k, op in ops.family("fp test").items() if op.holds is not None}
+COMPARISONS = set(ops.family("fp compare"))
+PROPAGATING = {k for k, op in ops.OPS.items() if op.propagates}
+INVALID = {k: op.invalid for k, op in ops.OPS.items() if op.invalid}
 
 
 def float_class(x: float) -> int:

@@ -14,238 +14,37 @@ from __future__ import annotations
 
 import hashlib
 import math
-import operator
 import random
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cache
 
 import z3
 
+from ...terms import ops
+from ...terms.floats import bits_of_float as _bits_of_float
+from ...terms.floats import float_of_bits as _float_of_bits
+from ...terms.floats import from_int, to_format, to_int
+from ...terms.ops import signed
+
 Values = list | None
 
+# the operator table's rows, by how their values read their operands
+_BV_BINARY = ops.values("arith", "bitwise")
+_DIVISION = ops.values("division")
+_U_COMPARE, _S_COMPARE = ops.values("unsigned"), ops.values("signed")
+_LOGIC = ops.values("logic")
+_FP_COMPARE, _FP_TEST, _FP = ops.values("fp compare"), ops.values("fp test"), ops.values("fp")
 
-def _signed(x: int, w: int) -> int:
-    return x - (1 << w) if x >> (w - 1) else x
-
-
-# ---- floating point, any format, exactly ----
 
 def _format(s: z3.FPSortRef) -> tuple[int, int]:
     return s.ebits(), s.sbits()
 
 
-def _round(x: Fraction | float, fmt: tuple[int, int], mode: str) -> float:
-    """The exact real `x` (nonzero, finite) rounded to the format `fmt` (ebits, sbits)
-    by `mode`, IEEE 754: subnormals, overflow to infinity or the largest finite."""
-    ebits, p = fmt
-    r = Fraction(x)
-    emax, emin = (1 << (ebits - 1)) - 1, 2 - (1 << (ebits - 1))
-    num, den = abs(r.numerator), r.denominator
-    e = num.bit_length() - den.bit_length()  # 2^e <= |r| < 2^(e+2)
-    if Fraction(num, den) < Fraction(2) ** e:
-        e -= 1
-    quantum = Fraction(2) ** (max(e, emin) - p + 1)
-    scaled = r / quantum
-    n = TO_INTEGER[mode](scaled)
-    largest = (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax
-    value = n * quantum
-    if abs(value) > largest:
-        to_inf = mode in ("RNE", "RNA") or (mode == "RTP" and r > 0) or \
-            (mode == "RTN" and r < 0)
-        return math.copysign(math.inf if to_inf else float(largest), r)
-    if value == 0:
-        return math.copysign(0.0, r)
-    return float(value)
-
-
-def _half_even(x: Fraction) -> int:
-    return round(x)  # Fraction.__round__ ties to even
-
-
-def _half_away(x: Fraction) -> int:
-    n = math.floor(abs(x) + Fraction(1, 2))
-    return n if x >= 0 else -n
-
-
-# an exact real to an integer, by rounding mode
-TO_INTEGER = {"RNE": _half_even, "RNA": _half_away, "RTZ": math.trunc, "RTP": math.ceil,
-              "RTN": math.floor}
-
-
-_STRUCT = {(8, 24): "f", (5, 11): "e"}  # formats the host rounds to (ties to even)
-
-
-def _to_format(x: float, fmt: tuple[int, int], mode: str = "RNE") -> float:
-    """`x` rounded to `fmt` by `mode`."""
-    if math.isnan(x) or math.isinf(x) or x == 0:
-        return x
-    if mode == "RNE" and fmt == (11, 53):
-        return x
-    if mode == "RNE" and fmt in _STRUCT:
-        code = _STRUCT[fmt]
-        try:
-            return struct.unpack(code, struct.pack(code, x))[0]
-        except OverflowError:
-            return math.copysign(math.inf, x)
-    return _round(x, fmt, mode)
-
-
-def _float_of_bits(bits: int, fmt: tuple[int, int]) -> float:
-    ebits, p = fmt
-    sign, exp = bits >> (ebits + p - 1), (bits >> (p - 1)) & ((1 << ebits) - 1)
-    frac = bits & ((1 << (p - 1)) - 1)
-    if exp == (1 << ebits) - 1:
-        value = math.nan if frac else math.inf
-    elif exp == 0:
-        value = math.ldexp(frac, 2 - (1 << (ebits - 1)) - (p - 1))
-    else:
-        value = math.ldexp(frac | (1 << (p - 1)), exp - ((1 << (ebits - 1)) - 1) - (p - 1))
-    return -value if sign else value
-
-
-def _bits_of_float(x: float, fmt: tuple[int, int]) -> int:
-    ebits, p = fmt
-    if math.isnan(x):
-        return ((1 << ebits) - 1) << (p - 1) | 1 << (p - 2)
-    sign = 1 << (ebits + p - 1) if math.copysign(1.0, x) < 0 else 0
-    x = abs(x)
-    if math.isinf(x):
-        return sign | ((1 << ebits) - 1) << (p - 1)
-    if x == 0:
-        return sign
-    bias = (1 << (ebits - 1)) - 1
-    m, e = math.frexp(x)  # x = m * 2^e, 0.5 <= m < 1
-    exp = e - 1 + bias
-    if exp <= 0:  # subnormal
-        return sign | int(math.ldexp(x, bias - 1 + p - 1))
-    return sign | exp << (p - 1) | (int(math.ldexp(m, p)) & ((1 << (p - 1)) - 1))
-
-
-def _arith(op: Callable, host: Callable) -> Callable:
-    """An IEEE operation: on finite operands exact, then rounded once (with ties to even
-    the host's double operation, then a rounding to the format, which is the same for
-    one operation on formats of at most 24 bits); elsewhere the host's, exact there."""
-    def apply(mode: str, fmt: tuple[int, int], *xs: float) -> float:
-        if not all(math.isfinite(x) for x in xs) or (op is operator.truediv and xs[1] == 0):
-            return host(*xs)
-        if mode == "RNE" and len(xs) == 2 and (fmt == (11, 53) or fmt in _STRUCT):
-            return _to_format(host(*xs), fmt)
-        exact = op(*(Fraction(x) for x in xs))
-        return host(*xs) if exact == 0 else _round(exact, fmt, mode)  # the host: zero's sign
-    return apply
-
-
-def _ieee_div(a: float, b: float) -> float:
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-_FP_ARITH = {
-    z3.Z3_OP_FPA_ADD: _arith(operator.add, operator.add),
-    z3.Z3_OP_FPA_SUB: _arith(operator.sub, operator.sub),
-    z3.Z3_OP_FPA_MUL: _arith(operator.mul, operator.mul),
-    z3.Z3_OP_FPA_DIV: _arith(operator.truediv, _ieee_div),
-    z3.Z3_OP_FPA_FMA: _arith(lambda a, b, c: a * b + c, lambda a, b, c: a * b + c),
-}
-
-
-def _round_integral(mode: str, x: float) -> float:
-    if math.isnan(x) or math.isinf(x) or x == 0:
-        return x
-    f = Fraction(x)
-    n = TO_INTEGER[mode](f)
-    return math.copysign(float(n), x) if n == 0 else float(n)
-
-
-def _to_int(mode: str, x: float, w: int, signed: bool) -> int | None:
-    """fp.to_sbv / fp.to_ubv: None out of range (SMT-LIB leaves it unspecified)."""
-    if math.isnan(x) or math.isinf(x):
-        return None
-    n = int(_round_integral(mode, x))
-    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-    return n % (1 << w) if lo <= n <= hi else None
-
-
-def _fp_min(a: float, b: float) -> float:
-    if math.isnan(a):
-        return b
-    if math.isnan(b) or a < b:
-        return a
-    return b if b < a else a  # fp.min of +0 and -0: SMT-LIB leaves it open, either
-
-
-def _fp_max(a: float, b: float) -> float:
-    if math.isnan(a):
-        return b
-    if math.isnan(b) or a > b:
-        return a
-    return b if b > a else a
-
-
 _RM = {z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN: "RNE", z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_AWAY: "RNA",
        z3.Z3_OP_FPA_RM_TOWARD_ZERO: "RTZ", z3.Z3_OP_FPA_RM_TOWARD_POSITIVE: "RTP",
        z3.Z3_OP_FPA_RM_TOWARD_NEGATIVE: "RTN"}
-
-_FP_CLASS = {
-    z3.Z3_OP_FPA_IS_NAN: math.isnan, z3.Z3_OP_FPA_IS_INF: math.isinf,
-    z3.Z3_OP_FPA_IS_ZERO: lambda x: x == 0,
-    z3.Z3_OP_FPA_IS_NEGATIVE: lambda x: not math.isnan(x) and math.copysign(1, x) < 0,
-    z3.Z3_OP_FPA_IS_POSITIVE: lambda x: not math.isnan(x) and math.copysign(1, x) > 0,
-}
-_FP_COMPARE = {z3.Z3_OP_FPA_LT: operator.lt, z3.Z3_OP_FPA_LE: operator.le,
-               z3.Z3_OP_FPA_GT: operator.gt, z3.Z3_OP_FPA_GE: operator.ge,
-               z3.Z3_OP_FPA_EQ: operator.eq}
-
-# ---- bit-vectors and Booleans ----
-
-_BV_BINARY = {z3.Z3_OP_BADD: operator.add, z3.Z3_OP_BSUB: operator.sub,
-              z3.Z3_OP_BMUL: operator.mul, z3.Z3_OP_BAND: operator.and_,
-              z3.Z3_OP_BOR: operator.or_, z3.Z3_OP_BXOR: operator.xor}
-_U_COMPARE = {z3.Z3_OP_ULT: operator.lt, z3.Z3_OP_ULEQ: operator.le,
-              z3.Z3_OP_UGT: operator.gt, z3.Z3_OP_UGEQ: operator.ge}
-_S_COMPARE = {z3.Z3_OP_SLT: operator.lt, z3.Z3_OP_SLEQ: operator.le,
-              z3.Z3_OP_SGT: operator.gt, z3.Z3_OP_SGEQ: operator.ge}
-
-
-def _udiv(a: int, b: int, w: int) -> int:
-    return (1 << w) - 1 if b == 0 else a // b
-
-
-def _urem(a: int, b: int, w: int) -> int:
-    return a if b == 0 else a % b
-
-
-def _sdiv(a: int, b: int, w: int) -> int:
-    x, y = _signed(a, w), _signed(b, w)
-    if y == 0:
-        return 1 if x < 0 else (1 << w) - 1
-    q = abs(x) // abs(y)
-    return (q if (x < 0) == (y < 0) else -q) % (1 << w)
-
-
-def _srem(a: int, b: int, w: int) -> int:
-    x, y = _signed(a, w), _signed(b, w)
-    if y == 0:
-        return a
-    r = abs(x) % abs(y)
-    return (-r if x < 0 else r) % (1 << w)
-
-
-def _smod(a: int, b: int, w: int) -> int:
-    x, y = _signed(a, w), _signed(b, w)
-    return a if y == 0 else (x - y * math.floor(Fraction(x, y))) % (1 << w)
-
-
-_DIVISION = {z3.Z3_OP_BUDIV: _udiv, z3.Z3_OP_BUDIV_I: _udiv, z3.Z3_OP_BUREM: _urem,
-             z3.Z3_OP_BUREM_I: _urem, z3.Z3_OP_BSDIV: _sdiv, z3.Z3_OP_BSDIV_I: _sdiv,
-             z3.Z3_OP_BSREM: _srem, z3.Z3_OP_BSREM_I: _srem, z3.Z3_OP_BSMOD: _smod,
-             z3.Z3_OP_BSMOD_I: _smod}
 
 
 def _map(f: Callable, args: Sequence[list]) -> list | None:
@@ -396,13 +195,13 @@ def _bit_vector(n: Node, k: int, args: list[list]) -> Values:
         return args[0]
     if k == z3.Z3_OP_SIGN_EXT:
         cw = c[0].width
-        return [_signed(x, cw) & mask for x in args[0]]
+        return [signed(x, cw) & mask for x in args[0]]
     if k == z3.Z3_OP_BSHL:
         return [(x << y) & mask if y < w else 0 for x, y in zip(*args, strict=True)]
     if k == z3.Z3_OP_BLSHR:
         return [x >> y if y < w else 0 for x, y in zip(*args, strict=True)]
     if k == z3.Z3_OP_BASHR:
-        return [(_signed(x, w) >> min(y, w)) & mask for x, y in zip(*args, strict=True)]
+        return [(signed(x, w) >> min(y, w)) & mask for x, y in zip(*args, strict=True)]
     if k in _DIVISION:
         f = _DIVISION[k]
         return [f(x, y, w) for x, y in zip(*args, strict=True)]
@@ -414,21 +213,18 @@ def _bit_vector(n: Node, k: int, args: list[list]) -> Values:
         fmt = c[0].fmt
         return [_bits_of_float(x, fmt) for x in args[0]]
     if k in (z3.Z3_OP_FPA_TO_UBV, z3.Z3_OP_FPA_TO_SBV):
-        signed = k == z3.Z3_OP_FPA_TO_SBV
-        return _map(lambda m, x: _to_int(m, x, w, signed), args)
+        is_signed = k == z3.Z3_OP_FPA_TO_SBV
+        return _map(lambda m, x: to_int(m, x, w, is_signed), args)
     return None
 
 
 def _boolean(n: Node, k: int, args: list[list]) -> Values:
     c = n.kids
-    if k == z3.Z3_OP_AND:
-        return [all(xs) for xs in zip(*args, strict=True)]
-    if k == z3.Z3_OP_OR:
-        return [any(xs) for xs in zip(*args, strict=True)]
+    if k in _LOGIC:
+        op = _LOGIC[k]
+        return [op(xs) for xs in zip(*args, strict=True)]
     if k == z3.Z3_OP_NOT:
         return [not x for x in args[0]]
-    if k == z3.Z3_OP_XOR:
-        return [x != y for x, y in zip(*args, strict=True)]
     if k == z3.Z3_OP_IMPLIES:
         return [(not x) or y for x, y in zip(*args, strict=True)]
     if k == z3.Z3_OP_ITE:
@@ -445,18 +241,13 @@ def _boolean(n: Node, k: int, args: list[list]) -> Values:
         return [op(x, y) for x, y in zip(*args, strict=True)]
     if k in _S_COMPARE:
         op, w = _S_COMPARE[k], c[0].width
-        return [op(_signed(x, w), _signed(y, w)) for x, y in zip(*args, strict=True)]
+        return [op(signed(x, w), signed(y, w)) for x, y in zip(*args, strict=True)]
     if k in _FP_COMPARE:
         op = _FP_COMPARE[k]
         return [op(x, y) for x, y in zip(*args, strict=True)]
-    if k in _FP_CLASS:
-        return [bool(_FP_CLASS[k](x)) for x in args[0]]
-    if k in (z3.Z3_OP_FPA_IS_NORMAL, z3.Z3_OP_FPA_IS_SUBNORMAL):
-        ebits, _ = c[0].fmt
-        tiny = math.ldexp(1.0, 2 - (1 << (ebits - 1)))
-        normal = k == z3.Z3_OP_FPA_IS_NORMAL
-        return [not math.isnan(x) and not math.isinf(x) and x != 0 and
-                (abs(x) >= tiny) == normal for x in args[0]]
+    if k in _FP_TEST:
+        test, fmt = _FP_TEST[k], c[0].fmt
+        return [bool(test(x, fmt)) for x in args[0]]
     return None
 
 
@@ -473,51 +264,18 @@ def _floating(n: Node, k: int, args: list[list]) -> Values:
         if len(c) == 1:
             return [_float_of_bits(x, fmt) for x in args[0]]
         if len(c) == 2 and c[1].kind == "fp":
-            return [_to_format(x, fmt, m) for m, x in zip(*args, strict=True)]
+            return [to_format(x, fmt, m) for m, x in zip(*args, strict=True)]
         if len(c) == 2 and c[1].kind == "bv":
             w = c[1].width
-            return [_from_int(_signed(x, w), fmt, m) for m, x in zip(*args, strict=True)]
+            return [from_int(signed(x, w), fmt, m) for m, x in zip(*args, strict=True)]
         return None
     if k == z3.Z3_OP_FPA_TO_FP_UNSIGNED:
-        return [_from_int(x, fmt, m) for m, x in zip(*args, strict=True)]
-    if k in _FP_ARITH:
-        f = _FP_ARITH[k]
-        return [f(m, fmt, *xs) for m, *xs in zip(*args, strict=True)]
-    if k == z3.Z3_OP_FPA_NEG:
-        return [-x for x in args[0]]
-    if k == z3.Z3_OP_FPA_ABS:
-        return [abs(x) for x in args[0]]
-    if k == z3.Z3_OP_FPA_MIN:
-        return [_fp_min(x, y) for x, y in zip(*args, strict=True)]
-    if k == z3.Z3_OP_FPA_MAX:
-        return [_fp_max(x, y) for x, y in zip(*args, strict=True)]
-    if k == z3.Z3_OP_FPA_SQRT:
-        return _map(lambda m, x: _sqrt(m, x, fmt), args)
-    if k == z3.Z3_OP_FPA_REM:
-        return [_remainder(x, y) for x, y in zip(*args, strict=True)]
-    if k == z3.Z3_OP_FPA_ROUND_TO_INTEGRAL:
-        return [_round_integral(m, x) for m, x in zip(*args, strict=True)]
+        return [from_int(x, fmt, m) for m, x in zip(*args, strict=True)]
+    if k in _FP:  # IEEE operations, with the rounding mode first where they have one
+        f = _FP[k]
+        out = [f(fmt, *xs) for xs in zip(*args, strict=True)]
+        return None if None in out else out
     return None
-
-
-def _from_int(x: int, fmt: tuple[int, int], mode: str) -> float:
-    return 0.0 if x == 0 else _round(Fraction(x), fmt, mode)
-
-
-def _sqrt(mode: str, x: float, fmt: tuple[int, int]) -> float | None:
-    if math.isnan(x) or x < 0:
-        return math.nan if x != 0 else x
-    if math.isinf(x) or x == 0:
-        return x
-    if mode != "RNE" or fmt[1] > 24:  # the host's sqrt is exact only after one rounding
-        return math.sqrt(x) if fmt == (11, 53) and mode == "RNE" else None
-    return _to_format(math.sqrt(x), fmt)
-
-
-def _remainder(x: float, y: float) -> float:
-    if math.isnan(x) or math.isnan(y) or math.isinf(x) or y == 0:
-        return math.nan
-    return x if math.isinf(y) else math.remainder(x, y)
 
 
 # ---- inputs ----
@@ -573,7 +331,7 @@ def _ordinary_float(rng: random.Random, w: int) -> int:
     if fmt is None:
         return rng.getrandbits(w)
     value = rng.choice((-1, 1)) * rng.uniform(0.25, 4) * 2.0 ** rng.randint(-4, 4)
-    return _bits_of_float(_to_format(value, fmt), fmt)
+    return _bits_of_float(to_format(value, fmt), fmt)
 
 
 def as_key(values: list, sort: Sort) -> tuple:

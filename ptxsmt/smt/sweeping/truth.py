@@ -31,6 +31,7 @@ import z3
 
 from ...isa.literals import fp_class
 from ...sem.sorts import FORMATS, fp_sort, ieee_result
+from ...terms import ops
 
 LIMIT = 12  # basis variables of a table (2**LIMIT rows); a larger condition is an atom
 DEPTH = 48  # formula nesting kept; deeper, a condition is an atom (no deep recursion)
@@ -47,10 +48,8 @@ _CONNECTIVES = {z3.Z3_OP_AND: "&", z3.Z3_OP_OR: "|", z3.Z3_OP_NOT: "!", z3.Z3_OP
                 z3.Z3_OP_ITE: "?", z3.Z3_OP_IFF: "=", z3.Z3_OP_EQ: "=",
                 z3.Z3_OP_DISTINCT: "^", z3.Z3_OP_IMPLIES: ">"}
 # a float relation as (x < y, y < x) of its operands x, y, each True (must hold),
-# False (must not) or None (either), besides neither being a NaN
-_RELATIONS = {z3.Z3_OP_FPA_LT: (True, None), z3.Z3_OP_FPA_GT: (None, True),
-              z3.Z3_OP_FPA_LE: (None, False), z3.Z3_OP_FPA_GE: (False, None),
-              z3.Z3_OP_FPA_EQ: (False, False)}
+# False (must not) or None (either), besides neither being a NaN: the operator table's
+_RELATIONS = {k: op.order for k, op in ops.family("fp compare").items()}
 
 
 @dataclass(frozen=True)
