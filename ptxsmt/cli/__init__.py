@@ -29,7 +29,7 @@ COMMANDS = {
 @click.group(cls=Main, lazy=COMMANDS, context_settings=CONTEXT)
 @click.version_option(package_name="ptxsmt")
 def main() -> None:
-    """Symbolic verifier for PTX set, setp, selp, slct, vset2 and vset4.
+    """Symbolic verifier for NVIDIA PTX: instructions, functions, and the IR they came from.
 
     \b
     Examples:
