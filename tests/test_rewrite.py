@@ -23,6 +23,23 @@ def _valid(claim: z3.BoolRef) -> bool:
     return s.check() == z3.unsat
 
 
+def _narrowed_cases() -> list[tuple[str, z3.ExprRef]]:
+    a, b = z3.BitVecs("a8 b8", 8)
+    x = z3.BitVec("x16", 16)
+    return [("zero extension of a remainder", z3.ZeroExt(8, z3.URem(a, b))),
+            ("zero extension of a quotient by a nonzero divisor",
+             z3.ZeroExt(8, z3.UDiv(a, b | 1))),
+            ("zero extension of low bits known zero above",
+             z3.ZeroExt(8, z3.Extract(7, 0, z3.UDiv(x, 257)))),
+            ("low bits of a zero extension", z3.Extract(3, 0, z3.ZeroExt(4, a))),
+            ("all the bits of a zero extension", z3.Extract(7, 0, z3.ZeroExt(4, a))),
+            ("a zero extension less extended", z3.Extract(9, 0, z3.ZeroExt(4, a))),
+            ("low bits of a division of zero extensions",
+             z3.Extract(7, 0, z3.UDiv(z3.ZeroExt(8, a), z3.ZeroExt(8, b)))),
+            ("low bits of a remainder of small values",
+             z3.Extract(7, 0, z3.URem(z3.UDiv(x, 257), x & 0xff)))]
+
+
 def _cases() -> list[tuple[str, z3.ExprRef]]:
     x, y = z3.BitVecs("x y", 32)
     c = z3.Bool("c")
@@ -76,7 +93,9 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("division of a shift", z3.UDiv(z3.LShR(b8, 2), 3)),
            ("shift of a division", z3.LShR(z3.UDiv(b8, 5), 1)),
            ("shift of a shift", z3.LShR(z3.LShR(b8, 3), 2)),
-           ("divided past the width", z3.UDiv(z3.UDiv(b8, 20), 20))]
+           ("divided past the width", z3.UDiv(z3.UDiv(b8, 20), 20)),
+           # opt's narrowed `div.u16` beside -O0's `div.u32` (8 bits within 16 here)
+           *_narrowed_cases()]
     for fmt in (F32, F64):  # a float read back from a result's bits (`sem.sorts.to_bits`)
         a, b = (z3.FP(f"{n}{fmt.width}", fp_sort(fmt)) for n in "ab")
         r = z3.BitVec(f"r{fmt.width}", fmt.width)
@@ -127,7 +146,9 @@ def _known_zero_cases() -> list[z3.BitVecRef]:
             z3.LShR(x, 7) ^ z3.LShR(y, 9), x * 8 * (y << 2), (x << 2) * y,
             z3.If(c, x << 2, y << 5), z3.LShR(x, 28) + z3.LShR(y, 30) + 3,
             (x & 0xff) + (y & 0x7f) + (x & 0xf), z3.LShR(x & 0xf0, 2), z3.LShR(x, 40),
-            (x & 0xff00) + y * 2, 47 + (x * 8192 & y)]
+            (x & 0xff00) + y * 2, 47 + (x * 8192 & y), z3.UDiv(x, 65537),
+            z3.UDiv(x & 0xffff, y | 1), z3.URem(x, y & 0xff | 4), z3.URem(x & 0xf, y),
+            z3.ZeroExt(8, x), z3.Extract(15, 0, x & 0xff)]
 
 
 @pytest.mark.parametrize("term", _known_zero_cases())
@@ -137,6 +158,13 @@ def test_bits_known_zero_are_zero(term):
     zeros = _zeros(term)
     assert _valid(term & zeros == 0)
     assert zeros or z3.is_app_of(term, z3.Z3_OP_BADD)
+
+
+@pytest.mark.parametrize("term", [z3.UDiv(z3.BitVec("b", 32) & 0xffff, z3.BitVec("d", 32)),
+                                  z3.URem(z3.BitVec("b", 32), z3.BitVec("d", 32) & 0xff)])
+def test_no_bits_known_zero_past_a_division_by_zero(term):
+    """By 0 a quotient is all ones and a remainder its dividend: D may be 0."""
+    assert _valid(term & _zeros(term) == 0)
 
 
 def _random_term(rng: random.Random, leaves: list[z3.BitVecRef], depth: int) -> z3.BitVecRef:
@@ -208,12 +236,19 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     z3.fpBVToFP(z3.If(z3.fpIsNaN(z3.FP("x", z3.Float32())),
                       z3.If(z3.fpIsNaN(z3.fpBVToFP(D, z3.Float32())), B, 0x7FC00000),
                       z3.fpToIEEEBV(z3.FP("x", z3.Float32()))), z3.Float32()),
+    z3.ZeroExt(8, z3.UDiv(z3.Extract(7, 0, B), z3.Extract(7, 0, D))),
+    z3.ZeroExt(8, z3.Extract(7, 0, z3.UDiv(z3.Extract(15, 0, B), 255))),
+    z3.Extract(7, 0, z3.UDiv(z3.ZeroExt(7, z3.Extract(8, 0, B)),
+                             z3.ZeroExt(8, z3.Extract(7, 0, D)))),
+    z3.Extract(15, 0, B / (D & 0xffff)),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
         "a xor as written", "not of a non-constant", "a mask with a gap",
         "shift by a value of a xor", "or of bits that may meet", "signed less", "unsigned less",
         "float of a select of plain bits", "float of bits whose NaN may be any bits",
-        "float of bits whose NaN tests other bits"])
+        "float of bits whose NaN tests other bits", "zero extension of a quotient by zero",
+        "zero extension of low bits one too many", "a dividend one bit too wide",
+        "low bits of a signed division"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)

@@ -376,14 +376,34 @@ def _zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
         if kind == z3.Z3_OP_BSHL:
             return (below[0] << k | ones >> (width - k)) & ones
         return ones << (width - k) & ones | below[0] >> k
+    if kind in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM):
+        return _divided_zeros(kind, kids, below, width)
+    if kind == z3.Z3_OP_ZERO_EXT:
+        return ones ^ (ones >> (width - kids[0].size())) | below[0]
+    if kind == z3.Z3_OP_EXTRACT and t.params()[1] == 0:
+        return below[0] & ones
     if kind == z3.Z3_OP_BADD:  # a sum of values below 2^k is below 2^(k + log2(n))
         top = max(width - _leading(z, width) for z in below) + (len(kids) - 1).bit_length()
         return ones ^ (ones >> max(width - top, 0)) if top < width else 0
     return 0
 
 
+def _divided_zeros(kind: int, kids: list, below: list[int], width: int) -> int:
+    """The high zeros of an unsigned division: by a nonzero divisor, a quotient is no
+    larger than its dividend (by 0 it is all ones) and a remainder below its divisor
+    too; a remainder is no larger than its dividend always (by 0 it is the dividend)."""
+    ones = (1 << width) - 1
+    lead = 0 if kind == z3.Z3_OP_BUDIV and not _nonzero(kids[1]) else _leading(below[0], width)
+    if kind == z3.Z3_OP_BUDIV and z3.is_bv_value(kids[1]) and kids[1].as_long() > 1:
+        lead = max(lead, width - (ones // kids[1].as_long()).bit_length())
+    if kind == z3.Z3_OP_BUREM and _nonzero(kids[1]):
+        lead = max(lead, _leading(below[1], width))
+    return ones ^ (ones >> lead)
+
+
 _KNOWN = {z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR, z3.Z3_OP_BMUL, z3.Z3_OP_BSHL,
-          z3.Z3_OP_BLSHR, z3.Z3_OP_BADD}
+          z3.Z3_OP_BLSHR, z3.Z3_OP_BADD, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM, z3.Z3_OP_ZERO_EXT,
+          z3.Z3_OP_EXTRACT}
 
 
 def _trailing(zeros: int) -> int:
@@ -426,8 +446,55 @@ def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
                                                   t.size())))
 
 
+def _nonzero(t: z3.BitVecRef) -> bool:
+    """t is not 0 for any input: a nonzero numeral, or an or with one."""
+    if z3.is_bv_value(t):
+        return t.as_long() != 0
+    return z3.is_app_of(t, z3.Z3_OP_BOR) and any(_nonzero(c) for c in t.children())
+
+
+def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """A zero-extended unsigned division is the division of the zero-extended operands
+    (a remainder for every divisor, a quotient where the divisor is nonzero: by 0 the
+    narrow one is all ones, only its width's), and the zero extension of x's low bits
+    is x where its high bits are zero: opt narrows `udiv` and `urem` of values it knows
+    small to `div.u16` (`(zext a) udiv (zext b)` as `zext (a udiv b)`)."""
+    k, x = t.params()[0], t.arg(0)
+    if z3.is_app_of(x, z3.Z3_OP_EXTRACT) and x.params()[1] == 0 \
+            and x.arg(0).size() == t.size() and _leading(_zeros(x.arg(0)), t.size()) >= k:
+        return x.arg(0)
+    if not (z3.is_app_of(x, z3.Z3_OP_BUREM)
+            or z3.is_app_of(x, z3.Z3_OP_BUDIV) and _nonzero(x.arg(1))):
+        return None
+    a, b = (normal(z3.ZeroExt(k, c)) for c in x.children())
+    return z3.URem(a, b) if z3.is_app_of(x, z3.Z3_OP_BUREM) else z3.UDiv(a, b)
+
+
+def _extract_of_zero_ext(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """The low bits of a zero-extended y: y's low bits, y, or y less extended."""
+    (hi, lo), x = t.params(), t.arg(0)
+    if lo != 0 or not z3.is_app_of(x, z3.Z3_OP_ZERO_EXT):
+        return None
+    y = x.arg(0)
+    if hi < y.size() - 1:
+        return normal(z3.Extract(hi, 0, y))
+    return y if hi == y.size() - 1 else normal(z3.ZeroExt(hi + 1 - y.size(), y))
+
+
+def _narrowed(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """The low w bits of an unsigned division whose operands are below 2^w are the
+    division of their low w bits (by 0 too: all ones, and the dividend)."""
+    (hi, lo), x = t.params(), t.arg(0)
+    if lo != 0 or not (z3.is_app_of(x, z3.Z3_OP_BUDIV) or z3.is_app_of(x, z3.Z3_OP_BUREM)) \
+            or any(_leading(_zeros(c), x.size()) < x.size() - hi - 1 for c in x.children()):
+        return None
+    divide = z3.URem if z3.is_app_of(x, z3.Z3_OP_BUREM) else z3.UDiv
+    return divide(*(normal(z3.Extract(hi, 0, c)) for c in x.children()))
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
-    z3.Z3_OP_EXTRACT: (_full_extract,),
+    z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_zero_ext, _narrowed),
+    z3.Z3_OP_ZERO_EXT: (_widened,),
     z3.Z3_OP_FPA_GT: (_greater,),
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
