@@ -12,7 +12,7 @@ import z3
 from ptxsmt.isa.types import BF16, F16, F32, F64
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
 from ptxsmt.smt.sweeping.order import structural
-from ptxsmt.smt.sweeping.rewrite import RULES, _zeros, normal
+from ptxsmt.smt.sweeping.rewrite import RULES, _remainder, _zeros, normal
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -36,6 +36,9 @@ def _narrowed_cases() -> list[tuple[str, z3.ExprRef]]:
             ("a zero extension less extended", z3.Extract(9, 0, z3.ZeroExt(4, a))),
             ("low bits of a division of zero extensions",
              z3.Extract(7, 0, z3.UDiv(z3.ZeroExt(8, a), z3.ZeroExt(8, b)))),
+            ("a remainder as opt writes it beside a quotient", a - z3.UDiv(a, b) * b),
+            ("a signed remainder as opt writes it", a - (a / b) * b),
+            ("a remainder, the product first", (a / b) * b * 255 + a),
             ("low bits of a remainder of small values",
              z3.Extract(7, 0, z3.URem(z3.UDiv(x, 257), x & 0xff)))]
 
@@ -252,3 +255,14 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
         "low bits of a signed division"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
+
+
+@pytest.mark.parametrize("term", [B + 3 * (B / D) * D, B + -1 * (B / D) * B,
+                                  D + -1 * (B / D) * D, B + -1 * z3.UDiv(B, D) * B],
+                         ids=["a sum with a quotient's product", "a product by the dividend",
+                              "a difference from the divisor", "unsigned, by the dividend"])
+def test_sums_like_a_remainder_are_not_one(term):
+    """Sums as `_linear` writes them (a product's factors flattened) that are no
+    remainder: `_remainder` leaves them (each is not one: a model says so)."""
+    assert _remainder(term) is None
+    assert not _valid(term == z3.SRem(B, D)) and not _valid(term == z3.URem(B, D))

@@ -446,6 +446,45 @@ def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
                                                   t.size())))
 
 
+_REMAINDERS = {z3.Z3_OP_BUDIV: z3.URem, z3.Z3_OP_BSDIV: z3.SRem}
+
+
+def _factors(t: z3.BitVecRef) -> list[z3.BitVecRef]:
+    """The operands of a product, nested products flattened."""
+    if not z3.is_app_of(t, z3.Z3_OP_BMUL):
+        return [t]
+    return [f for c in t.children() for f in _factors(c)]
+
+
+def _remainder(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """x - (x / d)*d is x % d, unsigned and signed (by 0 both are x; SMT-LIB's
+    division is C's, truncating): opt writes `urem` beside a `udiv` of the same operands
+    so, where llc writes `rem.u32`."""
+    if not (z3.is_app_of(t, z3.Z3_OP_BADD) and t.num_args() == 2):
+        return None
+    for x, product in (t.children(), reversed(t.children())):
+        factors = _factors(product)
+        if len(factors) != 3:
+            continue
+        minus = [f for f in factors if z3.is_bv_value(f)]
+        divs = [f for f in factors
+                if z3.is_app(f) and f.decl().kind() in _REMAINDERS and f.arg(0).eq(x)]
+        if not (len(minus) == 1 and minus[0].as_long() == (1 << t.size()) - 1 and divs):
+            continue
+        q = divs[0]
+        rest = [f for f in factors if not f.eq(q) and not f.eq(minus[0])]
+        if len(rest) == 1 and rest[0].eq(q.arg(1)):
+            return _REMAINDERS[q.decl().kind()](x, q.arg(1))
+    return None
+
+
+def _sum(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """A sum as `_linear` writes it, a remainder where it is one (`_remainder`)."""
+    out = _linear(t)
+    remainder = _remainder(out if out is not None else t)
+    return out if remainder is None else remainder
+
+
 def _nonzero(t: z3.BitVecRef) -> bool:
     """t is not 0 for any input: a nonzero numeral, or an or with one."""
     if z3.is_bv_value(t):
@@ -503,8 +542,8 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
     z3.Z3_OP_OR: (_connective,),
-    z3.Z3_OP_BADD: (_linear,),
-    z3.Z3_OP_BSUB: (_linear,),
+    z3.Z3_OP_BADD: (_sum,),
+    z3.Z3_OP_BSUB: (_sum,),
     z3.Z3_OP_BNEG: (_linear,),
     z3.Z3_OP_BMUL: (_linear,),
     z3.Z3_OP_BSHL: (_shifted_constant, _linear),
