@@ -392,6 +392,15 @@ def test_50_hostile_requests_get_clear_errors_and_no_traceback(app, caplog, tmp_
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
+@pytest.mark.parametrize("text", ["/* open", '.func f() { "open', "// .func f() {}"])
+def test_text_that_only_looks_like_functions_is_bad_input_not_a_bug(app, text):
+    """Which kind a pasted text is (functions or a snippet) is read through isa/; an
+    unterminated comment or string is the reader's error to report, with its place."""
+    r = app.test_client().post("/run", data={"lhs": text, "rhs": "mov.b32 d, a;"})
+    body = r.data.decode()
+    assert r.status_code < 500 and "ptxsmt bug" not in body, body[-300:]
+
+
 def test_serve_refuses_a_port_in_use_in_one_line(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

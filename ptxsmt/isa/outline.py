@@ -28,6 +28,16 @@ _HEADER = re.compile(r"(?:\.(?:visible|weak|extern|weak_odr|common)\s+)*"
 NAME = re.compile(r"(?<![\w$%])[A-Za-z_$][\w$]*")
 
 
+def declares_functions(text: str) -> bool:
+    """Whether PTX text holds a function (`.entry`/`.func` outside comments): functions of
+    a module, not a snippet's instructions."""
+    try:
+        text = blank_comments(text)
+    except PtxError:
+        pass  # an unterminated comment or string: the reader reports it, with its place
+    return _HEADER.search(text) is not None
+
+
 class Definition(NamedTuple):
     """Where a function's definition lies: its header's start, its body's (just after
     the `{`) and the body's end (at the `}`)."""

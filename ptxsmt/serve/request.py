@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import pairs
 from ..isa.errors import PtxError, quote
+from ..isa.outline import declares_functions
 from ..sem.options import DEFAULT_NAN
 from ..smt.solving import verdicts
 
@@ -23,7 +24,6 @@ FIELDS = {"kind", "lhs", "rhs", "function", "function_b", "outputs", *DEFAULTS}
 # the file names a worker writes each kind's inputs to, and that its replay lines name
 FILES = {"functions": ("a.ptx", "b.ptx"), "ir": ("a.ll", "b.ptx")}
 _IR = re.compile(r"^\s*define\b", re.MULTILINE)
-_FUNCTION = re.compile(r"\.(entry|func)\b")
 
 
 class BadRequest(Exception):
@@ -74,7 +74,7 @@ def parse(fields: dict, max_timeout: float) -> Request:
     kind = _optional(fields, "kind") or "auto"
     if kind == "auto":
         kind = "ir" if _IR.search(lhs) else "functions" \
-            if _FUNCTION.search(lhs) and _FUNCTION.search(rhs) else "snippets"
+            if declares_functions(lhs) and declares_functions(rhs) else "snippets"
     if kind not in KINDS:
         raise BadRequest(f"kind {quote(kind)}: one of auto, {', '.join(KINDS)}")
     names = [_optional(fields, k) for k in ("function", "function_b")]

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..isa.errors import PtxError, quote
+from ..isa.outline import declares_functions
 from ..isa.source import read_text
 from ..isa.targets import parse_target
 from ..llvm.module import parse_features
@@ -42,7 +42,6 @@ FIELDS: dict[str, tuple[str, ...] | None] = {
 }
 COMPILE_OPTIONS = ("mcpu", "opt", "mattr")  # how IR is compiled here (no [ptx])
 MAX_UNROLL = 64
-_MODULE = re.compile(r"\.(entry|func)\b")
 
 
 class ClaimError(PtxError):
@@ -64,7 +63,7 @@ class Code:
     @property
     def is_module(self) -> bool:
         """A module with functions (else a snippet of instructions)."""
-        return self.field == "ir" or bool(_MODULE.search(self.text))
+        return self.field == "ir" or declares_functions(self.text)
 
 
 @dataclass(frozen=True)
