@@ -15,6 +15,7 @@ whole, and the reader names the problem.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import NamedTuple
 
@@ -31,10 +32,9 @@ NAME = re.compile(r"(?<![\w$%])[A-Za-z_$][\w$]*")
 def declares_functions(text: str) -> bool:
     """Whether PTX text holds a function (`.entry`/`.func` outside comments): functions of
     a module, not a snippet's instructions."""
-    try:
+    # an unterminated comment or string is the reader's error to report, with its place
+    with contextlib.suppress(PtxError):
         text = blank_comments(text)
-    except PtxError:
-        pass  # an unterminated comment or string: the reader reports it, with its place
     return _HEADER.search(text) is not None
 
 
