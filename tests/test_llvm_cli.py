@@ -132,7 +132,12 @@ def _first_line_then(signum: int, ll: Path, *args: str) -> tuple[str, str, str, 
         proc.communicate()
         pytest.fail("no verdict line before the end: the output is held back")
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=120)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # never leave it running: it would load every later test
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"tv still running 120 s after signal {signum}; stderr: {err[-500:]}")
     return got[0], out, err, proc.returncode
 
 
