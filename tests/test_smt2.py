@@ -353,3 +353,72 @@ def test_the_rewrites_keep_the_logic():
     logics = [smt2.logic(q) for q in queries]
     assert logics == ["QF_BVFP", "QF_BVFP", "BVFP", "QF_AUFBVFP"]
     assert logics == [smt2.logic(smt2.standard(q)) for q in queries]
+
+
+def _smtlib_division(op: str, x: int, y: int, w: int = 8) -> int:
+    """SMT-LIB 2.6's bit-vector divisions on `w`-bit operands, by plain arithmetic
+    (truncating quotient; by 0: all ones, the dividend, and bvsdiv's sign-dependent 1
+    or all ones as bvudiv of the magnitudes makes it)."""
+    mask, sign = (1 << w) - 1, 1 << (w - 1)
+    sx, sy = x - (x & sign) * 2, y - (y & sign) * 2
+    if op in ("bvudiv", "bvurem"):
+        if y == 0:
+            return mask if op == "bvudiv" else x
+        return x // y if op == "bvudiv" else x % y
+    if y == 0:
+        return (1 if sx < 0 else mask) if op == "bvsdiv" else x
+    q = abs(sx) // abs(sy) * (1 if (sx < 0) == (sy < 0) else -1)
+    r = sx - q * sy
+    if op == "bvsmod" and r != 0 and (r < 0) != (sy < 0):
+        r += sy
+    return (q if op == "bvsdiv" else r) & mask
+
+
+Z3_DIVISIONS = ("bvudiv", "bvurem", "bvsdiv", "bvsrem", "bvsmod")
+
+
+@pytest.mark.parametrize("op", Z3_DIVISIONS)
+def test_z3s_division_by_a_variable_is_spelled_standard_and_is_the_same(op):
+    """z3 writes `bvudiv_i` (`_i`: created where the divisor may be assumed nonzero)
+    for a division by a variable too. Its value by 0 is the standard one: the spelling
+    `smt2.standard` gives it is proved equal for all 8-bit operands, by 0 included
+    (z3: unsat of the difference), and z3's own value of `op_i` by 0 is plain
+    arithmetic's (every 8-bit dividend)."""
+    from ptxsmt.smt.solving import smt2
+
+    x, y, z = z3.BitVecs("x y z", 8)
+    (own,) = z3.parse_smt2_string(
+        "(declare-const x (_ BitVec 8)) (declare-const y (_ BitVec 8))"
+        f"(declare-const z (_ BitVec 8)) (assert (= ({op}_i x y) z))")
+    own = own.arg(0)
+    assert own.decl().name() == f"{op}_i"
+    (spelled,) = smt2.standard([own == z])
+    spelled = spelled.arg(0)
+    assert spelled.decl().name() == op and spelled.arg(0).eq(x) and spelled.arg(1).eq(y)
+    s = z3.Solver()
+    s.add(spelled != own)
+    assert s.check() == z3.unsat
+    for v in range(256):
+        at_zero = z3.simplify(z3.substitute(own, (x, z3.BitVecVal(v, 8)),
+                                            (y, z3.BitVecVal(0, 8))))
+        assert at_zero.as_long() == _smtlib_division(op, v, 0), (op, v)
+
+
+def test_plain_arithmetic_divides_as_smtlib_says():
+    """The reference above against bitwuzla (another solver's standard operations) on
+    a sample of operands, divisors 0 and -1 among them."""
+    bitwuzla = pytest.importorskip("bitwuzla")
+    tm = bitwuzla.TermManager()
+    bv, options = tm.mk_bv_sort(8), bitwuzla.Options()
+    options.set(bitwuzla.Option.PRODUCE_MODELS, True)
+    kinds = {"bvudiv": bitwuzla.Kind.BV_UDIV, "bvurem": bitwuzla.Kind.BV_UREM,
+             "bvsdiv": bitwuzla.Kind.BV_SDIV, "bvsrem": bitwuzla.Kind.BV_SREM,
+             "bvsmod": bitwuzla.Kind.BV_SMOD}
+    for op, kind in kinds.items():
+        for x in (0, 1, 7, 100, 127, 128, 129, 200, 255):
+            for y in (0, 1, 3, 7, 127, 128, 253, 255):
+                t = tm.mk_term(kind, [tm.mk_bv_value(bv, x), tm.mk_bv_value(bv, y)])
+                solver = bitwuzla.Bitwuzla(tm, options)
+                assert str(solver.check_sat()) == "sat"
+                got = int(solver.get_value(t).value(10))
+                assert got == _smtlib_division(op, x, y), (op, x, y)

@@ -1,14 +1,14 @@
 """Queries as standard SMT-LIB 2: the one text that `--emit-smt2` writes and that every
 solver of the portfolio reads.
 
-z3's own `to_smt2` is nearly standard; three things are z3's alone and are rewritten
+z3's own `to_smt2` is nearly standard; four things are z3's alone and are rewritten
 here, each into an equisatisfiable standard form:
 - `fp.to_ieee_bv` (no standard inverse of `to_fp`): each application becomes a fresh
   bit-vector constant `b` with `(= ((_ to_fp e s) b) x)` -- unique where `x` is a number,
   any NaN where `x` is NaN (ptxsmt reads an IEEE result's bits only where it is no NaN);
 - a one-operand `or`/`and` (one compared output) becomes its operand;
-- `bvudiv_i` (and `bvsdiv_i`, the remainders), which z3's simplifier writes for a
-  division by a numeral, becomes `bvudiv` where the numeral is not 0 (the same there);
+- `bvudiv_i` (and `bvsdiv_i`, the remainders, `bvsmod_i`), which z3's simplifier
+  writes for a division, becomes `bvudiv` (the same, by 0 too: `_DIVISIONS`);
 - the logic is named from what the query uses (QF_ or quantified; A for arrays, UF for
   function symbols, BV, FP), instead of z3's unnamed one.
 Snippet queries additionally replace their function symbols by constants
@@ -97,23 +97,45 @@ def ackermann(term: z3.BoolRef) -> list[z3.BoolRef]:
     return [*lemmas, z3.substitute(term, *consts)]
 
 
-# z3's division that leaves division by zero open, which its simplifier writes for a
-# division by a numeral: by a numeral other than 0 it is the standard one
+# z3's divisions "created where the divisor can be assumed nonzero" (z3_api.h), which
+# its rewriter writes for a division by a numeral, and for any division under its
+# default hi_div0=true (the hardware interpretation of a division by zero). They are
+# the standard operations, at 0 too: z3's rewriter folds them with hi_div0 on
+# (`mk_bv_udiv_i` is `mk_bv_udiv_core(.., true, ..)`: x udiv 0 is all ones, x urem 0,
+# x srem 0 and x smod 0 are x, x sdiv 0 is 1 below zero, else all ones), and its
+# bit-blaster's circuits give the same (tests/test_smt2.py proves each for all 8-bit
+# operands and checks the values at 0 by plain arithmetic).
 _DIVISIONS = {z3.Z3_OP_BUDIV_I: z3.UDiv, z3.Z3_OP_BUREM_I: z3.URem,
-              z3.Z3_OP_BSDIV_I: lambda a, b: a / b, z3.Z3_OP_BSREM_I: z3.SRem}
+              z3.Z3_OP_BSDIV_I: lambda a, b: a / b, z3.Z3_OP_BSREM_I: z3.SRem,
+              z3.Z3_OP_BSMOD_I: lambda a, b: a % b}
 
 
 def _standard_divisions(terms: list[z3.BoolRef]) -> list[z3.BoolRef]:
-    """Each z3 division by a numeral other than 0 made standard, the innermost first
-    (`z3.substitute` replaces the outermost match and leaves what it puts in)."""
-    while found := {t.get_id(): t for a in terms for t in subterms(a)
-                    if z3.is_app(t) and t.decl().kind() in _DIVISIONS
-                    and z3.is_bv_value(t.arg(1)) and t.arg(1).as_long() != 0
-                    and not any(z3.is_app(u) and u.decl().kind() in _DIVISIONS
-                                for u in subterms(t.arg(0)))}:
-        pairs = [(t, _DIVISIONS[t.decl().kind()](t.arg(0), t.arg(1))) for t in found.values()]
-        terms = [z3.substitute(a, *pairs) for a in terms]
+    """Each of z3's divisions made standard, the innermost first (`z3.substitute`
+    replaces the outermost match and leaves what it puts in)."""
+    while found := _innermost_divisions(terms):
+        pairs = [(t, _DIVISIONS[t.decl().kind()](t.arg(0), t.arg(1))) for t in found]
+        done = [z3.substitute(a, *pairs) for a in terms]
+        if all(d.eq(a) for d, a in zip(done, terms)):  # not replaced (under a binder)
+            break
+        terms = done
     return terms
+
+
+def _innermost_divisions(terms: list[z3.BoolRef]) -> list[z3.ExprRef]:
+    """z3's divisions with none in their operands, found in one pass, children first."""
+    found: dict[int, z3.ExprRef] = {}
+    for term in terms:
+        order, children = _walked(term)
+        holding: set[int] = set()  # the terms with a division in them (or one themselves)
+        for t in reversed(order):
+            inner = any(c in holding for c in children[t.get_id()])
+            own = z3.is_app(t) and t.decl().kind() in _DIVISIONS
+            if inner or own:
+                holding.add(t.get_id())
+            if own and not inner:
+                found[t.get_id()] = t
+    return list(found.values())
 
 
 def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
