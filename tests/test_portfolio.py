@@ -27,6 +27,7 @@ from ptxsmt.smt.queries.snippets import check_equivalence
 from ptxsmt.smt.solving import decide, portfolio
 from ptxsmt.smt.solving.decide import check_with
 from ptxsmt.smt.solving.portfolio import SolverDisagreement
+from ptxsmt.terms import walk
 
 MASK8 = 0xFF
 
@@ -335,6 +336,35 @@ def test_when_z3_cannot_make_it_nice_the_winners_model_is_shown_replayed(monkeyp
     _replays_in_the_interpreter(v.counterexample)
 
 
+def _quotient_pair(compare: str):
+    """`x / d != 0` against `x >= d` (`compare`), d = y | 1: a division by a variable,
+    which z3's simplifier writes `bvudiv_i`."""
+    def func(body: str):
+        return read_function(
+            ".version 7.0\n.target sm_80\n.address_size 64\n"
+            ".visible .func (.param .b32 ret) f(.param .b32 x, .param .b32 y)\n{\n"
+            ".reg .b32 %r<8>;\n.reg .pred %p<2>;\n"
+            "ld.param.u32 %r1, [x];\nld.param.u32 %r6, [y];\nor.b32 %r2, %r6, 1;\n"
+            f"{body}\nselp.u32 %r3, 1, 0, %p1;\nst.param.b32 [ret+0], %r3;\nret;\n}}\n", "f")
+    return (func("div.u32 %r4, %r1, %r2;\nsetp.ne.s32 %p1, %r4, 0;"),
+            func(f"setp.{compare}.u32 %p1, %r1, %r2;"))
+
+
+@pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+@pytest.mark.parametrize(("compare", "verdict"), [("ge", "equivalent"), ("gt", "different")])
+def test_bitwuzla_alone_decides_a_division_by_a_variable(monkeypatch, compare, verdict):
+    """The query's `bvudiv_i` by a variable is read by bitwuzla as `bvudiv`
+    (`smt2.standard`): its unsat is the verdict, and its sat a counterexample z3
+    completes and the evaluator replays (x = d, where x / d is 1 and x > d fails)."""
+    _only(monkeypatch, "bitwuzla")
+    v = check_function_equivalence(*_quotient_pair(compare), timeout=30, solver="portfolio")
+    assert v.verdict == verdict, v.reason
+    if verdict == "different":
+        cex = v.counterexample
+        assert cex.inputs["x"] == cex.inputs["y"] | 1
+        assert (cex.lhs.returns["ret"], cex.rhs.returns["ret"]) == (1, 0)  # replayed
+
+
 def test_unknown_from_every_solver_names_each_reason(monkeypatch):
     monkeypatch.setattr(portfolio, "RUNNERS", {
         "z3": _says("unknown"), "bitwuzla": _sleep, "cvc5": _raises})
@@ -370,11 +400,11 @@ def _wrong_unsat(text, timeout):
 def _z3_first_gives_up(monkeypatch) -> list[tuple]:
     """z3's first check (auto's seconds of z3 alone) answers unknown, as a z3 that ran out
     of time would; every later check (completing another solver's model) is z3's own.
-    Returns the checks' assumptions, in order."""
+    Returns what each check asked (its solver's assertions), in order."""
     real, calls = decide.check, []
 
     def check(s, *assumptions):
-        calls.append(assumptions)
+        calls.append([*s.assertions(), *assumptions])
         return z3.unknown if len(calls) == 1 else real(s, *assumptions)
     monkeypatch.setattr(decide, "check", check)
     return calls
@@ -384,17 +414,24 @@ def _z3_first_gives_up(monkeypatch) -> list[tuple]:
 def test_auto_hands_a_query_z3_has_not_decided_to_the_race(monkeypatch):
     """`--solver auto`: z3 alone first (made to give up), then bitwuzla races z3 (whose
     racer gives up at once: bitwuzla's is the only definite answer, whichever process is
-    faster); bitwuzla's model becomes z3's, checked by z3 under the winner's values and
-    by plain arithmetic here."""
+    faster); bitwuzla's model becomes z3's, checked by z3 with the winner's values folded
+    in and by plain arithmetic here."""
     calls = _z3_first_gives_up(monkeypatch)
     monkeypatch.setattr(portfolio, "RUNNERS", {**portfolio.RUNNERS, "z3": _says("unknown")})
     solver = z3.Solver()
     solver.add(*_sat_query())
     decision = check_with(solver, "auto", 600)
     assert (decision.result, decision.solver) == (z3.sat, "bitwuzla")
-    assert len(calls) == 2 and calls[1]  # the second check: under bitwuzla's values
     x, y = (decision.model.eval(z3.BitVec(n, 8)).as_long() for n in "xy")
     assert (x * 3) & MASK8 == 7 and y != x and y < 5
+    # the second check: a query of its own, bitwuzla's values put in (x*3 computed)
+    # and held, so that its model is the winner's
+    assert len(calls) == 2
+    asked = z3.And(calls[1])
+    assert not any(z3.is_app_of(t, z3.Z3_OP_BMUL) for t in walk.subterms(asked))
+    held = z3.Solver()
+    held.add(asked, z3.Or(z3.BitVec("x", 8) != x, z3.BitVec("y", 8) != y))
+    assert held.check() == z3.unsat
     assert _no_children()
 
 
