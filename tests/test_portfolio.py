@@ -61,6 +61,15 @@ def test_each_solver_finds_a_model_python_confirms(solver):
 
 
 @pytest.mark.parametrize("solver", portfolio.SOLVERS)
+def test_each_solver_names_its_values_as_z3_names_the_constants(solver):
+    """A name the text must quote (`|fused mul into add|`, a choice of ptxas's) comes
+    back as the constant's own name: a value under another name is never pinned."""
+    x, fused = z3.BitVec("r5@12", 8), z3.Bool("fused mul into add")
+    answer = portfolio.solve([x * 3 == 7, fused], 10, solvers=[solver])
+    assert answer.values == {"r5@12": 173, "fused mul into add": True}  # 173*3 = 519 = 7 mod 256
+
+
+@pytest.mark.parametrize("solver", portfolio.SOLVERS)
 def test_each_solver_proves_unsat(solver):
     x = z3.BitVec("x", 8)  # an odd square is 1 mod 8, an even one 0 or 4: never 3 mod 4
     assert all((v * v) % 4 != 3 for v in range(256))

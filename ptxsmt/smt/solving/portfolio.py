@@ -204,8 +204,15 @@ def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
     for t in parser.get_declared_funs():
         if t.sort().is_bool() or t.sort().is_bv():
             v = solver.get_value(t)
-            values[t.symbol()] = v.value() if t.sort().is_bool() else int(v.value(10))
+            values[_unquoted(t.symbol())] = v.value() if t.sort().is_bool() \
+                else int(v.value(10))
     return "sat", values, ""
+
+
+def _unquoted(symbol: str) -> str:
+    """A symbol as declared: bitwuzla keeps the bars of a quoted one (`|a b|`), which
+    SMT-LIB says are no part of its name."""
+    return symbol[1:-1] if len(symbol) > 1 and symbol[0] == symbol[-1] == "|" else symbol
 
 
 def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
