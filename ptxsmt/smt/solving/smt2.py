@@ -111,31 +111,16 @@ _DIVISIONS = {z3.Z3_OP_BUDIV_I: z3.UDiv, z3.Z3_OP_BUREM_I: z3.URem,
 
 
 def _standard_divisions(terms: list[z3.BoolRef]) -> list[z3.BoolRef]:
-    """Each of z3's divisions made standard, the innermost first (`z3.substitute`
-    replaces the outermost match and leaves what it puts in)."""
-    while found := _innermost_divisions(terms):
-        pairs = [(t, _DIVISIONS[t.decl().kind()](t.arg(0), t.arg(1))) for t in found]
+    """Each of z3's divisions made standard: again while any is left (`z3.substitute`
+    replaces the outermost match and leaves what it puts in, a division's operands)."""
+    while found := {t.get_id(): t for a in terms for t in subterms(a)
+                    if z3.is_app(t) and t.decl().kind() in _DIVISIONS}:
+        pairs = [(t, _DIVISIONS[t.decl().kind()](t.arg(0), t.arg(1))) for t in found.values()]
         done = [z3.substitute(a, *pairs) for a in terms]
         if all(d.eq(a) for d, a in zip(done, terms)):  # not replaced (under a binder)
             break
         terms = done
     return terms
-
-
-def _innermost_divisions(terms: list[z3.BoolRef]) -> list[z3.ExprRef]:
-    """z3's divisions with none in their operands, found in one pass, children first."""
-    found: dict[int, z3.ExprRef] = {}
-    for term in terms:
-        order, children = _walked(term)
-        holding: set[int] = set()  # the terms with a division in them (or one themselves)
-        for t in reversed(order):
-            inner = any(c in holding for c in children[t.get_id()])
-            own = z3.is_app(t) and t.decl().kind() in _DIVISIONS
-            if inner or own:
-                holding.add(t.get_id())
-            if own and not inner:
-                found[t.get_id()] = t
-    return list(found.values())
 
 
 def standard(assertions: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
