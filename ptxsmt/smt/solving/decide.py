@@ -131,7 +131,8 @@ def _completed(assertions: list[z3.BoolRef], answer: portfolio.Answer,
     the values asserted beside, so that the model holds them and z3 finds only the
     rest (arrays, functions, free NaNs). Folding, not assumptions: z3 simplifies no
     assumption into the query, and bit-blasts every float operation on values it
-    could have computed (a wide-float pair: 30 s+ under assumptions, 2.8 s folded).
+    could have computed (a wide-float pair: unknown after 41.5 CPU s under
+    assumptions, sat in 1.2 to 2.6 folded; docs/scale.md).
     A model of the folded query and the values is one of the query. z3 refuting it
     raises `SolverDisagreement`; not finishing is unknown."""
     s = z3.Solver()
@@ -153,7 +154,7 @@ def _pinned(assertions: list[z3.BoolRef], values: dict[str, bool | int]) -> list
     FOLD_STEPS), then each constant's equation to its value; names the query does not
     hold (constants of the standard text's own: `to_ieee_bv!0`) are left out."""
     free = {t.decl().name(): t for a in assertions for t in smt2.subterms(a)
-            if z3.is_const(t) and walk.is_free(t)}
+            if z3.is_const(t) and walk.is_free(t) and (z3.is_bool(t) or z3.is_bv(t))}
     pins = [(free[name], z3.BoolVal(v) if z3.is_bool(free[name])
              else z3.BitVecVal(v, free[name].size()))
             for name, v in values.items() if name in free]
