@@ -169,10 +169,13 @@ def sorts(terms: Iterable[z3.ExprRef]) -> set[z3.SortRef]:
 
 def script(assertions: Sequence[z3.BoolRef], comments: Iterable[str] = ()) -> str:
     """A standalone SMT-LIB 2 script: comments, set-logic, declarations, the assertions
-    in standard form, (check-sat)."""
+    in standard form as one conjunction, (check-sat). One: z3 names a shared subterm
+    (`let`) within an assertion only, and the conversions' definitions share the
+    query's float terms (a half 100-op pair's query: 450,278 characters apart, 36,335
+    as one)."""
     terms = standard(assertions)
     s = z3.Solver()
-    s.add(*terms)
+    s.add(*([z3.And(terms)] if len(terms) > 1 else terms))
     header = "".join(f"; {c}\n" for c in comments)
     # the rewrites keep the logic: named from the assertions, whose walks `standard` made
     return f"{header}(set-logic {logic(assertions)})\n{s.to_smt2()}"
