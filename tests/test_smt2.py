@@ -422,3 +422,16 @@ def test_plain_arithmetic_divides_as_smtlib_says():
                 assert str(solver.check_sat()) == "sat"
                 got = int(solver.get_value(t).value(10))
                 assert got == _smtlib_division(op, x, y), (op, x, y)
+
+
+def test_a_float_term_shared_by_conversions_is_written_once():
+    """The export is one assertion, so that z3's `let` shares a float term between the
+    query and the definitions of its `fp.to_ieee_bv` conversions (apart, each
+    assertion spells it again)."""
+    from ptxsmt.smt.solving import smt2
+
+    x, y = z3.FP("x", z3.Float32()), z3.FP("y", z3.Float32())
+    product = z3.fpMul(z3.RNE(), x, y)
+    bits = [z3.fpToIEEEBV(z3.fpAdd(z3.RNE(), product, c)) for c in (x, y)]
+    text = smt2.script([bits[0] != bits[1], z3.Extract(0, 0, bits[0]) == 1])
+    assert text.count("(assert") == 1 and text.count("fp.mul") == 1, text
