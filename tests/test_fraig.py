@@ -511,6 +511,83 @@ def test_inputs_where_the_sides_agree_give_no_model():
     assert found.model.eval(x).as_long() == 4
 
 
+def _overflow_nan_pair(x: z3.BitVecRef, y: z3.BitVecRef) -> z3.BoolRef:
+    """"The two differ": an ordered `s < 1` against its unordered twin, where s is
+    NaN only as (x + x) - (y + y) of two finite values that both overflow to one
+    infinity; an infinite or NaN input makes both sides NaN (x - x), so only finite
+    operands near overflow show the difference."""
+    fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
+    rne, one, two = z3.RNE(), z3.FPVal(1.0, F32), z3.FPVal(2.0, F32)
+    s = z3.fpSub(rne, z3.fpAdd(rne, fx, fx), z3.fpAdd(rne, fy, fy))
+    finite = z3.fpAdd(rne, z3.fpSub(rne, fx, fx), z3.fpSub(rne, fy, fy))
+    ordered = z3.fpAdd(rne, z3.If(z3.fpLT(s, one), one, two), finite)
+    unordered_ = z3.fpAdd(rne, z3.If(z3.Or(z3.fpIsNaN(s), z3.fpLT(s, one)), one, two),
+                          finite)
+    return z3.Not(ordered == unordered_)
+
+
+def test_a_difference_only_an_inner_nan_shows_is_found_at_edge_vectors(monkeypatch):
+    """Two finite inputs that overflow to one infinity, subtracted: the NaN that tells
+    an ordered compare from an unordered one arises inside. The simulation's vectors
+    miss it; the edge vectors (`simulate.edge_vectors`) find it, and z3 agrees that
+    the query holds at the witness."""
+    x, y = z3.BitVecs("x y", 32)
+    root = _overflow_nan_pair(x, y)
+    monkeypatch.setattr(fraig, "EDGE_VECTORS", 0)
+    assert sweep([root], [x, y], seconds=0, until_witness=True)[1].witness == []
+    monkeypatch.setattr(fraig, "EDGE_VECTORS", 2048)
+    _, stats = sweep([root], [x, y], seconds=0, until_witness=True)
+    assert {str(c) for c, _ in stats.witness} == {"x", "y"}
+    assert z3.is_true(z3.simplify(z3.substitute(root, *stats.witness)))
+
+
+def test_edge_vectors_are_infinities_near_overflow_and_few_nans():
+    """Read back by numpy: each input's values hold both infinities, the largest
+    finite float and zeros of both signs, and a NaN only now and then (a NaN input
+    reaches both sides' outputs alike)."""
+    import numpy as np
+
+    from ptxsmt.smt.sweeping.simulate import Sort, edge_vectors
+    for width, dtype in ((32, np.float32), (16, np.float16), (64, np.float64)):
+        for column in edge_vectors([Sort("bv", width)] * 2, 3000, seed=7):
+            floats = np.array(column, dtype=f"u{width // 8}").view(dtype)
+            assert np.isposinf(floats).any() and np.isneginf(floats).any()
+            assert (floats == np.finfo(dtype).max).any() and (floats == -np.finfo(dtype).max).any()
+            assert (np.signbit(floats[floats == 0])).any() and (floats == 0).sum() > 30
+            assert 0 < np.isnan(floats).mean() < 0.05
+
+
+def test_an_open_nan_is_the_canonical_one_when_looking_for_a_difference():
+    """`open_zero`: an open NaN (`sem.sorts.free_nan`) is the canonical NaN, so that
+    the bits the simulation would choose for it make no witness; hashed, it has many."""
+    from ptxsmt.isa.types import F16 as FMT16
+    from ptxsmt.sem.sorts import canonical_nan
+    x = z3.BitVec("x", 16)
+    nan = free_nan("add.rn.f16 NaN", x, FMT16)
+    node = read_node(nan.arg(1), [x])
+    ones = evaluate_node(node, [list(range(64))], None, 64, open_zero=True)
+    assert ones == [0] * 64
+    root = nan != z3.BitVecVal(canonical_nan(FMT16), 16)
+    _, stats = sweep([root], [x], seconds=0, until_witness=True)
+    assert stats.witness != []  # the hashed simulation: a NaN of another payload
+    dag = fraig._Dag()
+    top = dag.add_roots([root])
+    sweeper = fraig._Sweep(dag, [x], 0.0, 1.0)
+    sweeper.read_at = [x]
+    assert sweeper.edge_witness(top) == []
+
+
+def test_a_refuted_candidates_model_where_the_outputs_differ_ends_the_sweep():
+    """x == K is false on every simulated input; asked whether it is constant, the
+    solver's model is x = K, where the roots hold too: that model is the witness, and
+    the nodes above are not asked."""
+    x = z3.BitVec("x", 32)
+    k = 0x1234_5678
+    root = x + z3.If(x == k, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)) != x
+    _, stats = sweep([root], [x], seconds=60, until_witness=True, query_seconds=30)
+    assert [(str(c), v.as_long()) for c, v in stats.witness] == [("x", k)]
+
+
 def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     """The clock runs out at the first merge: the query comes back with the nodes
     walked so far over their representatives, the rest (never walked) as they were

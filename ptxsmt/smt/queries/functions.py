@@ -148,23 +148,34 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
     # one limit for encoding, sweeping and the whole query together
     limit = None if timeout is None else start + timeout
-    query, swept = [z3.Or(differ), defined], SweepStats()
-    if sweeping:
-        inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
-        # each side's outputs: candidates are asked only across the two sides
-        sides = ([a for a, _ in pairs], [b for _, b in pairs])
-        query, swept = sweep_if_large(query, inputs, _left(limit), sides)
-    differs_at = swept.witness
-    rules = Counter(rule for rule, _, _ in swept.justified)
-    # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
-    # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
-    # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-    whole = _simplified(query[0], mul2concat=True)
-    how, solver = solver, _solver(_left(limit))
-    solver.add(whole, query[1])
-    decision = _at_inputs(solver, differs_at, limit) if differs_at and emit is None else None
+    asked_whole = [z3.Or(differ), defined]
+    inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
+    # each side's outputs: candidates are asked only across the two sides
+    sides = ([a for a, _ in pairs], [b for _, b in pairs])
+
+    def swept_solver(**witness) -> tuple[z3.Solver, SweepStats]:
+        query, swept = asked_whole, SweepStats()
+        if sweeping:
+            query, swept = sweep_if_large(query, inputs, _left(limit), sides, **witness)
+        # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
+        # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
+        # proof of an -O0/-O3 pair takes milliseconds instead of seconds
+        s = _solver(_left(limit))
+        s.add(_simplified(query[0], mul2concat=True), query[1])
+        return s, swept
+
+    how = solver
+    solver, swept = swept_solver()
+    decision = None
+    if swept.witness and emit is None:
+        decision = _at_inputs(solver, swept.witness, limit)
+        if decision is None:
+            # no difference there after all (the simulation's choice of an open value):
+            # the sweep that the witness cut short runs whole
+            solver, swept = swept_solver(until_witness=False)
     if decision is None:
         decision = check_with(solver, how, _left(limit), emit)
+    rules = Counter(rule for rule, _, _ in swept.justified)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
 

@@ -38,10 +38,14 @@ from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
 from .order import structural
 from .rewrite import is_value, normal
-from .simulate import Node, as_key, evaluate_node, input_vectors, read_node
+from .simulate import Node, as_key, edge_vectors, evaluate_node, input_vectors, read_node
 from .truth import Table, Tables, shallow_table
 
 SIMULATIONS = 128  # input vectors to start with
+# Before the proofs, up to EDGE_VECTORS more (`simulate.edge_vectors`) are simulated for
+# a difference alone (not kept), in batches of EDGE_BATCH, while the node evaluations
+# stay within EDGE_WORK (about a CPU second)
+EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 4_000_000
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof
 CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
 # A pair only one function reads is asked whole where its terms hold at most this many
@@ -81,7 +85,8 @@ class SweepStats:
     undecided: int = 0
     seconds: float = 0.0
     # the inputs of a simulated vector on which every root is true, with their values
-    # (for "the functions differ": a likely counterexample; the sweep is then skipped)
+    # (for "the functions differ": a likely counterexample; the sweep is then skipped,
+    # or stopped where a refuted candidate's model was one)
     witness: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
     # the merges that rest on a rule, not on a solver: (rule, the two terms made equal)
     justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
@@ -138,10 +143,11 @@ Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
 
 
 def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: float | None,
-                   sides: Sides | None = None) -> tuple[list[z3.ExprRef], SweepStats]:
+                   sides: Sides | None = None, until_witness: bool = True
+                   ) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
     SWEEP_SHARE of `timeout` (None: no limit), and the sweep's `SweepStats` (its
-    witness, its merges by rule); `sides`: as `sweep` takes them."""
+    witness, its merges by rule); `sides`, `until_witness`: as `sweep` takes them."""
     start = time.perf_counter()
     dag = _Dag()
     dag.add_roots(roots)  # seconds of the share, for a DAG of ten thousand nodes or more
@@ -149,7 +155,7 @@ def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: f
         return roots, SweepStats(nodes=len(dag.terms))
     seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        return sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=True)
+        return sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=until_witness)
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
         # a term sweeping cannot rebuild: the query as it is (still sound)
         return roots, SweepStats(nodes=len(dag.terms))
@@ -163,16 +169,18 @@ def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
     within `seconds` (past them, the nodes not yet walked keep their spelling, over
     the merged ones). `sides`: the two functions' outputs (subterms of `roots`); a
     node that only one of them reads is asked only against a node the other reads.
-    `until_witness`: where the simulation makes every root true, `roots` as they are
-    and that witness (`SweepStats`): the query holds there, and no merge would help."""
+    `until_witness`: where the simulation (or `edge_vectors`) makes every root true,
+    `roots` as they are and that witness (`SweepStats`): the query holds there, and no
+    merge would help; so too where a refuted candidate's model does, midway."""
     start = time.perf_counter()
     if dag is None:
         dag = _Dag()
     top = dag.add_roots(roots)
     sweeper = _Sweep(dag, inputs, start + seconds, query_seconds)
-    if until_witness and (witness := sweeper.witness(top, [c for c in inputs
-                                                          if c.get_id() in dag.index])):
-        return roots, SweepStats(nodes=len(dag.terms), witness=witness)
+    if until_witness:
+        sweeper.read_at = [c for c in inputs if c.get_id() in dag.index]
+        if witness := sweeper.edge_witness(top) or sweeper.witness(top):
+            return roots, SweepStats(nodes=len(dag.terms), witness=witness)
     if sides is not None:
         sweeper.side = _sides(dag, sides)
     return sweeper.run(top, start)
@@ -214,35 +222,69 @@ class _Sweep:
         self.nan_reps: set[int] = set()  # the representatives of NaN tests
         self.undecided: set[tuple[int, int]] = set()  # pairs whose proof was not decided
         self.top: set[int] = set()  # the roots: their question is the whole query's
+        # the inputs a witness is read at (`sweep`'s until_witness; [] none is looked
+        # for), and one found at a refuted candidate's model (`_add_vector`)
+        self.read_at: list[z3.ExprRef] = []
+        self.differs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
         self.justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = []  # `SweepStats`
 
-    def _evaluate(self, i: int, values: list, given: dict, count: int) -> list | None:
+    def _evaluate(self, i: int, values: list, given: dict, count: int,
+                  open_zero: bool = False) -> list | None:
         args = [values[j] for j in self.dag.kids[i]]
         if any(a is None for a in args):
             return None
         try:
-            return evaluate_node(self.dag.nodes[i], args, given.get(i), count)
+            return evaluate_node(self.dag.nodes[i], args, given.get(i), count, open_zero)
         except (ValueError, ArithmeticError, OverflowError):
             return None
 
-    def witness(self, top: list[int], inputs: list[z3.ExprRef]
+    def witness(self, top: list[int], values: list[list | None] | None = None
                 ) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-        """The inputs (bit-vectors and Booleans) of the first simulated vector on
-        which every root of `top` is true, each with its value; [] where there is none."""
-        rows = [self.values[t] for t in top]
+        """The inputs (`read_at`: bit-vectors and Booleans) of the first vector on
+        which every root of `top` is true in `values` (each node's; the simulation's
+        by default), each with its value; [] where there is none."""
+        values = self.values if values is None else values
+        rows = [values[t] for t in top]
         if not rows or any(v is None for v in rows):
             return []
         k = next((k for k in range(len(rows[0])) if all(v[k] for v in rows)), None)
         if k is None:
             return []
         out = []
-        for c in inputs:
-            v = self.values[self.dag.index[c.get_id()]]
+        for c in self.read_at:
+            v = values[self.dag.index[c.get_id()]]
             if v is not None and z3.is_bool(c):
                 out.append((c, z3.BoolVal(bool(v[k]))))
             elif v is not None and z3.is_bv(c):
                 out.append((c, z3.BitVecVal(v[k], c.size())))
         return out
+
+    def edge_witness(self, top: list[int]) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """`differs_at` the simulation's vectors, then at `edge_vectors` (in batches,
+        none kept): where only a NaN, an infinity or an overflow inside tells the two
+        functions apart, the simulation's vectors, whose NaN inputs reach every output
+        alike, rarely show it."""
+        if found := self.differs_at(top, self.given, SIMULATIONS):
+            return found
+        count = min(EDGE_VECTORS, EDGE_WORK // max(1, len(self.dag.nodes)))
+        sorts = [self.dag.nodes[i].sort for i in self.inputs]
+        for seed in range(1, 1 + count // EDGE_BATCH):
+            vectors = edge_vectors(sorts, EDGE_BATCH, seed)
+            if found := self.differs_at(top, dict(zip(self.inputs, vectors, strict=True)),
+                                        EDGE_BATCH):
+                return found
+        return []
+
+    def differs_at(self, top: list[int], given: dict[int, list | None], count: int
+                   ) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """`witness` among `count` input vectors (`given`: each input's values), the
+        open values all zero (`simulate.evaluate_node`'s open_zero): a difference that
+        a NaN's bits alone make (the simulation's choice of them) is no witness, where
+        it would hide the one that is."""
+        values: list[list | None] = []
+        for i in range(len(self.dag.nodes)):
+            values.append(self._evaluate(i, values, given, count, open_zero=True))
+        return self.witness(top, values)
 
     def run(self, top: list[int], start: float) -> tuple[list[z3.ExprRef], SweepStats]:
         stats = SweepStats(nodes=len(self.term),
@@ -250,6 +292,9 @@ class _Sweep:
                            justified=self.justified)
         self.top = set(top)
         for i, n in enumerate(self.dag.nodes):
+            if self.differs:
+                stats.seconds, stats.witness = time.perf_counter() - start, self.differs
+                return [self.dag.terms[t] for t in top], stats
             if time.perf_counter() > self.deadline:
                 stats.seconds = time.perf_counter() - start
                 return self._over_representatives(top, i), stats
@@ -547,7 +592,9 @@ class _Sweep:
 
     def _add_vector(self, vector: dict[int, object]) -> None:
         """Extend every node's values by one input vector (a counterexample's), and
-        regroup the nodes walked."""
+        regroup the nodes walked. Where every root is true on it, it is a witness
+        (`differs`, where one is looked for): a model that tells two inner values
+        apart often tells the outputs apart too."""
         given = {i: [vector.get(i, False if self.dag.nodes[i].sort.kind == "bool" else 0)]
                  for i in self.inputs}
         one: list[list | None] = []
@@ -559,6 +606,8 @@ class _Sweep:
         for i in self.walked:
             if self.values[i] is not None:
                 self._join_class(i)
+        if self.read_at and self.top:
+            self.differs = self.differs_at(sorted(self.top), given, 1)
 
     def _prove_equal(self, i: int, r: int, seconds: float) -> tuple[str, dict | None]:
         """"unsat": node i always equals node r; "sat", with the inputs of a model where

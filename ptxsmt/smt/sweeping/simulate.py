@@ -105,10 +105,16 @@ def read_node(n: z3.ExprRef, children: Sequence[z3.ExprRef]) -> Node:
                 z3.is_app(n) and not children)
 
 
-def evaluate_node(n: Node, args: list[list], given: list | None, count: int) -> Values:
+def evaluate_node(n: Node, args: list[list], given: list | None, count: int,
+                  open_zero: bool = False) -> Values:
     """The node's `count` values, from its children's (`args`, in order, none None);
-    `given`: an input's."""
+    `given`: an input's. `open_zero`: a free function is 0 (false, +0.0) everywhere,
+    not a hash (`_free_function`): then a NaN the ISA leaves open is the canonical one
+    (`sem.sorts.free_nan`) on both sides, and a difference is one of values, not of a
+    NaN's bits that the simulation chose."""
     k = n.kind
+    if k == z3.Z3_OP_UNINTERPRETED and not n.leaf and open_zero:
+        return [{"bool": False, "fp": 0.0}.get(n.sort.kind, 0)] * count
     if k == z3.Z3_OP_UNINTERPRETED:
         return given if n.leaf else _free_function(n, args)
     if n.const is not None:
@@ -326,6 +332,56 @@ def input_vectors(inputs: Sequence[Sort], count: int, seed: int = 0) -> list[lis
     return out
 
 
+# The flavours of `edge_vectors`, each drawn for a whole vector: the chance that an input
+# is an infinity, a finite value near overflow, a small edge value (zeros, ones, twos, a
+# half) or a NaN; the rest are ordinary floats. A NaN at an input reaches every output
+# of both functions alike, so the flavours rarely give one: the NaNs that tell an ordered
+# compare from an unordered one arise inside (inf - inf, 0 * inf, an overflow), where
+# the values beside them stay numbers
+EDGE_FLAVOURS = ((0.08, 0.0, 0.27, 0.05), (0.30, 0.0, 0.15, 0.0), (0.20, 0.25, 0.15, 0.0))
+
+
+def edge_vectors(inputs: Sequence[Sort], count: int, seed: int = 0) -> list[list | None]:
+    """`count` values for each input, aimed at the edges of the float operations the
+    inputs reach (`EDGE_FLAVOURS`), for finding a difference that only a NaN, an
+    infinity or a signed zero shows (an ordered compare made unordered). An input not
+    of a float's width gets uniform bits or a small integer."""
+    rng = random.Random(seed)
+    flavours = [EDGE_FLAVOURS[j % len(EDGE_FLAVOURS)] for j in range(count)]
+    out: list[list | None] = []
+    for sort in inputs:
+        if sort.kind == "bool":
+            out.append([rng.random() < 0.5 for _ in range(count)])
+        elif sort.kind != "bv":
+            out.append(None)
+        else:
+            out.append([_edge_value(rng, sort.width, f) for f in flavours])
+    return out
+
+
+def _edge_value(rng: random.Random, w: int, flavour: tuple[float, ...]) -> int:
+    fmt = _FLOAT_WIDTHS.get(w)
+    if fmt is None:
+        return rng.getrandbits(w) if rng.random() < 0.5 else rng.randint(-16, 16) & ((1 << w) - 1)
+    r = rng.random()
+    for chance, values in zip(flavour, _edges(w), strict=True):
+        if r < chance:
+            return rng.choice(values)
+        r -= chance
+    return _ordinary_float(rng, w)
+
+
+@cache
+def _edges(w: int) -> tuple[list[int], ...]:
+    """The bits of a float format's edge values, by kind (as EDGE_FLAVOURS lists them)."""
+    fmt = _FLOAT_WIDTHS[w]
+    top = (1 << (fmt[0] - 1)) - 1  # the largest exponent
+    large = [(2 - 2.0 ** (1 - fmt[1])) * 2.0 ** top, 2.0 ** top, 2.0 ** (top // 2)]
+    kinds = ([math.inf], large, [0.0, 1.0, 2.0, 0.5], [math.nan])
+    return tuple([_bits_of_float(s * v, fmt) for v in values for s in (1, -1)]
+                 for values in kinds)
+
+
 def _ordinary_float(rng: random.Random, w: int) -> int:
     fmt = _FLOAT_WIDTHS.get(w)
     if fmt is None:
@@ -342,4 +398,5 @@ def as_key(values: list, sort: Sort) -> tuple:
     return tuple(values)
 
 
-__all__ = ["Node", "Sort", "as_key", "evaluate_node", "input_vectors", "read_node", "sort_of"]
+__all__ = ["Node", "Sort", "as_key", "edge_vectors", "evaluate_node", "input_vectors", "read_node",
+           "sort_of"]
