@@ -588,6 +588,24 @@ def test_a_refuted_candidates_model_where_the_outputs_differ_ends_the_sweep():
     assert [(str(c), v.as_long()) for c, v in stats.witness] == [("x", k)]
 
 
+def test_a_witness_with_no_model_at_its_inputs_lets_the_sweep_run_whole(monkeypatch):
+    """A witness where the query has no model (the simulation's choice of an open
+    value; here one made up for two equal functions) cut the sweep short: it is then
+    run again, looking for none, and the verdict rests on the swept query."""
+    calls = []
+
+    def sweeping(roots, inputs, seconds, sides, **witness):
+        calls.append(witness)
+        stats = fraig.SweepStats()
+        if witness.get("until_witness", True):
+            stats.witness = [(z3.BitVec("f_param_0", 32), z3.BitVecVal(7, 32))]
+        return roots, stats
+    monkeypatch.setattr(functions, "sweep_if_large", sweeping)
+    verdict = functions.check_function_equivalence(*_pair("intnomul-20"), timeout=60)
+    assert verdict.verdict == "equivalent"
+    assert calls == [{}, {"until_witness": False}]
+
+
 def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     """The clock runs out at the first merge: the query comes back with the nodes
     walked so far over their representatives, the rest (never walked) as they were
