@@ -533,12 +533,17 @@ def test_a_difference_only_an_inner_nan_shows_is_found_at_edge_vectors(monkeypat
     the query holds at the witness."""
     x, y = z3.BitVecs("x y", 32)
     root = _overflow_nan_pair(x, y)
+    dag = fraig._Dag()
+    top = dag.add_roots([root])
+    sweeper = fraig._Sweep(dag, [x, y], math.inf, 1.0)
+    sweeper.read_at = [x, y]
+    assert sweeper.witness(top) == []
     monkeypatch.setattr(fraig, "EDGE_VECTORS", 0)
-    assert sweep([root], [x, y], seconds=0, until_witness=True)[1].witness == []
+    assert sweeper.edge_witness(top) == []
     monkeypatch.setattr(fraig, "EDGE_VECTORS", 2048)
-    _, stats = sweep([root], [x, y], seconds=0, until_witness=True)
-    assert {str(c) for c, _ in stats.witness} == {"x", "y"}
-    assert z3.is_true(z3.simplify(z3.substitute(root, *stats.witness)))
+    witness = sweeper.edge_witness(top)
+    assert {str(c) for c, _ in witness} == {"x", "y"}
+    assert z3.is_true(z3.simplify(z3.substitute(root, *witness)))
 
 
 def test_edge_vectors_are_infinities_near_overflow_and_few_nans():
@@ -572,7 +577,7 @@ def test_an_open_nan_is_the_canonical_one_when_looking_for_a_difference():
     assert stats.witness != []  # the hashed simulation: a NaN of another payload
     dag = fraig._Dag()
     top = dag.add_roots([root])
-    sweeper = fraig._Sweep(dag, [x], 0.0, 1.0)
+    sweeper = fraig._Sweep(dag, [x], math.inf, 1.0)
     sweeper.read_at = [x]
     assert sweeper.edge_witness(top) == []
 
