@@ -583,43 +583,48 @@ def test_when_z3_runs_out_of_time_the_nice_steps_go_on_locally(monkeypatch):
 
 # ---- each solver is handed only what it reads -------------------------------------------
 
-def _bf16_query():
-    """A bf16 square below zero: unsat (a square is never negative)."""
-    x = z3.FP("x", z3.FPSort(8, 8))
+def _odd_float_query():
+    """A square below zero in a format bitwuzla reads no way (8 exponent bits, 11 of
+    precision: neither its own nor bf16, which it reads in f32): unsat (a square is
+    never negative)."""
+    x = z3.FP("x", z3.FPSort(8, 11))
     return [z3.fpIsNormal(x), z3.fpLT(z3.fpMul(z3.RNE(), x, x), z3.FPVal(0.0, x.sort()))]
 
 
 def test_a_solver_is_handed_only_a_query_whose_sorts_it_reads():
-    """bitwuzla reads f16, f32, f64 and f128, and no bf16 ("Unsupported experimental
-    floating-point format"); no bit-vector solver reads Int. Such a solver is not asked,
+    """bitwuzla reads f16, f32, f64 and f128 (and bf16 written in f32), no other
+    format ("Unsupported experimental floating-point format"); no bit-vector solver
+    reads Int. Such a solver is not asked,
     and says why; the others answer."""
-    refused = portfolio.unreadable(_bf16_query(), portfolio.SOLVERS)
-    assert refused == {"bitwuzla": "not asked: it reads no (_ FloatingPoint 8 8)"}
+    refused = portfolio.unreadable(_odd_float_query(), portfolio.SOLVERS)
+    assert refused == {"bitwuzla": "not asked: it reads no (_ FloatingPoint 8 11)"}
     h = z3.FP("h", z3.FloatHalf())
     assert portfolio.unreadable([z3.fpIsNaN(h), z3.Select(z3.K(z3.BitVecSort(8), h),
                                                           z3.BitVec("i", 8)) == h],
                                 portfolio.SOLVERS) == {}
     n = z3.Int("n")
     assert set(portfolio.unreadable([n > 0], portfolio.SOLVERS)) == {"bitwuzla", "cvc5"}
-    answer = portfolio.solve(_bf16_query(), 30, ["bitwuzla"])
+    answer = portfolio.solve(_odd_float_query(), 30, ["bitwuzla"])
     assert answer.result == "unknown" and answer.reason == f"bitwuzla: {refused['bitwuzla']}"
-    assert portfolio.solve_here(_bf16_query(), 10).reason == refused["bitwuzla"]
+    assert portfolio.solve_here(_odd_float_query(), 10).reason == refused["bitwuzla"]
     assert _no_children()
 
 
 @pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla and cvc5")
 def test_the_race_on_a_query_one_solver_cannot_read_is_the_others(monkeypatch):
-    """bitwuzla (here made to say sat to anything) is never started on bf16; z3 and cvc5
+    """bitwuzla (here made to say sat to anything) is never started on a format it
+    cannot read; z3 and cvc5
     both prove it, and nobody disagrees."""
     monkeypatch.setitem(portfolio.RUNNERS, "bitwuzla", _says("sat"))
-    answer = portfolio.solve(_bf16_query(), 30, cross_check=True)
+    answer = portfolio.solve(_odd_float_query(), 30, cross_check=True)
     assert answer.result == "unsat" and answer.solver in ("z3", "cvc5")
     assert _no_children()
 
 
 @pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
 def test_auto_goes_on_with_z3_alone_where_bitwuzla_cannot_read(monkeypatch):
-    """No race is started for a bf16 query once z3's first seconds are out: z3 goes on
+    """No race is started for a query in a float format bitwuzla cannot read once z3's
+    first seconds are out: z3 goes on
     alone, and an unknown would say why bitwuzla was not asked."""
     _z3_first_gives_up(monkeypatch)
 
@@ -627,9 +632,9 @@ def test_auto_goes_on_with_z3_alone_where_bitwuzla_cannot_read(monkeypatch):
         raise AssertionError("a race was started")
     monkeypatch.setattr(portfolio, "solve", no_race)
     solver = z3.Solver()
-    solver.add(*_bf16_query())
+    solver.add(*_odd_float_query())
     assert check_with(solver, "auto", 600).result == z3.unsat
     monkeypatch.setattr(decide, "check", lambda s, *assumptions: z3.unknown)
     decision = check_with(solver, "auto", 600)
     assert decision.result == z3.unknown
-    assert "bitwuzla: not asked: it reads no (_ FloatingPoint 8 8)" in decision.reason
+    assert "bitwuzla: not asked: it reads no (_ FloatingPoint 8 11)" in decision.reason

@@ -9,7 +9,8 @@ each solver, z3 included, reads it afresh). An answer is trusted only as far as 
   model through the evaluator before anyone sees it;
 - anything else (a timeout, a query a solver cannot read, a crash) is unknown.
 A solver is handed only a query whose every sort it reads (`unreadable`, from the
-query's terms, before any text is written): bitwuzla reads no bf16.
+query's terms, before any text is written); bitwuzla reads a bf16 term as the f32 that
+holds it (`bf16_in_f32`), or is not asked where no rule of that module covers it.
 Two definite answers that disagree raise `SolverDisagreement`: never a verdict.
 
 bitwuzla and cvc5 are an optional extra (`pip install 'ptxsmt[portfolio]'`), imported
@@ -29,6 +30,7 @@ import z3
 
 from ...isa.errors import PtxError
 from ...terms import walk
+from . import bf16_in_f32
 from .child import Outcome, race
 from .smt2 import script, sorts
 
@@ -63,8 +65,10 @@ def unavailable() -> list[str]:
 
 # The floating-point formats bitwuzla reads (f16, f32, f64, f128). Any other, bf16's
 # (_ FloatingPoint 8 8) included, is "experimental" there: its parser refuses the sort,
-# and a term built by a conversion to it is computed by code "with known issues".
+# and a term built by a conversion to it is computed by code "with known issues". bf16
+# terms it is handed written in f32 (`bf16_in_f32`).
 BITWUZLA_FLOATS = {(5, 11), (8, 24), (11, 53), (15, 113)}
+IN_F32 = (bf16_in_f32.BF16.ebits(), bf16_in_f32.BF16.sbits())
 # where a float format's indices are written: sorts, conversions and special values
 FLOAT_INDICES = re.compile(r"\(_ (?:FloatingPoint|to_fp|to_fp_unsigned|NaN|[+-]zero|[+-]oo) "
                            r"(\d+) (\d+)\)")
@@ -85,7 +89,7 @@ def _reads_bitwuzla(sort: z3.SortRef) -> bool:
     if kind == z3.Z3_ARRAY_SORT:
         return _reads_bitwuzla(sort.domain()) and _reads_bitwuzla(sort.range())
     if kind == z3.Z3_FLOATING_POINT_SORT:
-        return (sort.ebits(), sort.sbits()) in BITWUZLA_FLOATS
+        return (sort.ebits(), sort.sbits()) in BITWUZLA_FLOATS | {IN_F32}
     return _reads_standard(sort)
 
 
@@ -130,11 +134,19 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
     if not names:
         return Answer("unknown", reason=_reasons(refused))
     text = smt2(assertions)
+    texts = {s: text for s in names}
+    if "bitwuzla" in names and bf16_in_f32.BF16 in sorts(walk.subterms(*assertions)):
+        if (translated := bf16_in_f32.text(assertions)) is None:
+            refused["bitwuzla"] = UNTRANSLATED
+            names.remove("bitwuzla")
+        else:
+            texts["bitwuzla"] = translated
     if timeout is not None:  # writing the query out (seconds, for a large one) is its time
         timeout -= time.monotonic() - started
-        if timeout <= 0:
-            return Answer("unknown", reason="the time ran out while the query was written out")
-    calls = {s: (RUNNERS[s], (text, timeout)) for s in names}
+        if timeout <= 0 or not names:
+            return Answer("unknown", reason="the time ran out while the query was written out"
+                          if names else _reasons(refused))
+    calls = {s: (RUNNERS[s], (texts[s], timeout)) for s in names}
 
     def definite(done: dict[str, Outcome]) -> bool:
         return not cross_check and any(_result(o) != "unknown" for o in done.values())
@@ -149,6 +161,9 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
         return min(definite_answers, key=lambda a: names.index(a.solver))
     return Answer("unknown", reason=_reasons({**{s: a.reason for s, a in answers.items()},
                                               **refused}))
+
+
+UNTRANSLATED = "not asked: a bf16 operation that bf16_in_f32 has no rule for"
 
 
 def _reasons(why: dict[str, str]) -> str:
@@ -258,9 +273,15 @@ def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
     printer.add(*assertions)
     text = printer.to_smt2()
     # read from z3's own printing, not by walking the terms: sweeping asks thousands
-    if odd := sorted({f"(_ FloatingPoint {e} {s})" for e, s in FLOAT_INDICES.findall(text)
-                      if (int(e), int(s)) not in BITWUZLA_FLOATS}):
-        return Answer("unknown", "bitwuzla", reason=f"not asked: it reads no {', '.join(odd)}")
+    odd = {(int(e), int(s)) for e, s in FLOAT_INDICES.findall(text)} - BITWUZLA_FLOATS
+    if odd - {IN_F32}:
+        return Answer("unknown", "bitwuzla", reason="not asked: it reads no " + ", ".join(
+            sorted(f"(_ FloatingPoint {e} {s})" for e, s in odd)))
+    if odd:
+        translated = bf16_in_f32.text(assertions)
+        return Answer("unknown", "bitwuzla", reason=UNTRANSLATED) if translated is None \
+            else _bitwuzla_here(translated, timeout) or Answer(
+                "unknown", "bitwuzla", reason="bitwuzla could not read the query")
     if not any(op in text for op in Z3_ONLY):
         answer = _bitwuzla_here(text[:text.rindex("(check-sat)")], timeout)
         if answer is not None:
