@@ -178,8 +178,8 @@ def test_certify_re_proves_every_merge_by_rule_of_a_float_pair():
 
 
 def test_certify_asks_z3_what_the_sweeps_solver_does_not_read():
-    """bitwuzla reads no bf16 (portfolio.unreadable): a bf16 merge is still re-proved,
-    or refuted, by z3 rather than left undecided."""
+    """A bf16 merge is re-proved, or refuted, by the sweep's solver (bitwuzla reads
+    bf16 written in f32) or else by z3, rather than left undecided."""
     f = z3.FP("f", z3.FPSort(8, 8))
     done = certify([("class rule", z3.fpIsNaN(z3.fpMul(z3.RNE(), f, f)), z3.fpIsNaN(f)),
                     ("class rule", z3.fpIsNaN(z3.fpSub(z3.RNE(), f, f)), z3.fpIsNaN(f))], 30)

@@ -214,8 +214,6 @@ RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprR
     z3.Z3_OP_FPA_IS_SUBNORMAL: _exact(z3.fpIsSubnormal),
     z3.Z3_OP_FPA_IS_NEGATIVE: _exact(z3.fpIsNegative),
     z3.Z3_OP_FPA_IS_POSITIVE: _exact(z3.fpIsPositive),
-    z3.Z3_OP_FPA_TO_UBV: lambda tr, t, kids: z3.fpToUBV(*kids, t.sort()),
-    z3.Z3_OP_FPA_TO_SBV: lambda tr, t, kids: z3.fpToSBV(*kids, t.sort()),
     z3.Z3_OP_EQ: _exact(lambda a, b: a == b),
     z3.Z3_OP_DISTINCT: _exact(z3.Distinct),
     z3.Z3_OP_ITE: _exact(z3.If),

@@ -955,8 +955,8 @@ def certify(justified: Sequence[tuple[str, z3.ExprRef, z3.ExprRef]],
             seconds: float) -> Certified:
     """Ask a solver (the sweep's own: bitwuzla where installed) whether each merge of
     `justified` can fail (its two terms differ on some input), within `seconds` in all,
-    shared evenly among those left; what it leaves undecided (a query it does not read,
-    bf16 for bitwuzla) z3 is asked in the rest of that share."""
+    shared evenly among those left; what it leaves undecided (a query it does not read)
+    z3 is asked in the rest of that share."""
     deadline = time.perf_counter() + seconds
     done, refuted, undecided = 0, [], []
     for k, (rule, a, b) in enumerate(justified):
