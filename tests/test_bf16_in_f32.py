@@ -168,3 +168,17 @@ def test_bitwuzla_decides_bf16_queries_and_its_models_hold_in_z3():
         s = z3.Solver()
         s.add(*_bf16_pair(True), *[z3.BitVec(n, 16) == answer.values[n] for n in "abc"])
         assert s.check() == z3.sat
+
+
+def test_commuted_operands_are_one_term():
+    """a*b + c*d and c*d + b*a (and an fma's factors swapped) translate to one term with
+    one set of fresh bits: a solver sees them equal by hashing, where each rounding's
+    own fresh bits hid it (bitwuzla: 3.3 s against 0.03 s)."""
+    a, b, c, d = (z3.fpBVToFP(z3.BitVec(n, 16), BF16) for n in "abcd")
+    rn = z3.RNE()
+    one, other = (z3.fpAdd(rn, z3.fpMul(rn, a, b), z3.fpMul(rn, c, d)),
+                  z3.fpAdd(rn, z3.fpMul(rn, c, d), z3.fpMul(rn, b, a)))
+    translation = bf16_in_f32._Translation()
+    assert translation.term(one).eq(translation.term(other))
+    assert len(translation.definitions) == 3
+    assert translation.term(z3.fpFMA(rn, a, b, c)).eq(translation.term(z3.fpFMA(rn, b, a, c)))

@@ -95,6 +95,7 @@ class _Translation:
         self.done: dict[int, z3.ExprRef] = {}
         self.kept: list[z3.ExprRef] = []  # the originals, so that their ids stay theirs
         self.definitions: list[z3.BoolRef] = []
+        self.named: dict[int, z3.BitVecRef] = {}  # an f32's id -> its bits
 
     def term(self, root: z3.ExprRef) -> z3.ExprRef:
         todo = [root]
@@ -125,10 +126,13 @@ class _Translation:
         return rule(self, t, kids)
 
     def bits(self, x: z3.FPRef) -> z3.BitVecRef:
-        """Fresh bits `b` defined as those of the f32 `x` (any NaN's where x is NaN)."""
-        b = z3.BitVec(f"bf16_in_f32!{len(self.definitions)}", 32)
-        self.definitions.append(z3.fpBVToFP(b, F32) == x)
-        return b
+        """Fresh bits `b` defined as those of the f32 `x` (any NaN's where x is NaN),
+        one for each f32 term, so that equal terms round alike."""
+        if x.get_id() not in self.named:
+            self.kept.append(x)
+            self.named[x.get_id()] = b = z3.BitVec(f"bf16_in_f32!{len(self.definitions)}", 32)
+            self.definitions.append(z3.fpBVToFP(b, F32) == x)
+        return self.named[x.get_id()]
 
     def round(self, rm: z3.FPRMRef, x: z3.FPRef) -> z3.FPRef:
         if rm.decl().kind() not in INCREMENTS:
@@ -181,8 +185,17 @@ def _numeral(tr: _Translation, t, kids):
     return z3.simplify(z3.fpToFP(z3.RNE(), t, F32))  # exact: any bf16 value is an f32
 
 
-def _then_rounded(op):
-    return lambda tr, t, kids: tr.round(kids[0], op(*kids))
+def _then_rounded(op, commuting: bool = False):
+    """The f32 operation rounded to bf16; the operands of one that commutes in a fixed
+    order (by z3's structural hash), so that a*b and b*a are one term."""
+    def rule(tr, t, kids):
+        rm, *operands = kids
+        return tr.round(rm, op(rm, *(_ordered(operands) if commuting else operands)))
+    return rule
+
+
+def _ordered(operands: list[z3.FPRef]) -> list[z3.FPRef]:
+    return sorted(operands, key=lambda x: x.hash())
 
 
 def _exact(op):
@@ -194,12 +207,12 @@ RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprR
     z3.Z3_OP_UNINTERPRETED: _constant,
     **{k: _numeral for k in (z3.Z3_OP_FPA_NUM, z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO,
                              z3.Z3_OP_FPA_PLUS_INF, z3.Z3_OP_FPA_MINUS_INF, z3.Z3_OP_FPA_NAN)},
-    z3.Z3_OP_FPA_ADD: _then_rounded(z3.fpAdd),
+    z3.Z3_OP_FPA_ADD: _then_rounded(z3.fpAdd, commuting=True),
     z3.Z3_OP_FPA_SUB: _then_rounded(z3.fpSub),
-    z3.Z3_OP_FPA_MUL: _then_rounded(z3.fpMul),
+    z3.Z3_OP_FPA_MUL: _then_rounded(z3.fpMul, commuting=True),
     z3.Z3_OP_FPA_DIV: _then_rounded(z3.fpDiv),
     z3.Z3_OP_FPA_SQRT: _then_rounded(z3.fpSqrt),
-    z3.Z3_OP_FPA_FMA: lambda tr, t, kids: tr.fma(*kids),
+    z3.Z3_OP_FPA_FMA: lambda tr, t, kids: tr.fma(kids[0], *_ordered(kids[1:3]), kids[3]),
     z3.Z3_OP_FPA_NEG: _exact(z3.fpNeg),
     z3.Z3_OP_FPA_ABS: _exact(z3.fpAbs),
     z3.Z3_OP_FPA_EQ: _exact(z3.fpEQ),
