@@ -236,10 +236,11 @@ RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprR
 def text(assertions: Sequence[z3.BoolRef]) -> str | None:
     """The query as standard SMT-LIB (`smt2.script`, less its check-sat) with its bf16
     terms written in f32; None where some bf16 term has no rule. Printed by z3 from the
-    terms `smt2.standard` made, which need no second pass."""
+    terms `smt2.standard` made, which need no second pass; as one conjunction, as
+    `smt2.script` writes it (z3 shares a subterm by `let` within one assertion only)."""
     translated = in_f32(standard(assertions))
     if translated is None:
         return None
     printer = z3.Solver()
-    printer.add(*translated)
+    printer.add(z3.And(translated) if len(translated) > 1 else translated[0])
     return f"(set-logic {logic(assertions)})\n{printer.to_smt2()}".removesuffix("(check-sat)\n")
