@@ -23,9 +23,11 @@ The rounding reads the f32's bits, which standard SMT-LIB gives only as a fresh
 bit-vector `b` with `(= ((_ to_fp 8 24) b) x)` (as `smt2.standard` writes
 `fp.to_ieee_bv`); a NaN keeps its NaN. A term no rule covers leaves the query as it
 was (`in_f32` answers None): the solver is then not asked. The translation keeps
-every constant of the query with its name and sort, so a model's values are the
-query's, and they are replayed through the evaluator as any other solver's.
-Each rule is proved against z3's own bf16 operation in tests/test_bf16_in_f32.py.
+every Bool and bit-vector constant of the query with its name and sort, so a model's
+values are the query's, and they are replayed through the evaluator as any other
+solver's. tests/test_bf16_in_f32.py checks each rule against exact rationals under
+every rounding mode and proves the rounding; scripts/prove_bf16_in_f32.py proves each
+rule against z3's own bf16 operation.
 """
 
 from __future__ import annotations
