@@ -4,6 +4,7 @@ z3 on fresh constants), and leaves alone what only looks like its pattern."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -12,7 +13,7 @@ import z3
 from ptxsmt.isa.types import BF16, F16, F32, F64
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
 from ptxsmt.smt.sweeping.order import structural
-from ptxsmt.smt.sweeping.rewrite import RULES, _remainder, _zeros, normal
+from ptxsmt.smt.sweeping.rewrite import RULES, _remainder, _signs, _zeros, normal
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -40,7 +41,44 @@ def _narrowed_cases() -> list[tuple[str, z3.ExprRef]]:
             ("a signed remainder as opt writes it", a - (a / b) * b),
             ("a remainder, the product first", (a / b) * b * 255 + a),
             ("low bits of a remainder of small values",
-             z3.Extract(7, 0, z3.URem(z3.UDiv(x, 257), x & 0xff)))]
+             z3.Extract(7, 0, z3.URem(z3.UDiv(x, 257), x & 0xff))),
+            *_signed_cases(4)]
+
+
+def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
+    """opt's narrowed signed division (`div.s16` of `cvt.s8` operands, `cvt.s32.s8` of
+    the quotient) and the masks and extensions around it, n bits within 2n."""
+    a, b = z3.BitVecs(f"a{n} b{n}", n)
+    x = z3.BitVec(f"x{2 * n}", 2 * n)
+    top = (1 << (n - 1)) - 1  # the greatest of n signed bits
+    return [("low bits of a signed quotient of sign extensions",
+             z3.Extract(n - 1, 0, z3.SignExt(n, a) / z3.SignExt(n, b))),
+            ("low bits of a signed remainder of sign extensions",
+             z3.Extract(n - 1, 0, z3.SRem(z3.SignExt(n, a), z3.SignExt(n, b)))),
+            ("low bits of a signed quotient of small values", z3.Extract(
+                n - 1, 0, z3.SRem(x, top) / (z3.LShR(x, n + 2) | 1))),
+            ("sign extension of a signed remainder", z3.SignExt(n, z3.SRem(a, b))),
+            ("sign extension of a quotient by a divisor not negative",
+             z3.SignExt(n, a / (b & top))),
+            ("sign extension of a quotient of a dividend not the least",
+             z3.SignExt(n, z3.SRem(a, 3) / b)),
+            ("sign extension of low bits that are one", z3.SignExt(n, z3.Extract(
+                n - 1, 0, z3.SRem(x, top)))),
+            ("sign extension of low bits, extended less", z3.SignExt(1, z3.Extract(
+                n - 1, 0, z3.SRem(x, top)))),
+            ("sign extension of low bits, extended more", z3.SignExt(n + 1, z3.Extract(
+                n - 1, 0, z3.SRem(x, top)))),
+            ("zero extension of low bits, extended less", z3.ZeroExt(1, z3.Extract(
+                n - 1, 0, z3.URem(x, top)))),
+            ("sign extension of a value not negative", z3.SignExt(n, a & top)),
+            ("low bits of a sign extension", z3.Extract(n - 2, 0, z3.SignExt(n, a))),
+            ("a sign extension less extended", z3.Extract(n, 0, z3.SignExt(n, a))),
+            ("low bits of low bits", z3.Extract(n - 2, 1, z3.Extract(2 * n - 2, 1, x))),
+            ("low bits of an or with a numeral", z3.Extract(n, 1, x | 0x15)),
+            ("zero extension of an and with a numeral", z3.ZeroExt(n, a & 6)),
+            ("a remainder by a numeral, as `_linear` writes it",
+             a + z3.BitVecVal(-3, n) * z3.UDiv(a, 3)),
+            ("a signed remainder by a numeral", a + a / 3 * -3)]
 
 
 def _cases() -> list[tuple[str, z3.ExprRef]]:
@@ -170,6 +208,101 @@ def test_no_bits_known_zero_past_a_division_by_zero(term):
     assert _valid(term & _zeros(term) == 0)
 
 
+def _python(t: z3.ExprRef, env: dict[str, int]) -> int:
+    """t's value by plain Python integer arithmetic (SMT-LIB's bit-vector operators:
+    truncating signed division, by 0 a quotient of all ones or 1 and the dividend as
+    remainder), its constants' values in `env`: independent of z3's evaluation."""
+    w = t.size()
+    mask = (1 << w) - 1
+    if z3.is_bv_value(t):
+        return t.as_long()
+    if t.num_args() == 0:
+        return env[str(t)]
+    kind = t.decl().kind()
+    v = [_python(c, env) for c in t.children()]
+    kid = t.arg(0).size()
+
+    def signed(u: int, width: int = w) -> int:
+        return u - (1 << width) if u >> (width - 1) else u
+
+    def quotient(a: int, b: int) -> int:
+        q = abs(a) // abs(b)
+        return q if (a < 0) == (b < 0) else -q
+
+    if kind == z3.Z3_OP_EXTRACT:
+        hi, lo = t.params()
+        return v[0] >> lo & mask
+    if kind == z3.Z3_OP_ZERO_EXT:
+        return v[0]
+    if kind == z3.Z3_OP_SIGN_EXT:
+        return signed(v[0], kid) & mask
+    if kind in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM):
+        a, b = v
+        if b == 0:
+            return mask if kind == z3.Z3_OP_BUDIV else a
+        return a // b if kind == z3.Z3_OP_BUDIV else a % b
+    if kind in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM):
+        a, b = signed(v[0]), signed(v[1])
+        if b == 0:
+            return (1 if a < 0 else -1) & mask if kind == z3.Z3_OP_BSDIV else v[0]
+        q = quotient(a, b)
+        return (q if kind == z3.Z3_OP_BSDIV else a - q * b) & mask
+    ops = {z3.Z3_OP_BAND: lambda x, y: x & y, z3.Z3_OP_BOR: lambda x, y: x | y,
+           z3.Z3_OP_BXOR: lambda x, y: x ^ y, z3.Z3_OP_BADD: lambda x, y: x + y,
+           z3.Z3_OP_BMUL: lambda x, y: x * y}
+    if kind in ops:
+        out = v[0]
+        for y in v[1:]:
+            out = ops[kind](out, y)
+        return out & mask
+    if kind == z3.Z3_OP_BLSHR:
+        return v[0] >> v[1] if v[1] < w else 0
+    raise AssertionError(f"no plain-Python reading of {t.decl()}")
+
+
+def _constants(t: z3.ExprRef) -> dict[str, int]:
+    """t's free constants and their widths."""
+    if t.num_args() == 0:
+        return {} if z3.is_bv_value(t) else {str(t): t.size()}
+    return {k: w for c in t.children() for k, w in _constants(c).items()}
+
+
+@pytest.mark.parametrize("term", [t for _, t in _signed_cases(4)],
+                         ids=[n for n, _ in _signed_cases(4)])
+def test_signed_narrowing_rules_against_plain_python(term):
+    """The rules for opt's narrowed signed division, 4 bits within 8, on every value
+    of the term's constants: the rewritten term's value by plain Python arithmetic is
+    the original's (INT_MIN / -1 and division by 0 among them)."""
+    out = normal(term)
+    assert not out.eq(term)
+    widths = _constants(term)
+    names = sorted(widths)
+    for values in itertools.product(*(range(1 << widths[k]) for k in names)):
+        env = dict(zip(names, values, strict=True))
+        assert _python(out, env) == _python(term, env), (out, env)
+
+
+def _sign_cases() -> list[z3.BitVecRef]:
+    a, b = z3.BitVecs("a b", 8)
+    c = z3.Bool("c")
+    return [z3.BitVecVal(0xfc, 8), z3.BitVecVal(5, 8), z3.SignExt(8, a) / z3.SignExt(8, b),
+            z3.SRem(z3.SignExt(8, a), 100), z3.SRem(z3.ZeroExt(8, a), 100), z3.SRem(
+                z3.SignExt(8, a), z3.SignExt(8, b)), z3.SignExt(8, a) / (z3.ZeroExt(8, b) | 1),
+            z3.Extract(11, 0, z3.SignExt(8, a)), z3.SignExt(8, a) ^ z3.SignExt(8, b) * 3,
+            z3.If(c, z3.SignExt(8, a), z3.SignExt(8, b) & 0xff00), z3.SignExt(8, a) & 0xfff0,
+            z3.SRem(z3.SignExt(8, a), -128) | z3.SignExt(10, z3.Extract(5, 0, b))]
+
+
+@pytest.mark.parametrize("term", _sign_cases())
+def test_sign_bits_known_are_copies(term):
+    """`_signs`, which the signed narrowing trusts: the top s bits it counts are each
+    the sign bit (the term is the sign extension of its low w - s + 1 bits), and it
+    counts more than one for each but the xor of a product (whose count is 1)."""
+    s, w = _signs(term), term.size()
+    assert _valid(z3.SignExt(s - 1, z3.Extract(w - s, 0, term)) == term)
+    assert s > 1 or z3.is_app_of(term, z3.Z3_OP_BXOR)
+
+
 def _random_term(rng: random.Random, leaves: list[z3.BitVecRef], depth: int) -> z3.BitVecRef:
     """A term of the operators the rules rewrite, constants among the operands."""
     if depth == 0 or rng.random() < 0.2:
@@ -210,6 +343,7 @@ def test_the_nan_test_becomes_the_float_one_the_comparisons_use():
 
 
 B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
+A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
 
 
 @pytest.mark.parametrize("term", [
@@ -244,6 +378,14 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
     z3.Extract(7, 0, z3.UDiv(z3.ZeroExt(7, z3.Extract(8, 0, B)),
                              z3.ZeroExt(8, z3.Extract(7, 0, D)))),
     z3.Extract(15, 0, B / (D & 0xffff)),
+    z3.SignExt(8, A8 / B8),
+    z3.Extract(7, 0, z3.SignExt(7, z3.Extract(8, 0, X16)) / z3.SignExt(8, B8)),
+    z3.Extract(7, 0, z3.SRem(X16, 127) / (X16 & 0xff)),
+    z3.SignExt(8, z3.Extract(7, 0, z3.SRem(X16, 200))),
+    z3.SignExt(8, A8 | 1),
+    z3.SignExt(8, A8 & 0xbf),
+    z3.SignExt(8, A8 / (B8 & 0xbf)),
+    z3.Extract(7, 0, X16 + 1),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
@@ -252,7 +394,11 @@ B, D = z3.BitVec("b", 32), z3.BitVec("d", 32)
         "float of a select of plain bits", "float of bits whose NaN may be any bits",
         "float of bits whose NaN tests other bits", "zero extension of a quotient by zero",
         "zero extension of low bits one too many", "a dividend one bit too wide",
-        "low bits of a signed division"])
+        "low bits of a signed division", "sign extension of a quotient that may wrap",
+        "a signed dividend one bit too wide", "a signed divisor one bit too wide",
+        "sign extension of low bits that are not one", "sign extension of a value maybe negative",
+        "a known zero below the sign bit", "a divisor with a known zero below its sign",
+        "low bits of a sum"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 
@@ -266,3 +412,11 @@ def test_sums_like_a_remainder_are_not_one(term):
     remainder: `_remainder` leaves them (each is not one: a model says so)."""
     assert _remainder(term) is None
     assert not _valid(term == z3.SRem(B, D)) and not _valid(term == z3.URem(B, D))
+
+
+@pytest.mark.parametrize("term", [B + -6 * z3.UDiv(B, 7), B + -7 * z3.UDiv(D, 7),
+                                  B + 7 * (B / -7) * 1 + D],
+                         ids=["a product one short", "another dividend", "three summands"])
+def test_sums_like_a_remainder_by_a_numeral_are_not_one(term):
+    assert _remainder(term) is None
+    assert not _valid(term == z3.URem(B, 7)) and not _valid(term == z3.SRem(B, 7))

@@ -416,6 +416,48 @@ def _leading(zeros: int, width: int) -> int:
     return width - (~zeros & ((1 << width) - 1)).bit_length()
 
 
+def _signs(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
+    """How many of t's highest bits are known copies of its sign bit (1 at least): a
+    value of w bits with s of them is the sign extension of its low w - s + 1 bits
+    (LLVM's ComputeNumSignBits; known zeros on top count too)."""
+    width = t.size()
+    if z3.is_bv_value(t):
+        v = _signed(t.as_long(), width)
+        return width - (v if v >= 0 else ~v).bit_length()
+    lead = max(_leading(_zeros(t, depth), width), 1)
+    if depth == 0 or not z3.is_app(t) or t.decl().kind() not in _SIGNS:
+        return lead
+    kind, kids = t.decl().kind(), t.children()
+    if kind == z3.Z3_OP_ITE:
+        kind, kids = z3.Z3_OP_BOR, kids[1:]  # both arms, as in an or
+    below = [_signs(c, depth - 1) for c in kids]
+    if kind == z3.Z3_OP_SIGN_EXT:
+        return max(lead, below[0] + t.params()[0])
+    if kind == z3.Z3_OP_EXTRACT:
+        return max(lead, below[0] - (kids[0].size() - width)) if t.params()[1] == 0 else lead
+    if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
+        b = _signed(kids[1].as_long(), width) if z3.is_bv_value(kids[1]) else 0
+        return max(lead, below[0], width - (abs(b) - 1).bit_length() if b else 1)
+    if kind == z3.Z3_OP_BSDIV:  # between a and -a, and by 0 1 or -1 (two bits); -a
+        # needs one bit more where a is its range's least (by -1: the divisor's top bit)
+        whole = _top_known_zero(kids[1])
+        return max(lead, min(below[0] - (not whole), width - 1))
+    return max(lead, min(below))  # and, or, xor: bit by bit
+
+
+_SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
+          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV}
+
+
+def _top_known_zero(t: z3.BitVecRef) -> bool:
+    """t's sign bit is known zero: t is not negative."""
+    return _zeros(t) >> (t.size() - 1) == 1
+
+
+def _signed(v: int, width: int) -> int:
+    return v - (1 << width) if v >> (width - 1) else v
+
+
 def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """An or of operands that share no bit that may be one is their sum, as
     `_linear` writes it: opt writes `a + b` as `a | b` where it sees so (`897*x | 47 +
@@ -459,22 +501,24 @@ def _factors(t: z3.BitVecRef) -> list[z3.BitVecRef]:
 def _remainder(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """x - (x / d)*d is x % d, unsigned and signed (by 0 both are x; SMT-LIB's
     division is C's, truncating): opt writes `urem` beside a `udiv` of the same operands
-    so, where llc writes `rem.u32`."""
+    so, where llc writes `rem.u32`; by a numeral d, `_linear` writes `(-d)*(x / d)`."""
     if not (z3.is_app_of(t, z3.Z3_OP_BADD) and t.num_args() == 2):
         return None
+    mask = (1 << t.size()) - 1
     for x, product in (t.children(), reversed(t.children())):
         factors = _factors(product)
-        if len(factors) != 3:
-            continue
-        minus = [f for f in factors if z3.is_bv_value(f)]
+        numerals = [f for f in factors if z3.is_bv_value(f)]
         divs = [f for f in factors
                 if z3.is_app(f) and f.decl().kind() in _REMAINDERS and f.arg(0).eq(x)]
-        if not (len(minus) == 1 and minus[0].as_long() == (1 << t.size()) - 1 and divs):
+        if len(numerals) != 1 or not divs:
             continue
-        q = divs[0]
-        rest = [f for f in factors if not f.eq(q) and not f.eq(minus[0])]
-        if len(rest) == 1 and rest[0].eq(q.arg(1)):
-            return _REMAINDERS[q.decl().kind()](x, q.arg(1))
+        q, k = divs[0], numerals[0].as_long()
+        rest = [f for f in factors if not f.eq(q) and not f.eq(numerals[0])]
+        d = q.arg(1)
+        by_value = len(rest) == 1 and rest[0].eq(d) and k == mask
+        by_numeral = not rest and z3.is_bv_value(d) and k == -d.as_long() & mask
+        if len(factors) == len(rest) + 2 and (by_value or by_numeral):
+            return _REMAINDERS[q.decl().kind()](x, d)
     return None
 
 
@@ -492,48 +536,131 @@ def _nonzero(t: z3.BitVecRef) -> bool:
     return z3.is_app_of(t, z3.Z3_OP_BOR) and any(_nonzero(c) for c in t.children())
 
 
-def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
-    """A zero-extended unsigned division is the division of the zero-extended operands
-    (a remainder for every divisor, a quotient where the divisor is nonzero: by 0 the
-    narrow one is all ones, only its width's), and the zero extension of x's low bits
-    is x where its high bits are zero: opt narrows `udiv` and `urem` of values it knows
-    small to `div.u16` (`(zext a) udiv (zext b)` as `zext (a udiv b)`)."""
-    k, x = t.params()[0], t.arg(0)
-    if z3.is_app_of(x, z3.Z3_OP_EXTRACT) and x.params()[1] == 0 \
-            and x.arg(0).size() == t.size() and _leading(_zeros(x.arg(0)), t.size()) >= k:
-        return x.arg(0)
-    if not (z3.is_app_of(x, z3.Z3_OP_BUREM)
-            or z3.is_app_of(x, z3.Z3_OP_BUDIV) and _nonzero(x.arg(1))):
+# The extensions, each with its division that a narrow one widens to, the known-bits
+# test that a value of w bits is the extension of its low m bits (`_fits`), and the
+# value of a numeral's bits so extended
+EXTENSIONS = {z3.Z3_OP_ZERO_EXT: z3.ZeroExt, z3.Z3_OP_SIGN_EXT: z3.SignExt}
+_DIVISIONS = {z3.Z3_OP_BUDIV: (z3.UDiv, z3.Z3_OP_ZERO_EXT),
+              z3.Z3_OP_BUREM: (z3.URem, z3.Z3_OP_ZERO_EXT),
+              z3.Z3_OP_BSDIV: (operator.truediv, z3.Z3_OP_SIGN_EXT),
+              z3.Z3_OP_BSREM: (z3.SRem, z3.Z3_OP_SIGN_EXT)}
+
+
+def _fits(t: z3.BitVecRef, m: int, extension: int) -> bool:
+    """t is the zero (sign) extension of its low m bits: its top bits above them are
+    known zero (known copies of bit m-1)."""
+    if extension == z3.Z3_OP_ZERO_EXT:
+        return _leading(_zeros(t), t.size()) >= t.size() - m
+    return _signs(t) >= t.size() - m + 1
+
+
+def _resized(y: z3.BitVecRef, width: int, extension: int) -> z3.BitVecRef:
+    """y, known to fit (`_fits`) in fewer bits than `width` or than its own, at `width`."""
+    if y.size() == width:
+        return y
+    if y.size() > width:
+        return normal(z3.Extract(width - 1, 0, y))
+    return normal(EXTENSIONS[extension](width - y.size(), y))
+
+
+def _extended_low_bits(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """The extension of y's low m bits is y (less extended, or its low bits) where y is
+    the extension of those bits: -O0's 32-bit value where opt truncated it, divided
+    narrow, and extended back."""
+    x, kind = t.arg(0), t.decl().kind()
+    if not (z3.is_app_of(x, z3.Z3_OP_EXTRACT) and x.params()[1] == 0
+            and _fits(x.arg(0), x.size(), kind)):
         return None
-    a, b = (normal(z3.ZeroExt(k, c)) for c in x.children())
-    return z3.URem(a, b) if z3.is_app_of(x, z3.Z3_OP_BUREM) else z3.UDiv(a, b)
+    return _resized(x.arg(0), t.size(), kind)
 
 
-def _extract_of_zero_ext(t: z3.BitVecRef) -> z3.BitVecRef | None:
-    """The low bits of a zero-extended y: y's low bits, y, or y less extended."""
+def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """An extended division is the division of the extended operands, zero-extended
+    for an unsigned one and sign-extended for a signed one (opt narrows `udiv i32` of
+    values it knows small to `div.u16`, `sdiv i32` to `div.s16` of `cvt.s8`): a
+    remainder for every divisor; an unsigned quotient where the divisor is nonzero (by
+    0 the narrow one is all ones, only its width's); a signed one where the divisor is
+    not -1 or the dividend not the least (INT_MIN / -1 wraps in the narrow width only)."""
+    k, x, kind = t.params()[0], t.arg(0), t.decl().kind()
+    op = x.decl().kind() if z3.is_app(x) else None
+    if op not in _DIVISIONS or _DIVISIONS[op][1] != kind:
+        return None
+    a, b = x.children()
+    if op == z3.Z3_OP_BUDIV and not _nonzero(b) \
+            or op == z3.Z3_OP_BSDIV and not (_top_known_zero(b) or _signs(a) >= 2):
+        return None
+    extend = EXTENSIONS[kind]
+    return _DIVISIONS[op][0](normal(extend(k, a)), normal(extend(k, b)))
+
+
+def _nonnegative(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """A sign extension of a value whose sign bit is known zero is its zero extension."""
+    return normal(z3.ZeroExt(t.params()[0], t.arg(0))) if _top_known_zero(t.arg(0)) \
+        else None
+
+
+_BITWISE = {z3.Z3_OP_BAND: operator.and_, z3.Z3_OP_BOR: operator.or_,
+            z3.Z3_OP_BXOR: operator.xor}
+
+
+def _resized_bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """The zero extension (low bits) of an and/or/xor of a numeral and one value is that
+    operator of their extensions (low bits): the masks opt writes in the narrow width
+    (`or.b16 %rs7, %rs6, 1`) meet -O0's in the wide one."""
+    x = t.arg(0)
+    if not (z3.is_app(x) and x.decl().kind() in _BITWISE and x.num_args() == 2):
+        return None
+    c, y = sorted(x.children(), key=lambda k: not z3.is_bv_value(k))
+    if not z3.is_bv_value(c) or z3.is_bv_value(y):
+        return None
+    if z3.is_app_of(t, z3.Z3_OP_ZERO_EXT):
+        k = t.params()[0]
+        return normal(_BITWISE[x.decl().kind()](
+            z3.BitVecVal(c.as_long(), t.size()), normal(z3.ZeroExt(k, y))))
+    hi, lo = t.params()
+    return normal(_BITWISE[x.decl().kind()](
+        z3.BitVecVal(c.as_long() >> lo, t.size()), normal(z3.Extract(hi, lo, y))))
+
+
+def _extract_of_extension(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """The low bits of an extended y: y's low bits, y, or y less extended."""
     (hi, lo), x = t.params(), t.arg(0)
-    if lo != 0 or not z3.is_app_of(x, z3.Z3_OP_ZERO_EXT):
+    kind = x.decl().kind() if z3.is_app(x) else None
+    if lo != 0 or kind not in EXTENSIONS:
         return None
     y = x.arg(0)
     if hi < y.size() - 1:
         return normal(z3.Extract(hi, 0, y))
-    return y if hi == y.size() - 1 else normal(z3.ZeroExt(hi + 1 - y.size(), y))
+    return y if hi == y.size() - 1 else normal(EXTENSIONS[kind](hi + 1 - y.size(), y))
+
+
+def _extract_of_extract(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """Bits hi..lo of y's bits h..l are y's bits hi+l..lo+l."""
+    (hi, lo), x = t.params(), t.arg(0)
+    if not z3.is_app_of(x, z3.Z3_OP_EXTRACT):
+        return None
+    low = x.params()[1]
+    return normal(z3.Extract(hi + low, lo + low, x.arg(0)))
 
 
 def _narrowed(t: z3.BitVecRef) -> z3.BitVecRef | None:
-    """The low w bits of an unsigned division whose operands are below 2^w are the
-    division of their low w bits (by 0 too: all ones, and the dividend)."""
+    """The low m bits of a division whose operands are extensions of their low m bits
+    (zero extensions for an unsigned one, sign extensions for a signed one) are the
+    division of those bits: by 0 too (all ones, the dividend; a signed quotient 1 or
+    -1), and INT_MIN / -1, whose wide quotient 2^(m-1) has INT_MIN's low bits."""
     (hi, lo), x = t.params(), t.arg(0)
-    if lo != 0 or not (z3.is_app_of(x, z3.Z3_OP_BUDIV) or z3.is_app_of(x, z3.Z3_OP_BUREM)) \
-            or any(_leading(_zeros(c), x.size()) < x.size() - hi - 1 for c in x.children()):
+    op = x.decl().kind() if z3.is_app(x) else None
+    if lo != 0 or op not in _DIVISIONS \
+            or not all(_fits(c, hi + 1, _DIVISIONS[op][1]) for c in x.children()):
         return None
-    divide = z3.URem if z3.is_app_of(x, z3.Z3_OP_BUREM) else z3.UDiv
-    return divide(*(normal(z3.Extract(hi, 0, c)) for c in x.children()))
+    return _DIVISIONS[op][0](*(normal(z3.Extract(hi, 0, c)) for c in x.children()))
 
 
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
-    z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_zero_ext, _narrowed),
-    z3.Z3_OP_ZERO_EXT: (_widened,),
+    z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_extract, _extract_of_extension, _narrowed,
+                       _resized_bitwise),
+    z3.Z3_OP_ZERO_EXT: (_extended_low_bits, _widened, _resized_bitwise),
+    z3.Z3_OP_SIGN_EXT: (_extended_low_bits, _widened, _nonnegative),
     z3.Z3_OP_FPA_GT: (_greater,),
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
