@@ -152,3 +152,32 @@ def test_divisions_of_divisions_by_every_pair_of_8_bit_numerals():
             t = z3.UDiv(z3.UDiv(y, a), b)
             out = division.nested(t)
             assert out is not None and _valid(out == t), (a, b)
+
+
+def _high(x: z3.BitVecRef, magic: int) -> z3.BitVecRef:
+    """`mul.hi.u32 x, magic` as the semantics writes it."""
+    return z3.Extract(63, 32, z3.ZeroExt(32, x) * z3.ZeroExt(32, z3.BitVecVal(magic, 32)))
+
+
+def test_a_quotient_divided_again_is_read_over_its_range():
+    """`(x udiv 7) urem 3` as llc writes it: the second multiplier, (2^32 + 2)/3, is
+    exact only for dividends below 2^31 (plain Python finds one above where it is not),
+    so the remainder and quotient by 3 are read over x udiv 7's range, and not over a
+    value that takes every 32-bit value."""
+    magic = (2**32 + 2) // 3
+    assert any((v * magic >> 32) != v // 3 for v in range(2**31, 2**31 + 8))
+    p = z3.BitVec("p", 32)
+    high = _high(p, 613566757)
+    q7 = z3.LShR(z3.LShR(p - high, 1) + high, 2)
+    dag, top, found = _found(q7 - _high(q7, magic) * 3)
+    assert (found[top].division.name, found[top].divisor) == ("urem", 3)
+    assert dag.terms[found[top].operand].eq(q7)
+    dag, top, found = _found(p - _high(p, magic) * 3)  # over every p: no remainder
+    assert top not in found
+
+
+def test_a_lemma_holds_up_to_the_greatest_value_only():
+    x = z3.BitVec("x", 32)
+    halved = z3.LShR(x & 0xff, 1)  # x udiv 2 for x up to 255 only
+    assert division._proved(halved, x, division.DIVISIONS[0], 2, 255)
+    assert not division._proved(halved, x, division.DIVISIONS[0], 2, 256)

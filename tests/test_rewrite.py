@@ -78,7 +78,11 @@ def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
             ("zero extension of an and with a numeral", z3.ZeroExt(n, a & 6)),
             ("a remainder by a numeral, as `_linear` writes it",
              a + z3.BitVecVal(-3, n) * z3.UDiv(a, 3)),
-            ("a signed remainder by a numeral", a + a / 3 * -3)]
+            ("a signed remainder by a numeral", a + a / 3 * -3),
+            ("a quotient of a dividend below the divisor", z3.UDiv(z3.URem(a, 3), 5)),
+            ("a remainder of a dividend below the divisor", z3.URem(a & 3, 4)),
+            ("a signed remainder of a dividend below the divisor", z3.SRem(a & 3, -5)),
+            ("a signed quotient by the least numeral", (a & top) / (top + 1))]
 
 
 def _cases() -> list[tuple[str, z3.ExprRef]]:
@@ -386,6 +390,9 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
     z3.SignExt(8, A8 & 0xbf),
     z3.SignExt(8, A8 / (B8 & 0xbf)),
     z3.Extract(7, 0, X16 + 1),
+    z3.UDiv(A8 & 7, 7),
+    (A8 & 0x87) / 100,
+    z3.URem(A8 & 7, 0),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
@@ -398,7 +405,8 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
         "a signed dividend one bit too wide", "a signed divisor one bit too wide",
         "sign extension of low bits that are not one", "sign extension of a value maybe negative",
         "a known zero below the sign bit", "a divisor with a known zero below its sign",
-        "low bits of a sum"])
+        "low bits of a sum", "a dividend as great as the divisor",
+        "a signed dividend maybe negative", "a remainder by 0"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 

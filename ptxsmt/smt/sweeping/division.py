@@ -17,11 +17,13 @@ divisions meet as one term:
 3. The guess is proved for every x by z3 in linear integer arithmetic: the candidate
    written over the integers (INTEGER: each operator's meaning on the unsigned value
    of its bits, wrap-around as `mod 2^w`; tests/test_division.py proves each row
-   against the bit-vector operator) differs from the division nowhere in [0, 2^w).
+   against the bit-vector operator) differs from the division nowhere in [0, 2^w)
+   (nowhere up to (2^w - 1) / d where x is itself a quotient by d read back: llc
+   divides it again by a multiplier exact only there, `_greatest`).
    There the magic multiply is a product by a numeral and the shifts divisions by
    powers of two: decided in milliseconds, where bit-blasting does not finish.
-   Proved, the node is written `bvudiv x c` (`bvsdiv`; a remainder `x - c*(x div c)`,
-   the spelling of opt's `urem` beside a `udiv`); anything else leaves it as it is.
+   Proved, the node is written `bvudiv x c` (`bvsdiv`, `bvurem`, `bvsrem`; opt's
+   `x - (x / c)*c` is `bvurem` too, `rewrite._remainder`); anything else is left as it is.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ class Division:
 
     name: str
     value: Callable  # (x, c, w) -> the result, congruent to its unsigned value mod 2^w
-    divisor: Callable[[Callable[[int], int], int], int | None]
+    divisor: Callable[[Callable[[int], int], int, int], int | None]  # (f, w, greatest x)
     term: Callable[[z3.BitVecRef, int, Callable], z3.BitVecRef]
 
 
@@ -159,8 +161,9 @@ def _least(f: Callable[[int], bool], lo: int, hi: int) -> int | None:
     return lo
 
 
-def _quotient_divisor(f: Callable[[int], int], w: int, signed: bool) -> int | None:
-    top = (1 << (w - 1)) - 1 if signed else (1 << w) - 1
+def _quotient_divisor(f: Callable[[int], int], w: int, greatest: int,
+                      signed: bool) -> int | None:
+    top = (1 << (w - 1)) - 1 if signed else greatest
     at_top = _signed(f(top), w) if signed else f(top)
     if at_top == 0:
         return None
@@ -170,8 +173,8 @@ def _quotient_divisor(f: Callable[[int], int], w: int, signed: bool) -> int | No
     return None if c is None else -c
 
 
-def _remainder_divisor(f: Callable[[int], int], w: int) -> int | None:
-    return _least(lambda v: f(v) != v, 1, (1 << (w - 1)) - 1)
+def _remainder_divisor(f: Callable[[int], int], w: int, greatest: int) -> int | None:
+    return _least(lambda v: f(v) != v, 1, min((1 << (w - 1)) - 1, greatest))
 
 
 def _udiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
@@ -183,20 +186,22 @@ def _sdiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
     return x / z3.BitVecVal(c, x.size())
 
 
-# `term`: the division over x, its quotient written by `write` (the sweep's normal form,
-# where `(y udiv a) udiv b` is `y udiv (a*b)`)
+# `term`: the division over x, a quotient written by `write` (the sweep's normal form,
+# where `(y udiv a) udiv b` is `y udiv (a*b)`), a remainder as `bvurem` (`bvsrem`), as
+# `rewrite._remainder` writes opt's `x - (x / c)*c`: the quotient's normal form may
+# divide another value (`(y udiv 7) - 3*((y udiv 7) udiv 3)` would be no remainder)
 DIVISIONS = (
     Division("udiv", lambda x, c, w: _floor_div(x, c),
-             lambda f, w: _quotient_divisor(f, w, False),
+             lambda f, w, top: _quotient_divisor(f, w, top, False),
              lambda x, c, write: write(_udiv(x, c))),
     Division("sdiv", lambda x, c, w: _trunc_div(_signed(x, w), c),
-             lambda f, w: _quotient_divisor(f, w, True),
+             lambda f, w, top: _quotient_divisor(f, w, top, True),
              lambda x, c, write: write(_sdiv(x, c))),
     Division("urem", lambda x, c, w: _mod(x, c), _remainder_divisor,
-             lambda x, c, write: x - z3.BitVecVal(c, x.size()) * write(_udiv(x, c))),
+             lambda x, c, write: z3.URem(x, z3.BitVecVal(c, x.size()))),
     Division("srem", lambda x, c, w: _trunc_rem(_signed(x, w), c),
              _remainder_divisor,
-             lambda x, c, write: x - z3.BitVecVal(c, x.size()) * write(_sdiv(x, c))),
+             lambda x, c, write: z3.SRem(x, z3.BitVecVal(c, x.size()))),
 )
 
 
@@ -252,13 +257,24 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
                     if cone is None:
                         continue
                     up.extend(parents.get(i, ()))
-                    if i not in out and (found := _read(i, x, cone, terms, nodes, kids)):
+                    if i not in out and (found := _read(i, x, cone, terms, nodes, kids,
+                                                        _greatest(x, nodes, out))):
                         out[i] = found
                         inside = set(cone) | {i}
                         hidden.update(j for j in cone if j != i and not closed[j] and all(
                             p in inside for p in parents.get(j, ())))
                 level = sorted(set(up))
     return Divisions(out, frozenset(hidden))
+
+
+def _greatest(x: int, nodes: Sequence[Node], out: dict[int, Found]) -> int:
+    """The greatest unsigned value of node x: (2^w - 1) / c where x is an unsigned
+    quotient by c read back, else 2^w - 1. llc divides such an x again by a multiplier
+    exact only below that (`(x udiv 7) urem 3` multiplies by (2^32 + 2)/3, exact
+    below 2^31): read over x alone, as if x took every value, it is no division."""
+    full = (1 << nodes[x].sort.width) - 1
+    found = out.get(x)
+    return full // found.divisor if found and found.division.name == "udiv" else full
 
 
 def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
@@ -329,9 +345,11 @@ def _cone(i: int, x: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]
 
 
 def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
-          nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> Found | None:
-    """Node i (`cone` the nodes between it and x) as a division of x by a constant,
-    guessed from its values and proved (`_proved`); None where it is none."""
+          nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
+          greatest: int) -> Found | None:
+    """Node i (`cone` the nodes between it and x) as a division of x by a constant, for
+    x up to `greatest`, guessed from its values and proved (`_proved`); None where it
+    is none."""
     n = nodes[i]
     if i == x or n.sort.kind != "bv" or nodes[x].sort != n.sort:
         return None
@@ -344,12 +362,12 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
         return held[i]
 
     for division in DIVISIONS:
-        c = division.divisor(lambda v: values([v])[0], w)
+        c = division.divisor(lambda v: values([v])[0], w, greatest)
         if c is None or abs(c) < 2:
             continue
-        xs = _samples(w, c)
+        xs = tuple({v % (greatest + 1) for v in _samples(w, c)} | {greatest})
         if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
-                _proved(terms[i], terms[x], division, c):
+                _proved(terms[i], terms[x], division, c, greatest):
             return Found(division, x, c)
     return None
 
@@ -364,24 +382,27 @@ def _samples(w: int, c: int) -> tuple[int, ...]:
                                                                      - len(near))])
 
 
-_PROVED: dict[tuple[str, str, int], bool] = {}
+_PROVED: dict[tuple[str, str, int, int | None], bool] = {}
 
 
-def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int) -> bool:
+def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int,
+            greatest: int | None = None) -> bool:
     """z3's unsat in linear integer arithmetic: t, a function of x alone, is `division`
-    of x by c for every x (cached by the candidate's text over a variable)."""
+    of x by c for every x up to `greatest` (None: every x; cached by the candidate's
+    text over a variable)."""
     w = x.size()
     v = z3.BitVec(" x", w)  # no input has this name
     g = z3.substitute(t, (x, v))
-    key = (g.sexpr(), division.name, c)
+    key = (g.sexpr(), division.name, c, greatest)
     if key not in _PROVED:
-        _PROVED[key] = _lemma(g, v, division, c)
+        _PROVED[key] = _lemma(g, v, division, c, (1 << w) - 1 if greatest is None else greatest)
     return _PROVED[key]
 
 
-def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int) -> bool:
-    """Unsat for x below 2^(w-1) and for x from it on (two halves, where the signed
-    ones are each one linear case)."""
+def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
+           greatest: int) -> bool:
+    """Unsat for x below 2^(w-1) and for x from it on, up to `greatest` (two halves,
+    where the signed ones are each one linear case)."""
     w = v.size()
     n = _variable(w)
     value = _integer(g, v, n)
@@ -389,9 +410,12 @@ def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int) -> bool
         return False
     half = 1 << (w - 1)
     for low, high in ((0, half), (half, 2 * half)):
+        if low > greatest:
+            continue
         solver = z3.Solver()
         solver.set("timeout", int(PROOF_SECONDS * 1000))
-        solver.add(n >= low, n < high, _mod(value - division.value(n, c, w), 1 << w) != 0)
+        solver.add(n >= low, n < high, n <= greatest,
+                   _mod(value - division.value(n, c, w), 1 << w) != 0)
         if solver.check() != z3.unsat:
             return False
     return True

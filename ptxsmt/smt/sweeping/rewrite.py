@@ -656,6 +656,21 @@ def _narrowed(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return _DIVISIONS[op][0](*(normal(z3.Extract(hi, 0, c)) for c in x.children()))
 
 
+def _small_dividend(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """A division by a numeral c of a dividend known in [0, |c|) (its known zeros) is
+    0, its remainder the dividend: `(x urem 3) sdiv 10`, which llc's sequences leave
+    for the divider to bit-blast. (Below |c| <= 2^(w-1), a signed one's sign bit is 0.)"""
+    a, c = t.children()
+    signed = t.decl().kind() in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM)
+    if not z3.is_bv_value(c):
+        return None
+    most = ~_zeros(a) & ((1 << t.size()) - 1)  # the greatest value a may take
+    if most >= (abs(_signed(c.as_long(), t.size())) if signed else c.as_long()):
+        return None
+    return z3.BitVecVal(0, t.size()) if t.decl().kind() in (z3.Z3_OP_BUDIV, z3.Z3_OP_BSDIV) \
+        else a
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_extract, _extract_of_extension, _narrowed,
                        _resized_bitwise),
@@ -677,7 +692,9 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BAND: (_bitwise,),
     z3.Z3_OP_BOR: (_disjoint, _bitwise),
     z3.Z3_OP_BXOR: (_bitwise,),
-    **division.RULES,
+    z3.Z3_OP_BUDIV: (_small_dividend, *division.RULES[z3.Z3_OP_BUDIV]),
+    z3.Z3_OP_BLSHR: division.RULES[z3.Z3_OP_BLSHR],
+    **dict.fromkeys((z3.Z3_OP_BSDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSREM), (_small_dividend,)),
 }
 
 
