@@ -82,7 +82,11 @@ def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
             ("a quotient of a dividend below the divisor", z3.UDiv(z3.URem(a, 3), 5)),
             ("a remainder of a dividend below the divisor", z3.URem(a & 3, 4)),
             ("a signed remainder of a dividend below the divisor", z3.SRem(a & 3, -5)),
-            ("a signed quotient by the least numeral", (a & top) / (top + 1))]
+            ("a signed quotient by the least numeral", (a & top) / (top + 1)),
+            ("a remainder under a compare that bounds it",
+             z3.If(z3.ULT(a, z3.URem(b, top)), z3.URem(a, top), b)),
+            ("a quotient under a compare that bounds it",
+             z3.If(z3.ULT(a, b & 3), z3.UDiv(a, 3), b))]
 
 
 def _cases() -> list[tuple[str, z3.ExprRef]]:
@@ -216,6 +220,10 @@ def _python(t: z3.ExprRef, env: dict[str, int]) -> int:
     """t's value by plain Python integer arithmetic (SMT-LIB's bit-vector operators:
     truncating signed division, by 0 a quotient of all ones or 1 and the dividend as
     remainder), its constants' values in `env`: independent of z3's evaluation."""
+    if z3.is_app_of(t, z3.Z3_OP_ULT):
+        return int(_python(t.arg(0), env) < _python(t.arg(1), env))
+    if z3.is_app_of(t, z3.Z3_OP_ITE):
+        return _python(t.arg(1) if _python(t.arg(0), env) else t.arg(2), env)
     w = t.size()
     mask = (1 << w) - 1
     if z3.is_bv_value(t):
@@ -393,6 +401,8 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
     z3.UDiv(A8 & 7, 7),
     (A8 & 0x87) / 100,
     z3.URem(A8 & 7, 0),
+    z3.If(z3.ULT(A8, B8 & 7), z3.URem(A8, 6), B8),
+    z3.If(z3.ULT(B8, A8 & 7), z3.URem(A8, 7), B8),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
@@ -406,7 +416,8 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
         "sign extension of low bits that are not one", "sign extension of a value maybe negative",
         "a known zero below the sign bit", "a divisor with a known zero below its sign",
         "low bits of a sum", "a dividend as great as the divisor",
-        "a signed dividend maybe negative", "a remainder by 0"])
+        "a signed dividend maybe negative", "a remainder by 0",
+        "a remainder under a compare one short", "a remainder under another's compare"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 

@@ -671,6 +671,21 @@ def _small_dividend(t: z3.BitVecRef) -> z3.BitVecRef | None:
         else a
 
 
+def _bounded_arm(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """ite(x < y, x urem d, e) is ite(x < y, x, e) where y is at most d (its known
+    zeros): x is below d in that arm, and a quotient x udiv d is 0 there. opt drops
+    such a remainder under the compare that bounds it (`x < p urem 7`)."""
+    c, a, b = t.children()
+    if not (z3.is_app_of(c, z3.Z3_OP_ULT) and z3.is_app(a) and a.num_args() == 2
+            and a.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUDIV)
+            and z3.is_bv_value(a.arg(1)) and a.arg(0).eq(c.arg(0))):
+        return None
+    if ~_zeros(c.arg(1)) & ((1 << a.size()) - 1) > a.arg(1).as_long():
+        return None
+    below = a.arg(0) if z3.is_app_of(a, z3.Z3_OP_BUREM) else z3.BitVecVal(0, a.size())
+    return normal(z3.If(c, below, b))
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_extract, _extract_of_extension, _narrowed,
                        _resized_bitwise),
@@ -680,7 +695,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_FPA_GE: (_greater,),
     z3.Z3_OP_NOT: (_not_not,),
     **dict.fromkeys(_STRICT, (_less,)),
-    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair),
+    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
     z3.Z3_OP_OR: (_connective,),
