@@ -86,7 +86,9 @@ def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
             ("a remainder under a compare that bounds it",
              z3.If(z3.ULT(a, z3.URem(b, top)), z3.URem(a, top), b)),
             ("a quotient under a compare that bounds it",
-             z3.If(z3.ULT(a, b & 3), z3.UDiv(a, 3), b))]
+             z3.If(z3.ULT(a, b & 3), z3.UDiv(a, 3), b)),
+            ("a mask that keeps all a remainder may hold", z3.URem(a, b & 3 | 1) & 7),
+            ("a nonzero value tested for zero", z3.BitVecVal(0, n) == (b | 1) & 7)]
 
 
 def _cases() -> list[tuple[str, z3.ExprRef]]:
@@ -220,8 +222,12 @@ def _python(t: z3.ExprRef, env: dict[str, int]) -> int:
     """t's value by plain Python integer arithmetic (SMT-LIB's bit-vector operators:
     truncating signed division, by 0 a quotient of all ones or 1 and the dividend as
     remainder), its constants' values in `env`: independent of z3's evaluation."""
+    if z3.is_true(t) or z3.is_false(t):
+        return int(z3.is_true(t))
     if z3.is_app_of(t, z3.Z3_OP_ULT):
         return int(_python(t.arg(0), env) < _python(t.arg(1), env))
+    if z3.is_app_of(t, z3.Z3_OP_EQ):
+        return int(_python(t.arg(0), env) == _python(t.arg(1), env))
     if z3.is_app_of(t, z3.Z3_OP_ITE):
         return _python(t.arg(1) if _python(t.arg(0), env) else t.arg(2), env)
     w = t.size()
@@ -403,6 +409,9 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
     z3.URem(A8 & 7, 0),
     z3.If(z3.ULT(A8, B8 & 7), z3.URem(A8, 6), B8),
     z3.If(z3.ULT(B8, A8 & 7), z3.URem(A8, 7), B8),
+    z3.BitVecVal(0, 8) == (B8 | 1) & 6,
+    z3.BitVecVal(1, 8) & z3.URem(A8, B8 & 3 | 1),
+    z3.BitVecVal(3, 8) & ((A8 & 0x83) | (B8 & 0x81)),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
@@ -417,7 +426,9 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
         "a known zero below the sign bit", "a divisor with a known zero below its sign",
         "low bits of a sum", "a dividend as great as the divisor",
         "a signed dividend maybe negative", "a remainder by 0",
-        "a remainder under a compare one short", "a remainder under another's compare"])
+        "a remainder under a compare one short", "a remainder under another's compare",
+        "a value maybe zero tested for zero", "a mask that clears a bit the value may hold",
+        "a mask that clears the sign bit the value may hold"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 

@@ -337,6 +337,8 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
         for atom, _ in atoms.values():
             if (s := _shift_right(atom)) is not None:
                 const &= ones >> s
+        if any(not ~_zeros(a) & ones & ~const for a, _ in atoms.values()):
+            const = ones  # a mask that keeps every bit an atom may hold
         if (high := _masked_high_bits(const, atoms, width)) is not None:
             return high
     absorbing = {z3.Z3_OP_BAND: 0, z3.Z3_OP_BOR: ones}.get(kind)
@@ -529,11 +531,32 @@ def _sum(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return out if remainder is None else remainder
 
 
-def _nonzero(t: z3.BitVecRef) -> bool:
-    """t is not 0 for any input: a nonzero numeral, or an or with one."""
+def _ones(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
+    """Bits of t known to be one, as a mask: a numeral's, an or's of any operand, an
+    and's of every operand (`0xffff & (x | 1)` is odd)."""
     if z3.is_bv_value(t):
-        return t.as_long() != 0
-    return z3.is_app_of(t, z3.Z3_OP_BOR) and any(_nonzero(c) for c in t.children())
+        return t.as_long()
+    if depth == 0 or not (z3.is_app_of(t, z3.Z3_OP_BOR) or z3.is_app_of(t, z3.Z3_OP_BAND)):
+        return 0
+    below = [_ones(c, depth - 1) for c in t.children()]
+    return functools.reduce(operator.or_ if z3.is_app_of(t, z3.Z3_OP_BOR) else operator.and_,
+                            below)
+
+
+def _nonzero(t: z3.BitVecRef) -> bool:
+    """t is not 0 for any input: some bit of it is known one."""
+    return _ones(t) != 0
+
+
+def _zero_test(t: z3.BoolRef) -> z3.BoolRef | None:
+    """x == 0 is false where x is known nonzero: -O0's guard of a division by
+    `(d & 0xffff) | 1` meets the division opt writes unguarded."""
+    if t.num_args() != 2 or not z3.is_bv(t.arg(0)):
+        return None
+    a, b = t.children()
+    x = b if z3.is_bv_value(a) and a.as_long() == 0 else \
+        a if z3.is_bv_value(b) and b.as_long() == 0 else None
+    return z3.BoolVal(False) if x is not None and _nonzero(x) else None
 
 
 # The extensions, each with its division that a narrow one widens to, the known-bits
@@ -699,6 +722,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
     z3.Z3_OP_OR: (_connective,),
+    z3.Z3_OP_EQ: (_zero_test,),
     z3.Z3_OP_BADD: (_sum,),
     z3.Z3_OP_BSUB: (_sum,),
     z3.Z3_OP_BNEG: (_linear,),
