@@ -88,7 +88,9 @@ def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
             ("a quotient under a compare that bounds it",
              z3.If(z3.ULT(a, b & 3), z3.UDiv(a, 3), b)),
             ("a mask that keeps all a remainder may hold", z3.URem(a, b & 3 | 1) & 7),
-            ("a nonzero value tested for zero", z3.BitVecVal(0, n) == (b | 1) & 7)]
+            ("a nonzero value tested for zero", z3.BitVecVal(0, n) == (b | 1) & 7),
+            ("a signed quotient of values not negative", (a & top) / (b & 3)),
+            ("a signed remainder of values not negative", z3.SRem(a & top, z3.LShR(b, 1)))]
 
 
 def _cases() -> list[tuple[str, z3.ExprRef]]:
@@ -412,6 +414,8 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
     z3.BitVecVal(0, 8) == (B8 | 1) & 6,
     z3.BitVecVal(1, 8) & z3.URem(A8, B8 & 3 | 1),
     z3.BitVecVal(3, 8) & ((A8 & 0x83) | (B8 & 0x81)),
+    z3.SRem(A8 & 0x7f, B8),
+    (A8 & 0xbf) / z3.LShR(B8, 1),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
         "or of another and", "product of two values", "shift by a value", "a sum as written",
@@ -428,7 +432,8 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
         "a signed dividend maybe negative", "a remainder by 0",
         "a remainder under a compare one short", "a remainder under another's compare",
         "a value maybe zero tested for zero", "a mask that clears a bit the value may hold",
-        "a mask that clears the sign bit the value may hold"])
+        "a mask that clears the sign bit the value may hold",
+        "a signed remainder by a value maybe negative", "a signed quotient of one maybe negative"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 

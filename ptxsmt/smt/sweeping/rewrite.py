@@ -709,6 +709,18 @@ def _bounded_arm(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return normal(z3.If(c, below, b))
 
 
+_UNSIGNED = {z3.Z3_OP_BSDIV: z3.UDiv, z3.Z3_OP_BSREM: z3.URem}
+
+
+def _not_negative_operands(t: z3.BitVecRef) -> z3.BitVecRef | None:
+    """A signed division of two values not negative (their sign bits known zero) is
+    the unsigned one (by 0 too: all ones, the dividend): opt's `urem` for an `srem` it
+    knows so."""
+    if not all(_top_known_zero(c) for c in t.children()):
+        return None
+    return _UNSIGNED[t.decl().kind()](*t.children())
+
+
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_EXTRACT: (_full_extract, _extract_of_extract, _extract_of_extension, _narrowed,
                        _resized_bitwise),
@@ -733,7 +745,8 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BXOR: (_bitwise,),
     z3.Z3_OP_BUDIV: (_small_dividend, *division.RULES[z3.Z3_OP_BUDIV]),
     z3.Z3_OP_BLSHR: division.RULES[z3.Z3_OP_BLSHR],
-    **dict.fromkeys((z3.Z3_OP_BSDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSREM), (_small_dividend,)),
+    z3.Z3_OP_BUREM: (_small_dividend,),
+    **dict.fromkeys(_UNSIGNED, (_small_dividend, _not_negative_operands)),
 }
 
 
