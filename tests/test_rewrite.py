@@ -74,8 +74,9 @@ def _signed_cases(n: int) -> list[tuple[str, z3.ExprRef]]:
             ("low bits of a sign extension", z3.Extract(n - 2, 0, z3.SignExt(n, a))),
             ("a sign extension less extended", z3.Extract(n, 0, z3.SignExt(n, a))),
             ("low bits of low bits", z3.Extract(n - 2, 1, z3.Extract(2 * n - 2, 1, x))),
-            ("low bits of an or with a numeral", z3.Extract(n, 1, x | 0x15)),
-            ("zero extension of an and with a numeral", z3.ZeroExt(n, a & 6)),
+            ("low bits of an or with a numeral", z3.Extract(n - 1, 0, z3.ZeroExt(n, a) | 0x15)),
+            ("zero extension of an and with a numeral",
+             z3.ZeroExt(n, z3.Extract(n - 1, 0, z3.LShR(x, n)) & 6)),
             ("a remainder by a numeral, as `_linear` writes it",
              a + z3.BitVecVal(-3, n) * z3.UDiv(a, 3)),
             ("a signed remainder by a numeral", a + a / 3 * -3),
@@ -415,6 +416,9 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
     z3.BitVecVal(1, 8) & z3.URem(A8, B8 & 3 | 1),
     z3.BitVecVal(3, 8) & ((A8 & 0x83) | (B8 & 0x81)),
     z3.SRem(A8 & 0x7f, B8),
+    z3.Extract(7, 0, X16 | 0x15),
+    z3.ZeroExt(8, A8 & 6),
+    z3.BitVecVal(0, 4) == z3.Extract(7, 4, X16 | 1),
     (A8 & 0xbf) / z3.LShR(B8, 1),
 ], ids=["part extract", "one not", "plain ite", "infinity test", "fraction short of bit 0",
         "two registers", "exponent not all ones", "or of another's not", "and of another or",
@@ -433,7 +437,9 @@ A8, B8, X16 = z3.BitVec("a", 8), z3.BitVec("b", 8), z3.BitVec("x", 16)
         "a remainder under a compare one short", "a remainder under another's compare",
         "a value maybe zero tested for zero", "a mask that clears a bit the value may hold",
         "a mask that clears the sign bit the value may hold",
-        "a signed remainder by a value maybe negative", "a signed quotient of one maybe negative"])
+        "a signed remainder by a value maybe negative", "low bits of a mask, kept",
+        "zero extension of a mask, kept", "high bits of an odd value tested for zero",
+        "a signed quotient of one maybe negative"])
 def test_lookalikes_are_left_alone(term):
     assert normal(term).eq(term)
 

@@ -533,10 +533,16 @@ def _sum(t: z3.BitVecRef) -> z3.BitVecRef | None:
 
 def _ones(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     """Bits of t known to be one, as a mask: a numeral's, an or's of any operand, an
-    and's of every operand (`0xffff & (x | 1)` is odd)."""
+    and's of every operand (`0xffff & (x | 1)` is odd), an extension's or extract's
+    of its operand's."""
     if z3.is_bv_value(t):
         return t.as_long()
-    if depth == 0 or not (z3.is_app_of(t, z3.Z3_OP_BOR) or z3.is_app_of(t, z3.Z3_OP_BAND)):
+    if depth == 0 or not z3.is_app(t):
+        return 0
+    if t.decl().kind() in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT):
+        low = t.params()[1] if z3.is_app_of(t, z3.Z3_OP_EXTRACT) else 0
+        return _ones(t.arg(0), depth - 1) >> low & ((1 << t.size()) - 1)
+    if not (z3.is_app_of(t, z3.Z3_OP_BOR) or z3.is_app_of(t, z3.Z3_OP_BAND)):
         return 0
     below = [_ones(c, depth - 1) for c in t.children()]
     return functools.reduce(operator.or_ if z3.is_app_of(t, z3.Z3_OP_BOR) else operator.and_,
@@ -627,22 +633,23 @@ _BITWISE = {z3.Z3_OP_BAND: operator.and_, z3.Z3_OP_BOR: operator.or_,
 
 
 def _resized_bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
-    """The zero extension (low bits) of an and/or/xor of a numeral and one value is that
-    operator of their extensions (low bits): the masks opt writes in the narrow width
-    (`or.b16 %rs7, %rs6, 1`) meet -O0's in the wide one."""
+    """The zero extension (low bits) of an and/or/xor of a numeral and one value y is
+    that operator of their extensions (low bits), where y's extension (low bits) is
+    no extension (extract) again, as where y is a narrowed value extended back: the
+    masks opt writes in the narrow width (`or.b16 %rs7, %rs6, 1`) meet -O0's in the
+    wide one, and `0xffff & (1 | x)` stays one term whatever width reads it."""
     x = t.arg(0)
-    if not (z3.is_app(x) and x.decl().kind() in _BITWISE and x.num_args() == 2):
+    if not (z3.is_app(x) and x.decl().kind() in _BITWISE and x.num_args() == 2) \
+            or z3.is_app_of(t, z3.Z3_OP_EXTRACT) and t.params()[1] != 0:
         return None
     c, y = sorted(x.children(), key=lambda k: not z3.is_bv_value(k))
     if not z3.is_bv_value(c) or z3.is_bv_value(y):
         return None
-    if z3.is_app_of(t, z3.Z3_OP_ZERO_EXT):
-        k = t.params()[0]
-        return normal(_BITWISE[x.decl().kind()](
-            z3.BitVecVal(c.as_long(), t.size()), normal(z3.ZeroExt(k, y))))
-    hi, lo = t.params()
-    return normal(_BITWISE[x.decl().kind()](
-        z3.BitVecVal(c.as_long() >> lo, t.size()), normal(z3.Extract(hi, lo, y))))
+    inner = normal(z3.ZeroExt(t.params()[0], y) if z3.is_app_of(t, z3.Z3_OP_ZERO_EXT)
+                   else z3.Extract(t.params()[0], 0, y))  # the low bits (`_narrowed`'s)
+    if z3.is_app(inner) and inner.decl().kind() in (*EXTENSIONS, z3.Z3_OP_EXTRACT):
+        return None
+    return normal(_BITWISE[x.decl().kind()](z3.BitVecVal(c.as_long(), t.size()), inner))
 
 
 def _extract_of_extension(t: z3.BitVecRef) -> z3.BitVecRef | None:
