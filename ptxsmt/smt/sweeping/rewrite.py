@@ -3,11 +3,12 @@ some values two ways (`a > b` and `b < a`; a NaN test on the bits or on the floa
 equivalence sweeping (`fraig.py`) merges for free what is one term, where two spellings
 cost it a solver query.
 
-Each rule looks at a term's root and its children, which are rewritten already (the
-bits known zero, `_zeros`, a few levels further), and gives a term equal to it for
-every value of its free constants (each rule is proved so in tests/test_rewrite.py,
-and on random terms that mix them); `normal` applies the first that matches, and the
-rules that build new subterms write them through `normal` too.
+Each rule looks at a term's root and its children, which are rewritten already (and
+a few levels further: the bits known zero, known one and known copies of the sign
+bit, `_zeros`, `_ones`, `_signs`), and gives a term equal to it for every value of its
+free constants (each rule is proved so in tests/test_rewrite.py, and on random terms
+that mix them); `normal` applies the first that matches, and the rules that build new
+subterms write them through `normal` too.
 """
 
 from __future__ import annotations
