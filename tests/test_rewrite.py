@@ -202,7 +202,7 @@ def _known_zero_cases() -> list[z3.BitVecRef]:
             (x & 0xff) + (y & 0x7f) + (x & 0xf), z3.LShR(x & 0xf0, 2), z3.LShR(x, 40),
             (x & 0xff00) + y * 2, 47 + (x * 8192 & y), z3.UDiv(x, 65537),
             z3.UDiv(x & 0xffff, y | 1), z3.URem(x, y & 0xff | 4), z3.URem(x & 0xf, y),
-            z3.ZeroExt(8, x), z3.Extract(15, 0, x & 0xff)]
+            z3.ZeroExt(8, x), z3.Extract(15, 0, x & 0xff), z3.UDiv(z3.ZeroExt(1, x), 65537)]
 
 
 @pytest.mark.parametrize("term", _known_zero_cases())

@@ -398,7 +398,8 @@ def _divided_zeros(kind: int, kids: list, below: list[int], width: int) -> int:
     ones = (1 << width) - 1
     lead = 0 if kind == z3.Z3_OP_BUDIV and not _nonzero(kids[1]) else _leading(below[0], width)
     if kind == z3.Z3_OP_BUDIV and z3.is_bv_value(kids[1]) and kids[1].as_long() > 1:
-        lead = max(lead, width - (ones // kids[1].as_long()).bit_length())
+        most = ones >> _leading(below[0], width)  # the greatest dividend
+        lead = max(lead, width - (most // kids[1].as_long()).bit_length())
     if kind == z3.Z3_OP_BUREM and _nonzero(kids[1]):
         lead = max(lead, _leading(below[1], width))
     return ones ^ (ones >> lead)
