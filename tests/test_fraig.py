@@ -485,6 +485,28 @@ def test_a_difference_simulation_shows_is_a_model_at_its_inputs(monkeypatch):
     assert verdict.counterexample.differ == ("func_retval0",)
 
 
+def test_a_float_pairs_sides_are_the_floats_the_query_compares(monkeypatch):
+    """Float-typed outputs are compared as floats (`observe.observed`: an IEEE result
+    read as that result), so the query need not hold the returned bits: the sides are
+    the terms it compares. Given the bits, every node was on neither side, and each
+    function's own conditions and floats were asked against each other."""
+    a = read_function_file(str(SCALE / "float-16.O0.ptx"), "f")
+    b = read_function_file(str(SCALE / "float-16.O2.ptx"), "f")
+    found = []
+
+    class Read(Exception):
+        pass
+
+    def spy(dag, sides):
+        found.append(set(fraig._sides.__wrapped__(dag, sides)))
+        raise Read  # the sides are all this test asks for
+    spy.__wrapped__ = fraig._sides
+    monkeypatch.setattr(fraig, "_sides", spy)
+    with pytest.raises(Read):
+        check_function_equivalence(a, b, timeout=60)
+    assert {1, 2} <= found[0]
+
+
 def test_the_witness_is_a_simulated_vector_where_every_root_holds():
     """`SweepStats.witness`: inputs on which z3 itself finds every root true; none
     where no simulated vector makes them all true."""

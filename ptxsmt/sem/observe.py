@@ -48,13 +48,21 @@ def differ(a: z3.BitVecRef, b: z3.BitVecRef, fmt: FloatFormat | None,
     if fmt is None or nan == "exact":
         return a != b
     # SMT-LIB's `=` on floats is exactly payload-free equality: every NaN is one NaN, and
-    # -0.0 is not +0.0; and `as_float` reads an IEEE result as that result, so the
-    # solver compares the operations themselves, the open NaNs out of the query
-    whole = a.size() == fmt.width
-    lanes = [(a, b)] if whole else [
-        tuple(z3.Extract(lo + fmt.width - 1, lo, v) for v in (a, b))
-        for lo in _lanes(a.size(), fmt)]
-    return z3.Or(*[as_float(x, fmt) != as_float(y, fmt) for x, y in lanes])
+    # -0.0 is not +0.0
+    return z3.Or(*[x != y for x, y in zip(observed(a, fmt, nan), observed(b, fmt, nan),
+                                          strict=True)])
+
+
+def observed(a: z3.BitVecRef, fmt: FloatFormat | None, nan: str) -> list[z3.ExprRef]:
+    """The terms `differ` compares of a result `a`: its bits, or under the payload-free
+    policy the float of each `fmt` lane, where `as_float` reads an IEEE result as that
+    result (so the solver compares the operations themselves, the open NaNs out of the
+    query, and the query may not hold the bits at all)."""
+    if fmt is None or nan == "exact":
+        return [a]
+    if a.size() == fmt.width:
+        return [as_float(a, fmt)]
+    return [as_float(z3.Extract(lo + fmt.width - 1, lo, a), fmt) for lo in _lanes(a.size(), fmt)]
 
 
 def payloads_only(a: z3.BitVecRef, b: z3.BitVecRef, fmt: FloatFormat | None) -> z3.BoolRef:

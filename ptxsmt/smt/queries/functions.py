@@ -150,8 +150,11 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     limit = None if timeout is None else start + timeout
     asked_whole = [z3.Or(differ), defined]
     inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
-    # each side's outputs: candidates are asked only across the two sides
-    sides = ([a for a, _ in pairs], [b for _, b in pairs])
+    # each side's outputs, as the query reads them: candidates are asked only across the
+    # two sides
+    sides = tuple([t for k, ab in zip(points, pairs)
+                   for t in observe.observed(ab[side], formats.get(k), nan)]
+                  for side in (0, 1))
 
     def swept_solver(**witness) -> tuple[z3.Solver, SweepStats]:
         query, swept = asked_whole, SweepStats()
