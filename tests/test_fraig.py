@@ -14,6 +14,7 @@ import math
 import random
 import re
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -655,6 +656,35 @@ def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     (out,), stats = sweep([query], [x, y, z], seconds=50)
     assert stats.proved == 1 and max(walked) < stats.nodes - 1
     assert z3.is_false(z3.simplify(out)) and _equivalent(out, query)
+
+
+def test_a_sweep_done_with_time_left_sweeps_again_with_longer_proofs(monkeypatch):
+    """`(x & y) + (x | y)` is `x + y`, but (here) no proof ends within a candidate's
+    second: the sweep walks every node and leaves the pair, and all above it, apart.
+    With its share not spent it sweeps its result again, each proof AGAIN times longer
+    (`_again`): the pair is proved, and so is each pair above it, and the query is
+    decided. Every merge still rests on a solver's unsat."""
+    x, y = z3.BitVecs("x y", 8)
+    sides = [(x & y) + (x | y), x + y]
+    tops = []
+    for v in sides:
+        for k in range(3):
+            v = v * 3 + (v >> (k + 1))
+        tops.append(v)
+    real, limits = fraig._check, []
+
+    def slow(term, seconds, names):
+        limits.append(seconds)
+        return real(term, seconds, names) if seconds >= fraig.QUERY_SECONDS * fraig.AGAIN \
+            else ("unknown", None)
+    monkeypatch.setattr(fraig, "_check", slow)
+    roots, stats = sweep([z3.Distinct(*tops)], [x, y], 600.0, sides=([tops[0]], [tops[1]]))
+    assert stats.done and stats.undecided and max(limits) == fraig.QUERY_SECONDS
+    assert not z3.is_false(z3.simplify(roots[0]))
+    roots, stats = fraig._again(roots, [x, y], stats, time.perf_counter() + 600.0)
+    assert max(limits) == fraig.QUERY_SECONDS * fraig.AGAIN
+    assert stats.done and stats.undecided == 0 and stats.proved >= 1
+    assert z3.is_false(z3.simplify(roots[0]))
 
 
 def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):

@@ -64,6 +64,9 @@ CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of i
 SMALL = 100
 # The share of a query's time limit that sweeping may take (the whole query gets the rest)
 SWEEP_SHARE = 0.75
+# A sweep that walked every node within its share and left pairs undecided sweeps its
+# result again in the rest of the share, each candidate's proof this many times longer
+AGAIN = 4
 
 # Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
 # have one NaN, so they commute exactly; fp.min and fp.max do not, on zeros of two signs)
@@ -73,6 +76,9 @@ COMMUTATIVE = {z3.Z3_OP_BADD, z3.Z3_OP_BMUL, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_
 COMMUTATIVE_AFTER_ROUNDING = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL}
 _HARD = {z3.Z3_OP_BMUL, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM,
          z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM_I}
+
+
+Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
 
 
 @dataclass
@@ -92,8 +98,20 @@ class SweepStats:
     justified: list[tuple[str, z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
     # (node, its representative) for each node merged, in the order merged; a node is its
     # position in the walk of the query's DAG from the roots: the same query, the same
-    # numbers in every run (`order.py`)
+    # numbers in every run (`order.py`); a sweep again (`AGAIN`) numbers its own DAG
     merges: list[tuple[int, int]] = field(default_factory=list)
+    # every node walked before the deadline, and the two sides' outputs as swept (the
+    # sides of a sweep again)
+    done: bool = False
+    sides: Sides | None = None
+
+    def then(self, again: SweepStats) -> SweepStats:
+        """These stats followed by those of a sweep of their result (`AGAIN`)."""
+        return SweepStats(self.nodes, self.simulated, self.proved + again.proved,
+                          self.structural + again.structural, self.refuted + again.refuted,
+                          again.undecided, self.seconds + again.seconds, self.witness,
+                          self.justified + again.justified, self.merges + again.merges,
+                          again.done, again.sides)
 
 
 # The rules a merge may rest on besides a solver's unsat and the same term: each asserts
@@ -139,9 +157,6 @@ class _Dag:
         return [self.index[r.get_id()] for r in roots]
 
 
-Sides = tuple[Sequence[z3.ExprRef], Sequence[z3.ExprRef]]
-
-
 def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: float | None,
                    sides: Sides | None = None, until_witness: bool = True
                    ) -> tuple[list[z3.ExprRef], SweepStats]:
@@ -155,10 +170,33 @@ def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: f
         return roots, SweepStats(nodes=len(dag.terms))
     seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        return sweep(roots, inputs, seconds, dag=dag, sides=sides, until_witness=until_witness)
+        swept, stats = sweep(roots, inputs, seconds, dag=dag, sides=sides,
+                             until_witness=until_witness)
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
         # a term sweeping cannot rebuild: the query as it is (still sound)
         return roots, SweepStats(nodes=len(dag.terms))
+    return _again(swept, inputs, stats, start + seconds)
+
+
+def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
+           deadline: float) -> tuple[list[z3.ExprRef], SweepStats]:
+    """A sweep that walked every node before `deadline` and left pairs undecided swept
+    again, over its result, in the time left, each candidate's proof AGAIN times longer
+    (and again, while that holds). The last query would get that time otherwise: the
+    same undecided pairs, asked all at once and under everything above them. Each pass
+    merges only by proof or rule, so the result is still equal to the first roots."""
+    seconds = QUERY_SECONDS
+    while stats.done and stats.undecided and not stats.witness:
+        seconds *= AGAIN
+        left = deadline - time.perf_counter()
+        if left < seconds:
+            break
+        try:
+            roots, again = sweep(roots, inputs, left, seconds, sides=stats.sides)
+        except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
+            break  # as sweep_if_large: the result so far stands
+        stats = stats.then(again)
+    return roots, stats
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
@@ -183,6 +221,8 @@ def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
             return roots, SweepStats(nodes=len(dag.terms), witness=witness)
     if sides is not None:
         sweeper.side = _sides(dag, sides)
+        sweeper.outputs = [[dag.index[t.get_id()] for t in side if t.get_id() in dag.index]
+                           for side in sides]
     return sweeper.run(top, start)
 
 
@@ -216,6 +256,7 @@ class _Sweep:
         self.facts: list[tuple[z3.BoolRef, frozenset[int]]] = []
         self.facts_of: dict[int, list[int]] = {}  # node -> the facts over it
         self.side: list[int] = []  # per node: 1 read by one side's outputs, 2 the other's
+        self.outputs: list[list[int]] = []  # the nodes of each side's outputs
         self.tables = Tables()
         self.by_table: dict[Table, int] = {}  # a condition's function -> its first node
         self.by_shallow: dict[Table, int] = {}  # the same over walked conditions
@@ -308,6 +349,9 @@ class _Sweep:
             if self.rep[i] != i:
                 stats.merges.append((i, self.rep[i]))
         stats.seconds = time.perf_counter() - start
+        stats.done = True
+        if self.outputs:
+            stats.sides = tuple([self.term[j] for j in side] for side in self.outputs)
         return [self.term[i] for i in top], stats
 
     def _walk(self, i: int, n: Node, stats: SweepStats) -> None:
