@@ -66,6 +66,7 @@ SMALL = 100
 SWEEP_SHARE = 0.75
 # A sweep that walked every node within its share and left pairs undecided sweeps its
 # result again in the rest of the share, each candidate's proof this many times longer
+# (at most twice: with no limit, the passes would not end)
 AGAIN = 4
 
 # Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
@@ -182,14 +183,13 @@ def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
            deadline: float) -> tuple[list[z3.ExprRef], SweepStats]:
     """A sweep that walked every node before `deadline` and left pairs undecided swept
     again, over its result, in the time left, each candidate's proof AGAIN times longer
-    (and again, while that holds). The last query would get that time otherwise: the
-    same undecided pairs, asked all at once and under everything above them. Each pass
-    merges only by proof or rule, so the result is still equal to the first roots."""
-    seconds = QUERY_SECONDS
-    while stats.done and stats.undecided and not stats.witness:
-        seconds *= AGAIN
+    (then once more, AGAIN times longer again, where that holds too). The last query
+    would get that time otherwise: the same undecided pairs, asked all at once and
+    under everything above them. Each pass merges only by proof or rule, so the result
+    is still equal to the first roots."""
+    for seconds in (QUERY_SECONDS * AGAIN, QUERY_SECONDS * AGAIN ** 2):
         left = deadline - time.perf_counter()
-        if left < seconds:
+        if not (stats.done and stats.undecided) or stats.witness or left < seconds:
             break
         try:
             roots, again = sweep(roots, inputs, left, seconds, sides=stats.sides)
