@@ -110,7 +110,7 @@ class SweepStats:
         """These stats followed by those of a sweep of their result (`AGAIN`)."""
         return SweepStats(self.nodes, self.simulated, self.proved + again.proved,
                           self.structural + again.structural, self.refuted + again.refuted,
-                          again.undecided, self.seconds + again.seconds, self.witness,
+                          again.undecided, self.seconds + again.seconds, again.witness,
                           self.justified + again.justified, self.merges + again.merges,
                           again.done, again.sides)
 
