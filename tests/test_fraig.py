@@ -685,6 +685,10 @@ def test_a_sweep_done_with_time_left_sweeps_again_with_longer_proofs(monkeypatch
     assert max(limits) == fraig.QUERY_SECONDS * fraig.AGAIN
     assert stats.done and stats.undecided == 0 and stats.proved >= 1
     assert z3.is_false(z3.simplify(roots[0]))
+    # the outputs are one term: pairs left undecided below them are not asked again
+    monkeypatch.setattr(fraig, "sweep", lambda *_args, **_kwargs: pytest.fail("swept again"))
+    stats.undecided = 1
+    fraig._again(roots, [x, y], stats, time.perf_counter() + 600.0)
 
 
 def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):

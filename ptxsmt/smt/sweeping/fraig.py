@@ -106,6 +106,12 @@ class SweepStats:
     done: bool = False
     sides: Sides | None = None
 
+    def apart(self) -> bool:
+        """Some output of one side is still another term than the other side's (or the
+        sides are not known)."""
+        return self.sides is None or len(self.sides[0]) != len(self.sides[1]) or \
+            any(not a.eq(b) for a, b in zip(*self.sides, strict=True))
+
     def then(self, again: SweepStats) -> SweepStats:
         """These stats followed by those of a sweep of their result (`AGAIN`)."""
         return SweepStats(self.nodes, self.simulated, self.proved + again.proved,
@@ -181,15 +187,17 @@ def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: f
 
 def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
            deadline: float) -> tuple[list[z3.ExprRef], SweepStats]:
-    """A sweep that walked every node before `deadline` and left pairs undecided swept
-    again, over its result, in the time left, each candidate's proof AGAIN times longer
-    (then once more, AGAIN times longer again, where that holds too). The last query
+    """A sweep that walked every node before `deadline`, left pairs undecided and the
+    outputs apart, swept again, over its result, in the time left, each candidate's
+    proof AGAIN times longer (then once more, AGAIN times longer again, where that
+    holds too). The last query
     would get that time otherwise: the same undecided pairs, asked all at once and
     under everything above them. Each pass merges only by proof or rule, so the result
     is still equal to the first roots."""
     for seconds in (QUERY_SECONDS * AGAIN, QUERY_SECONDS * AGAIN ** 2):
         left = deadline - time.perf_counter()
-        if not (stats.done and stats.undecided) or stats.witness or left < seconds:
+        if not (stats.done and stats.undecided and stats.apart()) or stats.witness \
+                or left < seconds:
             break
         try:
             roots, again = sweep(roots, inputs, left, seconds, sides=stats.sides)
