@@ -15,7 +15,6 @@ import random
 import re
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import z3
@@ -27,7 +26,7 @@ from ptxsmt.program import Program
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
-from ptxsmt.smt.solving import portfolio
+from ptxsmt.smt.solving import budget, portfolio
 from ptxsmt.smt.sweeping import fraig, sweep
 from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
 
@@ -418,11 +417,11 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     """--timeout bounds encoding, sweeping and the last query together (a clock that
     moves only while sweeping)."""
     clock = [1000.0]
-    monkeypatch.setattr(functions, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    _clocks(monkeypatch, clock)
     swept, limits = [], []
 
-    def sweeping(roots, inputs, seconds, sides):
-        swept.append(seconds)
+    def sweeping(roots, inputs, budget, sides):
+        swept.append(budget.left())
         clock[0] += 50
         return roots, fraig.SweepStats()
     monkeypatch.setattr(functions, "sweep_if_large", sweeping)
@@ -621,7 +620,7 @@ def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     (out,), _ = sweep([query], [x, y, z], seconds=0)
     assert out.eq(query)
     now, walked = [0.0], []
-    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    _clocks(monkeypatch, now)
     ask = fraig._Sweep._sweep
 
     def merge_then_stop(self, i, stats):
@@ -639,7 +638,7 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
     """The sweep's share of the limit counts from before its DAG is read (tens of
     seconds for a function of a thousand float operations), not after."""
     now, given = [0.0], []
-    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    _clocks(monkeypatch, now)
     read = fraig._Dag.add_roots
 
     def slow(dag, roots):
@@ -647,8 +646,8 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
         return read(dag, roots)
 
     monkeypatch.setattr(fraig._Dag, "add_roots", slow)
-    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, seconds, **_: given.append(seconds)
-                        or (roots, fraig.SweepStats()))
+    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, budget, **_: given.append(
+        budget.left()) or (roots, fraig.SweepStats()))
     x = z3.BitVec("x", 32)
     big = z3.Sum([x * k for k in range(1, fraig.SMALL)])
     fraig.sweep_if_large([big != big + 1], [x], 40.0)
@@ -760,3 +759,8 @@ def test_a_guard_that_always_holds_is_proved_true_and_folds(monkeypatch):
     rare = z3.If(b != 0x9E3779B9, value, z3.BitVecVal(32, 32))
     (out,), stats = sweep([value != rare], [a, b], seconds=60)
     assert not z3.is_false(z3.simplify(out)) and stats.refuted >= 1
+
+
+def _clocks(monkeypatch, now: list[float]) -> None:
+    """Every budget reads `now[0]`, CPU and wall alike (`budget.py`)."""
+    monkeypatch.setattr(budget, "_clocks", budget.Clocks(lambda thread: now[0], lambda: now[0]))
