@@ -92,11 +92,15 @@ def test_a_pair_gets_the_same_verdict_and_merges_on_a_loaded_machine():
 
 def test_a_budget_is_cpu_seconds_within_a_wall_cap():
     """CPU seconds left, and none once the wall cap (WALL_CAP times the seconds) has
-    passed, which a part shares; a step's own budget has no cap."""
+    passed; a part gets its share of the wall too; a step's budget has no cap of its
+    own, but ends at the cap of the budget being spent."""
     now = {"cpu": 0.0, "wall": 0.0}
     with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
         whole = Budget.capped(10)
         part, step = whole.part(4), Budget(1)
+        with part.spending():
+            within = Budget(1)
+    assert (whole.wall_end, part.wall_end, step.wall_end, within.wall_end) == (20, 8, None, 8)
     now.update(cpu=3, wall=5)
     assert whole.left() == 7 and part.left() == 1 and whole.wall_left() == 15
     assert step.expired() and step.wall_left() is None

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import count
 
@@ -68,16 +69,23 @@ def using(clocks: Clocks) -> Iterator[None]:
         _clocks = before
 
 
+# the wall end of the budget being spent (`Budget.spending`), inherited by a forked child
+_spending: ContextVar[float | None] = ContextVar("ptxsmt_budget_wall_end", default=None)
+
+
 class Budget:
     """`seconds` of the CPU time of the thread that makes it (None: no limit), within
-    `wall` wall seconds (None: no cap). Only a command's whole limit (`capped`) and its
-    parts have a cap: a step within it (one candidate's proof) has its CPU seconds
-    alone, so that a loaded machine stretching the wall clock never cuts it short."""
+    `wall` wall seconds (None: no cap of its own). A command's whole limit (`capped`)
+    and its parts have a cap; a step within one (a candidate's proof) has its CPU
+    seconds, and only the cap of the budget being spent (`spending`), so that a loaded
+    machine stretching the wall clock does not cut it short."""
 
     def __init__(self, seconds: float | None, wall: float | None = None):
         self.clocks, self.thread, self.seconds = _clocks, threading.get_ident(), seconds
         self.cpu_start, now = self.clocks.cpu_of(self.thread), self.clocks.wall()
-        self.wall_end = None if wall is None else now + wall
+        ends = [e for e in (None if wall is None else now + wall, _spending.get())
+                if e is not None]
+        self.wall_end = min(ends) if ends else None
 
     @staticmethod
     def capped(seconds: float | None) -> Budget:
@@ -110,13 +118,26 @@ class Budget:
         return None if self.wall_end is None else self.wall_end - self.clocks.wall()
 
     def part(self, seconds: float | None) -> Budget:
-        """A budget of `seconds` (None: all) of what is left, within this one's cap."""
-        left = self.left()
-        if left is not None and (seconds is None or seconds > left):
-            seconds = left
-        out = Budget(seconds)
-        out.wall_end = self.wall_end
-        return out
+        """`seconds` (None: all) of the CPU seconds left, with the same share of the
+        wall seconds left to the cap: a step that takes its CPU seconds on a machine
+        that stretches them less than WALL_CAP times never meets it."""
+        left, wall = self.left(), self.wall_left()
+        if left is None:
+            return Budget(seconds)
+        seconds = left if seconds is None else min(seconds, left)
+        if wall is not None and 0 < left < float("inf"):
+            wall *= seconds / left
+        return Budget(seconds, wall)
+
+    @contextmanager
+    def spending(self) -> Iterator[None]:
+        """Within, every budget made (a step's, a solver process's) ends at this one's
+        wall cap at the latest."""
+        token = _spending.set(self.wall_end)
+        try:
+            yield
+        finally:
+            _spending.reset(token)
 
     def rest(self, least: float) -> Budget:
         """What is left, but at least `least` CPU seconds (a last step's minimum)."""

@@ -187,7 +187,8 @@ def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: Budget | f
             return roots, SweepStats(nodes=len(dag.terms), witness=witness)
     if sides is not None:
         sweeper.side = _sides(dag, sides)
-    return sweeper.run(top, start)
+    with budget.spending():  # a candidate's proof ends at the sweep's wall cap at the latest
+        return sweeper.run(top, start)
 
 
 class _Sweep:
