@@ -149,7 +149,7 @@ class Budget:
     def terminator(self) -> Callable[[], bool]:
         """For bitwuzla's `configure_terminator`: true once the budget is spent. It is
         called some 250,000 times a CPU second: the clocks are read on every
-        TERMINATOR_EVERY-th call (reading them on each cost 40% of the solving time)."""
+        TERMINATOR_EVERY-th call (reading them on each cost 55% more solving time; this, 5%)."""
         calls = count(1)
         return lambda: next(calls) % TERMINATOR_EVERY == 0 and self.expired()
 
