@@ -33,7 +33,7 @@ import z3
 from ... import solver as z3_solver
 
 WALL_CAP = 2.0  # a limit of T CPU seconds ends at WALL_CAP * T wall seconds whatever
-TERMINATOR_EVERY = 256
+TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the clocks
 POLL = 0.01  # seconds between a watcher's looks at the CPU time it guards
 MAX_MS = 4294967295  # z3's default limit: none
 GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
