@@ -412,9 +412,9 @@ def _z3_first_gives_up(monkeypatch) -> list[tuple]:
     Returns what each check asked (its solver's assertions), in order."""
     real, calls = decide.check, []
 
-    def check(s, *assumptions):
+    def check(s, budget, *assumptions):
         calls.append([*s.assertions(), *assumptions])
-        return z3.unknown if len(calls) == 1 else real(s, *assumptions)
+        return z3.unknown if len(calls) == 1 else real(s, budget, *assumptions)
     monkeypatch.setattr(decide, "check", check)
     return calls
 
