@@ -534,7 +534,7 @@ def test_a_difference_only_an_inner_nan_shows_is_found_at_edge_vectors(monkeypat
     root = _overflow_nan_pair(x, y)
     dag = fraig._Dag()
     top = dag.add_roots([root])
-    sweeper = fraig._Sweep(dag, [x, y], math.inf, 1.0)
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
     sweeper.read_at = [x, y]
     assert sweeper.witness(top) == []
     monkeypatch.setattr(fraig, "EDGE_VECTORS", 0)
@@ -576,7 +576,7 @@ def test_an_open_nan_is_the_canonical_one_when_looking_for_a_difference():
     assert stats.witness != []  # the hashed simulation: a NaN of another payload
     dag = fraig._Dag()
     top = dag.add_roots([root])
-    sweeper = fraig._Sweep(dag, [x], math.inf, 1.0)
+    sweeper = fraig._Sweep(dag, [x], budget.Budget(None), 1.0)
     sweeper.read_at = [x]
     assert sweeper.edge_witness(top) == []
 
