@@ -51,6 +51,7 @@ from .smt.queries.snippets import (
     replay,
 )
 from .smt.solving import verdicts
+from .smt.solving.budget import WALL_CAP
 from .smt.solving.child import race
 from .smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
 from .synth.executor import executor
@@ -69,7 +70,7 @@ REPLAY = "replay"  # a decided "different"'s field that the cache keeps, not sho
 # or a solver it started; the solver option, the limit, and the sweep's merges
 RUN = "run"
 PEAK, MERGES = "peak memory", "merges"  # fields the pair's process hands back for RUN
-STOP_MARGIN = 5.0  # seconds past twice the solver's limit before a pair is stopped
+STOP_MARGIN = 5.0  # seconds past its limit's wall cap (`budget.py`) before a pair is stopped
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def decide_pair(pair: Pair) -> dict:
     what that cost (`RUN`): the CPU time of the child and of every process it started
     (reaped, so counted here, also when it was stopped), its peak memory as it said."""
     start, before = time.perf_counter(), _cpu_of_children()
-    limit = 2 * pair.options["timeout"] + STOP_MARGIN
+    limit = WALL_CAP * pair.options["timeout"] + STOP_MARGIN
     outcome = race({"pair": (_measured, (pair,))}, limit)["pair"]
     run = {"cputime": round(_cpu_of_children() - before, 3),
            "walltime": round(time.perf_counter() - start, 3), "memory": None,

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need not
@@ -28,7 +29,10 @@ PR_SET_PDEATHSIG = 1  # prctl(2)
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
 
 
-def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+def check(solver: z3.Solver, *assumptions: z3.BoolRef,
+          stopped: Callable[[], bool] | None = None) -> z3.CheckSatResult:
+    """`solver.check`; an interruption is a KeyboardInterrupt unless `stopped()` says
+    the caller's own watcher stopped the search (a time budget spent: unknown)."""
     import z3
 
     global _quiet_z3
@@ -38,7 +42,7 @@ def check(solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     if _interrupt_requested.is_set():  # a Ctrl-C swallowed on its way (in a finaliser)
         raise KeyboardInterrupt
     result = solver.check(*assumptions)
-    if result == z3.unknown:
+    if result == z3.unknown and not (stopped is not None and stopped()):
         reason = solver.reason_unknown()
         # "canceled" is also a timeout under assumptions: an interruption only after a SIGINT
         if "interrupted" in reason or ("canceled" in reason and _interrupt_requested.is_set()):

@@ -14,9 +14,7 @@ import math
 import random
 import re
 import sys
-import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import z3
@@ -28,7 +26,7 @@ from ptxsmt.program import Program
 from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
-from ptxsmt.smt.solving import portfolio
+from ptxsmt.smt.solving import budget, portfolio
 from ptxsmt.smt.sweeping import fraig, sweep
 from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
 
@@ -419,11 +417,11 @@ def test_the_whole_query_gets_the_time_sweeping_left(monkeypatch):
     """--timeout bounds encoding, sweeping and the last query together (a clock that
     moves only while sweeping)."""
     clock = [1000.0]
-    monkeypatch.setattr(functions, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    _clocks(monkeypatch, clock)
     swept, limits = [], []
 
-    def sweeping(roots, inputs, seconds, sides):
-        swept.append(seconds)
+    def sweeping(roots, inputs, budget, sides):
+        swept.append(budget.left())
         clock[0] += 50
         return roots, fraig.SweepStats()
     monkeypatch.setattr(functions, "sweep_if_large", sweeping)
@@ -558,7 +556,7 @@ def test_a_difference_only_an_inner_nan_shows_is_found_at_edge_vectors(monkeypat
     root = _overflow_nan_pair(x, y)
     dag = fraig._Dag()
     top = dag.add_roots([root])
-    sweeper = fraig._Sweep(dag, [x, y], math.inf, 1.0)
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
     sweeper.read_at = [x, y]
     assert sweeper.witness(top) == []
     monkeypatch.setattr(fraig, "EDGE_VECTORS", 0)
@@ -600,7 +598,7 @@ def test_an_open_nan_is_the_canonical_one_when_looking_for_a_difference():
     assert stats.witness != []  # the hashed simulation: a NaN of another payload
     dag = fraig._Dag()
     top = dag.add_roots([root])
-    sweeper = fraig._Sweep(dag, [x], math.inf, 1.0)
+    sweeper = fraig._Sweep(dag, [x], budget.Budget(None), 1.0)
     sweeper.read_at = [x]
     assert sweeper.edge_witness(top) == []
 
@@ -644,7 +642,7 @@ def test_past_its_deadline_the_sweep_keeps_what_it_merged(monkeypatch):
     (out,), _ = sweep([query], [x, y, z], seconds=0)
     assert out.eq(query)
     now, walked = [0.0], []
-    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    _clocks(monkeypatch, now)
     ask = fraig._Sweep._sweep
 
     def merge_then_stop(self, i, stats):
@@ -681,21 +679,21 @@ def test_a_sweep_done_with_time_left_sweeps_again_with_longer_proofs(monkeypatch
     roots, stats = sweep([z3.Distinct(*tops)], [x, y], 600.0, sides=([tops[0]], [tops[1]]))
     assert stats.done and stats.undecided and max(limits) == fraig.QUERY_SECONDS
     assert not z3.is_false(z3.simplify(roots[0]))
-    roots, stats = fraig._again(roots, [x, y], stats, time.perf_counter() + 600.0)
+    roots, stats = fraig._again(roots, [x, y], stats, budget.Budget(600.0))
     assert max(limits) == fraig.QUERY_SECONDS * fraig.AGAIN
     assert stats.done and stats.undecided == 0 and stats.proved >= 1
     assert z3.is_false(z3.simplify(roots[0]))
     # the outputs are one term: pairs left undecided below them are not asked again
     monkeypatch.setattr(fraig, "sweep", lambda *_args, **_kwargs: pytest.fail("swept again"))
     stats.undecided = 1
-    fraig._again(roots, [x, y], stats, time.perf_counter() + 600.0)
+    fraig._again(roots, [x, y], stats, budget.Budget(600.0))
 
 
 def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
     """The sweep's share of the limit counts from before its DAG is read (tens of
     seconds for a function of a thousand float operations), not after."""
     now, given = [0.0], []
-    monkeypatch.setattr(fraig, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    _clocks(monkeypatch, now)
     read = fraig._Dag.add_roots
 
     def slow(dag, roots):
@@ -703,8 +701,8 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
         return read(dag, roots)
 
     monkeypatch.setattr(fraig._Dag, "add_roots", slow)
-    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, seconds, **_: given.append(seconds)
-                        or (roots, fraig.SweepStats()))
+    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, budget, **_: given.append(
+        budget.left()) or (roots, fraig.SweepStats()))
     x = z3.BitVec("x", 32)
     big = z3.Sum([x * k for k in range(1, fraig.SMALL)])
     fraig.sweep_if_large([big != big + 1], [x], 40.0)
@@ -816,3 +814,8 @@ def test_a_guard_that_always_holds_is_proved_true_and_folds(monkeypatch):
     rare = z3.If(b != 0x9E3779B9, value, z3.BitVecVal(32, 32))
     (out,), stats = sweep([value != rare], [a, b], seconds=60)
     assert not z3.is_false(z3.simplify(out)) and stats.refuted >= 1
+
+
+def _clocks(monkeypatch, now: list[float]) -> None:
+    """Every budget reads `now[0]`, CPU and wall alike (`budget.py`)."""
+    monkeypatch.setattr(budget, "_clocks", budget.Clocks(lambda thread: now[0], lambda: now[0]))

@@ -10,7 +10,6 @@ import signal
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy
 import pytest
@@ -24,7 +23,7 @@ from ptxsmt.function import read_function
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.queries.snippets import check_equivalence
-from ptxsmt.smt.solving import decide, portfolio
+from ptxsmt.smt.solving import budget, decide, portfolio
 from ptxsmt.smt.solving.decide import check_with
 from ptxsmt.smt.solving.portfolio import SolverDisagreement
 from ptxsmt.terms import walk
@@ -132,18 +131,18 @@ def test_a_solver_timeout_is_unknown_never_unsat():
     assert _no_children()
 
 
-def _clock(monkeypatch, module) -> list[float]:
-    """`module`'s clock, as a list the test moves forward."""
+def _clock(monkeypatch) -> list[float]:
+    """The clock every budget reads (CPU and wall alike, `budget.py`), as a list the
+    test moves forward."""
     now = [0.0]
-    monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: now[0],
-                                                        perf_counter=lambda: now[0]))
+    monkeypatch.setattr(budget, "_clocks", budget.Clocks(lambda thread: now[0], lambda: now[0]))
     return now
 
 
 def test_writing_the_query_out_counts_against_its_limit(monkeypatch):
     """The solvers get the limit less the seconds the query took to write out (a large
     one takes seconds); past the limit, no solver starts and the answer is unknown."""
-    now, written = _clock(monkeypatch, portfolio), portfolio.smt2
+    now, written = _clock(monkeypatch), portfolio.smt2
 
     def slow(assertions):
         now[0] += 5.0
@@ -165,7 +164,7 @@ def test_auto_gives_the_race_the_time_z3_left(monkeypatch):
     """`auto`: z3 alone first, for Z3_FIRST_SECONDS; where it stops late, the race gets
     what is left of the limit, not the limit less the seconds z3 was given."""
     pytest.importorskip("bitwuzla")
-    now, given = _clock(monkeypatch, decide), []
+    now, given = _clock(monkeypatch), []
 
     def late(s, *assumptions):
         now[0] += 3.5
@@ -173,7 +172,8 @@ def test_auto_gives_the_race_the_time_z3_left(monkeypatch):
 
     monkeypatch.setattr(decide, "check", late)
     monkeypatch.setattr(portfolio, "solve", lambda assertions, timeout, racers:
-                        given.append(timeout) or portfolio.Answer("unknown", reason="none"))
+                        given.append(timeout.left()) or portfolio.Answer("unknown",
+                                                                         reason="none"))
     s = z3.Solver()
     s.add(*_sat_query())
     assert check_with(s, "auto", 10).result == z3.unknown and given == [6.5]
@@ -412,9 +412,9 @@ def _z3_first_gives_up(monkeypatch) -> list[tuple]:
     Returns what each check asked (its solver's assertions), in order."""
     real, calls = decide.check, []
 
-    def check(s, *assumptions):
+    def check(s, budget, *assumptions):
         calls.append([*s.assertions(), *assumptions])
-        return z3.unknown if len(calls) == 1 else real(s, *assumptions)
+        return z3.unknown if len(calls) == 1 else real(s, budget, *assumptions)
     monkeypatch.setattr(decide, "check", check)
     return calls
 

@@ -48,7 +48,8 @@ from .link import link_option
 @click.option("-a", "lhs_file", type=click.File("rb"), help="Read the first snippet from a file.")
 @click.option("-b", "rhs_file", type=click.File("rb"), help="Read the second snippet from a file.")
 @click.option("--outputs", help="Registers to compare, e.g. p,d (default: written by both).")
-@timeout_option("Seconds.")
+@timeout_option("CPU seconds of the work (each solver process its own): the same "
+                "verdict under any load; past a wall-clock cap of twice that, unknown.")
 @click.option("--all-classes", is_flag=True,
               help="Report which operand-class combinations break it and which are safe.")
 @click.option("--emit-smt2", type=click.Path(file_okay=False), metavar="DIR",

@@ -37,6 +37,8 @@ from ...sem.sorts import OPEN_NANS, open_nan_sites
 from ...sem.unspecified import UNSPECIFIED
 from ...solver import check
 from ...terms import walk
+from ..solving import budget as budgets
+from ..solving.budget import Budget
 from ..solving.decide import Decision, check_with
 from ..solving.smt2 import subterms
 from ..sweeping.fraig import Certified, SweepStats, certify, sweep_if_large
@@ -146,8 +148,9 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     bounded = [*el.bounded, *er.bounded]
     defined = z3.And(*[a.holds for a in (*el.assumed, *er.assumed)],
                      *[z3.Not(u.when) for u in (*undefined, *bounded)])
-    # one limit for encoding, sweeping and the whole query together
-    limit = None if timeout is None else start + timeout
+    # one limit for encoding, sweeping and the whole query together: CPU seconds, the
+    # same under any load (`budget.py`), with a wall-clock cap
+    limit = Budget.capped(timeout)
     asked_whole = [z3.Or(differ), defined]
     inputs = [*{**el.inputs, **er.inputs}.values(), *{**el.memory, **er.memory}.values()]
     # each side's outputs, as the query reads them: candidates are asked only across the
@@ -159,7 +162,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     def swept_solver(**witness) -> tuple[z3.Solver, SweepStats]:
         query, swept = asked_whole, SweepStats()
         if sweeping:
-            query, swept = sweep_if_large(query, inputs, _left(limit), sides, **witness)
+            query, swept = sweep_if_large(query, inputs, limit, sides, **witness)
         # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
         # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
         # proof of an -O0/-O3 pair takes milliseconds instead of seconds
@@ -177,7 +180,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             # the sweep that the witness cut short runs whole
             solver, swept = swept_solver(until_witness=False)
     if decision is None:
-        decision = check_with(solver, how, _left(limit), emit)
+        decision = check_with(solver, how, limit.rest(NICE_SECONDS), emit)
     rules = Counter(rule for rule, _, _ in swept.justified)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}
@@ -198,21 +201,22 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if nan == "exact" or not formats:
             return False
         left = _left(limit)
-        s = _solver(min(left or observe.BIT_FOR_BIT_SECONDS, observe.BIT_FOR_BIT_SECONDS))
+        seconds = min(left or observe.BIT_FOR_BIT_SECONDS, observe.BIT_FOR_BIT_SECONDS)
+        s = _solver(seconds)
         s.add(defined, z3.Or(*[observe.payloads_only(a, b, formats.get(k))
                                for k, (a, b) in zip(points, pairs)]))
-        return check(s) != z3.unsat
+        return budgets.check(s, Budget(seconds)) != z3.unsat
 
     if result == z3.unknown:
         return verdict("unknown", decision.reason or "timeout")
     if result == z3.unsat:
         reached = {f"line {u.line} ({u.text}) is reached where {u.why}": None
-                   for u in undefined if check(_solver(timeout), u.when) != z3.unsat}
+                   for u in undefined if _check(timeout, u.when) != z3.unsat}
         if reached:
             return verdict("unknown", "they agree wherever both are defined, but "
                            + "; ".join(reached))
         beyond = {f"line {u.line} ({u.text})": None
-                  for u in bounded if check(_solver(timeout), u.when) != z3.unsat}
+                  for u in bounded if _check(timeout, u.when) != z3.unsat}
         if beyond and not asked:
             return verdict("unknown", f"equivalent up to {unroll} iterations of each loop "
                            f"(at {', '.join(beyond)}), not beyond; give --unroll K to "
@@ -235,7 +239,7 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                                "in time (--certify)", certified=certified)
             return verdict("equivalent", note, certified=certified, up_to=up_to)
         return verdict("equivalent", note, up_to=up_to)
-    deadline = None if timeout is None else time.perf_counter() + timeout
+    deadline = Budget.capped(timeout)
     zero = tuple(initial(s)[w] for s, w in witness.items())
     blockers = _blockers(pairs, points, formats, differ, nan)
     first = None
@@ -306,7 +310,7 @@ def _blockers(pairs, points, formats, differ, nan) -> list[z3.BoolRef]:
     return out
 
 
-def _ask_again(solver: z3.Solver, how: str, deadline: float | None,
+def _ask_again(solver: z3.Solver, how: str, deadline: Budget,
                blockers: list[z3.BoolRef], differs: z3.BoolRef, agreeing: z3.ModelRef,
                *encodings: FunctionEncoding) -> Decision:
     """The next model: under the next blocker that leaves one (kept in the solver's
@@ -318,9 +322,7 @@ def _ask_again(solver: z3.Solver, how: str, deadline: float | None,
             solver.add(blockers.pop(0))
         else:
             solver.add(_under_choice(agreeing, differs, *encodings))
-        if deadline is not None:
-            solver.set("timeout", max(1, int(_left(deadline) * 1000)))
-        decision = check_with(solver, how, _left(deadline))
+        decision = check_with(solver, how, deadline.rest(NICE_SECONDS))
         if decision.result == z3.sat or not scoped:
             return decision
         solver.pop()
@@ -330,9 +332,10 @@ OPEN_ROUNDS = 5  # models asked for, while each differs only through open values
 AGREEMENT_UNKNOWN = object()  # `_agreement` could not tell (a timeout)
 
 
-def _left(deadline: float | None) -> float | None:
-    """Seconds to `deadline`, at least NICE_SECONDS (None: no limit)."""
-    return None if deadline is None else max(NICE_SECONDS, deadline - time.perf_counter())
+def _left(budget: Budget | None) -> float | None:
+    """The CPU seconds left of `budget`, at least NICE_SECONDS (None: no limit)."""
+    left = None if budget is None else budget.left()
+    return None if left is None else max(NICE_SECONDS, left)
 
 
 def _nice_seconds(winner: str, left: float | None) -> float | None:
@@ -361,7 +364,7 @@ def _simplified(term: z3.BoolRef, **params) -> z3.BoolRef:
 
 
 def _at_inputs(solver: z3.Solver, inputs: list[tuple[z3.ExprRef, z3.ExprRef]],
-               deadline: float | None) -> Decision | None:
+               deadline: Budget | None) -> Decision | None:
     """A model of the query `solver` holds with each input fixed to its value (those of a
     simulated vector on which the two sides differ: `fraig.SweepStats.witness`). The
     query is first rewritten with the inputs' values (z3's rewriter computes the
@@ -370,15 +373,23 @@ def _at_inputs(solver: z3.Solver, inputs: list[tuple[z3.ExprRef, z3.ExprRef]],
     choice of a value SMT-LIB leaves open; a timeout): the query is then decided whole."""
     fixed = [_simplified(z3.substitute(a, *inputs)) for a in solver.assertions()]
     left = _left(deadline)
-    small = _solver(min(AT_INPUTS_SECONDS, left or AT_INPUTS_SECONDS))
+    seconds = min(AT_INPUTS_SECONDS, left or AT_INPUTS_SECONDS)
+    small = _solver(seconds)
     small.add(*fixed, *[c == v for c, v in inputs])
-    if check(small) != z3.sat:
+    if budgets.check(small, Budget(seconds)) != z3.sat:
         return None
     # "simulation": a model z3 may find hard to make nice over the whole query
     return Decision(z3.sat, "simulation", model=small.model())
 
 
 AT_INPUTS_SECONDS = 10.0
+
+
+def _check(seconds: float | None, *assertions: z3.BoolRef) -> z3.CheckSatResult:
+    """A fresh z3's answer on `assertions` within `seconds` of CPU time."""
+    solver = z3.Solver()
+    solver.add(*assertions)
+    return budgets.check(solver, Budget(seconds))
 
 
 def _solver(timeout: float | None) -> z3.Solver:
@@ -409,7 +420,7 @@ def _agreement(model: z3.ModelRef, el: FunctionEncoding, er: FunctionEncoding,
     solver = _solver(timeout)
     solver.add(z3.simplify(z3.substitute(z3.substitute(agree, *choices) if choices else agree,
                                          *values)))
-    result = check(solver)
+    result = budgets.check(solver, Budget(timeout))
     if result == z3.unsat:
         return None
     return solver.model() if result == z3.sat else AGREEMENT_UNKNOWN

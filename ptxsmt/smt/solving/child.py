@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...solver import die_with
+from .budget import process_cpu
+
+CPU_POLL = 0.1  # seconds between looks at the children's CPU time (`race`'s `cpu`)
 
 
 @dataclass(frozen=True)
@@ -31,11 +34,13 @@ class Outcome:
 
 
 def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None,
-         enough: Callable[[dict[str, Outcome]], bool] = lambda done: False
-         ) -> dict[str, Outcome]:
+         enough: Callable[[dict[str, Outcome]], bool] = lambda done: False,
+         cpu: float | None = None) -> dict[str, Outcome]:
     """Run each call `fn(*args)` in its own child; return when every child has answered,
-    when `enough(answers so far)` holds, or at `deadline` (seconds from now). Children
-    still running then are killed and reported "stopped"."""
+    when `enough(answers so far)` holds, or at `deadline` (wall seconds from now).
+    Children still running then are killed and reported "stopped"; so is each child
+    whose CPU time passes `cpu` seconds (looked at every CPU_POLL seconds), as soon
+    as it does."""
     children: dict[int, tuple[str, int]] = {}  # read end -> (name, pid)
     answers: dict[str, Outcome] = {}
     buffers: dict[int, bytearray] = {}
@@ -60,6 +65,12 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 break
+            if cpu is not None:
+                for read in [r for r in open_ends if (process_cpu(children[r][1]) or 0) > cpu]:
+                    selector.unregister(read)
+                    open_ends.discard(read)
+                    answers[children[read][0]] = Outcome("stopped")
+                left = CPU_POLL if left is None else min(left, CPU_POLL)
             for key, _ in selector.select(left):
                 chunk = os.read(key.fd, 1 << 16)
                 if chunk:
@@ -72,7 +83,7 @@ def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None
         selector.close()
         for read, (name, pid) in children.items():
             os.close(read)
-            if name not in answers:
+            if name not in answers or answers[name].status == "stopped":
                 answers[name] = Outcome("stopped")
                 os.kill(pid, signal.SIGKILL)  # not yet reaped, so the pid is still ours
             status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])

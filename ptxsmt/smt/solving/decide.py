@@ -17,16 +17,16 @@ What a verdict then shows is replayed by its own kind (`REPLAY` in `phrases`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import z3
 
 from ...isa.errors import PtxError
-from ...solver import Z3_FIRST_SECONDS, check
+from ...solver import Z3_FIRST_SECONDS
 from ...terms import walk
 from . import portfolio, smt2
+from .budget import Budget, check, milliseconds
 from .portfolio import SolverDisagreement
 
 SOLVER_CHOICES = ("auto", "z3", "portfolio")
@@ -45,8 +45,8 @@ class Query:
 
     def solver(self) -> z3.Solver:
         s = z3.SolverFor(self.logic) if self.logic else z3.Solver()
-        if self.timeout is not None:
-            s.set("timeout", max(1, int(self.timeout * 1000)))  # 0 would mean no limit
+        if self.timeout is not None:  # for checks outside `decide`'s budget
+            s.set("timeout", milliseconds(self.timeout))
         s.add(*self.assertions)
         return s
 
@@ -71,10 +71,7 @@ class Decision:
     model: z3.ModelRef | None = None
 
 
-_MAX_MS = 4294967295  # z3's own default: no limit
-
-
-def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
+def check_with(solver: z3.Solver, how: str = "z3", timeout: Budget | float | None = None,
                emit: Callable[[list[z3.BoolRef]], None] | None = None) -> Decision:
     """Decide the query `solver` holds (`how`): by z3 alone, by the portfolio, or "auto",
     z3 alone for Z3_FIRST_SECONDS and then bitwuzla racing it for the time left;
@@ -84,40 +81,34 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: float | None = None,
     finding the rest; `solver` is left as it was, for the caller to minimise). z3
     refuting those values raises `SolverDisagreement`; z3 not finishing under them
     (within the time left, at least COMPLETION_SECONDS) is unknown. "unsat" only ever
-    comes from a solver's unsat of the full query, never from a timeout."""
+    comes from a solver's unsat of the full query, never from a timeout. `timeout`: CPU
+    seconds (or a `Budget`: the same on an idle machine and a loaded one), each solver
+    process its own, all within a wall-clock cap."""
     if how not in SOLVER_CHOICES:
         raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
     if emit is not None:
         emit(list(solver.assertions()))
     racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
     racers = tuple(s for s in racers if s not in portfolio.unavailable())
-    if how == "auto" and len(racers) > 1 and (timeout is None or timeout > Z3_FIRST_SECONDS):
-        started = time.monotonic()
-        solver.set("timeout", int(Z3_FIRST_SECONDS * 1000))
-        result = check(solver)
-        full = _MAX_MS if timeout is None else max(1, int(timeout * 1000))
-        solver.set("timeout", full)
+    budget = Budget.of(timeout)
+    left = budget.left()
+    if how == "auto" and len(racers) > 1 and (left is None or left > Z3_FIRST_SECONDS):
+        result = check(solver, budget.part(Z3_FIRST_SECONDS))
         if result != z3.unknown:
             return Decision(result, model=solver.model() if result == z3.sat else None)
-        # the time z3 took (it may stop late), not the time it was given
-        timeout = None if timeout is None else timeout - (time.monotonic() - started)
         refused = portfolio.unreadable(solver.assertions(), racers)
         if [s for s in racers if s not in refused] == ["z3"]:  # z3 alone goes on here
-            solver.set("timeout", _MAX_MS if timeout is None else max(1, int(timeout * 1000)))
-            decision = _z3_alone(solver, "; ".join(f"{s}: {why}" for s, why in refused.items()))
-            solver.set("timeout", full)
-            return decision
+            return _z3_alone(solver, budget,
+                             "; ".join(f"{s}: {why}" for s, why in refused.items()))
     elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
-        return _z3_alone(solver)
+        return _z3_alone(solver, budget)
     assertions = list(solver.assertions())
-    started = time.monotonic()
-    answer = portfolio.solve(assertions, timeout, racers)
+    answer = portfolio.solve(assertions, budget, racers)
     if answer.result != "sat":
         return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
             Decision(z3.unknown, "", answer.reason or "no solver of the portfolio answered")
-    left = None if timeout is None else \
-        max(COMPLETION_SECONDS, timeout - (time.monotonic() - started))
-    return _completed(assertions, answer, left)
+    left = budget.left()
+    return _completed(assertions, answer, None if left is None else max(COMPLETION_SECONDS, left))
 
 
 COMPLETION_SECONDS = 5.0  # the least time z3 gets to complete a winner's model
@@ -134,12 +125,11 @@ def _completed(assertions: list[z3.BoolRef], answer: portfolio.Answer,
     could have computed (a wide-float pair: unknown after 41.5 CPU s under
     assumptions, sat in 1.2 to 2.6 folded; docs/scale.md).
     A model of the folded query and the values is one of the query. z3 refuting it
-    raises `SolverDisagreement`; not finishing is unknown."""
+    raises `SolverDisagreement`; not finishing (within `timeout` CPU seconds) is
+    unknown."""
     s = z3.Solver()
-    if timeout is not None:
-        s.set("timeout", max(1, int(timeout * 1000)))
     s.add(*_pinned(assertions, answer.values))
-    result = check(s)
+    result = check(s, Budget.capped(timeout))
     if result == z3.unsat:
         raise SolverDisagreement(f"{answer.solver} says sat, but z3 refutes its model")
     if result == z3.unknown:
@@ -172,11 +162,11 @@ def _pinned(assertions: list[z3.BoolRef], values: dict[str, bool | int]) -> list
     return [*folded, *[c == v for c, v in pins]]
 
 
-def _z3_alone(solver: z3.Solver, others: str = "") -> Decision:
+def _z3_alone(solver: z3.Solver, budget: Budget, others: str = "") -> Decision:
     """z3's decision; unknown names why, and why no other solver was asked (`others`)."""
-    result = check(solver)
-    why = "; ".join(x for x in (solver.reason_unknown(), others) if x) \
-        if result == z3.unknown else ""
+    result = check(solver, budget)
+    own = "timeout" if budget.expired() else solver.reason_unknown()
+    why = "; ".join(x for x in (own, others) if x) if result == z3.unknown else ""
     return Decision(result, reason=why, model=solver.model() if result == z3.sat else None)
 
 

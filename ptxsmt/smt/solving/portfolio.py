@@ -21,7 +21,6 @@ only in the solver's own process: without them the portfolio is z3 alone
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -31,11 +30,12 @@ import z3
 from ...isa.errors import PtxError
 from ...terms import walk
 from . import bf16_in_f32
+from . import budget as budgets
+from .budget import GRACE, WALL_CAP, Budget, milliseconds
 from .child import Outcome, race
 from .smt2 import script, sorts
 
 SOLVERS = ("z3", "bitwuzla", "cvc5")
-GRACE = 2.0  # seconds past the solvers' own limit before the parent kills them
 LARGE = 50_000  # characters of a query `solve_here` hands to a child process it can stop
 
 
@@ -120,14 +120,15 @@ def smt2(assertions: Sequence[z3.BoolRef]) -> str:
     return text[:text.rindex("(check-sat)")]
 
 
-def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
+def solve(assertions: Sequence[z3.BoolRef], timeout: Budget | float | None,
           solvers: Sequence[str] = SOLVERS, cross_check: bool = False) -> Answer:
-    """Race `solvers` on the conjunction of `assertions`. `cross_check` waits for every
-    solver (up to the limit) instead of the first definite answer, so that any two
-    definite answers are compared."""
+    """Race `solvers` on the conjunction of `assertions`, each within what is left of
+    `timeout` (CPU seconds, `budget.py`) once the query is written out. `cross_check`
+    waits for every solver (up to the limit) instead of the first definite answer, so
+    that any two definite answers are compared."""
     if unknown := [s for s in solvers if s not in RUNNERS]:
         raise PtxError(f"unknown solver {unknown[0]!r} (solvers: {', '.join(SOLVERS)})")
-    started = time.monotonic()
+    budget = Budget.of(timeout)
     names = [s for s in solvers if s not in unavailable()]
     refused = unreadable(assertions, names)
     names = [s for s in names if s not in refused]
@@ -141,17 +142,18 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: float | None,
             names.remove("bitwuzla")
         else:
             texts["bitwuzla"] = translated
-    if timeout is not None:  # writing the query out (seconds, for a large one) is its time
-        timeout -= time.monotonic() - started
-        if timeout <= 0 or not names:
-            return Answer("unknown", reason="the time ran out while the query was written out"
-                          if names else _reasons(refused))
-    calls = {s: (RUNNERS[s], (texts[s], timeout)) for s in names}
+    left = budget.left()  # writing the query out (seconds, for a large one) is its time
+    if (left is not None and left <= 0) or not names:
+        return Answer("unknown", reason="the time ran out while the query was written out"
+                      if names else _reasons(refused))
+    wall = budget.wall_left()
+    calls = {s: (RUNNERS[s], (texts[s], left)) for s in names}
 
     def definite(done: dict[str, Outcome]) -> bool:
         return not cross_check and any(_result(o) != "unknown" for o in done.values())
 
-    outcomes = race(calls, None if timeout is None else timeout + GRACE, definite)
+    outcomes = race(calls, None if wall is None else wall + GRACE, definite,
+                    None if left is None else left + GRACE)
     answers = {s: _answer(s, o) for s, o in outcomes.items()}
     definite_answers = [a for a in answers.values() if a.result != "unknown"]
     if len({a.result for a in definite_answers}) > 1:
@@ -182,18 +184,19 @@ def _answer(solver: str, o: Outcome) -> Answer:
     return Answer("unknown", solver, reason=f"{why}{': ' + o.value if o.value else ''}")
 
 
-# Each runner reads the text and answers (result, {constant: value}, reason). They run in a
-# child process, so a solver's import, memory and time are its own.
+# Each runner reads the text and answers (result, {constant: value}, reason) within
+# `timeout` CPU seconds (None: no limit; `budget.py`). They run in a child process, so a
+# solver's import, memory and time are its own.
 
 def _run_z3(text: str, timeout: float | None) -> tuple[str, dict, str]:
     ctx = z3.Context()
     s = z3.Solver(ctx=ctx)
-    if timeout:
-        s.set("timeout", max(1, int(timeout * 1000)))
     s.from_string(text)
-    result = s.check()
+    budget = Budget(timeout)
+    result = budgets.check(s, budget)
     if result != z3.sat:
-        return str(result), {}, s.reason_unknown() if result == z3.unknown else ""
+        return str(result), {}, ("timeout" if budget.expired() else s.reason_unknown()) \
+            if result == z3.unknown else ""
     model = s.model()
     values = {}
     for d in model.decls():
@@ -207,11 +210,12 @@ def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
 
     tm, opts = bw.TermManager(), bw.Options()
     opts.set(bw.Option.PRODUCE_MODELS, True)
-    if timeout:
-        opts.set(bw.Option.TIME_LIMIT_PER, max(1, int(timeout * 1000)))
+    budget = Budget(timeout)  # the parse's time counts
     parser = bw.Parser(tm, opts)
     parser.parse(text, True, False)
     solver = parser.bitwuzla()
+    if timeout is not None:
+        solver.configure_terminator(budget.terminator())
     result = str(solver.check_sat())
     if result != "sat":
         return result, {}, "bitwuzla gave up" if result == "unknown" else ""
@@ -237,8 +241,8 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
     solver.setOption("produce-models", "true")
     solver.setOption("fp-exp", "true")  # f16 and bf16 sorts
     solver.setOption("arrays-exp", "true")  # a constant array (memory that starts as zeros)
-    if timeout:
-        solver.setOption("tlimit-per", str(max(1, int(timeout * 1000))))
+    if timeout:  # its own limit is wall-clock: the cap (the parent stops it at its CPU time)
+        solver.setOption("tlimit-per", str(milliseconds(WALL_CAP * timeout)))
     symbols = cvc5.SymbolManager(solver.getTermManager())
     parser = cvc5.InputParser(solver, symbols)
     parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "query")
@@ -296,7 +300,8 @@ def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
     process, stopped at the limit: bitwuzla's own limit does not stop its
     preprocessing, which on such a query takes seconds."""
     if len(text) > LARGE:
-        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, timeout)["bitwuzla"]
+        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, WALL_CAP * timeout,
+                       cpu=timeout)["bitwuzla"]
         return None if outcome.status == "error" else _answer("bitwuzla", outcome)
     try:
         result, values, reason = _run_bitwuzla(text, timeout)

@@ -35,11 +35,13 @@ from functools import cache
 
 import z3
 
+from ..solving import budget as budgets
+from ..solving.budget import Budget
 from .simulate import Node, evaluate_node
 
 CONE = 64  # nodes a candidate may hold above its operand (llc's sequences hold < 30)
 ABOVE = 8  # levels above a multiply-high or sign spread a candidate may lie
-PROOF_SECONDS = 5.0  # one lemma in integer arithmetic (milliseconds, when it holds)
+PROOF_SECONDS = 5.0  # one lemma in integer arithmetic (CPU; milliseconds, when it holds)
 SAMPLES = 256
 
 
@@ -413,10 +415,9 @@ def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
         if low > greatest:
             continue
         solver = z3.Solver()
-        solver.set("timeout", int(PROOF_SECONDS * 1000))
         solver.add(n >= low, n < high, n <= greatest,
                    _mod(value - division.value(n, c, w), 1 << w) != 0)
-        if solver.check() != z3.unsat:
+        if budgets.check(solver, Budget(PROOF_SECONDS)) != z3.unsat:
             return False
     return True
 

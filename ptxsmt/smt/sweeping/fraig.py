@@ -32,7 +32,8 @@ from functools import cache
 import z3
 
 from ...sem.sorts import ieee_result
-from ...solver import check
+from ..solving import budget as budgets
+from ..solving.budget import Budget
 from ..solving.portfolio import solve_here, unavailable
 from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
@@ -46,7 +47,7 @@ SIMULATIONS = 128  # input vectors to start with
 # a difference alone (not kept), in batches of EDGE_BATCH, while the node evaluations
 # stay within EDGE_WORK (about a CPU second)
 EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 4_000_000
-QUERY_SECONDS = 1.0  # the limit of one candidate's proof
+QUERY_SECONDS = 1.0  # the limit of one candidate's proof (CPU seconds, as every limit here)
 CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
 # A pair only one function reads is asked whole where its terms hold at most this many
 # nodes (`_Sweep._one_side`): larger, bitwuzla's preprocessing alone takes most of a second
@@ -164,65 +165,68 @@ class _Dag:
         return [self.index[r.get_id()] for r in roots]
 
 
-def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], timeout: float | None,
-                   sides: Sides | None = None, until_witness: bool = True
-                   ) -> tuple[list[z3.ExprRef], SweepStats]:
+def sweep_if_large(roots: list[z3.ExprRef], inputs: list[z3.ExprRef],
+                   timeout: Budget | float | None, sides: Sides | None = None,
+                   until_witness: bool = True) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` swept (`sweep`) when their DAG has SMALL nodes or more, within
-    SWEEP_SHARE of `timeout` (None: no limit), and the sweep's `SweepStats` (its
-    witness, its merges by rule); `sides`, `until_witness`: as `sweep` takes them."""
-    start = time.perf_counter()
+    SWEEP_SHARE of what is left of `timeout` (None: no limit), and the sweep's
+    `SweepStats` (its witness, its merges by rule); `sides`, `until_witness`: as `sweep`
+    takes them."""
+    whole = Budget.of(timeout)
+    left = whole.left()
+    share = whole.part(None if left is None else SWEEP_SHARE * left)
     dag = _Dag()
     dag.add_roots(roots)  # seconds of the share, for a DAG of ten thousand nodes or more
     if len(dag.terms) < SMALL:
         return roots, SweepStats(nodes=len(dag.terms))
-    seconds = SWEEP_SHARE * timeout - (time.perf_counter() - start) if timeout else float("inf")
     try:
-        swept, stats = sweep(roots, inputs, seconds, dag=dag, sides=sides,
+        swept, stats = sweep(roots, inputs, share, dag=dag, sides=sides,
                              until_witness=until_witness)
     except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
         # a term sweeping cannot rebuild: the query as it is (still sound)
         return roots, SweepStats(nodes=len(dag.terms))
-    return _again(swept, inputs, stats, start + seconds)
+    return _again(swept, inputs, stats, share)
 
 
 def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
-           deadline: float) -> tuple[list[z3.ExprRef], SweepStats]:
-    """A sweep that walked every node before `deadline`, left pairs undecided and the
-    outputs apart, swept again, over its result, in the time left, each candidate's
+           share: Budget) -> tuple[list[z3.ExprRef], SweepStats]:
+    """A sweep that walked every node within its `share`, left pairs undecided and the
+    outputs apart, swept again, over its result, in the share left, each candidate's
     proof AGAIN times longer (then once more, AGAIN times longer again, where that
     holds too). The last query
     would get that time otherwise: the same undecided pairs, asked all at once and
     under everything above them. Each pass merges only by proof or rule, so the result
     is still equal to the first roots."""
     for seconds in (QUERY_SECONDS * AGAIN, QUERY_SECONDS * AGAIN ** 2):
-        left = deadline - time.perf_counter()
+        left = share.left()
         if not (stats.done and stats.undecided and stats.apart()) or stats.witness \
-                or left < seconds:
+                or left is not None and left < seconds:
             break
         try:
-            roots, again = sweep(roots, inputs, left, seconds, sides=stats.sides)
+            roots, again = sweep(roots, inputs, share, seconds, sides=stats.sides)
         except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
             break  # as sweep_if_large: the result so far stands
         stats = stats.then(again)
     return roots, stats
 
 
-def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
+def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: Budget | float | None,
           query_seconds: float = QUERY_SECONDS,
           dag: _Dag | None = None, sides: Sides | None = None,
           until_witness: bool = False) -> tuple[list[z3.ExprRef], SweepStats]:
     """`roots` with every internal value proved equal to an earlier one replaced by it,
-    within `seconds` (past them, the nodes not yet walked keep their spelling, over
-    the merged ones). `sides`: the two functions' outputs (subterms of `roots`); a
-    node that only one of them reads is asked only against a node the other reads.
+    within `seconds` of CPU time (or a `Budget`; past them, the nodes not yet walked
+    keep their spelling, over the merged ones). `sides`: the two functions' outputs
+    (subterms of `roots`); a node that only one of them reads is asked only against a
+    node the other reads.
     `until_witness`: where the simulation (or `edge_vectors`) makes every root true,
     `roots` as they are and that witness (`SweepStats`): the query holds there, and no
     merge would help; so too where a refuted candidate's model does, midway."""
-    start = time.perf_counter()
+    start, budget = time.perf_counter(), Budget.of(seconds)
     if dag is None:
         dag = _Dag()
     top = dag.add_roots(roots)
-    sweeper = _Sweep(dag, inputs, start + seconds, query_seconds)
+    sweeper = _Sweep(dag, inputs, budget, query_seconds)
     if until_witness:
         sweeper.read_at = [c for c in inputs if c.get_id() in dag.index]
         if witness := sweeper.edge_witness(top) or sweeper.witness(top):
@@ -231,13 +235,14 @@ def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: float,
         sweeper.side = _sides(dag, sides)
         sweeper.outputs = [[dag.index[t.get_id()] for t in side if t.get_id() in dag.index]
                            for side in sides]
-    return sweeper.run(top, start)
+    with budget.spending():  # a candidate's proof ends at the sweep's wall cap at the latest
+        return sweeper.run(top, start)
 
 
 class _Sweep:
-    def __init__(self, dag: _Dag, inputs: list[z3.ExprRef], deadline: float,
+    def __init__(self, dag: _Dag, inputs: list[z3.ExprRef], budget: Budget,
                  query_seconds: float):
-        self.dag, self.deadline, self.query_seconds = dag, deadline, query_seconds
+        self.dag, self.budget, self.query_seconds = dag, budget, query_seconds
         nodes = dag.nodes
         given = {dag.index[c.get_id()] for c in inputs if c.get_id() in dag.index}
         # every free constant is an input of the simulation (an opaque result too)
@@ -318,7 +323,7 @@ class _Sweep:
         count = min(EDGE_VECTORS, EDGE_WORK // max(1, len(self.dag.nodes)))
         sorts = [self.dag.nodes[i].sort for i in self.inputs]
         for seed in range(1, 1 + count // EDGE_BATCH):
-            if time.perf_counter() > self.deadline:
+            if self.budget.expired():
                 break
             vectors = edge_vectors(sorts, EDGE_BATCH, seed)
             if found := self.differs_at(top, dict(zip(self.inputs, vectors, strict=True)),
@@ -346,7 +351,7 @@ class _Sweep:
             if self.differs:
                 stats.seconds, stats.witness = time.perf_counter() - start, self.differs
                 return [self.dag.terms[t] for t in top], stats
-            if time.perf_counter() > self.deadline:
+            if self.budget.expired():
                 stats.seconds = time.perf_counter() - start
                 return self._over_representatives(top, i), stats
             self._rebuild(i)
@@ -376,6 +381,11 @@ class _Sweep:
         if i in self.divisions.hidden:
             return  # a step of a division read back: no term above reads it
         self._sweep(i, stats)
+
+    def _left(self) -> float:
+        """CPU seconds left to the sweep (`budget.py`: the load does not change them)."""
+        left = self.budget.left()
+        return float("inf") if left is None else left
 
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
         """The roots with each of the first `walked` nodes written as the sweep wrote it
@@ -409,7 +419,7 @@ class _Sweep:
                 # against it, not against a term that only simulates as one
             r = next((m for m in sorted(members, key=lambda m: self._likeness(i, m))
                       if m not in tried), None)
-            left = self.deadline - time.perf_counter()
+            left = self._left()
             if r is None or left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
                 break
             tried.add(r)
@@ -450,7 +460,7 @@ class _Sweep:
         value = z3.BoolVal(bool(v[0])) if sort.kind == "bool" else z3.BitVecVal(v[0], sort.width)
         below = self._below(i, i)
         query = _assuming(self.term[i] != value, self._facts_over(below))
-        left = self.deadline - time.perf_counter()
+        left = self._left()
         if left <= 0:
             return False
         result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
@@ -966,9 +976,8 @@ def _check(term: z3.BoolRef, seconds: float,
         return "sat", {i: answer.values[name] for name, i in names.items()
                        if name in answer.values}
     solver = z3.Solver()
-    solver.set("timeout", max(1, int(seconds * 1000)))
     solver.add(term)
-    result = check(solver)
+    result = budgets.check(solver, Budget(seconds))
     if result != z3.sat:
         return str(result), None
     model, out = solver.model(), {}
@@ -982,9 +991,8 @@ def _check(term: z3.BoolRef, seconds: float,
 def _check_z3(term: z3.BoolRef, seconds: float, names: dict) -> tuple[str, None]:
     """z3 alone (no model read back)."""
     solver = z3.Solver()
-    solver.set("timeout", max(1, int(seconds * 1000)))
     solver.add(term)
-    return str(check(solver)), None
+    return str(budgets.check(solver, Budget(seconds))), None
 
 
 @cache
@@ -1009,15 +1017,14 @@ def certify(justified: Sequence[tuple[str, z3.ExprRef, z3.ExprRef]],
     `justified` can fail (its two terms differ on some input), within `seconds` in all,
     shared evenly among those left; what it leaves undecided (a query it does not read)
     z3 is asked in the rest of that share."""
-    deadline = time.perf_counter() + seconds
+    budget = Budget.capped(seconds)
     done, refuted, undecided = 0, [], []
     for k, (rule, a, b) in enumerate(justified):
-        share = time.perf_counter() + (deadline - time.perf_counter()) / (len(justified) - k)
+        share = budget.part(budget.left() / (len(justified) - k))
         result = "unknown"
         for ask in (_check, _check_z3):
-            left = share - time.perf_counter()
-            if result == "unknown" and left > 0:
-                result = ask(a != b, left, {})[0]
+            if result == "unknown" and not share.expired():
+                result = ask(a != b, share.left(), {})[0]
         if result == "unsat":
             done += 1
         else:

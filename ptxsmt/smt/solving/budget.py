@@ -1,0 +1,202 @@
+"""Time limits counted in what a machine's load does not stretch: the CPU seconds of
+the work. The same query gets the same time on an idle machine and on one eight
+engineers share, so a pair's verdict and its sweep's merges do not change with the
+load (a wall-clock limit turned `equivalent` into `unknown` at load 8).
+
+`--timeout T` reads: T CPU seconds of the thread that decides the pair, and of each
+solver process it starts, each its own T at most; whatever the load, the pair stops
+at WALL_CAP * T wall seconds (`unknown`), so that no command runs unboundedly past its
+limit. How each solver is held to a budget:
+- bitwuzla in this process: a terminator that asks the budget (`terminator`);
+- z3 in this process: a watcher thread interrupts it when the budget is spent
+  (`check`); z3's own wall-clock limit is set to the wall cap;
+- a solver in a child process: the child holds itself to a budget of its own (its
+  thread's CPU time starts at zero), and the parent kills it once its CPU time
+  (`process_cpu`) passes the limit by GRACE, or at the wall cap.
+The clocks are one pair (`Clocks`), replaced only by a test (`using`): a fake machine
+whose wall clock runs four times as fast as its work shows the verdicts unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from itertools import count
+
+import z3
+
+from ... import solver as z3_solver
+
+WALL_CAP = 2.0  # a limit of T CPU seconds ends at WALL_CAP * T wall seconds whatever
+TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the clocks
+POLL = 0.01  # seconds between a watcher's looks at the CPU time it guards
+MAX_MS = 4294967295  # z3's default limit: none
+GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
+
+
+def _thread_cpu(thread: int) -> float:
+    """The CPU seconds a thread of this process has used (by `threading.get_ident`);
+    the process's where the system has no clock per thread."""
+    try:
+        return time.clock_gettime(time.pthread_getcpuclockid(thread))
+    except (AttributeError, OSError):
+        return time.process_time()
+
+
+@dataclass(frozen=True)
+class Clocks:
+    cpu_of: Callable[[int], float]  # a thread's CPU seconds
+    wall: Callable[[], float]
+
+
+REAL = Clocks(_thread_cpu, time.monotonic)
+_clocks = REAL
+
+
+@contextmanager
+def using(clocks: Clocks) -> Iterator[None]:
+    """Every budget made within reads `clocks` (a test's fake machine)."""
+    global _clocks
+    before, _clocks = _clocks, clocks
+    try:
+        yield
+    finally:
+        _clocks = before
+
+
+# the wall end of the budget being spent (`Budget.spending`), inherited by a forked child
+_spending: ContextVar[float | None] = ContextVar("ptxsmt_budget_wall_end", default=None)
+
+
+class Budget:
+    """`seconds` of the CPU time of the thread that makes it (None: no limit), within
+    `wall` wall seconds (None: no cap of its own). A command's whole limit (`capped`)
+    and its parts have a cap; a step within one (a candidate's proof) has its CPU
+    seconds, and only the cap of the budget being spent (`spending`), so that a loaded
+    machine stretching the wall clock does not cut it short."""
+
+    def __init__(self, seconds: float | None, wall: float | None = None):
+        self.clocks, self.thread, self.seconds = _clocks, threading.get_ident(), seconds
+        self.cpu_start, now = self.clocks.cpu_of(self.thread), self.clocks.wall()
+        ends = [e for e in (None if wall is None else now + wall, _spending.get())
+                if e is not None]
+        self.wall_end = min(ends) if ends else None
+
+    @staticmethod
+    def capped(seconds: float | None) -> Budget:
+        """A command's whole limit: `seconds` CPU seconds, WALL_CAP times that in wall."""
+        return Budget(seconds, None if seconds is None else WALL_CAP * seconds)
+
+    @staticmethod
+    def of(limit: Budget | float | None) -> Budget:
+        return limit if isinstance(limit, Budget) else Budget.capped(limit)
+
+    def spent(self) -> float:
+        """CPU seconds used since the budget was made."""
+        return self.clocks.cpu_of(self.thread) - self.cpu_start
+
+    def left(self) -> float | None:
+        """CPU seconds left (None: no limit); none once the wall cap is reached."""
+        if self.seconds is None and self.wall_end is None:
+            return None
+        wall = self.wall_left()
+        if wall is not None and wall <= 0:
+            return 0.0
+        return float("inf") if self.seconds is None else max(0.0, self.seconds - self.spent())
+
+    def expired(self) -> bool:
+        left = self.left()
+        return left is not None and left <= 0
+
+    def wall_left(self) -> float | None:
+        """Wall seconds to the cap (None: no cap): solvers' own limits, a kill's time."""
+        return None if self.wall_end is None else self.wall_end - self.clocks.wall()
+
+    def part(self, seconds: float | None) -> Budget:
+        """`seconds` (None: all) of the CPU seconds left, with the same share of the
+        wall seconds left to the cap: a step that takes its CPU seconds on a machine
+        that stretches them less than WALL_CAP times never meets it."""
+        left, wall = self.left(), self.wall_left()
+        if left is None:
+            return Budget(seconds)
+        seconds = left if seconds is None else min(seconds, left)
+        if wall is not None and 0 < left < float("inf"):
+            wall *= seconds / left
+        return Budget(seconds, wall)
+
+    @contextmanager
+    def spending(self) -> Iterator[None]:
+        """Within, every budget made (a step's, a solver process's) ends at this one's
+        wall cap at the latest."""
+        token = _spending.set(self.wall_end)
+        try:
+            yield
+        finally:
+            _spending.reset(token)
+
+    def rest(self, least: float) -> Budget:
+        """What is left, but at least `least` CPU seconds (a last step's minimum)."""
+        left, wall = self.left(), self.wall_left()
+        if left is None:
+            return Budget(None)
+        return Budget(max(least, left), None if wall is None else max(WALL_CAP * least, wall))
+
+    def terminator(self) -> Callable[[], bool]:
+        """For bitwuzla's `configure_terminator`: true once the budget is spent. It is
+        called some 250,000 times a CPU second: the clocks are read on every
+        TERMINATOR_EVERY-th call (reading them on each cost 55% more solving time; this, 5%)."""
+        calls = count(1)
+        return lambda: next(calls) % TERMINATOR_EVERY == 0 and self.expired()
+
+
+def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
+          ) -> z3.CheckSatResult:
+    """`solver.check` (through `ptxsmt.solver.check`) within `budget`: z3's own limit is
+    the wall cap, and a watcher interrupts z3 once the CPU seconds are spent (an
+    "unknown", never a KeyboardInterrupt). None: the solver's own limit, if any."""
+    if budget is None:
+        return z3_solver.check(solver, *assumptions)
+    if budget.left() is None:
+        solver.set("timeout", milliseconds(None))
+        return z3_solver.check(solver, *assumptions)
+    if budget.expired():
+        return z3.unknown
+    solver.set("timeout", milliseconds(budget.wall_left()))
+    done, fired = threading.Event(), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(POLL):
+            if budget.expired():
+                fired.set()
+                solver.ctx.interrupt()
+                return
+
+    watcher = threading.Thread(target=watch, name="ptxsmt-budget", daemon=True)
+    watcher.start()
+    try:
+        return z3_solver.check(solver, *assumptions, stopped=fired.is_set)
+    finally:
+        done.set()
+        watcher.join()
+
+
+def milliseconds(seconds: float | None) -> int:
+    """A solver's own limit in milliseconds: at least 1 (0 would mean none), and z3's
+    largest (its default, no limit) for None or more."""
+    return MAX_MS if seconds is None else max(1, min(MAX_MS, int(min(seconds, MAX_MS) * 1000)))
+
+
+def process_cpu(pid: int) -> float | None:
+    """The CPU seconds (user and system) a child process has used, from /proc; None
+    where that cannot be read (not Linux; the process gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
