@@ -86,8 +86,11 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: Budget | float | Non
     process its own, all within a wall-clock cap."""
     if how not in SOLVER_CHOICES:
         raise PtxError(f"unknown solver {how!r} (choose {' or '.join(SOLVER_CHOICES)})")
+    # read before z3 checks: after a check z3 may answer `assertions()` with its own
+    # preprocessed set (a link `read == a0` solved away), whose models lack those constants
+    assertions = list(solver.assertions())
     if emit is not None:
-        emit(list(solver.assertions()))
+        emit(assertions)
     racers = {"portfolio": portfolio.SOLVERS, "auto": ("bitwuzla", "z3")}.get(how, ("z3",))
     racers = tuple(s for s in racers if s not in portfolio.unavailable())
     budget = Budget.of(timeout)
@@ -96,13 +99,12 @@ def check_with(solver: z3.Solver, how: str = "z3", timeout: Budget | float | Non
         result = check(solver, budget.part(Z3_FIRST_SECONDS))
         if result != z3.unknown:
             return Decision(result, model=solver.model() if result == z3.sat else None)
-        refused = portfolio.unreadable(solver.assertions(), racers)
+        refused = portfolio.unreadable(assertions, racers)
         if [s for s in racers if s not in refused] == ["z3"]:  # z3 alone goes on here
             return _z3_alone(solver, budget,
                              "; ".join(f"{s}: {why}" for s, why in refused.items()))
     elif how != "portfolio" or len(racers) < 2:  # z3 alone: no need to write the query out
         return _z3_alone(solver, budget)
-    assertions = list(solver.assertions())
     answer = portfolio.solve(assertions, budget, racers)
     if answer.result != "sat":
         return Decision(z3.unsat, answer.solver) if answer.result == "unsat" else \
