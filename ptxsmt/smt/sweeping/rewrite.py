@@ -110,9 +110,68 @@ def _float_of_result(t: z3.ExprRef) -> z3.ExprRef | None:
     if not z3.is_app_of(bits, z3.Z3_OP_ITE):
         return None
     c, a, b = bits.children()
-    if ieee_result(a, sort) is None and ieee_result(b, sort) is None:
+    arms = [normal(z3.fpBVToFP(x, sort)) for x in (a, b)]
+    if all(z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1 for x in arms):
+        return None  # neither arm is a result, nor a select that holds one
+    return normal(z3.If(c, *arms))
+
+
+def _float_bits(t: z3.ExprRef) -> int | None:
+    """The bits of a float constant: a float value, or one read from constant bits."""
+    if z3.is_fp_value(t):
+        return z3.simplify(z3.fpToIEEEBV(t)).as_long()
+    if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 and z3.is_bv_value(t.arg(0)):
+        return t.arg(0).as_long()
+    return None
+
+
+def _select(t: z3.ExprRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef] | None:
+    """(c, a, b), floats, for a float that is ite(c, a, b), or is read from the bits
+    ite(c, a, b)."""
+    if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 \
+            and z3.is_app_of(t.arg(0), z3.Z3_OP_ITE):
+        c, a, b = t.arg(0).children()
+        return c, normal(z3.fpBVToFP(a, t.sort())), normal(z3.fpBVToFP(b, t.sort()))
+    return tuple(t.children()) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
+
+
+def _ordered(t: z3.ExprRef) -> z3.ExprRef | None:
+    """fp.add and fp.mul with their operands in one order (`order.structural`): SMT-LIB's
+    have one NaN, so they commute exactly, and a term a rule builds (`_identity_arm`)
+    meets the one a compiler wrote."""
+    rm, a, b = t.children()
+    return None if structural(a) <= structural(b) else t.decl()(rm, b, a)
+
+
+# The operand that leaves the other as it is, bit for bit and NaN for NaN: x + -0 is x
+# (+0 + -0 is +0 when rounding to nearest: not toward negative), x - +0 is x, x * 1 is x
+# in every rounding mode: (its bits for (exponent bits, significand bits), nearest only)
+_IDENTITY = {z3.Z3_OP_FPA_ADD: (lambda e, s: 1 << (e + s - 1), True),
+             z3.Z3_OP_FPA_SUB: (lambda e, s: 0, True),
+             z3.Z3_OP_FPA_MUL: (lambda e, s: ((1 << (e - 1)) - 1) << (s - 1), False)}
+
+
+def _identity_arm(t: z3.ExprRef) -> z3.ExprRef | None:
+    """x op ite(c, a, e), e the operation's identity, is ite(c, x op a, x): opt folds a
+    select of `x op a` and `x` into the operation (InstCombine's select-into-op), -O0
+    keeps the select; the same for ite(c, e, b), and for e on the left of + and *.
+    Rounding to nearest even only, where the identity holds in every mode (`_IDENTITY`)."""
+    rm, x, y = t.children()
+    kind = t.decl().kind()
+    bits_of, nearest_only = _IDENTITY[kind]
+    if nearest_only and not z3.is_app_of(rm, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN):
         return None
-    return normal(z3.If(c, normal(z3.fpBVToFP(a, sort)), normal(z3.fpBVToFP(b, sort))))
+    identity = bits_of(t.sort().ebits(), t.sort().sbits())
+    sides = [(x, y)] if kind == z3.Z3_OP_FPA_SUB else [(x, y), (y, x)]
+    for keep, select in sides:
+        if (found := _select(select)) is None:
+            continue
+        c, a, b = found
+        if _float_bits(b) == identity:
+            return normal(z3.If(c, normal(t.decl()(rm, keep, a)), keep))
+        if _float_bits(a) == identity:
+            return normal(z3.If(c, keep, normal(t.decl()(rm, keep, b))))
+    return None
 
 
 def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
@@ -742,6 +801,9 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
+    z3.Z3_OP_FPA_ADD: (_identity_arm, _ordered),
+    z3.Z3_OP_FPA_MUL: (_identity_arm, _ordered),
+    z3.Z3_OP_FPA_SUB: (_identity_arm,),
     z3.Z3_OP_OR: (_connective,),
     z3.Z3_OP_EQ: (_zero_test,),
     z3.Z3_OP_BADD: (_sum,),
