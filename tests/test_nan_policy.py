@@ -262,3 +262,38 @@ def test_ir_verdicts_name_the_policy():
     assert [(r["verdict"], r["nan"]) for r in rows] == [("refines", "payload-free"),
                                                         ("different", "exact")]
     assert rows[0]["up_to_nan_payloads"] and rows[1]["only_nan_payloads"]
+
+
+_DOUBLED = """.version 7.8
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [f_param_0];
+	DOUBLE;
+	st.param.b32 [func_retval0], %r2;
+	ret;
+}
+"""
+
+
+def test_a_function_differing_in_open_nan_bits_says_whether_that_is_all(tmp_path, monkeypatch):
+    """x*2 and x+x returned as .b32 bits differ only in their open NaNs' bits: said so
+    ("nowhere else") where the re-ask ruled every other difference out, and not said so
+    where it ran out of time (a faked unknown): then other differences stay possible."""
+    from ptxsmt.smt.queries import functions
+    from ptxsmt.smt.solving.decide import Decision
+
+    a, b = tmp_path / "a.ptx", tmp_path / "b.ptx"
+    a.write_text(_DOUBLED.replace("DOUBLE", "mul.rn.f32 %r2, %r1, 0f40000000"))
+    b.write_text(_DOUBLED.replace("DOUBLE", "add.rn.f32 %r2, %r1, %r1"))
+    args = ["equiv", str(a), str(b), "--function", "f", "--json", "--no-cache"]
+    r = CliRunner().invoke(main, args)
+    reason = json.loads(r.stdout)["reason"]
+    assert r.exit_code == 3 and "observed as bits" in reason and "nowhere else" in reason
+    monkeypatch.setattr(functions, "_ask_again",
+                        lambda *_a, **_k: Decision(z3.unknown, reason="timeout"))
+    r = CliRunner().invoke(main, args)
+    reason = json.loads(r.stdout)["reason"]
+    assert r.exit_code == 3 and "nowhere else" not in reason and "not ruled out" in reason

@@ -264,17 +264,19 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         if decision.result != z3.sat:
             break
     free = _free_names(_simplified(z3.Or(differ)), el, er)
+    undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
+                 else " (asking for a difference outside them ran out of time)")
     if free and all(name in OPEN_NANS for name in free):
         if nan == "exact":
             cex = _replay(lhs, rhs, el, er, first, opts, rename, unroll, spaces, formats,
                           nan, nan_payloads_only=True)
             return verdict("different", cex=cex)
-        return verdict("unknown", "the functions differ only in the bits of NaNs the PTX "
-                       "ISA leaves open, observed as bits (memory, or a return stored "
-                       "with no float type): " + ", ".join(free)
+        # "only" where no other difference is left; else it is what was found in time
+        only = "" if not undecided else "; other differences were not ruled out" + undecided
+        return verdict("unknown", "the functions differ in the bits of NaNs the PTX ISA "
+                       "leaves open, observed as bits (memory, or a return stored with no "
+                       "float type): " + ", ".join(free) + (only or ", and nowhere else")
                        + "; --nan exact reports it as different")
-    undecided = ("" if decision.result != z3.unknown and agreeing is not AGREEMENT_UNKNOWN
-                 else " (asking for a difference outside them ran out of time)")
     return verdict("unknown", "the functions differ only through values ptxsmt leaves "
                    "free (results of uninterpreted instructions, NaNs the PTX ISA "
                    "leaves open, return bytes never written): "
