@@ -33,7 +33,7 @@ from ...isa.types import TYPES, FloatFormat
 from ...sem import observe
 from ...sem.contraction import is_choice
 from ...sem.options import DEFAULT, DEFAULT_NAN, Options
-from ...sem.sorts import OPEN_NANS, open_nan_sites
+from ...sem.sorts import FORMATS, OPEN_NANS, fp_sort, ieee_result, open_nan_sites
 from ...sem.unspecified import UNSPECIFIED
 from ...solver import check
 from ...terms import walk
@@ -288,15 +288,29 @@ CERTIFY_SECONDS = 30.0  # the least time `certifying` gets for its merges, past 
 
 def _observed(el: FunctionEncoding, er: FunctionEncoding, key: str) -> FloatFormat | None:
     """A return value's float format where both functions store it only with that float
-    type (`st.param.f32`), at offsets on its lanes; else None: bits observed as bits."""
+    type (`st.param.f32`), at offsets on its lanes, or store, each, the bits of a float of
+    that format as a float instruction wrote them (`_computed_format`); else None: bits
+    observed as bits."""
     sides = [enc.return_stores.get(key, []) for enc in (el, er)]
     if not all(sides):  # a side that never stores it itself (a callee's result, ...)
         return None
-    fmt = observe.observed_format(*[t for stores in sides for _, t in stores])
+    fmt = observe.observed_format(*[t for stores in sides for _, t in stores]) or \
+        _computed_format(el.returns[key], er.returns[key])
     width = min(el.returns[key].size(), er.returns[key].size())
     on_lanes = fmt is not None and width % fmt.width == 0 and \
         all(8 * offset % fmt.width == 0 for stores in sides for offset, _ in stores)
     return fmt if on_lanes else None
+
+
+def _computed_format(a: z3.BitVecRef, b: z3.BitVecRef) -> FloatFormat | None:
+    """The float format whose IEEE bits both returns are, as a float instruction writes
+    its result (`sorts.ieee_result`: a float's bits, an open NaN where it is a NaN), else
+    None. LLVM 22 stores every float return with `st.param.b32`/`.b16` (its registers are
+    untyped): the value is still a float both functions computed, and is compared as one
+    (Spec notes 14); a `.b` view that changes the bits (`and.b32`) is not such a value."""
+    return next((f for f in FORMATS if f.width == a.size() == b.size()
+                 and ieee_result(a, fp_sort(f)) is not None
+                 and ieee_result(b, fp_sort(f)) is not None), None)
 
 
 def _blockers(pairs, points, formats, differ, nan) -> list[z3.BoolRef]:
