@@ -153,6 +153,60 @@ def test_a_float_stored_as_b32_on_one_side_is_still_that_float():
     assert (v.verdict, v.counterexample.nan_payloads_only) == ("different", True)
 
 
+_DOUBLED = """.version 7.8
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [f_param_0];
+	DOUBLE;
+	st.param.b32 [func_retval0], %r2;
+	ret;
+}
+"""
+_TIMES_TWO, _PLUS_ITSELF = "mul.rn.f32 %r2, %r1, 0f40000000", "add.rn.f32 %r2, %r1, %r1"
+_AS_BITS = "; and.b32 %r2, %r2, -1"  # a view of the bits as bits
+
+
+def _doubled(tmp_path, a: str, b: str, *options: str):
+    files = [tmp_path / "a.ptx", tmp_path / "b.ptx"]
+    for f, body in zip(files, (a, b), strict=True):
+        f.write_text(_DOUBLED.replace("DOUBLE", body))
+    r = CliRunner().invoke(main, ["equiv", *map(str, files), "--function", "f", "--json",
+                                  "--no-cache", *options])
+    return r.exit_code, json.loads(r.stdout)
+
+
+def test_a_float_return_stored_as_b32_is_compared_as_its_float(tmp_path):
+    """LLVM 22 stores a float return with st.param.b32: where both functions store the
+    bits a float instruction wrote, the return is a float (payload-free by default), as
+    st.param.f32 is; a side that views the bits as bits (and.b32) makes them bits."""
+    code, out = _doubled(tmp_path, _TIMES_TWO, _PLUS_ITSELF)
+    assert (code, out["verdict"], out["up_to_nan_payloads"]) == (0, "equivalent", True)
+    code, out = _doubled(tmp_path, _TIMES_TWO, _PLUS_ITSELF, "--nan", "exact")
+    assert (code, out["verdict"]) == (1, "different")
+    code, out = _doubled(tmp_path, _TIMES_TWO + _AS_BITS, _PLUS_ITSELF)
+    assert code == 3 and "observed as bits" in out["reason"]
+
+
+def test_a_function_differing_in_open_nan_bits_says_whether_that_is_all(tmp_path, monkeypatch):
+    """x*2 and x+x returned as bits (and.b32) differ only in their open NaNs' bits: said
+    so ("nowhere else") where the re-ask ruled every other difference out, and not said
+    so where it ran out of time (a faked unknown): then other differences stay possible."""
+    from ptxsmt.smt.queries import functions
+    from ptxsmt.smt.solving.decide import Decision
+
+    pair = (_TIMES_TWO + _AS_BITS, _PLUS_ITSELF + _AS_BITS)
+    code, out = _doubled(tmp_path, *pair)
+    assert code == 3 and "observed as bits" in out["reason"] and "nowhere else" in out["reason"]
+    monkeypatch.setattr(functions, "_ask_again",
+                        lambda *_a, **_k: Decision(z3.unknown, reason="timeout"))
+    code, out = _doubled(tmp_path, *pair)
+    assert code == 3 and "nowhere else" not in out["reason"]
+    assert "not ruled out" in out["reason"]
+
+
 @pytest.mark.parametrize("nan", ["payload-free", "exact"])
 def test_functions_find_the_zeros_of_maximum(nan):
     v = functions("maximum", nan)
@@ -270,58 +324,3 @@ def test_ir_verdicts_name_the_policy():
     assert [(r["verdict"], r["nan"]) for r in rows] == [("refines", "payload-free"),
                                                         ("different", "exact")]
     assert rows[0]["up_to_nan_payloads"] and rows[1]["only_nan_payloads"]
-
-
-
-_DOUBLED = """.version 7.8
-.target sm_80
-.address_size 64
-.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0)
-{
-	.reg .b32 %r<3>;
-	ld.param.b32 %r1, [f_param_0];
-	DOUBLE;
-	st.param.b32 [func_retval0], %r2;
-	ret;
-}
-"""
-_TIMES_TWO, _PLUS_ITSELF = "mul.rn.f32 %r2, %r1, 0f40000000", "add.rn.f32 %r2, %r1, %r1"
-_AS_BITS = "; and.b32 %r2, %r2, -1"  # a view of the bits as bits
-
-
-def _doubled(tmp_path, a: str, b: str, *options: str):
-    files = [tmp_path / "a.ptx", tmp_path / "b.ptx"]
-    for f, body in zip(files, (a, b), strict=True):
-        f.write_text(_DOUBLED.replace("DOUBLE", body))
-    r = CliRunner().invoke(main, ["equiv", *map(str, files), "--function", "f", "--json",
-                                  "--no-cache", *options])
-    return r.exit_code, json.loads(r.stdout)
-
-
-def test_a_float_return_stored_as_b32_is_compared_as_its_float(tmp_path):
-    """LLVM 22 stores a float return with st.param.b32: where both functions store the
-    bits a float instruction wrote, the return is a float (payload-free by default), as
-    st.param.f32 is; a side that views the bits as bits (and.b32) makes them bits."""
-    code, out = _doubled(tmp_path, _TIMES_TWO, _PLUS_ITSELF)
-    assert (code, out["verdict"], out["up_to_nan_payloads"]) == (0, "equivalent", True)
-    code, out = _doubled(tmp_path, _TIMES_TWO, _PLUS_ITSELF, "--nan", "exact")
-    assert (code, out["verdict"]) == (1, "different")
-    code, out = _doubled(tmp_path, _TIMES_TWO + _AS_BITS, _PLUS_ITSELF)
-    assert code == 3 and "observed as bits" in out["reason"]
-
-
-def test_a_function_differing_in_open_nan_bits_says_whether_that_is_all(tmp_path, monkeypatch):
-    """x*2 and x+x returned as bits (and.b32) differ only in their open NaNs' bits: said
-    so ("nowhere else") where the re-ask ruled every other difference out, and not said
-    so where it ran out of time (a faked unknown): then other differences stay possible."""
-    from ptxsmt.smt.queries import functions
-    from ptxsmt.smt.solving.decide import Decision
-
-    pair = (_TIMES_TWO + _AS_BITS, _PLUS_ITSELF + _AS_BITS)
-    code, out = _doubled(tmp_path, *pair)
-    assert code == 3 and "observed as bits" in out["reason"] and "nowhere else" in out["reason"]
-    monkeypatch.setattr(functions, "_ask_again",
-                        lambda *_a, **_k: Decision(z3.unknown, reason="timeout"))
-    code, out = _doubled(tmp_path, *pair)
-    assert code == 3 and "nowhere else" not in out["reason"]
-    assert "not ruled out" in out["reason"]
