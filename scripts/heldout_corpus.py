@@ -7,7 +7,8 @@ sit on the edges only a solver finds (NaN, ±0, one ulp, equality).
 
 writes DIR/NAME.O0.ptx, DIR/NAME.O2.ptx, DIR/pairs.jsonl (`ptxsmt equiv --batch` lines)
 and DIR/manifest.jsonl (the layout of `sweep_corpus.py`: name, kind, ops, compiler,
-target, seed, fmf, ptx (instructions of the -O2 side), planted, expect), so that
+target, seed, fmf, ptx (instructions of the -O2 side), planted, masked, audit, expect:
+the labels of scripts/planted_pairs.py, audited by ptxas), so that
 `scripts/bench.py --sweep --corpus DIR` reads it too. Fixed seeds, 1000 up (none of
 `sweep_corpus.py`'s): the same tools write the same bytes.
 
@@ -32,12 +33,13 @@ bounded value (a NaN's sign is open too), an fptosi/fptoui converts only a clamp
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import planted_pairs
 
 KINDS = ("fcmp", "fsel", "half", "mixed")
 COMPILERS = ("llc14", "llvm22")
@@ -422,18 +424,9 @@ MUTATIONS = [
 
 def plant(ptx: str, rng: random.Random) -> tuple[str, str] | None:
     """`ptx` with one instruction changed, and the mutation's name; None if none applies."""
-    lines = ptx.split("\n")
     sm80 = int(re.search(r"\.target sm_(\d+)", ptx)[1]) >= 80 if ".target" in ptx else True
-    applies = [(name, pattern, replacement, where) for name, pattern, replacement in MUTATIONS
-               if (sm80 or name not in NEEDS_SM80)
-               and (where := [i for i, line in enumerate(lines) if pattern.search(line)
-                              and not line.lstrip().startswith("//")])]
-    if not applies:
-        return None
-    name, pattern, replacement, where = rng.choice(applies)
-    i = rng.choice(where)
-    lines[i] = pattern.sub(replacement, lines[i], count=1)
-    return "\n".join(lines), name
+    return planted_pairs.plant(ptx, rng, [m for m in MUTATIONS
+                                          if sm80 or m[0] not in NEEDS_SM80])
 
 
 def instructions(ptx: str) -> int:
@@ -456,10 +449,12 @@ def pairs(kinds=KINDS, seeds=SEEDS, compilers=COMPILERS):
                 yield (f"{kind}-{compiler}-{seed}", kind, ops, compiler, target, seed, fmf)
 
 
-def write(out: Path, kinds=KINDS, seeds=SEEDS, compilers=COMPILERS) -> tuple[int, list[str]]:
-    """Both compiles of every pair, its planted twin, and the two index files."""
-    out.mkdir(parents=True, exist_ok=True)
-    batch, manifest, failed = [], [], []
+def write(out: Path, kinds=KINDS, seeds=SEEDS, compilers=COMPILERS,
+          audit: bool = True) -> tuple[int, list[str]]:
+    """Both compiles of every pair, its planted twin (labelled by the ptxas audit of
+    planted_pairs.py unless not `audit`), and the two index files."""
+    corpus = planted_pairs.Corpus(out, planted_pairs.find_assembler() if audit else None)
+    failed = []
     for name, kind, ops, compiler, target, seed, fmf in pairs(kinds, seeds, compilers):
         ir = GENERATORS[kind](ops, seed, fmf)
         try:
@@ -469,19 +464,10 @@ def write(out: Path, kinds=KINDS, seeds=SEEDS, compilers=COMPILERS) -> tuple[int
             failed.append(f"{name}: {why.strip().splitlines()[0][:200]}")
             continue
         (out / f"{name}.ll").write_text(ir)
-        (out / f"{name}.O0.ptx").write_text(o0)
-        planted = plant(o2, random.Random(name))
-        twins = [(name, o2, None)] + ([(f"{name}-planted", *planted)] if planted else [])
-        for stem, text, mutation in twins:
-            (out / f"{stem}.O2.ptx").write_text(text)
-            batch.append({"a": f"{name}.O0.ptx", "b": f"{stem}.O2.ptx", "function": "f"})
-            manifest.append({"name": stem, "kind": kind, "ops": ops, "compiler": compiler,
-                             "target": target, "seed": seed, "fmf": fmf,
-                             "ptx": instructions(text), "planted": mutation,
-                             "expect": "different" if mutation else "equivalent"})
-    for file, rows in (("pairs.jsonl", batch), ("manifest.jsonl", manifest)):
-        (out / file).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return len(batch), failed
+        corpus.add(name, o0, o2, plant(o2, random.Random(name)), kind=kind, ops=ops,
+                   compiler=compiler, target=target, seed=seed, fmf=fmf,
+                   ptx=instructions(o2))
+    return corpus.save(), failed
 
 
 def main() -> None:
@@ -490,12 +476,14 @@ def main() -> None:
     ap.add_argument("--only", default="", help="kinds, e.g. fcmp,half (default: all)")
     ap.add_argument("--seeds", type=int, default=SEEDS)
     ap.add_argument("--compilers", default=",".join(COMPILERS))
+    ap.add_argument("--no-audit", action="store_true",
+                    help="label the planted pairs as planted, without ptxas's audit")
     args = ap.parse_args()
     kinds = tuple(filter(None, args.only.split(","))) or KINDS
     compilers = tuple(filter(None, args.compilers.split(",")))
     if unknown := (set(kinds) - set(KINDS)) | (set(compilers) - set(COMPILERS)):
         sys.exit(f"unknown kind or compiler: {', '.join(sorted(unknown))}")
-    n, failed = write(args.out, kinds, args.seeds, compilers)
+    n, failed = write(args.out, kinds, args.seeds, compilers, not args.no_audit)
     print(f"{n} pairs in {args.out / 'pairs.jsonl'} (labels: {args.out / 'manifest.jsonl'})")
     for line in failed:
         print(f"not compiled: {line}", file=sys.stderr)

@@ -7,8 +7,9 @@ each pair as written and again with one planted difference in the -O2 side.
 
 writes DIR/NAME.O0.ptx, DIR/NAME.O2.ptx for each pair, DIR/pairs.jsonl (the lines of
 `ptxsmt equiv --batch`) and DIR/manifest.jsonl (one object a line, the same order:
-name, kind, ops, compiler, seed, `planted` (the mutation, or null) and `expect`,
-"equivalent" or "different"). Everything is drawn from fixed seeds: the same tools give
+name, kind, ops, compiler, seed, `planted` (the mutation, or null), for a planted
+pair `masked` and `audit` (ptxas's evidence), and `expect`, "equivalent" or
+"different": scripts/planted_pairs.py). Everything is drawn from fixed seeds: the same tools give
 the same bytes. The default is 9 kinds x 2 compilers (bf16 LLVM 22 only) x 4 sizes
 (50, 100, 300, 1,000 IR operations) x 4 seeds = 272 pairs, and a planted twin of
 each where a mutation applies to its -O2 side: 542 pairs (llc-14 and LLVM 22 of 2026).
@@ -27,23 +28,25 @@ multiplier of a division by a
 constant one off (wrong only for large dividends), `lt` as `le` (wrong only where the
 two are equal), an ordered float compare as unordered or back (wrong only at NaN), a
 signed compare as unsigned (wrong where the signs differ), `min`/`max` swapped (wrong
-where they differ: ±0 and NaN cases included), an integer immediate one off. Such a
-pair is labelled "different"; the label is what was planted, not a proof (a mutation
-of dead or masked code leaves the pair equal): a verdict against it is reported, not
-counted as wrong without a look. The equal pairs are labelled "equivalent" for the same
-reason (the generators avoid what PTX's open NaNs make unequal; see docs/scale.md).
+where they differ: ±0 and NaN cases included), an integer immediate one off. A
+mutation of dead or masked code leaves the pair equal: such a pair is labelled
+"different" unless ptxas assembles both -O2 sides to the same SASS (then "equivalent",
+`"masked": true`; scripts/planted_pairs.py). A label is evidence, not a proof: a
+verdict against it is reported (scripts/check_results.py), not counted as wrong without
+a look. The equal pairs are labelled "equivalent" for the same reason (the generators
+avoid what PTX's open NaNs make unequal; see docs/scale.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import planted_pairs
 import scale_functions
 import wide_functions
 
@@ -261,19 +264,8 @@ MUTATIONS = [
 
 
 def plant(ptx: str, rng: random.Random) -> tuple[str, str] | None:
-    """`ptx` with one instruction changed (a kind of mutation that applies and an
-    occurrence of it, both picked by the seed), and the mutation's name; None if none
-    applies."""
-    lines = ptx.split("\n")
-    applies = [(name, pattern, replacement, where) for name, pattern, replacement in MUTATIONS
-               if (where := [i for i, line in enumerate(lines) if pattern.search(line)
-                             and not line.lstrip().startswith("//")])]
-    if not applies:
-        return None
-    name, pattern, replacement, where = rng.choice(applies)
-    i = rng.choice(where)
-    lines[i] = pattern.sub(replacement, lines[i], count=1)
-    return "\n".join(lines), name
+    """`ptx` with one instruction changed, and the mutation's name; None if none applies."""
+    return planted_pairs.plant(ptx, rng, MUTATIONS)
 
 
 # ---- the corpus --------------------------------------------------------------------------
@@ -289,28 +281,20 @@ def pairs(kinds=tuple(KINDS), sizes=SIZES, seeds=SEEDS, compilers=COMPILERS):
                     yield f"{kind}-{ops}-{compiler}-{seed}", kind, ops, compiler, seed
 
 
-def write(out: Path, kinds, sizes, seeds, compilers) -> tuple[int, list[str]]:
-    """Both compiles of every pair, its planted twin, and the two index files."""
-    out.mkdir(parents=True, exist_ok=True)
-    batch, manifest, failed = [], [], []
+def write(out: Path, kinds, sizes, seeds, compilers, audit: bool = True) -> tuple[int, list[str]]:
+    """Both compiles of every pair, its planted twin (labelled by the ptxas audit of
+    planted_pairs.py unless not `audit`), and the two index files."""
+    corpus = planted_pairs.Corpus(out, planted_pairs.find_assembler() if audit else None)
+    failed = []
     for name, kind, ops, compiler, seed in pairs(kinds, sizes, seeds, compilers):
         try:
             o0, o2 = COMPILE[compiler](KINDS[kind](ops, seed))
         except (subprocess.CalledProcessError, RuntimeError) as e:
             failed.append(f"{name}: {str(e).strip().splitlines()[0][:200]}")
             continue
-        planted = plant(o2, random.Random(name))
-        twins = [(name, o2, None)] + ([(f"{name}-planted", *planted)] if planted else [])
-        (out / f"{name}.O0.ptx").write_text(o0)
-        for stem, text, mutation in twins:
-            (out / f"{stem}.O2.ptx").write_text(text)
-            batch.append({"a": f"{name}.O0.ptx", "b": f"{stem}.O2.ptx", "function": "f"})
-            manifest.append({"name": stem, "kind": kind, "ops": ops, "compiler": compiler,
-                             "seed": seed, "planted": mutation,
-                             "expect": "different" if mutation else "equivalent"})
-    for file, rows in (("pairs.jsonl", batch), ("manifest.jsonl", manifest)):
-        (out / file).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return len(batch), failed
+        corpus.add(name, o0, o2, plant(o2, random.Random(name)), kind=kind, ops=ops,
+                   compiler=compiler, seed=seed)
+    return corpus.save(), failed
 
 
 def main() -> None:
@@ -320,6 +304,8 @@ def main() -> None:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--seeds", type=int, default=SEEDS)
     ap.add_argument("--compilers", default=",".join(COMPILERS))
+    ap.add_argument("--no-audit", action="store_true",
+                    help="label the planted pairs as planted, without ptxas's audit")
     args = ap.parse_args()
     kinds = tuple(filter(None, args.only.split(","))) or tuple(KINDS)
     compilers = tuple(filter(None, args.compilers.split(",")))
@@ -328,7 +314,7 @@ def main() -> None:
     if "llc14" in compilers and not scale_functions.available():
         sys.exit("needs llc-14 and opt-14 (or --compilers llvm22)")
     n, failed = write(args.out, kinds, tuple(int(s) for s in args.sizes.split(",")),
-                      args.seeds, compilers)
+                      args.seeds, compilers, not args.no_audit)
     print(f"{n} pairs in {args.out / 'pairs.jsonl'} (labels: {args.out / 'manifest.jsonl'})")
     for line in failed:
         print(f"not compiled: {line}", file=sys.stderr)

@@ -1,0 +1,87 @@
+"""scripts/check_results.py: which verdicts are against which labels, listed most serious
+first, and bad input in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import check_results  # noqa: E402
+
+ROWS = [  # (name, planted, masked) -> the label it rests on
+    ("equal", None, None),
+    ("masked-planted", "zero-sign", True),
+    ("kept-planted", "nan-min", False),
+    ("unaudited-planted", "nan-min-dropped", None),
+]
+
+
+def _row(name, planted, masked):
+    row = {"name": name, "kind": "fsel", "planted": planted,
+           "expect": "equivalent" if masked or not planted else "different"}
+    if planted:
+        row |= {"masked": masked, "audit": f"audit of {name}"}
+    return row
+
+
+def _check(tmp_path, verdicts: dict[int, str] | str):
+    """check_results.py on ROWS and `verdicts` (by line, or the results file's text)."""
+    manifest, results = tmp_path / "manifest.jsonl", tmp_path / "results.jsonl"
+    manifest.write_text("".join(json.dumps(_row(*r)) + "\n" for r in ROWS))
+    results.write_text(verdicts if isinstance(verdicts, str) else "".join(
+        json.dumps({"line": k, "verdict": v}) + "\n" for k, v in verdicts.items()))
+    return subprocess.run([sys.executable, str(SCRIPTS / "check_results.py"), str(manifest),
+                           str(results)], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("row,verdict,against", [
+    (ROWS[0], "equivalent", None), (ROWS[0], "different", "pair as compiled"),
+    (ROWS[1], "equivalent", None), (ROWS[1], "different", "ptxas masked"),
+    (ROWS[2], "different", None), (ROWS[2], "equivalent", "soundness bug"),
+    (ROWS[3], "different", None), (ROWS[3], "equivalent", "no ptxas audited"),
+    (ROWS[2], "unknown", None), (ROWS[1], "unknown", None), (ROWS[2], "bounded", "soundness"),
+])
+def test_each_verdict_against_its_label_and_only_those_is_listed(row, verdict, against):
+    found = check_results.against([_row(*row)], [{"verdict": verdict}])
+    if against is None:
+        assert found == []
+    else:
+        assert against in found[0] and found[1].split()[0] == row[0]
+
+
+def test_the_soundness_findings_come_first_and_the_exit_status_says_so(tmp_path):
+    done = _check(tmp_path, {1: "different", 2: "different", 3: "equivalent", 4: "unknown"})
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0] == "4 pairs, 4 with a result; 3 against the label: each a ptxsmt bug " \
+                       "until looked at"
+    heads = [line for line in lines if line.endswith("(1):")]
+    assert ["soundness" in heads[0], "as compiled" in heads[1], "masked" in heads[2]] == \
+        [True] * 3
+    assert "  kept-planted  nan-min  audit of kept-planted" in lines
+    assert "| fsel | planted, kept | 1 | 1 | 0 | 0 | 0 | 1 |" in lines
+    assert "| zero-sign | 1 | 1 | 0 | 0 | 0/1/0 | 0/0/0 |" in lines
+
+
+def test_verdicts_as_labelled_exit_zero_and_a_partial_results_file_is_read(tmp_path):
+    done = _check(tmp_path, {1: "equivalent", 3: "different"})
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith("4 pairs, 2 with a result; 0 against the label\n")
+
+
+@pytest.mark.parametrize("results,says", [
+    ('{"line": 9, "verdict": "equivalent"}\n', "results.jsonl, line 1: line 9 is not a line"),
+    ('{"line": 1}\nnot json\n', "results.jsonl, line 2: not JSON"),
+    ("[1]\n", "results.jsonl, line 1: not a JSON object"),
+])
+def test_bad_input_is_one_line(tmp_path, results, says):
+    done = _check(tmp_path, results)
+    assert done.returncode == 2 and says in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
