@@ -97,6 +97,7 @@ def test_plant_picks_an_applying_mutation_and_leaves_comments():
     assert planted_pairs.plant(text, random.Random(0), mutations) == (
         "// setp.lt in a comment\n\tsetp.le.s32 %p1, %r1, %r2;", "lt")
     assert planted_pairs.plant("\tret;", random.Random(0), mutations) is None
+    assert planted_pairs.plant("\t// setp.lt\n\tret;", random.Random(0), mutations) is None
 
 
 # ---- against ptxas and nvdisasm ------------------------------------------------------------
