@@ -102,13 +102,13 @@ def against(manifest: list[dict], results: list[dict | None]) -> list[str]:
 
 def by_kind(manifest: list[dict], results: list[dict | None]) -> list[str]:
     counts = Counter((row["kind"], label(row), verdict(r)) for row, r in zip(manifest, results))
-    rows = ["| kind | label | n | " + " | ".join(VERDICTS) + " | against the label |",
-            "|---|---|---:|" + "---:|" * (len(VERDICTS) + 1)]
+    rows = ["| kind | label | n | " + " | ".join(VERDICTS) + " | no result | against the "
+            "label |", "|---|---|---:|" + "---:|" * (len(VERDICTS) + 2)]
     for kind in dict.fromkeys(row["kind"] for row in manifest):
         for what in (AS_COMPILED, MASKED, KEPT, UNAUDITED):
             n = sum(c for (k, w, _), c in counts.items() if (k, w) == (kind, what))
             if n:
-                cells = [counts[kind, what, v] for v in VERDICTS]
+                cells = [counts[kind, what, v] for v in (*VERDICTS, None)]
                 wrong = sum(counts[kind, what, said] for (w, said) in AGAINST if w == what)
                 rows.append(f"| {kind} | {what} | {n} | " + " | ".join(map(str, cells))
                             + f" | {wrong} |")

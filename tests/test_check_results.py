@@ -66,7 +66,7 @@ def test_the_soundness_findings_come_first_and_the_exit_status_says_so(tmp_path)
     assert ["soundness" in heads[0], "as compiled" in heads[1], "masked" in heads[2]] == \
         [True] * 3
     assert "  kept-planted  nan-min  audit of kept-planted" in lines
-    assert "| fsel | planted, kept | 1 | 1 | 0 | 0 | 0 | 1 |" in lines
+    assert "| fsel | planted, kept | 1 | 1 | 0 | 0 | 0 | 0 | 1 |" in lines
     assert "| zero-sign | 1 | 1 | 0 | 0 | 0/1/0 | 0/0/0 |" in lines
 
 
@@ -74,6 +74,7 @@ def test_verdicts_as_labelled_exit_zero_and_a_partial_results_file_is_read(tmp_p
     done = _check(tmp_path, {1: "equivalent", 3: "different"})
     assert done.returncode == 0, done.stdout
     assert done.stdout.startswith("4 pairs, 2 with a result; 0 against the label\n")
+    assert "| fsel | planted, masked | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in done.stdout
 
 
 @pytest.mark.parametrize("results,says", [
