@@ -97,7 +97,7 @@ class Assembler:
         wanted = int(m[1]) if (m := re.search(r"\.target\s+sm_(\d+)", ptx)) else 0
         newer = [t for t in self.targets if t >= wanted]
         if not newer:
-            raise Refused(f"this ptxas assembles no target from sm_{wanted} up")
+            raise Refused(f"ptxas: no target from sm_{wanted} up")
         return f"sm_{newer[0]}"
 
     def sass(self, ptx: str, function: str) -> str:
@@ -110,10 +110,13 @@ class Assembler:
                                  capture_output=True, text=True, check=False, timeout=600)
             if run.returncode != 0:
                 said = _ERROR.search(run.stdout + run.stderr)
-                raise Refused(f"line {said[1]}: {said[2].strip()}" if said
-                              else f"exit status {run.returncode}")
-            listing = subprocess.run([self.nvdisasm, "-c", str(cubin)], capture_output=True,
-                                     text=True, check=True, timeout=600).stdout
+                raise Refused(f"ptxas: line {said[1]}: {said[2].strip()}" if said
+                              else f"ptxas: exit status {run.returncode}")
+            listed = subprocess.run([self.nvdisasm, "-c", str(cubin)], capture_output=True,
+                                    text=True, check=False, timeout=600)
+        if listed.returncode != 0:
+            raise Refused(f"nvdisasm: {(listed.stderr.strip() or 'failed').splitlines()[0]}")
+        listing = listed.stdout
         if f".text.{function}:" not in listing:
             raise Refused(f"ptxas kept no code of {function}")
         return normalise(listing)
@@ -143,7 +146,7 @@ def audit(plain: str, planted: str, assembler: Assembler | None,
         try:
             sass[side] = assembler.sass(text, function)
         except Refused as e:
-            return {"masked": None, "audit": f"not audited: ptxas on the {side} -O2 side: {e}",
+            return {"masked": None, "audit": f"not audited: the {side} -O2 side: {e}",
                     "expect": "different"}
     how = f"ptxas {assembler.release} -O3 -arch {assembler.arch(plain)}"
     if sass["unplanted"] == sass["planted"]:

@@ -4,8 +4,10 @@ itself against ptxas and nvdisasm (skipped where they are missing)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -61,10 +63,10 @@ class Listed(Assembler):
 @pytest.mark.parametrize("table,masked,expect,says", [
     ({"plain": "X", "planted": "X"}, True, "equivalent", "identical SASS: masked (evidence"),
     ({"plain": "X", "planted": "Y"}, False, "different", "the SASS differs: kept (not proof"),
-    ({"plain": Refused("line 5: no"), "planted": "Y"}, None, "different",
-     "not audited: ptxas on the unplanted -O2 side: line 5: no"),
-    ({"plain": "X", "planted": Refused("line 7: no")}, None, "different",
-     "not audited: ptxas on the planted -O2 side: line 7: no"),
+    ({"plain": Refused("ptxas: line 5: no"), "planted": "Y"}, None, "different",
+     "not audited: the unplanted -O2 side: ptxas: line 5: no"),
+    ({"plain": "X", "planted": Refused("ptxas: line 7: no")}, None, "different",
+     "not audited: the planted -O2 side: ptxas: line 7: no"),
 ])
 def test_a_plant_is_labelled_by_its_audit(table, masked, expect, says):
     got = audit("plain", "planted", Listed(table))
@@ -161,12 +163,19 @@ def test_what_ptxas_refuses_is_not_audited_and_says_where(assembler):
     plain = _function("sm_70", minmax="max.NaN")
     got = audit(plain, plain.replace("setp.lt.f32", "setp.le.f32"), assembler)
     assert (got["masked"], got["expect"]) == (None, "different")
-    assert re.search(r"unplanted -O2 side: line 13: .*\.NaN", got["audit"]), got["audit"]
+    assert re.search(r"the unplanted -O2 side: ptxas: line 13: .*\.NaN", got["audit"]), got["audit"]
 
 
 def test_a_function_ptxas_kept_no_code_of_is_no_evidence(assembler):
     """Both sides without f's code would be "identical": refused instead."""
     other = _function(name="g")
     assert audit(other, other.replace("setp.lt.f32", "setp.ltu.f32"), assembler) == {
-        "masked": None, "audit": "not audited: ptxas on the unplanted -O2 side: ptxas kept "
-                                 "no code of f", "expect": "different"}
+        "masked": None, "audit": "not audited: the unplanted -O2 side: ptxas kept no code "
+                                 "of f", "expect": "different"}
+
+
+def test_a_listing_nvdisasm_fails_on_is_no_evidence(assembler):
+    broken = dataclasses.replace(assembler, nvdisasm=shutil.which("false"))
+    got = audit(_function(), _function(), broken)
+    assert (got["masked"], got["audit"]) == (
+        None, "not audited: the unplanted -O2 side: nvdisasm: failed")
