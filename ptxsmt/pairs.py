@@ -225,7 +225,8 @@ def _decide(pair: Pair) -> dict:
         verdict = _decide_functions(pair, opts)
         cex = verdict.counterexample
         return {**function_verdict_json(verdict), MERGES: verdict.merges, **({REPLAY: {
-            "scalars": [cex.lhs.inputs, cex.rhs.inputs],
+            "scalars": [{**ev.inputs, **{c.input: c.value for c in ev.chosen}}
+                        for ev in (cex.lhs, cex.rhs)],
             "memory": {_typed(loc): v for loc, v in cex.memory.items()},
             "watch": [_typed(loc) for loc in cex.lhs.stores]}} if cex else {})}
     except PtxError as e:

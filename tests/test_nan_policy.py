@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
+import shlex
 import struct
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import pytest
 import z3
 from click.testing import CliRunner
 
+from ptxsmt.batch import cache
 from ptxsmt.cli import main
 from ptxsmt.function.evaluate import read_function_file
 from ptxsmt.isa.types import F16, F32, F64
@@ -227,6 +230,100 @@ def test_a_half_in_a_b32_slot_differs_on_the_bytes_written():
     for side, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         bits, mask = ev.settled["func_retval0"]
         assert mask == 0xFFFF and bits == int(want[side])  # the high bytes: never written
+
+
+# ---- a difference through open NaNs' bits, for every choice of them ------------------------
+
+FLIP = 1 << 23  # an exponent bit: flipped, a NaN is no NaN
+PAIR_OPEN = {"nan_flip": ["mul.rn.f32 NaN"], "nan_sites": ["fma.rn.f32 NaN", "mul.rn.f32 NaN"]}
+
+
+def _replayed_as_plain_python(cex) -> None:
+    """The counterexample sits where a * b is a NaN; each open NaN it names is a NaN, on
+    the operands a and b (unordered: mul and fma name no order of them; fma's c is -0.0);
+    and each side returns what plain bit arithmetic gives under that choice."""
+    a, b = cex.inputs["a"], cex.inputs["b"]
+    assert math.isnan(f32(a) * f32(b))  # exact in a double: NaN where the f32 product is
+    chosen = {c.name: c for c in cex.chosen}
+    operands = min(a, b) << 32 | max(a, b)
+    assert chosen["mul.rn.f32 NaN"].argument == operands
+    assert all(_is_nan(c.value, c.width) for c in cex.chosen)
+    product = chosen["mul.rn.f32 NaN"].value
+    if "fma.rn.f32 NaN" in chosen:  # nan_sites: a flipped product against fma's NaN
+        assert chosen["fma.rn.f32 NaN"].argument == operands << 32 | 0x80000000
+        want = (product ^ FLIP, chosen["fma.rn.f32 NaN"].value)
+    else:  # nan_flip: the product against it flipped
+        want = (product, product ^ FLIP)
+    assert (cex.lhs.returns["r"], cex.rhs.returns["r"]) == want and want[0] != want[1]
+
+
+@pytest.mark.parametrize("name", PAIR_OPEN)
+def test_a_difference_in_open_nan_bits_for_every_choice_replays_under_one(name):
+    """Both sides return an open NaN's bits as .b32, one flipped: the evaluator leaves both
+    unspecified, yet whichever NaNs are chosen they differ. The counterexample is replayed
+    under one choice, which it names: each NaN as an H200 makes an f32 NaN (once: exit 4,
+    "does not replay")."""
+    v = functions(name, "payload-free")
+    assert v.verdict == "different" and v.counterexample.differ == ("r",)
+    assert sorted(c.name for c in v.counterexample.chosen) == PAIR_OPEN[name]
+    assert {c.value for c in v.counterexample.chosen} == {0x7FFFFFFF}  # silicon's f32 NaN
+    _replayed_as_plain_python(v.counterexample)
+
+
+@pytest.mark.parametrize("name", PAIR_OPEN)
+def test_where_the_h200_choice_does_not_replay_the_models_own_does(name, monkeypatch):
+    """Faked: the first choice leaves every open value open (so it cannot replay); the
+    model's own values, on which the query differs, still give a replayed difference."""
+    from ptxsmt.smt.queries import functions as checker
+    real = checker._chosen_by
+    monkeypatch.setattr(checker, "_chosen_by",
+                        lambda model, made: (lambda app: None) if made else real(model, made))
+    v = functions(name, "payload-free")
+    assert v.verdict == "different"
+    assert sorted(c.name for c in v.counterexample.chosen) == PAIR_OPEN[name]
+    _replayed_as_plain_python(v.counterexample)
+
+
+def test_an_open_choice_is_named_in_text_json_and_reproduce_lines(tmp_path, monkeypatch):
+    """The text and JSON name each open value taken; each side's reproduce line gives it
+    to `ptxsmt eval` (`open[NAME of ARGUMENT]=VALUE`) and runs to the outputs shown; a
+    batch's cache keeps the choice, and a cached "different" replays under it."""
+    files = [str(NAN / "arith_a.ptx"), str(NAN / "arith_b.ptx")]
+    r = cli("equiv", *files, "--function", "nan_sites", "--no-cache")
+    assert r.returncode == 1 and "values the PTX ISA leaves open, as taken here" in r.stdout
+    assert re.search(r"\n    open\[mul\.rn\.f32 NaN of 0x[0-9a-f]{16}\] = 0x[0-9a-f]{8}\n",
+                     r.stdout)
+    lines = r.stdout.split("reproduce:\n")[1].splitlines()
+    r = cli("equiv", *files, "--function", "nan_sites", "--no-cache", "--json")
+    cex = json.loads(r.stdout)["counterexample"]
+    assert r.returncode == 1 and sorted(t["open"] for t in cex["open_values"]) == \
+        PAIR_OPEN["nan_sites"]
+    assert all(_is_nan(int(t["taken_as"], 16), 32) for t in cex["open_values"])
+    for line, side in zip(lines, ("lhs", "rhs"), strict=True):
+        words = shlex.split(line)
+        assert words[:2] == ["ptxsmt", "eval"] and any(w.startswith("open[") for w in words)
+        r = cli(*words[1:], "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)["outputs"] == cex[side]
+    # a batch's cache keeps the choice, and a cached "different" replays under it
+    monkeypatch.setenv("PTXSMT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_ENABLED", True)  # --no-cache turned it off in this process
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"a": files[0], "b": files[1], "function": "nan_sites"}) + "\n")
+    first, again = (cli("equiv", "--batch", str(pairs)) for _ in range(2))
+    rows = [json.loads(x.stdout) for x in (first, again)]
+    assert [x.get("cached") for x in rows] == [None, True] and again.stderr == ""
+    assert rows[0]["counterexample"] == rows[1]["counterexample"]
+    assert rows[1]["counterexample"]["open_values"]
+
+
+@pytest.mark.parametrize("given, problem", [
+    ("open[mul.rn.f32 NaN of 0x1]=0x7fc00000", "reaches no open value mul.rn.f32 NaN of 0x1"),
+    ("open[mul.rn.f32 NaN of 0x000000007fc00000]=0x1ff800000", "does not fit the 32 bits"),
+])
+def test_an_open_value_eval_cannot_take_is_one_line(given, problem):
+    r = cli("eval", str(NAN / "arith_a.ptx"), "--function", "nan_flip", "a=0", "b=0x7fc00000",
+            given)
+    assert r.returncode == 2 and problem in r.output and "Traceback" not in r.output
 
 
 # ---- the helper ----------------------------------------------------------------------------

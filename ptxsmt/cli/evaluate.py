@@ -59,9 +59,10 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, 
     VALUE is hex bits (0x7e00), a PTX literal (0f3F800000, 0d..., -3) or a
     friendly value (1.0, -0.0, nan, inf, true). Outputs are the registers written.
     With FILE.ptx: one function, inputs by parameter name, special register
-    (tid.x), memory location (global[0x1000], global[0x1000].u32) or the register
-    an unmodelled instruction writes (%r5); outputs are the return values and
-    the memory each st wrote.
+    (tid.x), memory location (global[0x1000], global[0x1000].u32), the register
+    an unmodelled instruction writes (%r5) or a value the ISA leaves open, as an
+    equiv counterexample names it ('open[mul.rn.f32 NaN of 0x...]=0x7fffffff');
+    outputs are the return values and the memory each st wrote.
     With --hardware sm_90 an output the ISA leaves open (a NaN's bits, a
     division by zero) is what an H200 gives (min.NaN.f32: 0x7fffffff), not
     "unspecified"; JSON names it ("hardware": "sm_90").

@@ -11,21 +11,24 @@ Every parameter, special register and opaque register the function reads needs a
 is shown.
 
 Outputs are the return parameters and each memory location a `st` wrote, with its value
-when the function ends.
+when the function ends. A value the ISA leaves open (a NaN's bits) is unspecified, unless
+it is given as `open[NAME of ARGUMENT]` (`open[mul.rn.f32 NaN of 0x000000007fc00000]`:
+the NaN mul.rn.f32 gives on those operands, as a counterexample that differs for every
+choice of them shows it) or a caller chooses it (`choose`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import z3
 
 from ..isa.errors import PtxError, quote
-from ..isa.literals import LiteralError, parse_value
+from ..isa.literals import LiteralError, hex_bits, parse_value
 from ..isa.module import Function
 from ..isa.source import read_text
 from ..isa.types import TYPES, PtxType
@@ -33,7 +36,7 @@ from ..sem.options import DEFAULT, Options
 from ..sem.sorts import register_value
 from ..sem.unspecified import UNSPECIFIED, Value
 from ..solver import check
-from ..terms.walk import free_values
+from ..terms.walk import free_applications, free_values
 from . import read_function
 from .encode import Access, FunctionEncoding, encode_function
 from .memory import at as location_term
@@ -41,6 +44,7 @@ from .memory import empty as empty_memory
 from .memory import load, store
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
+_OPEN = re.compile(r"open\[\s*(.+?)\s+of\s+(0x[0-9a-fA-F]+)\s*\]")
 
 
 @dataclass(frozen=True, order=True)
@@ -56,6 +60,33 @@ class Location:
 
 
 @dataclass(frozen=True)
+class OpenValue:
+    """A value the ISA leaves open, as an evaluation was told to take it: the free
+    function's name (`sem.sorts.free_nan`'s, a fused-or-not choice's), its argument's
+    bits (the operands it is open on) and the value taken, with their widths."""
+
+    name: str
+    argument: int
+    argument_width: int
+    value: Value
+    width: int  # 1: a Boolean
+
+    @property
+    def input(self) -> str:
+        """The input name that gives it (`open[mul.rn.f32 NaN of 0x...]`)."""
+        return f"open[{self.name} of {hex_bits(self.argument, self.argument_width)}]"
+
+    @property
+    def spelled(self) -> str | bool:
+        """Its value as eval reads it back (hex bits, or a Boolean)."""
+        return bool(self.value) if self.width == 1 else hex_bits(int(self.value), self.width)
+
+
+# an open value's application (its argument a value) -> the value to take (None: open)
+Choose = Callable[[z3.ExprRef], z3.ExprRef | None]
+
+
+@dataclass(frozen=True)
 class FunctionEvaluation:
     function: str
     types: dict[str, PtxType]  # of the scalar inputs and the return values
@@ -66,6 +97,7 @@ class FunctionEvaluation:
     # an unspecified return's bytes that are settled (those written, of a half in a .b32
     # slot): return -> (bits, mask of the settled bits)
     settled: dict[str, tuple[int, int]] = field(default_factory=dict)
+    chosen: tuple[OpenValue, ...] = ()  # the open values taken, where a caller chose them
 
     def outputs(self) -> dict[str, tuple[Value, PtxType]]:
         """Return values and stored locations by name, with their types."""
@@ -109,19 +141,29 @@ def _read_function_file(path: str, name: str | None, version: tuple | None) -> F
 
 
 def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options = DEFAULT,
-                      watch: Iterable[Location] = (), unroll: int = 0) -> FunctionEvaluation:
+                      watch: Iterable[Location] = (), unroll: int = 0,
+                      choose: Choose | None = None) -> FunctionEvaluation:
     """Run `fn` on `inputs` (NAME -> value text or bits, see the module docstring).
     `watch` names locations whose final value is wanted even if no `st` writes them;
-    `unroll` K runs each loop up to K times (inputs that need more are an error)."""
+    `unroll` K runs each loop up to K times (inputs that need more are an error);
+    `choose` takes the values the ISA leaves open (each where its operands are known:
+    one open NaN may be another's operand), the evaluation lists those it took."""
     enc = encode_function(fn, opts, unmodelled="input", unroll=unroll)
-    scalars, located = _split(inputs, enc)
+    scalars, located, given_open = _split(inputs, enc)
+    choose = _given_first(given_open, choose)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
     spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
     empty = {s: empty_memory(s) for s in spaces}
 
+    chosen: dict[OpenValue, None] = {}
+
     def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
-        return z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
-                                                           for s, a in enc.memory.items()]))
+        v = z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
+                                                        for s, a in enc.memory.items()]))
+        while choose is not None and (taken := _taken(v, choose)):
+            chosen.update({_open_value(app, value): None for app, value in taken})
+            v = z3.simplify(z3.substitute(v, *taken))
+        return v
 
     arrays = dict(empty)
     given: set[tuple[str, int]] = set()
@@ -174,8 +216,50 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     returns = {k: value(v, k) for k, v in enc.returns.items()}
     settled = {k: _settled_bytes(concrete(enc.returns[k], arrays))
                for k, v in returns.items() if v is UNSPECIFIED and z3.is_bv(enc.returns[k])}
+    if unused := given_open.keys() - {(c.name, c.argument) for c in chosen}:
+        raise PtxError(f"{fn.name} reaches no open value " + ", ".join(
+            sorted(f"{name} of {arg:#x}" for name, arg in unused)) + " with these inputs")
     return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores,
-                              {k: v for k, v in settled.items() if v[1]})
+                              {k: v for k, v in settled.items() if v[1]}, tuple(chosen))
+
+
+def _given_first(given: dict[tuple[str, int], tuple[str, object]],
+                 choose: Choose | None) -> Choose | None:
+    """The open values given as inputs (`open[...]`), then `choose`'s."""
+    if not given:
+        return choose
+
+    def first(app: z3.ExprRef) -> z3.ExprRef | None:
+        if (key := (app.decl().name(), app.arg(0).as_long())) in given:
+            return _open_term(*given[key], app)
+        return choose(app) if choose else None
+    return first
+
+
+def _open_term(name: str, raw: object, app: z3.ExprRef) -> z3.ExprRef:
+    """A given open value (`name` = `raw`) as a value of `app`'s sort."""
+    if z3.is_bool(app):
+        return z3.BoolVal(bool(_convert(raw, TYPES["pred"], name)))
+    bits = _convert(raw, TYPES["b64"], name)  # checked against app's width below
+    if not isinstance(bits, int) or not 0 <= bits < 1 << app.size():
+        raise PtxError(f"input {quote(name)}: {raw} does not fit the {app.size()} bits the "
+                       "open value has")
+    return z3.BitVecVal(bits, app.size())
+
+
+def _taken(term: z3.ExprRef, choose: Choose) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    """The open values in `term` whose operands are known, each with the value `choose`
+    takes for it (those it leaves open left out)."""
+    apps = [a for a in free_applications(term) if z3.is_bv_value(a.arg(0))]
+    return [(a, v) for a in apps if (v := choose(a)) is not None]
+
+
+def _open_value(app: z3.ExprRef, value: z3.ExprRef) -> OpenValue:
+    arg = app.arg(0)
+    if z3.is_bool(value):
+        return OpenValue(app.decl().name(), arg.as_long(), arg.size(), z3.is_true(value), 1)
+    return OpenValue(app.decl().name(), arg.as_long(), arg.size(), value.as_long(),
+                     value.size())
 
 
 def _settled_bytes(term: z3.BitVecRef) -> tuple[int, int]:
@@ -207,12 +291,16 @@ def _settled(term: z3.ExprRef) -> Value:
 
 def _split(inputs: Mapping[str, object], enc: FunctionEncoding):
     """Scalar inputs as bits, checked against what the function reads; memory locations
-    as written."""
+    and open values (by name and argument) as written."""
     scalars: dict[str, Value] = {}
     located: dict[tuple[str, int, PtxType | None], object] = {}
+    opened: dict[tuple[str, int], tuple[str, object]] = {}
     for name, raw in inputs.items():
         if (loc := parse_location(name)) is not None:
             located[loc] = raw
+            continue
+        if m := _OPEN.fullmatch(name.strip()):
+            opened[m.group(1), int(m.group(2), 16)] = (name, raw)
             continue
         key = name.strip().lstrip("%")
         if key not in enc.inputs:
@@ -224,7 +312,7 @@ def _split(inputs: Mapping[str, object], enc: FunctionEncoding):
     missing = [f"{k} ({enc.origins[k]})" for k in enc.inputs if k not in scalars]
     if missing:
         raise PtxError(f"{enc.function} needs a value for: {'; '.join(missing)}")
-    return scalars, located
+    return scalars, located, opened
 
 
 def _convert(raw: object, t: PtxType, name: str) -> Value:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import shlex
 
 from ..eval.values import UNSPECIFIED, Value, outputs_json, to_json
-from ..function.evaluate import FunctionEvaluation
+from ..function.evaluate import FunctionEvaluation, OpenValue
 from ..isa.literals import describe as describe_bits
+from ..isa.literals import hex_bits
 from ..isa.types import PtxType
 from ..smt.queries.functions import FunctionCounterexample, FunctionVerdict
 from ..smt.solving.phrases import phrase
@@ -27,6 +28,7 @@ def function_json(ev: FunctionEvaluation, hardware: str | None = None) -> dict:
         **({"hardware": hardware} if hardware else {}),
         "inputs": {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
         "memory": {str(loc): to_json(v, loc.type) for loc, (v, _) in ev.memory.items()},
+        **({"open": {c.input: c.spelled for c in ev.chosen}} if ev.chosen else {}),
         "outputs": outputs_json(ev.outputs()),
     }
 
@@ -35,6 +37,7 @@ def function_text(ev: FunctionEvaluation) -> str:
     rows = [("in", k, describe(v, ev.types[k])) for k, v in ev.inputs.items()]
     rows += [("mem", str(loc), describe(v, loc.type) + ("" if given else "  (not given: 0)"))
              for loc, (v, given) in ev.memory.items()]
+    rows += [("open", c.input, str(c.spelled).lower()) for c in ev.chosen]
     rows += [("out", k, describe(v, t)) for k, (v, t) in ev.outputs().items()]
     width = max((len(name) for _, name, _ in rows), default=1)
     return "\n".join([ev.function] + [f"  {what:<4} {name:<{width}} = {text}"
@@ -44,7 +47,8 @@ def function_text(ev: FunctionEvaluation) -> str:
 def _arguments(cex: FunctionCounterexample, ev: FunctionEvaluation) -> str:
     """The inputs of one side's replay as `ptxsmt eval` arguments, under its own names
     (the results of unmodelled instructions are among them)."""
-    scalars = {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()}
+    scalars = {k: to_json(v, ev.types[k]) for k, v in ev.inputs.items()} | \
+        {c.input: c.spelled for c in ev.chosen}
     memory = {f"{loc}.{loc.type.name}": to_json(v, loc.type) for loc, v in cex.memory.items()}
     return " ".join(shlex.quote(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}")
                     for k, v in {**scalars, **memory}.items())
@@ -62,7 +66,8 @@ def function_verdict_json(v: FunctionVerdict) -> dict:
             "inputs": function_json(cex.lhs)["inputs"] | function_json(cex.rhs)["inputs"],
             "memory": {str(loc): to_json(val, loc.type) for loc, val in cex.memory.items()},
             "lhs": function_json(cex.lhs)["outputs"], "rhs": function_json(cex.rhs)["outputs"],
-            "differ": list(cex.differ)}
+            "differ": list(cex.differ),
+            **({"open_values": [_open_json(c) for c in cex.chosen]} if cex.chosen else {})}
     if v.justified:  # what an "equivalent" rests on besides solver proofs (Alive2 lists
         out["justified"] = v.justified  # its approximations)
     if v.certified is not None:
@@ -71,6 +76,20 @@ def function_verdict_json(v: FunctionVerdict) -> dict:
     if v.reason:
         out["reason"] = v.reason
     return out
+
+
+def _open_json(c: OpenValue) -> dict:
+    return {"open": c.name, "of": hex_bits(c.argument, c.argument_width),
+            "taken_as": c.spelled}
+
+
+def _chosen(cex: FunctionCounterexample) -> list[str]:
+    """The values the ISA leaves open, as the replay took them (none: left open)."""
+    if not cex.chosen:
+        return []
+    return ["  values the PTX ISA leaves open, as taken here (the functions differ for "
+            "every choice of them):",
+            *(f"    {c.input} = {str(c.spelled).lower()}" for c in cex.chosen)]
 
 
 def _rests_on(v: FunctionVerdict) -> list[str]:
@@ -125,6 +144,7 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines.append("  initial memory (any other byte: 0):")
         lines += [f"    {loc}.{loc.type.name} = {describe(val, loc.type)}"
                   for loc, val in cex.memory.items()]
+    lines += _chosen(cex)
     for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label} ({ev.function}):")
         lines += [f"    {k} = {_partly(ev, k) or describe(val, t)}"

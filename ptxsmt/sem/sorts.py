@@ -161,12 +161,13 @@ def free_nan(name: str, arg: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
     included; bits that are no NaN stand for the canonical one, so every NaN and
     nothing else is reachable. Evaluation reports an output that depends on it as
     unspecified instead of inventing bits."""
-    OPEN_NANS.add(name)
+    OPEN_NANS[name] = fmt
     u = z3.Function(name, arg.sort(), z3.BitVecSort(fmt.width))(arg)
     return z3.If(is_nan(u, fmt), u, z3.BitVecVal(canonical_nan(fmt), fmt.width))
 
 
-OPEN_NANS: set[str] = set()  # the names `free_nan` has given: these open values are NaNs
+# the names `free_nan` has given, each with its NaN's format: these open values are NaNs
+OPEN_NANS: dict[str, FloatFormat] = {}
 
 
 def open_nan_sites(term: z3.ExprRef) -> list[z3.BoolRef]:

@@ -23,15 +23,17 @@ import z3
 from ...eval.values import Value
 from ...function.effects import param_spelling, param_type
 from ...function.encode import FunctionEncoding, encode_function
-from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
+from ...function.evaluate import Choose, FunctionEvaluation, Location, OpenValue, evaluate_function
 from ...function.memory import address_bits, initial, load, observable
 from ...function.memory import at as memory_at
 from ...function.unroll import DEFAULT_UNROLL
 from ...isa.errors import PtxError
+from ...isa.literals import canonical_nan, fp_class
 from ...isa.module import Function
 from ...isa.types import TYPES, FloatFormat
 from ...sem import observe
 from ...sem.contraction import is_choice
+from ...sem.hardware import UNITS
 from ...sem.options import DEFAULT, DEFAULT_NAN, Options
 from ...sem.sorts import FORMATS, OPEN_NANS, fp_sort, ieee_result, open_nan_sites
 from ...sem.unspecified import UNSPECIFIED
@@ -53,6 +55,9 @@ class FunctionCounterexample:
     rhs: FunctionEvaluation
     differ: tuple[str, ...]  # outputs (return names, locations) that differ
     nan_payloads_only: bool = False  # only in which open NaNs are chosen (--nan exact)
+    # the values the ISA leaves open, as the replay took them: the difference holds for
+    # every choice of them, and the evaluator shows it under this one (empty: left open)
+    chosen: tuple[OpenValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -251,7 +256,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         agreeing = _agreement(model, el, er, differ[:len(returns)], spaces, defined,
                               _left(deadline))
         if agreeing is None:
-            cex = _replay(lhs, rhs, el, er, model, opts, rename, unroll, spaces, formats, nan)
+            cex = _replayed(lhs, rhs, el, er, model, opts, rename, unroll, spaces, formats,
+                            nan)
             return verdict("different", cex=cex)
         if agreeing is AGREEMENT_UNKNOWN or round_ == OPEN_ROUNDS:
             break
@@ -558,12 +564,46 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
     return found[-1] if found else None
 
 
+def _replayed(*replay) -> FunctionCounterexample:
+    """`_replay` of a model on which the functions differ for every choice of the values
+    the ISA leaves open (`_agreement`): with them left open; where every output that
+    differs is computed from them (unspecified to the evaluator: a NaN's bits returned
+    as .b32), under one choice of them, which the counterexample names: each open NaN as
+    the NaN an H200 makes, else (that choice reaches what ptxsmt assumes away) each
+    open value as the model took it, on which the query itself differs."""
+    try:
+        return _replay(*replay)
+    except ReplayError:
+        pass
+    model = replay[4]
+    try:
+        return _replay(*replay, choose=_chosen_by(model, made=True))
+    except (ReplayError, PtxError):
+        return _replay(*replay, choose=_chosen_by(model, made=False))
+
+
+def _chosen_by(model: z3.ModelRef, made: bool) -> Choose:
+    """Each open value as `model` took it, an open NaN as the NaN its bits stand for
+    (`free_nan` reads bits that are no NaN of its format as the canonical NaN); with
+    `made`, each open NaN as the NaN an H200 makes instead (`hardware.UNITS`: 0x7fffffff
+    for an f32), a value people know and the same on every run."""
+    def choose(app: z3.ExprRef) -> z3.ExprRef:
+        value = model.eval(app, model_completion=True)
+        fmt = OPEN_NANS.get(app.decl().name())
+        if fmt is None or not made and fp_class(value.as_long(), fmt).endswith("NaN"):
+            return value
+        return z3.BitVecVal(UNITS[fmt].made if made else canonical_nan(fmt), fmt.width)
+    return choose
+
+
 def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEncoding,
             model: z3.ModelRef, opts: Options,
             rename: dict[str, str], unroll: int, spaces: list[str],
             formats: dict[str, FloatFormat], nan: str,
-            nan_payloads_only: bool = False) -> FunctionCounterexample:
-    """Both functions evaluated on the model's inputs and memory (`_evaluated`)."""
+            nan_payloads_only: bool = False, choose: Choose | None = None
+            ) -> FunctionCounterexample:
+    """Both functions evaluated on the model's inputs and memory (`_evaluated`), the
+    values the ISA leaves open as `choose` takes them (None: left open)."""
     def value(term: z3.ExprRef) -> Value:
         v = model.eval(term, model_completion=True)
         return z3.is_true(v) if z3.is_bool(v) else v.as_long()
@@ -593,7 +633,7 @@ def _replay(lhs: Function, rhs: Function, el: FunctionEncoding, er: FunctionEnco
                         for k, v in inputs.items() if k in enc.inputs}
                        | {k: value(t) for k, t in enc.opaque.items()})
     return _evaluated(lhs, rhs, inputs, scalars, memory, watch, opts, rename, unroll, spaces,
-                      formats, nan, nan_payloads_only)
+                      formats, nan, nan_payloads_only, choose)
 
 
 def replay_counterexample(lhs: Function, rhs: Function, scalars: list[dict[str, Value]],
@@ -601,9 +641,10 @@ def replay_counterexample(lhs: Function, rhs: Function, scalars: list[dict[str, 
                           opts: Options = DEFAULT, unroll: int = 0,
                           nan_payloads_only: bool = False) -> FunctionCounterexample:
     """A counterexample kept from an earlier run (an `equiv --batch` cache entry) run
-    again: each side on its own scalar inputs and the initial memory, its `watch`ed
-    locations reported; ReplayError where the sides agree, as for a solver's model
-    (bit for bit; two open values differ where it differed `nan_payloads_only`)."""
+    again: each side on its own scalar inputs (the open values it took among them:
+    `open[...]`) and the initial memory, its `watch`ed locations reported; ReplayError
+    where the sides agree, as for a solver's model (bit for bit; two open values differ
+    where it differed `nan_payloads_only`)."""
     return _evaluated(lhs, rhs, {}, scalars, memory, watch, opts, _renaming(lhs, rhs)[0],
                       unroll or DEFAULT_UNROLL, list(observable(lhs.kind, rhs.kind)),
                       nan_payloads_only=nan_payloads_only)
@@ -613,15 +654,17 @@ def _evaluated(lhs: Function, rhs: Function, inputs: dict[str, Value],
                scalars: list[dict[str, Value]], memory: dict[Location, Value],
                watch: list[Location], opts: Options, rename: dict[str, str], unroll: int,
                spaces: list[str], formats: dict[str, FloatFormat] | None = None,
-               nan: str = "exact", nan_payloads_only: bool = False) -> FunctionCounterexample:
-    """Both sides run; they must differ on a return value (under the NaN policy `nan`
-    where `formats` makes it float-typed, else bit for bit; on the bytes written, where
-    some never are) or a location. `nan_payloads_only`: the difference runs through open
-    NaNs, so two unspecified values count as differing."""
+               nan: str = "exact", nan_payloads_only: bool = False,
+               choose: Choose | None = None) -> FunctionCounterexample:
+    """Both sides run, the open values as `choose` takes them (one choice for both); they
+    must differ on a return value (under the NaN policy `nan` where `formats` makes it
+    float-typed, else bit for bit; on the bytes written, where some never are) or a
+    location. `nan_payloads_only`: the difference runs through open NaNs, so two
+    unspecified values count as differing."""
     formats = formats or {}
     own = {ll: r for r, ll in rename.items()}
     given = {f"{loc}.{loc.type.name}": v for loc, v in memory.items()}
-    sides = [evaluate_function(fn, {**own, **given}, opts, watch, unroll)
+    sides = [evaluate_function(fn, {**own, **given}, opts, watch, unroll, choose)
              for fn, own in zip((lhs, rhs), scalars)]
     rhs_returns = {rename.get(k, k): (v, sides[1].types[k]) for k, v in sides[1].returns.items()}
 
@@ -647,8 +690,10 @@ def _evaluated(lhs: Function, rhs: Function, inputs: dict[str, Value],
         + [str(loc) for loc in _differing_locations(*sides, spaces, nan_payloads_only)]))
     if not differ:
         raise ReplayError(f"counterexample {inputs or scalars} {memory} does not replay: both "
-                          "functions give the same returns and memory")
-    return FunctionCounterexample(inputs, memory, *sides, differ, nan_payloads_only)
+                          "functions give the same returns and memory"
+                          + (" under the open values chosen" if choose else ""))
+    chosen = tuple(dict.fromkeys([*sides[0].chosen, *sides[1].chosen]))
+    return FunctionCounterexample(inputs, memory, *sides, differ, nan_payloads_only, chosen)
 
 
 def _covers(loc: Location, byte: Location) -> bool:
