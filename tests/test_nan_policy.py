@@ -316,13 +316,57 @@ def test_an_open_choice_is_named_in_text_json_and_reproduce_lines(tmp_path, monk
     assert rows[1]["counterexample"]["open_values"]
 
 
-@pytest.mark.parametrize("given, problem", [
-    ("open[mul.rn.f32 NaN of 0x1]=0x7fc00000", "reaches no open value mul.rn.f32 NaN of 0x1"),
-    ("open[mul.rn.f32 NaN of 0x000000007fc00000]=0x1ff800000", "does not fit the 32 bits"),
+# the same as snippets: d is a * b's bits, bit 23 flipped where it is a NaN on one side
+NAN_FLIP = ("mul.rn.f32 t, a, b; mov.b32 d, t; and.b32 d, d, -1;",
+            "mul.rn.f32 t, a, b; setp.nan.f32 p, t, t; xor.b32 u, t, 0x00800000; "
+            "selp.b32 d, u, t, p;", None)
+
+
+def test_snippets_differing_in_open_nan_bits_for_every_choice_replay_under_one(tmp_path,
+                                                                               monkeypatch):
+    """As for functions: each side's open NaN as an H200 makes an f32 NaN, named in the
+    text, JSON and reproduce lines (which run to the outputs shown), and kept by a
+    batch's cache (once: exit 4, "does not replay")."""
+    v = snippet(NAN_FLIP, "payload-free")
+    cex = v.counterexample
+    assert v.verdict == "different" and cex.differ == ("d",)
+    a, b = cex.inputs["a"], cex.inputs["b"]
+    assert math.isnan(f32(a) * f32(b))
+    (taken,), rhs_taken = cex.chosen
+    assert rhs_taken == (taken,) and taken.name == "mul.rn.f32 NaN"
+    assert (taken.argument, taken.value) == (min(a, b) << 32 | max(a, b), 0x7FFFFFFF)
+    assert (cex.lhs["d"], cex.rhs["d"]) == (0x7FFFFFFF, 0x7FFFFFFF ^ FLIP)
+    r = cli("equiv", *NAN_FLIP[:2])
+    assert r.returncode == 1 and "\n    open[mul.rn.f32 NaN of 0x" in r.stdout
+    shown = json.loads(cli("equiv", *NAN_FLIP[:2], "--json").stdout)["counterexample"]
+    assert [t["taken_as"] for t in shown["open_values"]] == ["0x7fffffff"]
+    for line, side in zip(r.stdout.split("reproduce:\n")[1].splitlines(), ("lhs", "rhs"),
+                          strict=True):
+        ran = cli(*shlex.split(line)[1:], "--json")
+        assert ran.returncode == 0 and json.loads(ran.stdout)["outputs"]["d"] == shown[side]["d"]
+    monkeypatch.setenv("PTXSMT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_ENABLED", True)
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"lhs": NAN_FLIP[0], "rhs": NAN_FLIP[1]}) + "\n")
+    first, again = (cli("equiv", "--batch", str(pairs)) for _ in range(2))
+    rows = [json.loads(x.stdout) for x in (first, again)]
+    assert [x.get("cached") for x in rows] == [None, True] and again.stderr == ""
+    assert rows[0]["counterexample"] == rows[1]["counterexample"] == shown
+
+
+FLIP_FILE = (str(NAN / "arith_a.ptx"), "--function", "nan_flip", "a=0", "b=0x7fc00000")
+
+
+@pytest.mark.parametrize("args, problem", [
+    ((*FLIP_FILE, "open[mul.rn.f32 NaN of 0x1]=0x7fc00000"),
+     "nan_flip reaches no open value mul.rn.f32 NaN of 0x1"),
+    ((*FLIP_FILE, "open[mul.rn.f32 NaN of 0x000000007fc00000]=0x1ff800000"),
+     "does not fit the 32 bits"),
+    (("mul.rn.f32 d, a, b;", "a=0", "b=1.0", "open[mul.rn.f32 NaN of 0x0]=true"),
+     "the snippet reaches no open value mul.rn.f32 NaN of 0x0"),
 ])
-def test_an_open_value_eval_cannot_take_is_one_line(given, problem):
-    r = cli("eval", str(NAN / "arith_a.ptx"), "--function", "nan_flip", "a=0", "b=0x7fc00000",
-            given)
+def test_an_open_value_eval_cannot_take_is_one_line(args, problem):
+    r = cli("eval", *args)
     assert r.returncode == 2 and problem in r.output and "Traceback" not in r.output
 
 

@@ -14,35 +14,45 @@ from ..isa.errors import PtxError
 from ..isa.literals import hex_bits
 from ..program import compiled
 from ..sem.options import DEFAULT, Options
-from ..sem.sorts import register_value
+from ..sem.sorts import Choose, given_first, open_inputs, register_value, take_open, unreached
 from ..solver import check
 from ..terms.walk import free_applications
-from .values import UNSPECIFIED, Evaluation, UnspecifiedOutput, Value, convert_inputs
+from .values import UNSPECIFIED, Evaluation, OpenValue, UnspecifiedOutput, Value, convert_inputs
 
 
 def evaluate(ptx: str, inputs: Mapping[str, object] | None = None,
-             opts: Options = DEFAULT, unspecified_ok: bool = False) -> Evaluation:
+             opts: Options = DEFAULT, unspecified_ok: bool = False,
+             choose: Choose | None = None) -> Evaluation:
     """Run a snippet on concrete inputs. An output the ISA leaves open raises
-    UnspecifiedOutput, or is UNSPECIFIED with `unspecified_ok`.
+    UnspecifiedOutput, or is UNSPECIFIED with `unspecified_ok`, unless its open values
+    are given (`open[NAME of ARGUMENT]`, as a counterexample names them) or `choose`
+    takes them.
 
     >>> evaluate("setp.lt.f32 p, a, b;", {"a": "nan", "b": "1.0"}).outputs
     {'p': False}
     """
     program, enc = compiled(ptx, opts)
-    values = convert_inputs(inputs or {}, program.types, enc.inputs)
+    inputs, opened = open_inputs(inputs or {})
+    choose = given_first(opened, choose)
+    values = convert_inputs(inputs, program.types, enc.inputs)
     pairs = [(const, register_value(values[name], program.types[name]))
              for name, const in enc.inputs.items() if name in values]
     outputs: dict[str, Value] = {}
+    chosen: dict[OpenValue, None] = {}
     for name, term in enc.outputs.items():
         result = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
+        if choose is not None:
+            result, taken = take_open(result, choose)
+            chosen.update(dict.fromkeys(taken))
         try:
             outputs[name] = _value(result, name, enc, values)
         except UnspecifiedOutput:
             if not unspecified_ok:
                 raise
             outputs[name] = UNSPECIFIED
+    unreached(opened, chosen, "the snippet")
     used = {k: v for k, v in values.items() if k in enc.inputs}
-    return Evaluation(program.types, used, outputs, program.spelling)
+    return Evaluation(program.types, used, outputs, program.spelling, tuple(chosen))
 
 
 def _value(term: z3.ExprRef, name: str, enc, values) -> Value:

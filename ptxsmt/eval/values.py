@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..isa.errors import PtxError, quote
 from ..isa.literals import LiteralError, hex_bits, parse_value
 from ..isa.types import PtxType
-from ..sem.unspecified import UNSPECIFIED, Value
+from ..sem.unspecified import UNSPECIFIED, OpenValue, Value
 
 
 class UnspecifiedOutput(PtxError):
@@ -24,6 +24,7 @@ class Evaluation:
     inputs: dict[str, Value]
     outputs: dict[str, Value]
     spelling: dict[str, str] = field(default_factory=dict)  # register -> as written
+    chosen: tuple[OpenValue, ...] = ()  # the open values taken, where a caller chose them
 
     def name(self, register: str) -> str:
         return self.spelling.get(register, register)

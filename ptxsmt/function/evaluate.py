@@ -21,22 +21,22 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import z3
 
 from ..isa.errors import PtxError, quote
-from ..isa.literals import LiteralError, hex_bits, parse_value
+from ..isa.literals import LiteralError, parse_value
 from ..isa.module import Function
 from ..isa.source import read_text
 from ..isa.types import TYPES, PtxType
 from ..sem.options import DEFAULT, Options
-from ..sem.sorts import register_value
-from ..sem.unspecified import UNSPECIFIED, Value
+from ..sem.sorts import Choose, given_first, open_inputs, register_value, take_open, unreached
+from ..sem.unspecified import UNSPECIFIED, OpenValue, Value
 from ..solver import check
-from ..terms.walk import free_applications, free_values
+from ..terms.walk import free_values
 from . import read_function
 from .encode import Access, FunctionEncoding, encode_function
 from .memory import at as location_term
@@ -44,7 +44,6 @@ from .memory import empty as empty_memory
 from .memory import load, store
 
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
-_OPEN = re.compile(r"open\[\s*(.+?)\s+of\s+(0x[0-9a-fA-F]+)\s*\]")
 
 
 @dataclass(frozen=True, order=True)
@@ -57,33 +56,6 @@ class Location:
 
     def __str__(self) -> str:
         return f"{self.space}[{self.address:#x}]"
-
-
-@dataclass(frozen=True)
-class OpenValue:
-    """A value the ISA leaves open, as an evaluation was told to take it: the free
-    function's name (`sem.sorts.free_nan`'s, a fused-or-not choice's), its argument's
-    bits (the operands it is open on) and the value taken, with their widths."""
-
-    name: str
-    argument: int
-    argument_width: int
-    value: Value
-    width: int  # 1: a Boolean
-
-    @property
-    def input(self) -> str:
-        """The input name that gives it (`open[mul.rn.f32 NaN of 0x...]`)."""
-        return f"open[{self.name} of {hex_bits(self.argument, self.argument_width)}]"
-
-    @property
-    def spelled(self) -> str | bool:
-        """Its value as eval reads it back (hex bits, or a Boolean)."""
-        return bool(self.value) if self.width == 1 else hex_bits(int(self.value), self.width)
-
-
-# an open value's application (its argument a value) -> the value to take (None: open)
-Choose = Callable[[z3.ExprRef], z3.ExprRef | None]
 
 
 @dataclass(frozen=True)
@@ -149,8 +121,9 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     `choose` takes the values the ISA leaves open (each where its operands are known:
     one open NaN may be another's operand), the evaluation lists those it took."""
     enc = encode_function(fn, opts, unmodelled="input", unroll=unroll)
-    scalars, located, given_open = _split(inputs, enc)
-    choose = _given_first(given_open, choose)
+    inputs, opened = open_inputs(inputs)
+    choose = given_first(opened, choose)
+    scalars, located = _split(inputs, enc)
     pairs = [(enc.inputs[k], register_value(v, enc.types[k])) for k, v in scalars.items()]
     spaces = {*enc.memory, *(s for s, _, _ in located), *(loc.space for loc in watch)}
     empty = {s: empty_memory(s) for s in spaces}
@@ -160,9 +133,10 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     def concrete(term: z3.ExprRef, arrays: dict) -> z3.ExprRef:
         v = z3.simplify(z3.substitute(term, *pairs, *[(a, arrays[s])
                                                         for s, a in enc.memory.items()]))
-        while choose is not None and (taken := _taken(v, choose)):
-            chosen.update({_open_value(app, value): None for app, value in taken})
-            v = z3.simplify(z3.substitute(v, *taken))
+        if choose is None:
+            return v
+        v, taken = take_open(v, choose)
+        chosen.update(dict.fromkeys(taken))
         return v
 
     arrays = dict(empty)
@@ -216,50 +190,9 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
     returns = {k: value(v, k) for k, v in enc.returns.items()}
     settled = {k: _settled_bytes(concrete(enc.returns[k], arrays))
                for k, v in returns.items() if v is UNSPECIFIED and z3.is_bv(enc.returns[k])}
-    if unused := given_open.keys() - {(c.name, c.argument) for c in chosen}:
-        raise PtxError(f"{fn.name} reaches no open value " + ", ".join(
-            sorted(f"{name} of {arg:#x}" for name, arg in unused)) + " with these inputs")
+    unreached(opened, chosen, fn.name)
     return FunctionEvaluation(fn.name, enc.types, scalars, loaded, returns, stores,
                               {k: v for k, v in settled.items() if v[1]}, tuple(chosen))
-
-
-def _given_first(given: dict[tuple[str, int], tuple[str, object]],
-                 choose: Choose | None) -> Choose | None:
-    """The open values given as inputs (`open[...]`), then `choose`'s."""
-    if not given:
-        return choose
-
-    def first(app: z3.ExprRef) -> z3.ExprRef | None:
-        if (key := (app.decl().name(), app.arg(0).as_long())) in given:
-            return _open_term(*given[key], app)
-        return choose(app) if choose else None
-    return first
-
-
-def _open_term(name: str, raw: object, app: z3.ExprRef) -> z3.ExprRef:
-    """A given open value (`name` = `raw`) as a value of `app`'s sort."""
-    if z3.is_bool(app):
-        return z3.BoolVal(bool(_convert(raw, TYPES["pred"], name)))
-    bits = _convert(raw, TYPES["b64"], name)  # checked against app's width below
-    if not isinstance(bits, int) or not 0 <= bits < 1 << app.size():
-        raise PtxError(f"input {quote(name)}: {raw} does not fit the {app.size()} bits the "
-                       "open value has")
-    return z3.BitVecVal(bits, app.size())
-
-
-def _taken(term: z3.ExprRef, choose: Choose) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-    """The open values in `term` whose operands are known, each with the value `choose`
-    takes for it (those it leaves open left out)."""
-    apps = [a for a in free_applications(term) if z3.is_bv_value(a.arg(0))]
-    return [(a, v) for a in apps if (v := choose(a)) is not None]
-
-
-def _open_value(app: z3.ExprRef, value: z3.ExprRef) -> OpenValue:
-    arg = app.arg(0)
-    if z3.is_bool(value):
-        return OpenValue(app.decl().name(), arg.as_long(), arg.size(), z3.is_true(value), 1)
-    return OpenValue(app.decl().name(), arg.as_long(), arg.size(), value.as_long(),
-                     value.size())
 
 
 def _settled_bytes(term: z3.BitVecRef) -> tuple[int, int]:
@@ -291,16 +224,12 @@ def _settled(term: z3.ExprRef) -> Value:
 
 def _split(inputs: Mapping[str, object], enc: FunctionEncoding):
     """Scalar inputs as bits, checked against what the function reads; memory locations
-    and open values (by name and argument) as written."""
+    as written."""
     scalars: dict[str, Value] = {}
     located: dict[tuple[str, int, PtxType | None], object] = {}
-    opened: dict[tuple[str, int], tuple[str, object]] = {}
     for name, raw in inputs.items():
         if (loc := parse_location(name)) is not None:
             located[loc] = raw
-            continue
-        if m := _OPEN.fullmatch(name.strip()):
-            opened[m.group(1), int(m.group(2), 16)] = (name, raw)
             continue
         key = name.strip().lstrip("%")
         if key not in enc.inputs:
@@ -312,7 +241,7 @@ def _split(inputs: Mapping[str, object], enc: FunctionEncoding):
     missing = [f"{k} ({enc.origins[k]})" for k in enc.inputs if k not in scalars]
     if missing:
         raise PtxError(f"{enc.function} needs a value for: {'; '.join(missing)}")
-    return scalars, located, opened
+    return scalars, located
 
 
 def _convert(raw: object, t: PtxType, name: str) -> Value:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import shlex
 
 from ..eval.values import to_json
-from ..isa.literals import describe
+from ..isa.literals import describe, hex_bits
+from ..sem.unspecified import OpenValue
 from ..smt.queries.classes import ClassReport
 from ..smt.queries.snippets import Counterexample, Verdict
 from ..smt.solving.phrases import phrase
@@ -16,8 +17,25 @@ def counterexample_json(cex: Counterexample) -> dict:
     def side(values: dict) -> dict:
         return {k: to_json(v, cex.types[k]) for k, v in values.items()}
 
+    taken = list(dict.fromkeys([*cex.chosen[0], *cex.chosen[1]]))
     return {"inputs": side(cex.inputs), "lhs": side(cex.lhs), "rhs": side(cex.rhs),
-            "differ": list(cex.differ)}
+            "differ": list(cex.differ),
+            **({"open_values": [open_json(c) for c in taken]} if taken else {})}
+
+
+def open_json(c: OpenValue) -> dict:
+    """An open value a counterexample was replayed under, as JSON names it."""
+    return {"open": c.name, "of": hex_bits(c.argument, c.argument_width),
+            "taken_as": c.spelled}
+
+
+def open_lines(taken: list[OpenValue], what: str) -> list[str]:
+    """The open values a counterexample was replayed under, as the text names them (none:
+    left open)."""
+    if not taken:
+        return []
+    return [f"  values the PTX ISA leaves open, as taken here (the {what} differ for every "
+            "choice of them):", *(f"    {c.input} = {str(c.spelled).lower()}" for c in taken)]
 
 
 def nan_fields(verdict: str, nan: str, up_to: bool, payloads_only: bool) -> dict:
@@ -65,10 +83,13 @@ def verdict_json(v: Verdict, classes: ClassReport | None = None) -> dict:
     return out
 
 
-def reproduce(ptx: str, cex: Counterexample, names) -> str:
-    args = " ".join(f"{k}={to_json(cex.inputs[k], cex.types[k])}".lower()
-                    for k in cex.inputs if k in names)
-    return f"ptxsmt eval {shlex.quote(' '.join(ptx.split()))} {args}".rstrip()
+def reproduce(ptx: str, cex: Counterexample, names, side: int = 0) -> str:
+    """The `ptxsmt eval` line of one side (0: lhs, 1: rhs; `names`: its inputs), with the
+    open values it was replayed under."""
+    args = [f"{k}={to_json(cex.inputs[k], cex.types[k])}".lower()
+            for k in cex.inputs if k in names]
+    args += [shlex.quote(f"{c.input}={str(c.spelled).lower()}") for c in cex.chosen[side]]
+    return f"ptxsmt eval {shlex.quote(' '.join(ptx.split()))} {' '.join(args)}".rstrip()
 
 
 def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
@@ -88,11 +109,12 @@ def verdict_text(v: Verdict, lhs: str, rhs: str, lhs_names, rhs_names,
              "  inputs:"]
     width = max(len(k) for k in (*cex.inputs, *v.outputs))
     lines += [f"    {k:<{width}} = {describe(val, cex.types[k])}" for k, val in cex.inputs.items()]
+    lines += open_lines(list(dict.fromkeys([*cex.chosen[0], *cex.chosen[1]])), "snippets")
     for label, side in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label}:")
         lines += [f"    {o:<{width}} = {show(side[o], cex.types[o])}" for o in v.outputs]
     lines += ["  reproduce:", "    " + reproduce(lhs, cex, lhs_names),
-              "    " + reproduce(rhs, cex, rhs_names)]
+              "    " + reproduce(rhs, cex, rhs_names, 1)]
     if classes is not None:
         lines.append(class_text(classes))
     return "\n".join(lines)

@@ -12,6 +12,7 @@ def evaluation_json(ptx: str, ev: Evaluation, hardware: str | None = None) -> di
         "ptx": ptx,
         **({"hardware": hardware} if hardware else {}),
         "inputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.inputs.items()},
+        **({"open": {c.input: c.spelled for c in ev.chosen}} if ev.chosen else {}),
         "outputs": {ev.name(k): to_json(v, ev.types[k]) for k, v in ev.outputs.items()},
     }
 
@@ -22,6 +23,7 @@ def evaluation_text(ptx: str, ev: Evaluation, hardware: str | None = None) -> st
     width = max((len(ev.name(k)) for k in (*ev.inputs, *ev.outputs)), default=1)
     lines += [f"  in   {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
               for k, v in ev.inputs.items()]
+    lines += [f"  open {c.input} = {str(c.spelled).lower()}" for c in ev.chosen]
     lines += [f"  out  {ev.name(k):<{width}} = {describe(v, ev.types[k])}"
               for k, v in ev.outputs.items()]
     return "\n".join(lines)

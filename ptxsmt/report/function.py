@@ -6,13 +6,12 @@ from __future__ import annotations
 import shlex
 
 from ..eval.values import UNSPECIFIED, Value, outputs_json, to_json
-from ..function.evaluate import FunctionEvaluation, OpenValue
+from ..function.evaluate import FunctionEvaluation
 from ..isa.literals import describe as describe_bits
-from ..isa.literals import hex_bits
 from ..isa.types import PtxType
 from ..smt.queries.functions import FunctionCounterexample, FunctionVerdict
 from ..smt.solving.phrases import phrase
-from .equivalence import OPEN_NAN_DIFFERENCE, nan_fields, nan_phrase
+from .equivalence import OPEN_NAN_DIFFERENCE, nan_fields, nan_phrase, open_json, open_lines
 
 
 def describe(value: Value, t: PtxType) -> str:
@@ -67,7 +66,7 @@ def function_verdict_json(v: FunctionVerdict) -> dict:
             "memory": {str(loc): to_json(val, loc.type) for loc, val in cex.memory.items()},
             "lhs": function_json(cex.lhs)["outputs"], "rhs": function_json(cex.rhs)["outputs"],
             "differ": list(cex.differ),
-            **({"open_values": [_open_json(c) for c in cex.chosen]} if cex.chosen else {})}
+            **({"open_values": [open_json(c) for c in cex.chosen]} if cex.chosen else {})}
     if v.justified:  # what an "equivalent" rests on besides solver proofs (Alive2 lists
         out["justified"] = v.justified  # its approximations)
     if v.certified is not None:
@@ -76,20 +75,6 @@ def function_verdict_json(v: FunctionVerdict) -> dict:
     if v.reason:
         out["reason"] = v.reason
     return out
-
-
-def _open_json(c: OpenValue) -> dict:
-    return {"open": c.name, "of": hex_bits(c.argument, c.argument_width),
-            "taken_as": c.spelled}
-
-
-def _chosen(cex: FunctionCounterexample) -> list[str]:
-    """The values the ISA leaves open, as the replay took them (none: left open)."""
-    if not cex.chosen:
-        return []
-    return ["  values the PTX ISA leaves open, as taken here (the functions differ for "
-            "every choice of them):",
-            *(f"    {c.input} = {str(c.spelled).lower()}" for c in cex.chosen)]
 
 
 def _rests_on(v: FunctionVerdict) -> list[str]:
@@ -144,7 +129,7 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines.append("  initial memory (any other byte: 0):")
         lines += [f"    {loc}.{loc.type.name} = {describe(val, loc.type)}"
                   for loc, val in cex.memory.items()]
-    lines += _chosen(cex)
+    lines += open_lines(list(cex.chosen), "functions")
     for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label} ({ev.function}):")
         lines += [f"    {k} = {_partly(ev, k) or describe(val, t)}"

@@ -88,7 +88,7 @@ def reproduce(t: Triage) -> list[str]:
         if p.kind == "snippets":
             q = p.query
             lines += [equivalence.reproduce(q.lhs_text, v.counterexample, q.lhs.types),
-                      equivalence.reproduce(q.rhs_text, v.counterexample, q.rhs.types)]
+                      equivalence.reproduce(q.rhs_text, v.counterexample, q.rhs.types, 1)]
         elif p.kind == "functions":
             lines += function.reproduce(v, ptx_path(t, t.claim.ptx),
                                         ptx_path(t, t.claim.reference))

@@ -28,7 +28,7 @@ from ..isa.opcodes import INT_ROUNDINGS
 from ..isa.types import BF16, F16, F32, F64, FloatFormat, Kind
 from ..isa.variants import Variant
 from ..terms.walk import free_applications
-from .sorts import fields, is_nan
+from .sorts import OPEN_NANS, fields, is_nan
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,14 @@ UNITS = {
     F32: NanUnit(0x7fffffff, passes_on=False),
     F64: NanUnit(0xfff8000000000000, passes_on=True),
 }
+
+def made_nan(app: z3.ExprRef) -> z3.ExprRef | None:
+    """An open NaN (the application in a `sorts.free_nan`) as the NaN an H200 makes in its
+    format from no NaN operand (0x7fffffff for an f32): one choice of it that people know
+    and every run makes alike; None for any other open value."""
+    fmt = OPEN_NANS.get(app.decl().name())
+    return None if fmt is None else z3.BitVecVal(UNITS[fmt].made, fmt.width)
+
 
 # The operand whose NaN an f64 operation passes on, first choice first: add/sub/mul take
 # b's over a's (whichever is signalling), fma the product's over c, div (a software

@@ -10,11 +10,16 @@ is an IEEE operation's, and `to_bits` is the one place that turns it into bits.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable, Mapping
+
 import z3
 
-from ..isa.literals import canonical_nan, fp_class
-from ..isa.types import BF16, F16, F32, F64, FloatFormat, PtxType
-from ..terms.walk import is_free, subterms
+from ..isa.errors import PtxError, quote
+from ..isa.literals import LiteralError, canonical_nan, fp_class, parse_value
+from ..isa.types import BF16, F16, F32, F64, TYPES, FloatFormat, PtxType
+from ..terms.walk import free_applications, is_free, subterms
+from .unspecified import OpenValue
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -280,6 +285,79 @@ def to_bits(x: z3.FPRef, nan: z3.BitVecRef) -> z3.BitVecRef:
     """The register bits of an IEEE result; a NaN result is `nan` (its bits are not the
     operation's to give)."""
     return z3.If(z3.fpIsNaN(x), nan, z3.fpToIEEEBV(x))
+
+
+# an open value's application (its argument a value) -> the value to take (None: open)
+Choose = Callable[[z3.ExprRef], z3.ExprRef | None]
+
+
+def take_open(term: z3.ExprRef, choose: Choose) -> tuple[z3.ExprRef, list[OpenValue]]:
+    """`term` (its inputs substituted) with the open values `choose` takes, innermost
+    first (one open NaN may be another's operand), and those it took."""
+    taken: list[OpenValue] = []
+    while pairs := [(a, v) for a in free_applications(term) if z3.is_bv_value(a.arg(0))
+                    and (v := choose(a)) is not None]:
+        taken += [_open_value(a, v) for a, v in pairs]
+        term = z3.simplify(z3.substitute(term, *pairs))
+    return term, taken
+
+
+# an open value given as an input: `OpenValue.input`, `open[mul.rn.f32 NaN of 0x...]`
+OPEN_INPUT = re.compile(r"open\[\s*(.+?)\s+of\s+(0x[0-9a-fA-F]+)\s*\]")
+Given = dict[tuple[str, int], tuple[str, object]]  # (name, argument) -> (input, value)
+
+
+def open_inputs(inputs: Mapping[str, object]) -> tuple[dict[str, object], Given]:
+    """The inputs other than open values, and the open values given (`OPEN_INPUT`)."""
+    rest, given = {}, {}
+    for name, raw in inputs.items():
+        if m := OPEN_INPUT.fullmatch(name.strip()):
+            given[m.group(1), int(m.group(2), 16)] = (name, raw)
+        else:
+            rest[name] = raw
+    return rest, given
+
+
+def given_first(given: Given, choose: Choose | None) -> Choose | None:
+    """The open values `given` as inputs, then `choose`'s."""
+    if not given:
+        return choose
+
+    def first(app: z3.ExprRef) -> z3.ExprRef | None:
+        if (key := (app.decl().name(), app.arg(0).as_long())) in given:
+            return _given_term(*given[key], app)
+        return choose(app) if choose else None
+    return first
+
+
+def _given_term(name: str, raw: object, app: z3.ExprRef) -> z3.ExprRef:
+    """An open value given as `name`=`raw`, as a value of `app`'s sort."""
+    try:
+        if z3.is_bool(app):
+            return z3.BoolVal(bool(raw if isinstance(raw, bool | int)
+                                   else parse_value(str(raw), TYPES["pred"])))
+        bits = raw if isinstance(raw, int) else parse_value(str(raw), TYPES["b64"])
+    except LiteralError as e:
+        raise PtxError(f"input {quote(name)}: {e}") from None
+    if not 0 <= bits < 1 << app.size():
+        raise PtxError(f"input {quote(name)}: {raw} does not fit the {app.size()} bits the "
+                       "open value has")
+    return z3.BitVecVal(bits, app.size())
+
+
+def unreached(given: Given, taken: Iterable[OpenValue], where: str) -> None:
+    """An open value given that the evaluation never reached is an error (a typo)."""
+    if unused := given.keys() - {(c.name, c.argument) for c in taken}:
+        raise PtxError(f"{where} reaches no open value " + ", ".join(
+            sorted(f"{name} of {arg:#x}" for name, arg in unused)) + " with these inputs")
+
+
+def _open_value(app: z3.ExprRef, value: z3.ExprRef) -> OpenValue:
+    arg = app.arg(0)
+    if z3.is_bool(value):
+        return OpenValue(app.decl().name(), arg.as_long(), arg.size(), z3.is_true(value), 1)
+    return OpenValue(app.decl().name(), arg.as_long(), arg.size(), value.as_long(),
+                     value.size())
 
 
 def free_value(name: str, arg: z3.BitVecRef, width: int) -> z3.BitVecRef:

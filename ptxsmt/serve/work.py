@@ -66,7 +66,7 @@ def table(req: Request, result: dict, replayed: pairs.Replayed) -> dict:
                    for o in result["outputs"]]
         return {"inputs": inputs, "memory": [], "outputs": outputs,
                 "reproduce": [reproduce(req.lhs, cex, q.lhs.types),
-                              reproduce(req.rhs, cex, q.rhs.types)]}
+                              reproduce(req.rhs, cex, q.rhs.types, 1)]}
     types = {**cex.lhs.types, **cex.rhs.types}
     inputs = [_cell(k, v, types[k]) for k, v in {**cex.lhs.inputs, **cex.rhs.inputs}.items()]
     memory = [_cell(f"{loc}.{loc.type.name}", v, loc.type) for loc, v in cex.memory.items()]

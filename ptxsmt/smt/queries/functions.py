@@ -23,7 +23,7 @@ import z3
 from ...eval.values import Value
 from ...function.effects import param_spelling, param_type
 from ...function.encode import FunctionEncoding, encode_function
-from ...function.evaluate import Choose, FunctionEvaluation, Location, OpenValue, evaluate_function
+from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
 from ...function.memory import address_bits, initial, load, observable
 from ...function.memory import at as memory_at
 from ...function.unroll import DEFAULT_UNROLL
@@ -33,10 +33,10 @@ from ...isa.module import Function
 from ...isa.types import TYPES, FloatFormat
 from ...sem import observe
 from ...sem.contraction import is_choice
-from ...sem.hardware import UNITS
+from ...sem.hardware import made_nan
 from ...sem.options import DEFAULT, DEFAULT_NAN, Options
-from ...sem.sorts import FORMATS, OPEN_NANS, fp_sort, ieee_result, open_nan_sites
-from ...sem.unspecified import UNSPECIFIED
+from ...sem.sorts import FORMATS, OPEN_NANS, Choose, fp_sort, ieee_result, open_nan_sites
+from ...sem.unspecified import UNSPECIFIED, OpenValue
 from ...solver import check
 from ...terms import walk
 from ..solving import budget as budgets
@@ -585,14 +585,15 @@ def _replayed(*replay) -> FunctionCounterexample:
 def _chosen_by(model: z3.ModelRef, made: bool) -> Choose:
     """Each open value as `model` took it, an open NaN as the NaN its bits stand for
     (`free_nan` reads bits that are no NaN of its format as the canonical NaN); with
-    `made`, each open NaN as the NaN an H200 makes instead (`hardware.UNITS`: 0x7fffffff
-    for an f32), a value people know and the same on every run."""
+    `made`, each open NaN as the NaN an H200 makes instead (`hardware.made_nan`)."""
     def choose(app: z3.ExprRef) -> z3.ExprRef:
+        if made and (nan := made_nan(app)) is not None:
+            return nan
         value = model.eval(app, model_completion=True)
         fmt = OPEN_NANS.get(app.decl().name())
-        if fmt is None or not made and fp_class(value.as_long(), fmt).endswith("NaN"):
+        if fmt is None or fp_class(value.as_long(), fmt).endswith("NaN"):
             return value
-        return z3.BitVecVal(UNITS[fmt].made if made else canonical_nan(fmt), fmt.width)
+        return z3.BitVecVal(canonical_nan(fmt), fmt.width)
     return choose
 
 

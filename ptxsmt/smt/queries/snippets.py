@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 import z3
 
 from ...eval.evaluate import evaluate
-from ...eval.values import UNSPECIFIED, Value
+from ...eval.values import UNSPECIFIED, Evaluation, Value
 from ...isa.literals import canonical_nan
 from ...isa.syntax import PtxError
 from ...isa.types import FloatFormat, Kind, PtxType, bit_type
 from ...isa.variants import operand_types
 from ...program import Program
+from ...sem.hardware import made_nan
 from ...sem.observe import (
     BIT_FOR_BIT_SECONDS,
     differ,
@@ -29,7 +30,8 @@ from ...sem.observe import (
     values_differ,
 )
 from ...sem.options import DEFAULT, DEFAULT_NAN, Options
-from ...sem.sorts import OPEN_NANS, open_nan_sites
+from ...sem.sorts import OPEN_NANS, Choose, open_nan_sites
+from ...sem.unspecified import OpenValue
 from ...solver import check
 from ...terms.walk import free_applications
 from ..solving import decide as core
@@ -50,6 +52,9 @@ class Counterexample:
     differ: tuple[str, ...] = ()  # the outputs that differ
     # they differ only in the bits of NaNs the ISA leaves open (any NaN may be chosen)
     nan_payloads_only: bool = False
+    # each side's open values as the replay took them: the sides differ for every choice
+    # of them, and the evaluator shows it under this one (empty: left open)
+    chosen: tuple[tuple[OpenValue, ...], tuple[OpenValue, ...]] = ((), ())
 
 
 @dataclass(frozen=True)
@@ -291,24 +296,34 @@ def replay(q: Query, values: dict[str, Value], open_differ: bool = False,
     definite value differs (the query proved it differs for every choice); two open
     outputs differ where the difference runs through open values (`open_differ`: the
     solver found a choice of them under which the sides disagree, and the hardware may
-    make it)."""
-    lhs = evaluate(q.lhs_text, {k: v for k, v in values.items() if k in q.lhs.types}, q.lhs_opts,
-                   unspecified_ok=True)
-    rhs = evaluate(q.rhs_text, {k: v for k, v in values.items() if k in q.rhs.types}, q.rhs_opts,
-                   unspecified_ok=True)
+    make it). Where the sides differ for every choice of the open values (not
+    `open_differ`) but every output that differs is computed from them (a NaN's bits as
+    .b32: unspecified on both sides), both are evaluated again with each open NaN as an
+    H200 makes it (`hardware.made_nan`); the counterexample names the choice."""
+    def run(choose: Choose | None) -> tuple[Evaluation, Evaluation, tuple[str, ...]]:
+        lhs, rhs = (evaluate(text, {k: v for k, v in values.items() if k in side.types}, opts,
+                             unspecified_ok=True, choose=choose)
+                    for text, side, opts in ((q.lhs_text, q.lhs, q.lhs_opts),
+                                             (q.rhs_text, q.rhs, q.rhs_opts)))
 
-    def differs(o: str) -> bool:
-        a, b = lhs.outputs[o], rhs.outputs[o]
-        if a is UNSPECIFIED or b is UNSPECIFIED:
-            return open_differ or (a is UNSPECIFIED) != (b is UNSPECIFIED)
-        return values_differ(int(a), int(b), q.formats.get(o), q.nan)
+        def differs(o: str) -> bool:
+            a, b = lhs.outputs[o], rhs.outputs[o]
+            if a is UNSPECIFIED or b is UNSPECIFIED:
+                return open_differ or (a is UNSPECIFIED) != (b is UNSPECIFIED)
+            return values_differ(int(a), int(b), q.formats.get(o), q.nan)
 
-    differ_at = tuple(o for o in q.outputs if differs(o))
+        return lhs, rhs, tuple(o for o in q.outputs if differs(o))
+
+    lhs, rhs, differ_at = run(None)
+    if not differ_at and not open_differ:
+        # every output that differs is computed from open values (a NaN's bits as .b32),
+        # unspecified to the evaluator, though the sides differ for every choice of them
+        lhs, rhs, differ_at = run(made_nan)
     if not differ_at:
         raise ReplayError(f"counterexample {values} does not replay: both sides give "
                           f"{ {o: lhs.outputs[o] for o in q.outputs} }")
     return Counterexample(values, lhs.outputs, rhs.outputs, q.types, differ_at,
-                          nan_payloads_only)
+                          nan_payloads_only, (lhs.chosen, rhs.chosen))
 
 
 def _model_values(model: z3.ModelRef, q: Query) -> dict[str, Value]:
