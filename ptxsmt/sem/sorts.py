@@ -6,6 +6,9 @@ conversion is built from the bit fields instead (sign, exponent, fraction), so
 exported SMT-LIB needs no `fp.to_ieee_bv`, which is Z3's and not the standard's.
 The rounding families (add.rz, cvt.rn.f16.f32, ...) are the exception: their result
 is an IEEE operation's, and `to_bits` is the one place that turns it into bits.
+Values the ISA leaves open are uninterpreted functions (`free_nan`, `free_value`); an
+evaluation may take them as a caller chooses (`take_open`) or as given by name
+(`open[mul.rn.f32 NaN of 0x...]`, `open_inputs`): a counterexample's replay.
 """
 
 from __future__ import annotations
