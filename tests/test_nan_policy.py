@@ -316,10 +316,11 @@ def test_an_open_choice_is_named_in_text_json_and_reproduce_lines(tmp_path, monk
     assert rows[1]["counterexample"]["open_values"]
 
 
-# the same as snippets: d is a * b's bits, bit 23 flipped where it is a NaN on one side
-NAN_FLIP = ("mul.rn.f32 t, a, b; mov.b32 d, t; and.b32 d, d, -1;",
-            "mul.rn.f32 t, a, b; setp.nan.f32 p, t, t; xor.b32 u, t, 0x00800000; "
-            "selp.b32 d, u, t, p;", None)
+# nan_sites as snippets: d is a * b's bits, bit 23 flipped where it is a NaN, against
+# fma.rn(a, b, -0.0)'s bits (t, the float itself, agrees payload-free)
+NAN_SITES = ("mul.rn.f32 t, a, b; setp.nan.f32 p, t, t; xor.b32 u, t, 0x00800000; "
+             "selp.b32 d, u, t, p;",
+             "fma.rn.f32 t, a, b, 0f80000000; mov.b32 d, t; and.b32 d, d, -1;", None)
 
 
 def test_snippets_differing_in_open_nan_bits_for_every_choice_replay_under_one(tmp_path,
@@ -327,19 +328,21 @@ def test_snippets_differing_in_open_nan_bits_for_every_choice_replay_under_one(t
     """As for functions: each side's open NaN as an H200 makes an f32 NaN, named in the
     text, JSON and reproduce lines (which run to the outputs shown), and kept by a
     batch's cache (once: exit 4, "does not replay")."""
-    v = snippet(NAN_FLIP, "payload-free")
+    v = snippet(NAN_SITES, "payload-free")
     cex = v.counterexample
     assert v.verdict == "different" and cex.differ == ("d",)
     a, b = cex.inputs["a"], cex.inputs["b"]
     assert math.isnan(f32(a) * f32(b))
-    (taken,), rhs_taken = cex.chosen
-    assert rhs_taken == (taken,) and taken.name == "mul.rn.f32 NaN"
-    assert (taken.argument, taken.value) == (min(a, b) << 32 | max(a, b), 0x7FFFFFFF)
-    assert (cex.lhs["d"], cex.rhs["d"]) == (0x7FFFFFFF, 0x7FFFFFFF ^ FLIP)
-    r = cli("equiv", *NAN_FLIP[:2])
+    (product,), (fused,) = cex.chosen
+    operands = min(a, b) << 32 | max(a, b)  # mul and fma name no order of a and b
+    assert (product.name, product.argument) == ("mul.rn.f32 NaN", operands)
+    assert (fused.name, fused.argument) == ("fma.rn.f32 NaN", operands << 32 | 0x80000000)
+    assert product.value == fused.value == 0x7FFFFFFF
+    assert (cex.lhs["d"], cex.rhs["d"]) == (0x7FFFFFFF ^ FLIP, 0x7FFFFFFF)
+    r = cli("equiv", *NAN_SITES[:2])
     assert r.returncode == 1 and "\n    open[mul.rn.f32 NaN of 0x" in r.stdout
-    shown = json.loads(cli("equiv", *NAN_FLIP[:2], "--json").stdout)["counterexample"]
-    assert [t["taken_as"] for t in shown["open_values"]] == ["0x7fffffff"]
+    shown = json.loads(cli("equiv", *NAN_SITES[:2], "--json").stdout)["counterexample"]
+    assert [t["taken_as"] for t in shown["open_values"]] == ["0x7fffffff"] * 2
     for line, side in zip(r.stdout.split("reproduce:\n")[1].splitlines(), ("lhs", "rhs"),
                           strict=True):
         ran = cli(*shlex.split(line)[1:], "--json")
@@ -347,7 +350,7 @@ def test_snippets_differing_in_open_nan_bits_for_every_choice_replay_under_one(t
     monkeypatch.setenv("PTXSMT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "_ENABLED", True)
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text(json.dumps({"lhs": NAN_FLIP[0], "rhs": NAN_FLIP[1]}) + "\n")
+    pairs.write_text(json.dumps({"lhs": NAN_SITES[0], "rhs": NAN_SITES[1]}) + "\n")
     first, again = (cli("equiv", "--batch", str(pairs)) for _ in range(2))
     rows = [json.loads(x.stdout) for x in (first, again)]
     assert [x.get("cached") for x in rows] == [None, True] and again.stderr == ""
