@@ -270,6 +270,20 @@ def test_a_difference_in_open_nan_bits_for_every_choice_replays_under_one(name):
     _replayed_as_plain_python(v.counterexample)
 
 
+def test_an_open_nan_that_is_another_open_nans_operand_is_taken_first():
+    """(a * b) + a: where the product is a NaN, the add's NaN is open on the product's
+    bits, known only once the product's NaN is taken."""
+    v = functions("nan_nested", "payload-free")
+    cex = v.counterexample
+    a, b = cex.inputs["a"], cex.inputs["b"]
+    product = 0x7FFFFFFF
+    assert v.verdict == "different" and math.isnan(f32(a) * f32(b))
+    assert [(c.name, c.argument, c.value) for c in cex.chosen] == [
+        ("mul.rn.f32 NaN", min(a, b) << 32 | max(a, b), product),
+        ("add.rn.f32 NaN", min(a, product) << 32 | max(a, product), 0x7FFFFFFF)]
+    assert (cex.lhs.returns["r"], cex.rhs.returns["r"]) == (0x7FFFFFFF, 0x7FFFFFFF ^ FLIP)
+
+
 @pytest.mark.parametrize("name", PAIR_OPEN)
 def test_where_the_h200_choice_does_not_replay_the_models_own_does(name, monkeypatch):
     """Faked: the first choice leaves every open value open (so it cannot replay); the
