@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 
 import z3
@@ -256,8 +257,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
         agreeing = _agreement(model, el, er, differ[:len(returns)], spaces, defined,
                               _left(deadline))
         if agreeing is None:
-            cex = _replayed(lhs, rhs, el, er, model, opts, rename, unroll, spaces, formats,
-                            nan)
+            cex = _replayed(partial(_replay, lhs, rhs, el, er, model, opts, rename, unroll,
+                                    spaces, formats, nan), model)
             return verdict("different", cex=cex)
         if agreeing is AGREEMENT_UNKNOWN or round_ == OPEN_ROUNDS:
             break
@@ -564,22 +565,22 @@ def prefer_nice(solver: z3.Solver, *encodings: FunctionEncoding,
     return found[-1] if found else None
 
 
-def _replayed(*replay) -> FunctionCounterexample:
-    """`_replay` of a model on which the functions differ for every choice of the values
-    the ISA leaves open (`_agreement`): with them left open; where every output that
-    differs is computed from them (unspecified to the evaluator: a NaN's bits returned
-    as .b32), under one choice of them, which the counterexample names: each open NaN as
-    the NaN an H200 makes, else (that choice reaches what ptxsmt assumes away) each
-    open value as the model took it, on which the query itself differs."""
+def _replayed(replay: Callable[..., FunctionCounterexample],
+              model: z3.ModelRef) -> FunctionCounterexample:
+    """`replay` (`_replay` of `model`, on which the functions differ for every choice of
+    the values the ISA leaves open: `_agreement`) with them left open; where every output
+    that differs is computed from them (unspecified to the evaluator: a NaN's bits
+    returned as .b32), under one choice of them, which the counterexample names: each
+    open NaN as the NaN an H200 makes, else (that choice reaches what ptxsmt assumes
+    away) each open value as the model took it, on which the query itself differs."""
     try:
-        return _replay(*replay)
+        return replay()
     except ReplayError:
         pass
-    model = replay[4]
     try:
-        return _replay(*replay, choose=_chosen_by(model, made=True))
+        return replay(choose=_chosen_by(model, made=True))
     except (ReplayError, PtxError):
-        return _replay(*replay, choose=_chosen_by(model, made=False))
+        return replay(choose=_chosen_by(model, made=False))
 
 
 def _chosen_by(model: z3.ModelRef, made: bool) -> Choose:
