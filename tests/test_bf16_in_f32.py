@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+import ml_dtypes
+import numpy as np
 import pytest
 import z3
 from exact_float import NAN, arith, decode, to_format
@@ -182,3 +184,106 @@ def test_commuted_operands_are_one_term():
     assert translation.term(one).eq(translation.term(other))
     assert len(translation.definitions) == 3
     assert translation.term(z3.fpFMA(rn, a, b, c)).eq(translation.term(z3.fpFMA(rn, b, a, c)))
+
+
+# bf16 terms over a and b whose translation knows their bits (`_Translation.known`), each
+# with ml_dtypes' value for them: its bfloat16 arithmetic rounds the f32 result to
+# nearest even, which for +, - and * is the bf16 operation (double rounding is innocuous)
+KNOWN = {
+    "view": (lambda a, b: a, lambda x, y: x),
+    "neg": (lambda a, b: z3.fpNeg(a), lambda x, y: -x),
+    "abs": (lambda a, b: z3.fpAbs(b), lambda x, y: abs(y)),
+    "add": (lambda a, b: z3.fpAdd(z3.RNE(), a, b), lambda x, y: x + y),
+    "sub": (lambda a, b: z3.fpSub(z3.RNE(), a, b), lambda x, y: x - y),
+    "mul": (lambda a, b: z3.fpMul(z3.RNE(), a, b), lambda x, y: x * y),
+    "ite": (lambda a, b: z3.If(z3.fpLT(a, b), a, z3.fpNeg(b)), lambda x, y: x if x < y else -y),
+    "numeral": (lambda a, b: z3.FPVal(-1.5, BF16), lambda x, y: ml_dtypes.bfloat16(-1.5)),
+    "zero": (lambda a, b: z3.fpMinusZero(BF16), lambda x, y: ml_dtypes.bfloat16(-0.0)),
+}
+
+
+ROUNDED = ("add", "sub", "mul")
+
+
+@pytest.mark.parametrize(("rule", "mode"), [(r, m) for r in KNOWN
+                                            for m in (MODES if r in ROUNDED else ["rn"])])
+def test_a_known_bf16s_bits_are_its_f32s_high_half(rule, mode):
+    """Where a translated bf16 is no NaN, the bits the translation notes for it are
+    the high half of its f32 (the low half zero): proved by z3 for all operands, the
+    roundings in every mode."""
+    a, b = (z3.fpBVToFP(z3.BitVec(n, 16), BF16) for n in "ab")
+    term = KNOWN[rule][0](a, b)
+    if rule in ROUNDED:
+        term = term.decl()(MODES[mode](), *term.children()[1:])
+    translation = bf16_in_f32._Translation()
+    wide = translation.term(term)
+    bits = translation.known(wide)
+    assert bits is not None and bits.size() == 16
+    s = z3.Solver()
+    s.add(*translation.definitions, z3.Not(z3.fpIsNaN(wide)),
+          z3.fpToIEEEBV(wide) != z3.Concat(bits, z3.BitVecVal(0, 16)))
+    assert s.check() == z3.unsat
+
+
+def test_equality_on_known_bits_is_smtlibs_equality():
+    """`=` of two bf16 values written on their bits (both NaNs, or neither and the same
+    bits) is SMT-LIB's `=` of the two f32s, for any f32s whose bits are those where they
+    are no NaN: proved by z3."""
+    x, y = (z3.fpBVToFP(z3.BitVec(n, 32), F32) for n in "xy")
+    hx, hy = z3.BitVec("hx", 16), z3.BitVec("hy", 16)
+    translation = bf16_in_f32._Translation()
+    for f, h in ((x, hx), (y, hy)):
+        translation.knowing(f, h)
+    a, b = (z3.Const(n, BF16) for n in "ab")
+    s = z3.Solver()
+    s.add(*[z3.Or(z3.fpIsNaN(f), z3.fpToIEEEBV(f) == z3.Concat(h, z3.BitVecVal(0, 16)))
+            for f, h in ((x, hx), (y, hy))],
+          bf16_in_f32._equal(translation, a == b, [x, y]) != (x == y))
+    assert s.check() == z3.unsat
+
+
+def _truth(t: z3.BoolRef, definitions: list[z3.BoolRef]) -> bool:
+    """A translated condition on constants: each fresh bits constant replaced by its
+    float's bits, folded by z3."""
+    bits = [(d.arg(0).arg(0), _bits(d.arg(1))) for d in definitions]
+    for _ in bits:
+        t = z3.substitute(t, *bits)
+    return z3.is_true(z3.simplify(t))
+
+
+def _smtlib_equal(x, y) -> bool:
+    """SMT-LIB's `=` of two floats: both NaNs, or the same value and sign."""
+    if np.isnan(x) or np.isnan(y):
+        return bool(np.isnan(x) and np.isnan(y))
+    return bool(x == y and np.signbit(x) == np.signbit(y))
+
+
+def test_equality_and_distinct_on_known_bits_agree_with_ml_dtypes():
+    """`=` and `distinct` of two translated bf16 results, on operands that make
+    zeros of both signs, NaNs, infinities, overflow and rounding, against ml_dtypes'
+    bfloat16 arithmetic; a rounding in each mode compared with the exact oracle's
+    result and its neighbours."""
+    rng = random.Random(11)
+    operands = [*SPECIAL, 0x4000, 0xC000, *(rng.getrandbits(16) for _ in range(6))]
+    pairs = [(lhs, rhs) for lhs in KNOWN for rhs in KNOWN if lhs <= rhs]
+    for x, y in [(rng.choice(operands), rng.choice(operands)) for _ in range(8)]:
+        a, b = _view(x), _view(y)
+        mx, my = np.array([x, y], dtype=np.uint16).view(ml_dtypes.bfloat16)
+        for lhs, rhs in pairs:
+            want = _smtlib_equal(KNOWN[lhs][1](mx, my), KNOWN[rhs][1](mx, my))
+            for condition, expect in (("=", want), ("distinct", not want)):
+                p, q = KNOWN[lhs][0](a, b), KNOWN[rhs][0](a, b)
+                translation = bf16_in_f32._Translation()
+                got = translation.term(p == q if condition == "=" else z3.Distinct(p, q))
+                assert _truth(got, translation.definitions) == expect, \
+                    (lhs, condition, rhs, hex(x), hex(y))
+        for op, mode in [(op, mode) for op in ROUNDED for mode in MODES]:
+            # every rounding mode against the exact oracle (ml_dtypes rounds to nearest)
+            want = arith(op, mode, "bf16", x, y)
+            result = KNOWN[op][0](a, b)
+            result = result.decl()(MODES[mode](), *result.children()[1:])
+            for other in ([0x7FC0] if want == NAN else [want, want ^ 1, want ^ 0x8000]):
+                translation = bf16_in_f32._Translation()
+                got = translation.term(result == _view(other))
+                assert _truth(got, translation.definitions) == (other == want or want == NAN), \
+                    (op, mode, hex(x), hex(y), hex(other))

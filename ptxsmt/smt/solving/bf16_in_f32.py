@@ -17,8 +17,13 @@ an explicit rounding to bf16 written on the f32's bits (`RULES`, by z3 operator)
 - a conversion to bf16 from f32 (or a format f32 holds) is that rounding; from a wider
   format (f64) it goes through f32 rounded to odd, as fma does; a widening one, a
   comparison, a classification, negation, absolute value, `=` and `ite` are exact on
-  the f32;
-- a bf16 constant (a sweep's cut) is 16 fresh bits' view.
+  the f32 (`=` on bits, below);
+- a bf16 constant (a sweep's cut) is 16 fresh bits' view;
+- `=` of two bf16 values whose bits the translation knows where they are no NaN (a
+  rounding's cut, a view's bits, negation and absolute value on them: `known`) is
+  written on those bits: both NaNs, or neither and the same bits. The definition of an
+  exported `fp.to_ieee_bv`'s bits is such an `=`; bitwuzla then compares 16 bits where
+  it unpacked two f32s.
 The rounding reads the f32's bits, which standard SMT-LIB gives only as a fresh
 bit-vector `b` with `(= ((_ to_fp 8 24) b) x)` (as `smt2.standard` writes
 `fp.to_ieee_bv`); a NaN keeps its NaN. A term no rule covers leaves the query as it
@@ -68,10 +73,15 @@ def rounded(rm: z3.FPRMRef, x: z3.FPRef, bits: z3.BitVecRef) -> z3.FPRef:
     the mode's increment (`INCREMENTS`), cut to a multiple of 2^16; a carry out of the
     fraction raises the exponent, and out of the largest finite value makes infinity,
     as IEEE rounding does. NaN stays NaN."""
+    return z3.If(z3.fpIsNaN(x), x, _widened(rounded_bits(rm, bits)))
+
+
+def rounded_bits(rm: z3.FPRMRef, bits: z3.BitVecRef) -> z3.BitVecRef:
+    """The bf16 bits of the f32 whose bits are `bits` rounded by `rm` (where it is no
+    NaN; `rounded`)."""
     sign, magnitude = z3.Extract(31, 31, bits), z3.Extract(30, 0, bits)
     up = magnitude + INCREMENTS[rm.decl().kind()](sign == 1, magnitude)
-    cut = z3.Concat(sign, z3.Extract(30, PAD, up), z3.BitVecVal(0, PAD))
-    return z3.If(z3.fpIsNaN(x), x, z3.fpBVToFP(cut, F32))
+    return z3.Concat(sign, z3.Extract(30, PAD, up))
 
 
 def _to_nearest_even(negative, magnitude):
@@ -98,6 +108,8 @@ class _Translation:
         self.kept: list[z3.ExprRef] = []  # the originals, so that their ids stay theirs
         self.definitions: list[z3.BoolRef] = []
         self.named: dict[int, z3.BitVecRef] = {}  # an f32's id -> its bits
+        # a translated bf16 term's id -> its 16 bits wherever it is no NaN (`known`)
+        self.ieee: dict[int, z3.BitVecRef] = {}
 
     def term(self, root: z3.ExprRef) -> z3.ExprRef:
         todo = [root]
@@ -139,7 +151,19 @@ class _Translation:
     def round(self, rm: z3.FPRMRef, x: z3.FPRef) -> z3.FPRef:
         if rm.decl().kind() not in INCREMENTS:
             raise _NoRule  # a rounding mode that is a term, not a constant
-        return rounded(rm, x, self.bits(x))
+        bits = self.bits(x)
+        return self.knowing(rounded(rm, x, bits), rounded_bits(rm, bits))
+
+    def knowing(self, x: z3.FPRef, bits: z3.BitVecRef) -> z3.FPRef:
+        """`x`, a bf16 value in f32, noted to be the bf16 `bits` wherever it is no NaN."""
+        self.kept.append(x)
+        self.ieee[x.get_id()] = bits
+        return x
+
+    def known(self, x: z3.FPRef) -> z3.BitVecRef | None:
+        """The bf16 bits of the translated `x` wherever it is no NaN, where a rule
+        gave them (a rounding's result, a view of bits, a negation...); else None."""
+        return self.ieee.get(x.get_id())
 
     def odd(self, x: z3.FPRef, exact: z3.BoolRef) -> z3.FPRef:
         """The f32 `x`, a value rounded toward zero, rounded to odd: its last bit set
@@ -164,10 +188,16 @@ class _Translation:
         exact = z3.fpEQ(z3.fpToFP(z3.RNE(), toward_zero, x.sort()), x)
         return self.round(rm, self.odd(toward_zero, exact))
 
+
+def _widened(bits: z3.BitVecRef) -> z3.FPRef:
+    """The f32 that holds the bf16 whose bits are `bits`."""
+    return z3.fpBVToFP(z3.Concat(bits, z3.BitVecVal(0, PAD)), F32)
+
+
 def _view(tr: _Translation, t, kids):
     """(_ to_fp 8 8) of 16 bits; a conversion to bf16 (rounding) or from it (exact)."""
     if len(kids) == 1 and z3.is_bv(kids[0]):
-        return z3.fpBVToFP(z3.Concat(kids[0], z3.BitVecVal(0, PAD)), F32)
+        return tr.knowing(_widened(kids[0]), kids[0])
     if len(kids) != 2 or not z3.is_fp(kids[1]):
         raise _NoRule  # from an integer or a real
     rm, x = kids
@@ -180,11 +210,14 @@ def _constant(tr: _Translation, t, kids):
     if kids or t.decl().kind() != z3.Z3_OP_UNINTERPRETED:
         raise _NoRule
     bits = z3.BitVec(f"{t.decl().name()}!bf16", BF16.ebits() + BF16.sbits())
-    return z3.fpBVToFP(z3.Concat(bits, z3.BitVecVal(0, PAD)), F32)
+    return tr.knowing(_widened(bits), bits)
 
 
 def _numeral(tr: _Translation, t, kids):
-    return z3.simplify(z3.fpToFP(z3.RNE(), t, F32))  # exact: any bf16 value is an f32
+    wide = z3.simplify(z3.fpToFP(z3.RNE(), t, F32))  # exact: any bf16 value is an f32
+    if z3.is_true(z3.simplify(z3.fpIsNaN(t))):
+        return wide
+    return tr.knowing(wide, z3.simplify(z3.Extract(31, PAD, z3.fpToIEEEBV(wide))))
 
 
 def _then_rounded(op, commuting: bool = False):
@@ -204,6 +237,40 @@ def _exact(op):
     return lambda tr, t, kids: op(*kids)
 
 
+SIGN = 1 << (BF16.ebits() + BF16.sbits() - 1)
+# the bits of an exact operation's result, from its operands' (where none is a NaN)
+KNOWN_BITS: dict[int, Callable[..., z3.BitVecRef]] = {
+    z3.Z3_OP_FPA_NEG: lambda bits: bits ^ SIGN,
+    z3.Z3_OP_FPA_ABS: lambda bits: bits & (SIGN - 1),
+    z3.Z3_OP_ITE: lambda c, a, b: z3.If(c, a, b),
+}
+
+
+def _exact_knowing(op):
+    """An exact operation (negation, absolute value, `ite`), its result's bits known
+    where its bf16 operands' are."""
+    def rule(tr, t, kids):
+        out = op(*kids)
+        if not _bf16(t):
+            return out
+        bits = [k if not z3.is_fp(k) else tr.known(k) for k in kids]
+        if any(b is None for b in bits):
+            return out
+        return tr.knowing(out, KNOWN_BITS[t.decl().kind()](*bits))
+    return rule
+
+
+def _equal(tr, t, kids):
+    """SMT-LIB's `=` of two bf16 values (every NaN one value, +0 not -0) on their bits
+    where both are known: both NaNs, or neither and the same bits (a float that is no
+    NaN has one encoding). bitwuzla compares 16 bits instead of two unpacked f32s (a
+    definition of a rounding's bits, `smt2.standard`'s, is one such `=`)."""
+    a, b = kids
+    if not (_bf16(t.arg(0)) and (x := tr.known(a)) is not None and (y := tr.known(b)) is not None):
+        return a == b
+    return z3.If(z3.fpIsNaN(a), z3.fpIsNaN(b), z3.And(z3.Not(z3.fpIsNaN(b)), x == y))
+
+
 RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprRef]] = {
     z3.Z3_OP_FPA_TO_FP: _view,
     z3.Z3_OP_UNINTERPRETED: _constant,
@@ -215,8 +282,8 @@ RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprR
     z3.Z3_OP_FPA_DIV: _then_rounded(z3.fpDiv),
     z3.Z3_OP_FPA_SQRT: _then_rounded(z3.fpSqrt),
     z3.Z3_OP_FPA_FMA: lambda tr, t, kids: tr.fma(kids[0], *_ordered(kids[1:3]), kids[3]),
-    z3.Z3_OP_FPA_NEG: _exact(z3.fpNeg),
-    z3.Z3_OP_FPA_ABS: _exact(z3.fpAbs),
+    z3.Z3_OP_FPA_NEG: _exact_knowing(z3.fpNeg),
+    z3.Z3_OP_FPA_ABS: _exact_knowing(z3.fpAbs),
     z3.Z3_OP_FPA_EQ: _exact(z3.fpEQ),
     z3.Z3_OP_FPA_LT: _exact(z3.fpLT),
     z3.Z3_OP_FPA_LE: _exact(z3.fpLEQ),
@@ -229,9 +296,10 @@ RULES: dict[int, Callable[[_Translation, z3.ExprRef, list[z3.ExprRef]], z3.ExprR
     z3.Z3_OP_FPA_IS_SUBNORMAL: _exact(z3.fpIsSubnormal),
     z3.Z3_OP_FPA_IS_NEGATIVE: _exact(z3.fpIsNegative),
     z3.Z3_OP_FPA_IS_POSITIVE: _exact(z3.fpIsPositive),
-    z3.Z3_OP_EQ: _exact(lambda a, b: a == b),
-    z3.Z3_OP_DISTINCT: _exact(z3.Distinct),
-    z3.Z3_OP_ITE: _exact(z3.If),
+    z3.Z3_OP_EQ: _equal,
+    z3.Z3_OP_DISTINCT: lambda tr, t, kids: z3.Not(_equal(tr, t, kids)) if len(kids) == 2
+    else z3.Distinct(*kids),
+    z3.Z3_OP_ITE: _exact_knowing(z3.If),
 }
 
 
