@@ -47,10 +47,11 @@ Rows:
                  not (the baseline capped; "+": it did not finish) (--only-bf16: these)
   sweep bench    (--sweep only; issue 44) the fixed benchmark of scripts/sweep_corpus.py
                  (542 generated -O0/-O2 pairs, equal and planted): solved count and
-                 PAR-2 at --limit (60 s) for the monolithic query by z3 (`--no-sweep
-                 --solver z3`), by bitwuzla (the same query, bitwuzla alone), and the
-                 sweep (`ptxsmt equiv`'s default), each a fresh process per pair, in one
-                 run; `--sample N` a fixed sample; the table goes to docs/sweep-benchmark.md
+                 PAR-2 in CPU seconds at --limit (60) for the monolithic query by z3
+                 (`--no-sweep --solver z3`), by bitwuzla (the same query, bitwuzla
+                 alone), and the sweep (`ptxsmt equiv`'s default), each a fresh process
+                 per pair, in one run (scripts/sweep_bench.py); `--sample N` a sample
+                 spread over the strata; the table goes to docs/sweep-benchmark.md
 Targets (issue 4): batch ratio >= 1; f32 >= 100 M/s; sweep < 60 s; prove --jobs 2
 < 30 s; a 1,000-instruction query < 5 s. Issue 12: the compiler-style batch >= 1x cold
 (3x warm); f32 >= 0.5x numpy; vset4 within 5x of numpy; a 10,000-instruction chain
@@ -566,136 +567,6 @@ def bench_function_equivalence(sizes: tuple[int, ...], kinds: tuple[str, ...] = 
                     f"{t_theirs / t_ours:,.1f}x" if ours == "equivalent" else "")
 
 
-# ---- issue 44: the sweep benchmark against monolithic solvers (--sweep) ----
-
-SWEEP_CONFIGS = ("monolithic z3", "monolithic bitwuzla", "sweep")
-SWEEP_DOC = ROOT / "docs" / "sweep-benchmark.md"
-SWEEP_MARKS = ("<!-- the table: scripts/bench.py --sweep writes it -->",
-               "<!-- end of the table -->")
-# the monolithic query (`--no-sweep`, as `ptxsmt equiv` builds it), handed to bitwuzla
-# alone (a sat is not replayed: a baseline, not a verdict ptxsmt gives)
-_MONOLITHIC_BITWUZLA = """
-import sys, time
-from ptxsmt.function.evaluate import read_function_file
-from ptxsmt.smt.solving import portfolio
-from ptxsmt.smt.queries.functions import check_function_equivalence
-a, b, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
-start = time.monotonic()
-class Query(Exception):
-    pass
-def emit(assertions):
-    raise Query(assertions)
-try:
-    check_function_equivalence(read_function_file(a, "f"), read_function_file(b, "f"),
-                               timeout=limit, sweeping=False, emit=emit)
-except Query as q:
-    answer = portfolio.solve(q.args[0], max(0.1, limit - (time.monotonic() - start)),
-                             ("bitwuzla",))
-    print({"unsat": "equivalent", "sat": "different"}.get(answer.result, "unknown"))
-"""
-
-
-def _sweep_run(config: str, a: Path, b: Path, limit: float) -> tuple[str, float]:
-    """(verdict, wall seconds) of one configuration on one pair, in a fresh process."""
-    if config == "monolithic bitwuzla":
-        cmd = [sys.executable, "-c", _MONOLITHIC_BITWUZLA, str(a), str(b), str(limit)]
-    else:
-        flags = ["--no-sweep", "--solver", "z3"] if config == "monolithic z3" else []
-        cmd = [sys.executable, "-m", "ptxsmt", "equiv", str(a), str(b), "--function", "f",
-               "--json", "--timeout", str(limit), *flags]
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=2 * limit + 30,
-                              check=False, env={**os.environ, "PTXSMT_NO_CACHE": "1"})
-    except subprocess.TimeoutExpired:
-        return "stopped", time.perf_counter() - start
-    seconds = time.perf_counter() - start
-    out = done.stdout.strip()
-    try:
-        return (json.loads(out)["verdict"] if out.startswith("{") else out.split()[-1],
-                seconds)
-    except (ValueError, KeyError, IndexError):
-        return f"error {done.returncode}", seconds
-
-
-def bench_sweep_corpus(corpus: Path | None, sample: int | None, limit: float,
-                       jobs: int) -> None:
-    """Each pair of the benchmark (a fixed sample of `sample`) under each configuration;
-    per configuration the pairs solved (a definite verdict within `limit`), PAR-2 (the
-    mean of the seconds, 2 x `limit` for a pair not solved), and the verdicts against
-    the pair's label (a planted difference called equivalent, an equal pair called
-    different: to be looked at, since a label is what was generated, not a proof)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import sweep_corpus
-
-    with tempfile.TemporaryDirectory() as place:
-        if corpus is None:
-            corpus = Path(place)
-            sweep_corpus.write(corpus, tuple(sweep_corpus.KINDS), sweep_corpus.SIZES,
-                               sweep_corpus.SEEDS, sweep_corpus.COMPILERS)
-        labels = [json.loads(x) for x in (corpus / "manifest.jsonl").read_text().splitlines()]
-        lines = [json.loads(x) for x in (corpus / "pairs.jsonl").read_text().splitlines()]
-        chosen = range(len(labels)) if sample is None else \
-            sorted(random.Random(44).sample(range(len(labels)), min(sample, len(labels))))
-        tasks = [(i, c) for i in chosen for c in SWEEP_CONFIGS]
-
-        def one(task):
-            i, config = task
-            return task, _sweep_run(config, corpus / lines[i]["a"], corpus / lines[i]["b"],
-                                    limit)
-        with ThreadPoolExecutor(jobs) as pool:
-            runs = dict(pool.map(one, tasks))
-    for i in chosen:  # every measurement, for a look at one pair
-        print(json.dumps({**labels[i], **{c: runs[i, c] for c in SWEEP_CONFIGS}}), flush=True)
-    table = _sweep_table([labels[i] for i in chosen],
-                         {c: [runs[i, c] for i in chosen] for c in SWEEP_CONFIGS}, limit)
-    print(table)
-    text = SWEEP_DOC.read_text()
-    head, _, rest = text.partition(SWEEP_MARKS[0])
-    _, _, tail = rest.partition(SWEEP_MARKS[1])
-    what = f"{len(chosen)} of {len(labels)} pairs" + (f" (--sample {sample})" if sample else "")
-    SWEEP_DOC.write_text(f"{head}{SWEEP_MARKS[0]}\n{what}, --limit {limit:g} s, --jobs "
-                         f"{jobs}:\n\n{table}\n{SWEEP_MARKS[1]}{tail}")
-
-
-def _sweep_table(labels: list[dict], runs: dict[str, list[tuple[str, float]]],
-                 limit: float) -> str:
-    definite = ("equivalent", "different", "bounded")
-    rows = ["| configuration | solved | PAR-2 (s) | equivalent | different | against "
-            "the label | unsolved |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for config, results in runs.items():
-        solved = [v in definite and t <= limit for v, t in results]
-        par2 = sum(t if ok else 2 * limit for (v, t), ok in zip(results, solved)) / len(results)
-        against = sum(ok and v != label["expect"]
-                      for (v, _), ok, label in zip(results, solved, labels))
-        rows.append(f"| {config} | {sum(solved)} of {len(results)} | {par2:,.1f} | "
-                    f"{sum(ok and v == 'equivalent' for (v, _), ok in zip(results, solved))} | "
-                    f"{sum(ok and v == 'different' for (v, _), ok in zip(results, solved))} | "
-                    f"{against} | {len(results) - sum(solved)} |")
-    best = min(SWEEP_CONFIGS[:2], key=lambda c: _par2(runs[c], limit))
-    ratio = _par2(runs[best], limit) / _par2(runs["sweep"], limit)
-    largest = [t for (_, t), label in zip(runs["sweep"], labels) if label["ops"] == 1000]
-    rows.append(f"\nPAR-2 of the best monolithic solver ({best}) over the sweep's: "
-                f"{ratio:,.1f}x." + (f" The sweep's slowest pair of 1,000 operations: "
-                                     f"{max(largest):,.1f} s." if largest else "")
-                + "\n\nBy kind (solved by z3 / bitwuzla / the sweep, of n):\n")
-    rows += ["| kind | n | monolithic z3 | monolithic bitwuzla | sweep |",
-             "|---|---:|---:|---:|---:|"]
-    for kind in dict.fromkeys(label["kind"] for label in labels):
-        at = [k for k, label in enumerate(labels) if label["kind"] == kind]
-        counts = [sum(runs[c][k][0] in definite and runs[c][k][1] <= limit for k in at)
-                  for c in SWEEP_CONFIGS]
-        rows.append(f"| {kind} | {len(at)} | " + " | ".join(map(str, counts)) + " |")
-    return "\n".join(rows) + "\n"
-
-
-def _par2(results: list[tuple[str, float]], limit: float) -> float:
-    return sum(t if v in ("equivalent", "different", "bounded") and t <= limit else 2 * limit
-               for v, t in results) / len(results)
-
-
 # ---- issue 40: one function out of a big module, linear (--only-big) ----
 
 BIG_BASELINE = "9276d6c"  # the last commit that read every body of the module
@@ -823,15 +694,23 @@ def main() -> None:
                     help="Only the issue-44 sweep benchmark (scripts/sweep_corpus.py).")
     ap.add_argument("--corpus", type=Path, metavar="DIR",
                     help="With --sweep: a corpus sweep_corpus.py wrote (default: generate it).")
-    ap.add_argument("--sample", type=int, metavar="N", help="With --sweep: N pairs of it.")
-    ap.add_argument("--limit", type=float, default=60.0, help="With --sweep: seconds a pair.")
+    ap.add_argument("--sample", type=int, metavar="N",
+                    help="With --sweep: N pairs of it, spread over kind, equal and planted, "
+                         "size and compiler (a fixed seed).")
+    ap.add_argument("--limit", type=float, default=60.0,
+                    help="With --sweep: CPU seconds a pair and configuration.")
     ap.add_argument("--jobs", type=int, default=1,
-                    help="With --sweep: pairs measured at once (one idle core each).")
+                    help="With --sweep: runs measured at once (counted in CPU seconds).")
+    ap.add_argument("--records", type=Path, metavar="FILE",
+                    help="With --sweep: each measurement appended as a JSON line; those "
+                         "already in FILE are not measured again.")
     ap.add_argument("--batch-before", type=Path, metavar="CHECKOUT",
                     help="Only the issue-25 batch rows: this checkout against CHECKOUT's.")
     args = ap.parse_args()
     if args.sweep:
-        bench_sweep_corpus(args.corpus, args.sample, args.limit, args.jobs)
+        import sweep_bench
+
+        sweep_bench.bench(args.corpus, args.sample, args.limit, args.jobs, args.records)
         return
     if args.only_check:
         print(f"{'row':<30} {'ptxsmt':>20} {'baseline (same run)':>26} {'ratio':>10}")
