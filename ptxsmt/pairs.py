@@ -50,7 +50,7 @@ from .smt.queries.snippets import (
     decide,
     replay,
 )
-from .smt.solving import verdicts
+from .smt.solving import budget, verdicts
 from .smt.solving.budget import WALL_CAP
 from .smt.solving.child import race
 from .smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
@@ -170,12 +170,15 @@ def _check_options(o: dict) -> None:
 
 
 def decide_pair(pair: Pair) -> dict:
-    """The pair's result fields, decided in a child process stopped at its limit, and
-    what that cost (`RUN`): the CPU time of the child and of every process it started
-    (reaped, so counted here, also when it was stopped), its peak memory as it said."""
+    """The pair's result fields, decided in a child process by the pair's deadline (its
+    wall cap from now: `budget.pair`) and stopped at the cap if it is still running past
+    it (the last resort), and what that cost (`RUN`): the CPU time of the child and of
+    every process it started (reaped, so counted here, also when it was stopped), its
+    peak memory as it said."""
     start, before = time.perf_counter(), _cpu_of_children()
     limit = WALL_CAP * pair.options["timeout"] + STOP_MARGIN
-    outcome = race({"pair": (_measured, (pair,))}, limit)["pair"]
+    with budget.pair(pair.options["timeout"]):  # the child inherits the deadline
+        outcome = race({"pair": (_measured, (pair,))}, limit)["pair"]
     run = {"cputime": round(_cpu_of_children() - before, 3),
            "walltime": round(time.perf_counter() - start, 3), "memory": None,
            "solver": pair.options["solver"], "limit": pair.options["timeout"],

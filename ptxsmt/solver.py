@@ -14,7 +14,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a caller that has a solver has imported z3; the CLI need not
@@ -27,13 +29,20 @@ _quiet_z3 = False  # set: turn z3's SIGINT handler off once z3 is loaded
 Z3_FIRST_SECONDS = 2.0
 PR_SET_PDEATHSIG = 1  # prctl(2)
 MAX_JOBS = max(4, min(64, 4 * (os.cpu_count() or 1)))  # --jobs 1000 would fork 1,000 processes
+# how a search with no watcher of its own runs while a pair is decided
+# (`smt.solving.budget.pair`): stopped at the pair's deadline, whatever its own limit
+_guard: ContextVar[Callable | None] = ContextVar("ptxsmt_search_guard", default=None)
 
 
 def check(solver: z3.Solver, *assumptions: z3.BoolRef,
           stopped: Callable[[], bool] | None = None) -> z3.CheckSatResult:
     """`solver.check`; an interruption is a KeyboardInterrupt unless `stopped()` says
-    the caller's own watcher stopped the search (a time budget spent: unknown)."""
+    the caller's own watcher stopped the search (a time budget spent: unknown). A search
+    with no watcher runs under the guard of the pair being decided, if any (`guarded`)."""
     import z3
+
+    if stopped is None and (guard := _guard.get()) is not None:
+        return guard(solver, assumptions)
 
     global _quiet_z3
     if _quiet_z3:
@@ -48,6 +57,17 @@ def check(solver: z3.Solver, *assumptions: z3.BoolRef,
         if "interrupted" in reason or ("canceled" in reason and _interrupt_requested.is_set()):
             raise KeyboardInterrupt
     return result
+
+
+@contextmanager
+def guarded(guard: Callable[[z3.Solver, tuple], z3.CheckSatResult]) -> Iterator[None]:
+    """Within, `check` hands each search with no watcher of its own to `guard(solver,
+    assumptions)`, which runs it with one (`check(..., stopped=...)`)."""
+    token = _guard.set(guard)
+    try:
+        yield
+    finally:
+        _guard.reset(token)
 
 
 def request_interrupt() -> None:

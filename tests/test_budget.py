@@ -88,6 +88,114 @@ def test_a_pair_gets_the_same_verdict_and_merges_on_a_loaded_machine():
     idle, merges, readings = verdict(1, 1e6)
     assert idle == "equivalent" and merges["proved"] > 0
     assert verdict(4, 3 * readings * STEP)[:2] == (idle, merges)
+    # within a pair's deadline (2 x 3R less the report's share > 4R): the same again
+    machine = Machine(4)
+    with budget.using(machine.clocks()), budget.pair(3 * readings * STEP):
+        v = check_function_equivalence(*_functions(), timeout=3 * readings * STEP)
+    assert (v.verdict, v.merges) == (idle, merges)
+
+
+class Late(Machine):
+    """A fake machine whose wall clock may be set ahead (`late`): the pair's reading
+    and encoding took that long before its check began."""
+    late = 0.0
+
+    def wall(self) -> float:
+        return super().wall() + self.late
+
+
+def test_a_pair_answers_by_its_wall_cap_counted_from_the_pair_start():
+    """At load 8 the CPU seconds cannot bind (the idle machine's R readings take 8R of
+    wall, past the cap of 2 x 2R), and half the cap went before the check began: the
+    pair still ends within the cap of its start, `unknown`. Counted from the check's
+    start (the mutant), it ends at 1.3 times the cap."""
+    readings = 256  # the idle machine's, with time to spare (the test above)
+    seconds = 2 * readings * STEP
+    machine = Late(8)
+    with budget.using(machine.clocks()):
+        start = machine.wall()
+        machine.late = budget.WALL_CAP * seconds / 2
+        with budget.pair(seconds, start):
+            v = check_function_equivalence(*_functions(), timeout=seconds)
+    assert v.verdict == "unknown"
+    assert machine.wall() - start <= budget.WALL_CAP * seconds
+
+
+def test_every_budget_made_within_a_pair_ends_by_its_deadline():
+    """A command's limit, a step's, and a rest's least: each ends by the pair's deadline,
+    (1 - REPORT_SHARE) x WALL_CAP x the pair's seconds from its start; their CPU seconds
+    stay theirs. Outside a pair, and with no limit, nothing changes."""
+    now = {"cpu": 0.0, "wall": 100.0}
+    with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
+        with budget.pair(10, start=90.0):  # 19 s from its start: at 109
+            whole, step = Budget.capped(10), Budget(1)
+            rest = whole.rest(30)
+            inner = Budget.capped(3)
+        with budget.pair(None):
+            free = Budget(1)
+        outside = Budget.capped(10)
+    assert (whole.wall_end, step.wall_end, rest.wall_end, inner.wall_end) == (109, 109, 109, 106)
+    assert (whole.seconds, step.seconds, rest.seconds) == (10, 1, 30)
+    assert (free.wall_end, outside.wall_end) == (None, 120)
+
+
+def _semiprime() -> list[z3.BoolRef]:
+    """Factoring a product of two 12-bit primes: z3 finds the factors, in far more than
+    the millisecond a search past its deadline is given."""
+    x, y = z3.BitVec("x", 24), z3.BitVec("y", 24)
+    return [x * y == 4093 * 4091, z3.ULT(1, x), z3.ULT(x, 4096), z3.ULT(1, y), z3.ULT(y, 4096)]
+
+
+def test_a_search_with_no_budget_of_its_own_stops_at_the_pair_deadline():
+    """A z3 search with only its own wall-clock limit (a counterexample's nice values,
+    the IR replay's) is unknown once the pair's deadline has passed, never a
+    KeyboardInterrupt; before it, and outside a pair, it runs as it did."""
+    from ptxsmt.solver import check
+
+    def search() -> z3.CheckSatResult:
+        s = z3.Solver()
+        s.set("timeout", 60_000)
+        s.add(*_semiprime())
+        return check(s)
+
+    assert search() == z3.sat
+    with budget.pair(60):
+        assert search() == z3.sat
+    with budget.pair(10, start=time.monotonic() - 30):  # its deadline passed 11 s ago
+        assert search() == z3.unknown
+        hard = z3.Solver()
+        hard.set("timeout", 60_000)
+        hard.add(*_hard())
+    with budget.pair(0.2):  # the guard's watcher stops a search under way
+        assert check(hard) == z3.unknown
+
+
+def test_a_batch_pair_is_decided_within_its_deadline(monkeypatch):
+    """`equiv --batch` runs each pair in a child process that inherits the pair's
+    deadline, counted from the pair's start in the worker."""
+    from ptxsmt import pairs
+
+    def deadline(pair):
+        return {"verdict": "unknown", "left": Budget(None).wall_left()}
+
+    monkeypatch.setattr(pairs, "_decide", deadline)
+    pair = pairs.Pair(1, "snippets", "mov.u32 d, a;", "mov.u32 d, a;",
+                      options={"timeout": 10, "solver": "auto"})
+    left = pairs.decide_pair(pair)["left"]
+    assert left is not None and 0 < left <= (1 - budget.REPORT_SHARE) * budget.WALL_CAP * 10
+
+
+def test_a_command_counts_from_the_start_of_its_process(tmp_path):
+    """`started()` is when the process began: a process that slept half a second before
+    asking has half a second behind it."""
+    import subprocess
+    import sys
+
+    code = ("import time; time.sleep(0.5); from ptxsmt.smt.solving import budget; "
+            "print(time.monotonic() - budget.started())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert float(out) >= 0.5
 
 
 def test_a_budget_is_cpu_seconds_within_a_wall_cap():

@@ -42,6 +42,7 @@ MAX_TIMEOUT = 1e6  # seconds; z3 takes milliseconds as a 32-bit number
 
 
 _quick_exit = False
+_console = False  # set by `run`: the command is the process's own (not a test's call)
 
 
 def allow_quick_exit() -> None:
@@ -49,6 +50,12 @@ def allow_quick_exit() -> None:
     may end the process at once."""
     global _quick_exit
     _quick_exit = True
+
+
+def is_console() -> bool:
+    """The command is the process's own (`run`): its time counts from the process's
+    start; in a test's process, from the call."""
+    return _console
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -133,6 +140,8 @@ def run(group: click.Group) -> NoReturn:
     evaluation), the process ends once its output and cache are written, without
     tearing its objects down one by one (0.15 s after a big batch, for memory the
     system frees at once)."""
+    global _console
+    _console = True
     _hold_closed_descriptors()
     interrupts.install()
     try:

@@ -13,6 +13,7 @@ from ..report import equivalence, function
 from ..sem.options import DEFAULT_NAN
 from ..smt.queries.classes import class_report
 from ..smt.queries.snippets import ReplayError, build_query, decide
+from ..smt.solving import budget
 from ..smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
 from ..smt.solving.phrases import EXIT
 from ..smt.solving.portfolio import unavailable
@@ -25,6 +26,7 @@ from .common import (
     cache_option,
     fail,
     given,
+    is_console,
     is_ptx_file,
     jobs_option,
     max_input_option,
@@ -137,6 +139,9 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         run_batch(batch, jobs, executor, scheduler, timeout, solver, unroll, target, vset_merge,
                   nan)
     refuse(given("jobs", "executor", "scheduler"), "without --batch")
+    # one pair: its wall cap counts from the process's start, and ends with the command
+    click.get_current_context().with_resource(
+        budget.pair(timeout, budget.started() if is_console() else None))
     if any(a and a.endswith(".ll") for a in (lhs, rhs)):
         refuse(given("outputs", "all_classes", "lhs_file", "rhs_file",
                      "solver", "target", "vset_merge", "no_sweep", "certify"),

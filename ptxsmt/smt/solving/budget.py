@@ -4,17 +4,22 @@ engineers share, so a pair's verdict and its sweep's merges do not change with t
 load (a wall-clock limit turned `equivalent` into `unknown` at load 8).
 
 `--timeout T` reads: T CPU seconds of the thread that decides the pair, and of each
-solver process it starts, each its own T at most; whatever the load, the pair stops
-at WALL_CAP * T wall seconds (`unknown`), so that no command runs unboundedly past its
-limit. How each solver is held to a budget:
+solver process it starts, each its own T at most; whatever the load, the pair answers
+within WALL_CAP * T wall seconds of its start (`unknown`), reading, encoding, replay
+and report included (`pair`: one deadline for the whole pair, a share of it kept for
+the report), so that no command runs unboundedly past its limit. How each solver is
+held to a budget:
 - bitwuzla in this process: a terminator that asks the budget (`terminator`);
 - z3 in this process: a watcher thread interrupts it when the budget is spent
   (`check`); z3's own wall-clock limit is set to the wall cap;
 - a solver in a child process: the child holds itself to a budget of its own (its
   thread's CPU time starts at zero), and the parent kills it once its CPU time
   (`process_cpu`) passes the limit by GRACE, or at the wall cap.
-The clocks are one pair (`Clocks`), replaced only by a test (`using`): a fake machine
-whose wall clock runs four times as fast as its work shows the verdicts unchanged.
+A z3 search with no budget of its own (a counterexample's nice values, the IR
+replay's, under a wall-clock limit of their own) is watched within a pair until the
+pair's deadline (`ptxsmt.solver.guarded`). The clocks are one pair (`Clocks`),
+replaced only by a test (`using`): a fake machine whose wall clock runs four times as
+fast as its work shows the verdicts unchanged.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the cloc
 POLL = 0.01  # seconds between a watcher's looks at the CPU time it guards
 MAX_MS = 4294967295  # z3's default limit: none
 GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
+# the share of a pair's wall cap kept for what follows its last search: a
+# counterexample's replay, the report, the process's exit (6 s of 120 at --timeout 60)
+REPORT_SHARE = 0.05
 
 
 def _thread_cpu(thread: int) -> float:
@@ -154,6 +162,46 @@ class Budget:
         return lambda: next(calls) % TERMINATOR_EVERY == 0 and self.expired()
 
 
+@contextmanager
+def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
+    """Deciding one pair (an `equiv` command's, a batch line's) that began at `start` (a
+    reading of the wall clock; None: now): within, every budget made and every z3 search
+    ends by the pair's deadline, (1 - REPORT_SHARE) * WALL_CAP * `seconds` wall seconds
+    from `start`, whatever its own limit (None: no deadline). The CPU seconds of each
+    budget stay its own: where they bind first, the load changes nothing."""
+    if seconds is None:
+        yield
+        return
+    now = _clocks.wall()
+    start = now if start is None else start
+    whole = Budget(None, start + (1 - REPORT_SHARE) * WALL_CAP * seconds - now)
+    with whole.spending(), z3_solver.guarded(_guarded):
+        yield
+
+
+def _guarded(solver: z3.Solver, assumptions: tuple) -> z3.CheckSatResult:
+    """A search with no budget of its own, within a pair: under its own limit, and
+    stopped (unknown) at the deadline of the budget being spent."""
+    deadline = Budget(None)
+    if deadline.expired():
+        solver.set("timeout", 1)
+        return z3_solver.check(solver, *assumptions, stopped=lambda: True)
+    return _watched(solver, deadline, assumptions)
+
+
+def started() -> float | None:
+    """The wall clock's reading when this process started (Linux: its start time in
+    /proc against the boot-time clock), so that a command's pair counts the
+    interpreter's start and imports too; None where that cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, AttributeError, ValueError, IndexError):
+        return None
+    return _clocks.wall() - max(0.0, age)
+
+
 def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
           ) -> z3.CheckSatResult:
     """`solver.check` (through `ptxsmt.solver.check`) within `budget`: z3's own limit is
@@ -167,6 +215,11 @@ def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
     if budget.expired():
         return z3.unknown
     solver.set("timeout", milliseconds(budget.wall_left()))
+    return _watched(solver, budget, assumptions)
+
+
+def _watched(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:
+    """`solver.check`, interrupted by a watcher thread once `budget` is spent."""
     done, fired = threading.Event(), threading.Event()
 
     def watch() -> None:
