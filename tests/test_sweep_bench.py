@@ -75,6 +75,14 @@ def test_solved_and_par2_count_cpu_seconds_not_the_wall_clock():
     assert sweep_bench.par2(runs, 60, "wall") == (120 + 30 + 120) / 3
 
 
+def test_a_run_the_load_stopped_at_the_wall_cap_is_counted_as_such():
+    """Unsolved with CPU seconds left, at its wall cap: the load decided it."""
+    assert sweep_bench.at_wall_cap(_m("unknown", 20.0, 119.0), 60)
+    assert not sweep_bench.at_wall_cap(_m("unknown", 60.5, 119.0), 60)  # its CPU spent
+    assert not sweep_bench.at_wall_cap(_m("unknown", 2.0, 3.0), 60)  # gave up early
+    assert not sweep_bench.at_wall_cap(_m("equivalent", 20.0, 119.0), 60)
+
+
 def test_the_table_counts_verdicts_against_the_label_apart():
     labels = [{"name": n, "kind": "int", "ops": 50, "expect": e}
               for n, e in (("a", "equivalent"), ("b", "different"), ("c", "different"))]
@@ -83,8 +91,8 @@ def test_the_table_counts_verdicts_against_the_label_apart():
                                     _m("unknown", 60, 60)],
             "sweep": [_m("equivalent", 1, 9), _m("equivalent", 2, 9), _m("different", 3, 9)]}
     text = sweep_bench.table(labels, runs, 60)
-    assert "| sweep | 3 of 3 | 2.0 | 9.0 | 2 | 1 | 1 | 0 | 6 / 27 |" in text
-    assert "| monolithic z3 | 0 of 3 | 120.0 | 120.0 | 0 | 0 | 0 | 3 |" in text
+    assert "| sweep | 3 of 3 | 2.0 | 9.0 | 2 | 1 | 1 | 0 | 0 | 6 / 27 |" in text
+    assert "| monolithic z3 | 0 of 3 | 120.0 | 120.0 | 0 | 0 | 0 | 3 | 0 |" in text
     assert "Against the label (sweep): b." in text
     assert "(monolithic bitwuzla) over the sweep's: 20.3x" in text
 
