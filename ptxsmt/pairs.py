@@ -200,9 +200,15 @@ def _cpu_of_children() -> float:
 
 
 def _measured(pair: Pair) -> dict:
-    """`_decide` in the pair's own process, and the peak resident memory of that process
+    """`_decide` in the pair's own process (unknown where the pair's deadline passed in
+    work with no clock: `budget.bounded`), and the peak resident memory of that process
     or of the largest solver process it started and reaped (Linux counts kilobytes)."""
-    result = _decide(pair)
+    start = time.perf_counter()
+    try:
+        result = budget.bounded(_decide, pair)
+    except budget.OutOfTime:
+        result = {"verdict": "unknown", "reason": budget.OUT_OF_TIME,
+                  "seconds": round(time.perf_counter() - start, 4)}
     peak = max(resource.getrusage(who).ru_maxrss
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return {**result, PEAK: peak * 1024}

@@ -265,3 +265,98 @@ def test_a_child_is_stopped_once_its_cpu_time_passes_the_limit():
         pytest.skip("no /proc")
     assert race({"spin": (_spin, (10.0,))}, None, cpu=0.2)["spin"].status == "stopped"
     assert race({"spin": (_spin, (0.01,))}, None, cpu=5.0)["spin"].value == "done"
+
+
+def test_no_query_is_written_out_for_other_solvers_past_the_limit(monkeypatch):
+    """Writing a 1,000-operation query out as SMT-LIB takes seconds of Python: past the
+    deadline it is not begun (before, a float 1,000 pair at --timeout 20 wrote it out
+    after its cap and ended at 78 s). `auto`: z3's first seconds spent the budget, so
+    the query is not read for bitwuzla; the portfolio: an expired budget races nothing."""
+    from ptxsmt.smt.solving import decide, portfolio
+
+    now = {"cpu": 0.0, "wall": 0.0}
+
+    def z3_first(solver, part):  # z3's first seconds: unknown, and the limit passed
+        now.update(cpu=11.0, wall=11.0)
+        return z3.unknown
+
+    def unread(*args):
+        raise AssertionError("the query was read for the other solvers")
+
+    monkeypatch.setattr(decide, "check", z3_first)
+    monkeypatch.setattr(portfolio, "unreadable", unread)
+    monkeypatch.setattr(portfolio, "smt2", unread)
+    monkeypatch.setattr(portfolio, "unavailable", lambda: [])
+    s = z3.Solver()
+    s.add(*_hard())
+    with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
+        limit = Budget.capped(10)
+        decision = decide.check_with(s, "auto", limit)
+        assert (decision.result, decision.reason) == (z3.unknown, "timeout")
+        answer = portfolio.solve(_hard(), limit)
+    assert (answer.result, answer.reason) == (
+        "unknown", "the time ran out before the query was written out")
+
+
+def _python_work(seconds: float, searching_for: float = 0.0, log: list | None = None) -> str:
+    """Pure Python work (no clock of its own, as encoding is), the first `searching_for`
+    seconds of it inside a solver's search."""
+    if searching_for:
+        with budget.searching():
+            _spin_wall(searching_for)
+        log.append("the search ended")
+    _spin_wall(seconds)
+    return "ran to its end"
+
+
+def _spin_wall(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_work_with_no_clock_is_stopped_at_the_pair_stop_time():
+    """Past the pair's deadline (halfway to its cap), Python work with no clock of its
+    own gets OutOfTime; work that ends in time, or runs outside a pair, does not."""
+    with budget.pair(0.2), pytest.raises(budget.OutOfTime):  # stopped at 0.39 s
+        budget.bounded(_python_work, 20.0)
+    with budget.pair(10):
+        assert budget.bounded(_python_work, 0.01) == "ran to its end"
+        _spin_wall(0.2)  # nothing left behind to go off later
+    assert budget.bounded(_python_work, 0.01) == "ran to its end"
+
+
+def test_a_search_under_way_is_not_stopped_by_the_pair_stop():
+    """A solver's search (here one that ends at 0.6 s, past the stop at 0.39 s) ends by
+    its own budget; the work after it is stopped."""
+    log: list[str] = []
+    with budget.pair(0.2), pytest.raises(budget.OutOfTime):
+        budget.bounded(_python_work, 20.0, 0.6, log)
+    assert log == ["the search ended"]
+
+
+def test_a_batch_pair_past_its_stop_answers_unknown_before_it_is_killed(monkeypatch):
+    """Its child stops the work with no clock at 0.49 s of a 0.25 s limit (cap 0.5 s),
+    and answers unknown, saying why: not the kill at 5.5 s."""
+    from ptxsmt import pairs
+
+    monkeypatch.setattr(pairs, "_decide", lambda pair: {"verdict": _python_work(20.0)})
+    pair = pairs.Pair(1, "snippets", "mov.u32 d, a;", "mov.u32 d, a;",
+                      options={"timeout": 0.25, "solver": "auto"})
+    result = pairs.decide_pair(pair)
+    assert (result["verdict"], result["reason"]) == ("unknown", budget.OUT_OF_TIME)
+
+
+def test_equiv_of_two_functions_past_its_stop_answers_unknown(monkeypatch):
+    from click.testing import CliRunner
+
+    from ptxsmt.cli import main
+    from ptxsmt.smt.queries import functions
+
+    monkeypatch.setattr(functions, "check_function_equivalence",
+                        lambda *args, **kwargs: _python_work(20.0))
+    r = CliRunner().invoke(main, ["equiv", str(CORPUS / "mix32.O0.ptx"),
+                                  str(CORPUS / "mix32.O2.ptx"), "--function", "f",
+                                  "--timeout", "0.25", "--json"])
+    assert r.exit_code == 3, r.output
+    assert '"reason": "out of time: the wall cap came' in r.output

@@ -202,7 +202,7 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
                     solver: str = "auto", emit_smt2: str | None = None,
                     sweeping: bool = True, certifying: bool = False,
                     nan: str = DEFAULT_NAN) -> None:
-    from ..smt.queries.functions import check_function_equivalence
+    from ..smt.queries.functions import FunctionVerdict, check_function_equivalence
 
     if not lhs or not rhs:
         fail("give two .ptx files")
@@ -216,8 +216,11 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
         "are defined (unsat: equivalent, if no undefined behaviour is reached)",
         f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
     try:
-        verdict = check_function_equivalence(a, b, opts, timeout, unroll, solver, emit,
-                                             sweeping, certifying, nan)
+        verdict = budget.bounded(check_function_equivalence, a, b, opts, timeout, unroll,
+                                 solver, emit, sweeping, certifying, nan)
+    except budget.OutOfTime:
+        verdict = FunctionVerdict("unknown", a.name, b.name, {}, reason=budget.OUT_OF_TIME,
+                                  nan=nan)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
@@ -235,7 +238,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
     from ..llvm.errors import Unsupported
     from ..llvm.module import function_names, read_ir
     from ..report import llvm as rendering
-    from ..smt.queries.refinement import Validated, ir_refines
+    from ..smt.queries.refinement import Refinement, Validated, ir_refines
 
     if not (source and source.endswith(".ll") and target and target.endswith(".ptx")):
         fail("IR against PTX takes SOURCE.ll first and TARGET.ptx second")
@@ -259,8 +262,10 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
         "ptxsmt refinement query: sat means the PTX does not refine the IR (unsat: it does)",
         f"source: @{name} in {source}", f"target: {ptx_fn.name} in {target}"])
     try:
-        result = Validated(name, ir_refines(functions[name], ptx_fn, int(timeout * 1000),
-                                            "auto", emit, nan, unroll))
+        result = Validated(name, budget.bounded(ir_refines, functions[name], ptx_fn,
+                                                int(timeout * 1000), "auto", emit, nan, unroll))
+    except budget.OutOfTime:
+        result = Validated(name, Refinement("unknown", budget.OUT_OF_TIME, nan=nan))
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

@@ -24,6 +24,7 @@ fast as its work shows the verdicts unchanged.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import count
+from typing import TypeVar
 
 import z3
 
@@ -45,6 +47,9 @@ GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
 # the share of a pair's wall cap kept for what follows its last search: a
 # counterexample's replay, the report, the process's exit (6 s of 120 at --timeout 60)
 REPORT_SHARE = 0.05
+STOP_POLL = 0.05  # seconds between `bounded`'s looks at the clock
+OUT_OF_TIME = ("out of time: the wall cap came while the pair was in work with no clock "
+               "of its own (reading, encoding, simulating or writing out the query)")
 
 
 def _thread_cpu(thread: int) -> float:
@@ -79,6 +84,11 @@ def using(clocks: Clocks) -> Iterator[None]:
 
 # the wall end of the budget being spent (`Budget.spending`), inherited by a forked child
 _spending: ContextVar[float | None] = ContextVar("ptxsmt_budget_wall_end", default=None)
+# when work with no clock of its own is stopped (`bounded`): halfway from the pair's
+# deadline to its cap
+_stop_at: ContextVar[float | None] = ContextVar("ptxsmt_pair_stop", default=None)
+_searching: set[int] = set()  # threads in a solver's search now: `bounded` waits for them
+R = TypeVar("R")
 
 
 class Budget:
@@ -175,8 +185,56 @@ def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
     now = _clocks.wall()
     start = now if start is None else start
     whole = Budget(None, start + (1 - REPORT_SHARE) * WALL_CAP * seconds - now)
-    with whole.spending(), z3_solver.guarded(_guarded):
+    token = _stop_at.set(start + (1 - REPORT_SHARE / 2) * WALL_CAP * seconds)
+    try:
+        with whole.spending(), z3_solver.guarded(_guarded):
+            yield
+    finally:
+        _stop_at.reset(token)
+
+
+class OutOfTime(BaseException):  # noqa: N818 - a stop, as KeyboardInterrupt is
+    """Raised by `bounded` in the thread deciding a pair that is past its deadline in
+    work with no clock of its own (a BaseException: no `except Exception` holds it)."""
+
+
+def bounded(fn: Callable[..., R], *args, **kwargs) -> R:
+    """`fn(*args, **kwargs)` in this thread, stopped by OutOfTime where it runs past the
+    stop time of the pair (`pair`; none outside one): its searches stop at the deadline
+    by their budgets, but reading, encoding, the sweep's simulation and writing a query
+    out have no clock (a float pair of 1,000 operations wrote its query out for 40 s
+    past its cap at load 12). The exception is raised between two Python instructions,
+    never within a solver's search (`_searching`: a search ends at its budget)."""
+    stop = _stop_at.get()
+    if stop is None:
+        return fn(*args, **kwargs)
+    thread, done, lock = threading.get_ident(), threading.Event(), threading.Lock()
+
+    def watch() -> None:
+        while not done.wait(STOP_POLL):
+            if _clocks.wall() >= stop and thread not in _searching:
+                with lock:
+                    if not done.is_set():
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                            ctypes.c_ulong(thread), ctypes.py_object(OutOfTime))
+                return
+
+    threading.Thread(target=watch, name="ptxsmt-pair-stop", daemon=True).start()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        with lock:
+            done.set()
+
+
+@contextmanager
+def searching() -> Iterator[None]:
+    """Within, this thread is in a solver's search (`bounded` does not stop it there)."""
+    _searching.add(threading.get_ident())
+    try:
         yield
+    finally:
+        _searching.discard(threading.get_ident())
 
 
 def _guarded(solver: z3.Solver, assumptions: tuple) -> z3.CheckSatResult:
@@ -220,6 +278,11 @@ def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
 
 def _watched(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:
     """`solver.check`, interrupted by a watcher thread once `budget` is spent."""
+    with searching():
+        return _interrupted(solver, budget, assumptions)
+
+
+def _interrupted(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:
     done, fired = threading.Event(), threading.Event()
 
     def watch() -> None:

@@ -129,6 +129,8 @@ def solve(assertions: Sequence[z3.BoolRef], timeout: Budget | float | None,
     if unknown := [s for s in solvers if s not in RUNNERS]:
         raise PtxError(f"unknown solver {unknown[0]!r} (solvers: {', '.join(SOLVERS)})")
     budget = Budget.of(timeout)
+    if budget.expired():  # writing a large query out takes seconds, all past the limit
+        return Answer("unknown", reason="the time ran out before the query was written out")
     names = [s for s in solvers if s not in unavailable()]
     refused = unreadable(assertions, names)
     names = [s for s in names if s not in refused]
@@ -216,7 +218,8 @@ def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
     solver = parser.bitwuzla()
     if timeout is not None:
         solver.configure_terminator(budget.terminator())
-    result = str(solver.check_sat())
+    with budgets.searching():
+        result = str(solver.check_sat())
     if result != "sat":
         return result, {}, "bitwuzla gave up" if result == "unknown" else ""
     values = {}
