@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -215,12 +216,13 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
         "ptxsmt function equivalence query: sat means the functions differ somewhere both "
         "are defined (unsat: equivalent, if no undefined behaviour is reached)",
         f"first: {a.name} in {lhs}", f"second: {b.name} in {rhs}"])
+    start = time.perf_counter()
     try:
         verdict = budget.bounded(check_function_equivalence, a, b, opts, timeout, unroll,
                                  solver, emit, sweeping, certifying, nan)
     except budget.OutOfTime:
         verdict = FunctionVerdict("unknown", a.name, b.name, {}, reason=budget.OUT_OF_TIME,
-                                  nan=nan)
+                                  seconds=time.perf_counter() - start, nan=nan)
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
