@@ -202,9 +202,10 @@ def bounded(fn: Callable[..., R], *args, **kwargs) -> R:
     """`fn(*args, **kwargs)` in this thread, stopped by OutOfTime where it runs past the
     stop time of the pair (`pair`; none outside one): its searches stop at the deadline
     by their budgets, but reading, encoding, the sweep's simulation and writing a query
-    out have no clock (a float pair of 1,000 operations wrote its query out for 40 s
-    past its cap at load 12). The exception is raised between two Python instructions,
-    never within a solver's search (`_searching`: a search ends at its budget)."""
+    out have no clock (a float pair of 1,000 operations at --timeout 20, load 12, ended
+    at 78 s, writing its query out past its cap). The exception is raised between two
+    Python instructions, never within a solver's search (`_searching`: a search ends
+    at its budget)."""
     stop = _stop_at.get()
     if stop is None:
         return fn(*args, **kwargs)
