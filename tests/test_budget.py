@@ -327,6 +327,32 @@ def test_work_with_no_clock_is_stopped_at_the_pair_stop_time():
     assert budget.bounded(_python_work, 0.01) == "ran to its end"
 
 
+def _swallowing(log: list) -> str:
+    """Work that holds up the first stop (as an `except Exception` around a ctypes call
+    does: the stop surfaces there as an ArgumentError) and goes on."""
+    try:
+        _spin_wall(20.0)
+    except budget.OutOfTime:
+        log.append("held up")
+    return _python_work(20.0)
+
+
+def _wrapping() -> str:
+    try:
+        return _python_work(20.0)
+    except budget.OutOfTime as e:  # ctypes: "ArgumentError: argument 1: OutOfTime"
+        raise ValueError("argument 1: OutOfTime") from e
+
+
+def test_a_stop_held_up_or_wrapped_still_stops_the_work():
+    log: list[str] = []
+    with budget.pair(0.2), pytest.raises(budget.OutOfTime):
+        budget.bounded(_swallowing, log)
+    assert log == ["held up"]
+    with budget.pair(0.2), pytest.raises(budget.OutOfTime):
+        budget.bounded(_wrapping)
+
+
 def test_a_search_under_way_is_not_stopped_by_the_pair_stop():
     """A solver's search (here one that ends at 0.6 s, past the stop at 0.39 s) ends by
     its own budget; the work after it is stopped."""

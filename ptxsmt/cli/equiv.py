@@ -223,6 +223,8 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     except budget.OutOfTime:
         verdict = FunctionVerdict("unknown", a.name, b.name, {}, reason=budget.OUT_OF_TIME,
                                   seconds=time.perf_counter() - start, nan=nan)
+        # a z3 term the stop cut short mid-construction fails to tear down: not news
+        sys.unraisablehook = lambda unraisable: None
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
@@ -268,6 +270,7 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
                                                 int(timeout * 1000), "auto", emit, nan, unroll))
     except budget.OutOfTime:
         result = Validated(name, Refinement("unknown", budget.OUT_OF_TIME, nan=nan))
+        sys.unraisablehook = lambda unraisable: None  # as for two functions
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

@@ -209,23 +209,33 @@ def bounded(fn: Callable[..., R], *args, **kwargs) -> R:
     stop = _stop_at.get()
     if stop is None:
         return fn(*args, **kwargs)
-    thread, done, lock = threading.get_ident(), threading.Event(), threading.Lock()
+    thread, done, fired, lock = (threading.get_ident(), threading.Event(), threading.Event(),
+                                 threading.Lock())
 
-    def watch() -> None:
+    def raise_in_thread(exception: type[BaseException] | None) -> None:  # None: withdrawn
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(thread), None if exception is None else ctypes.py_object(exception))
+
+    def watch() -> None:  # again each poll: an `except Exception` may wrap it and go on
         while not done.wait(STOP_POLL):
             if _clocks.wall() >= stop and thread not in _searching:
                 with lock:
                     if not done.is_set():
-                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                            ctypes.c_ulong(thread), ctypes.py_object(OutOfTime))
-                return
+                        fired.set()
+                        raise_in_thread(OutOfTime)
 
     threading.Thread(target=watch, name="ptxsmt-pair-stop", daemon=True).start()
     try:
         return fn(*args, **kwargs)
+    except Exception as e:
+        if fired.is_set():  # raised in a ctypes conversion, it surfaces as ArgumentError
+            raise OutOfTime from e
+        raise
     finally:
         with lock:
             done.set()
+            if fired.is_set():
+                raise_in_thread(None)
 
 
 @contextmanager
