@@ -71,7 +71,9 @@ REPLAY = "replay"  # a decided "different"'s field that the cache keeps, not sho
 # or a solver it started; the solver option, the limit, and the sweep's merges
 RUN = "run"
 PEAK, MERGES = "peak memory", "merges"  # fields the pair's process hands back for RUN
-STOP_MARGIN = 5.0  # seconds past its limit's wall cap (`budget.py`) before a pair is stopped
+# seconds past its limit's wall cap (`budget.py`) before a pair still running is killed:
+# none, the pair's own deadline and stop come before the cap (`budget.pair`)
+STOP_MARGIN = 0.0
 
 
 @dataclass(frozen=True)
