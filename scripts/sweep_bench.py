@@ -202,7 +202,7 @@ def table(labels: Sequence[dict], runs: dict[str, list[dict]], limit: float) -> 
                    "CPU s." if largest else ""))
     for config, names in against.items():
         if names:
-            rows.append(f"Against the label ({config}): {', '.join(names)}.")
+            rows.append(f"\nAgainst the label ({config}): {', '.join(names)}.")
     rows += ["\nBy kind (solved by z3 / bitwuzla / the sweep, of n):\n",
              "| kind | n | monolithic z3 | monolithic bitwuzla | sweep |",
              "|---|---:|---:|---:|---:|"]
