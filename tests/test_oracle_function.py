@@ -1,0 +1,144 @@
+"""ptxsmt's function evaluator against the independent whole-function oracle
+(tests/oracle_function.py: plain Python over tests/oracle.py, no z3, no ptxsmt semantics).
+
+tests/ptx/oracle/kinds.ptx holds small functions over every instruction kind of the
+held-out corpora (every float compare of f16/f32/f64, the rounding arithmetic, min/max
+with .NaN, the cvt rules, integer and predicate logic, branches, parameter addresses);
+both run them on special values and random bits and must agree byte for byte, where a
+byte the ISA leaves open must be open in both.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import oracle
+import oracle_function as of
+import pytest
+
+from ptxsmt.function.encode import encode_function
+from ptxsmt.function.evaluate import evaluate_function, read_function_file
+from ptxsmt.sem.unspecified import UNSPECIFIED
+
+KINDS = Path(__file__).parent / "ptx" / "oracle" / "kinds.ptx"
+SPECIALS = {  # per parameter width in bytes: zeros, infinities, NaNs, ones, edges, subnormals
+    2: [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD01, 0x3C00, 0xBC00, 0x0400, 0x7BFF, 0x0001,
+        0x83FF, 0x3800, 0x3E00, 0x4100],
+    4: [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFA00001, 0x3F800000,
+        0xBF800000, 0x00800000, 0x7F7FFFFF, 0x00000001, 0x807FFFFF, 0x3F000000, 0x3FC00000,
+        0x477FF000, 0x477FF001, 0x4F000000, 0xCF000000, 0x4F800000, 0x7FFFFFFF, 0xFFFFFFFF,
+        0x3C007C00, 0x7E00FC00, 1, 2, 31, 33],
+    8: [0, 1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, 0x7FF8 << 48, 0xFFF4 << 48 | 1, 0x3FF0 << 48,
+        0xBFF0 << 48, 0x0010 << 48, 0x7FEFFFFFFFFFFFFF, 1, 0x41E0 << 48, 0xC1E0 << 48,
+        0x41EFFFFFFFE00000, 0x40EFFE0000000000, 0x40EFFE0000000001, 0x3E70 << 48],
+}
+FUNCTIONS = {"cmp_f32": 150, "cmp_f16": 150, "cmp_f64": 100, "arith": 60, "minmax": 60,
+             "cvts": 60, "ints": 60}
+
+
+def vectors(params: dict[str, int], count: int, seed: str):
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield {p: rng.choice(SPECIALS[4 if n == 4 else n]) if rng.random() < 0.8
+               else rng.getrandbits(8 * n) for p, n in params.items()}
+
+
+def expected_bytes(fn: of.Function, params: dict[str, int]) -> dict[str, list[set[int]]]:
+    """Per return, per byte: the values the oracle gives it under each chooser of the
+    open values (one value: a settled byte; more: a byte the ISA leaves open)."""
+    runs = [of.run(fn, params, of.chooser(k)).returns for k in of.CHOOSERS]
+    return {r: [{(run[r] >> 8 * i) & 0xFF for run in runs} for i in range(n)]
+            for r, n in fn.returns.items()}
+
+
+def ptxsmt_bytes(ev, r: str, n: int) -> list[int | None]:
+    """Per byte of a return as ptxsmt's evaluator gives it (None: left open)."""
+    v = ev.returns[r]
+    bits, mask = (v, (1 << 8 * n) - 1) if v is not UNSPECIFIED else ev.settled.get(r, (0, 0))
+    return [(bits >> 8 * i) & 0xFF if (mask >> 8 * i) & 0xFF == 0xFF else None for i in range(n)]
+
+
+def disagreements(name: str, count: int) -> list[str]:
+    text = KINDS.read_text()
+    fn, ofn = read_function_file(str(KINDS), name), of.read(text, name)
+    enc = encode_function(fn)
+    out = []
+    for params in vectors(ofn.params, count, name):
+        inputs = {}
+        for key in enc.inputs:  # `c+2`: the bytes from offset 2 of parameter c
+            base, _, off = key.partition("+")
+            inputs[key] = (params[base] >> 8 * int(off or 0)) & ((1 << enc.types[key].width) - 1)
+        ev = evaluate_function(fn, inputs)
+        for r, want in expected_bytes(ofn, params).items():
+            got = ptxsmt_bytes(ev, r, ofn.returns[r])
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                if (g is None) != (len(w) > 1) or (g is not None and {g} != w):
+                    out.append(f"{name}({', '.join(f'{p}={v:#x}' for p, v in params.items())}): "
+                               f"{r} byte {i}: ptxsmt {g}, oracle {sorted(w)}")
+                    break
+    return out
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_ptxsmt_evaluator_agrees_with_the_oracle(name):
+    assert disagreements(name, FUNCTIONS[name]) == []
+
+
+# ---------------------------------------------------------------- the oracle, pinned by hand
+def f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f16(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
+
+
+CMP_BITS = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num",
+            "nan"]
+
+
+def compares(name: str, a: int, b: int) -> set[str]:
+    r = of.run(of.read(KINDS.read_text(), name), {"a": a, "b": b}).returns["r"]
+    return {c for i, c in enumerate(CMP_BITS) if r >> i & 1}
+
+
+def test_compares_by_hand():
+    assert compares("cmp_f32", f32(1.0), f32(2.0)) == {"ne", "lt", "le", "neu", "ltu", "leu", "num"}
+    assert compares("cmp_f32", 0x80000000, 0) == {"eq", "le", "ge", "equ", "leu", "geu", "num"}
+    assert compares("cmp_f32", 0x7FC00000, f32(1.0)) == {"equ", "neu", "ltu", "leu", "gtu", "geu",
+                                                         "nan"}
+    assert compares("cmp_f16", f16(-0.5), 0xFC00) == {"ne", "gt", "ge", "neu", "gtu", "geu", "num"}
+
+
+def returns(name: str, **params: int) -> int:
+    return of.run(of.read(KINDS.read_text(), name), params, of.chooser(0)).returns["r"]
+
+
+def word(r: int, offset: int, size: int = 4) -> int:
+    return (r >> 8 * offset) & ((1 << 8 * size) - 1)
+
+
+def test_conversions_by_hand():
+    big = returns("cvts", a=f32(3e9), c=struct.unpack("<Q", struct.pack("<d", -1.5))[0])
+    assert word(big, 4, 2) == 0x7C00  # cvt.rn.f16.f32 3e9: past f16's range, +inf
+    assert word(big, 24) == 0x7FFFFFFF  # cvt.rzi.s32.f32 3e9 saturates
+    assert word(big, 32) == 3_000_000_000  # cvt.rzi.u32.f32 3e9 fits
+    assert word(big, 28) == 0xFFFFFFFF  # cvt.rzi.s32.f64 -1.5: toward zero, -1
+    assert word(big, 36) == 0  # cvt.rzi.u32.f64 -1.5 clamps to 0
+    assert word(big, 6, 2) == f16(-1.5)
+    nan = returns("cvts", a=0x7FC00000, c=0x7FF8 << 48)
+    assert word(nan, 24) == word(nan, 32) == 0  # NaN -> 0
+    half_ulp = returns("cvts", a=f32(65520.0), c=0)  # f16's max + half an ulp: ties to even, inf
+    assert word(half_ulp, 4, 2) == 0x7C00
+
+
+def test_arithmetic_by_hand():
+    r = returns("arith", a=f32(1.0), b=f32(2.0 ** -24), c=0, d=0)
+    # (1 + 2^-24) rounds to 1 (a tie, to even); 1 - 1 = 0; 0 * 2^-24 * ... = +0
+    assert word(r, 0) == 0 and word(r, 20) == f32(1.0)
+    r = returns("minmax", a=0x7FC00000, b=f32(-0.0), c=0, d=1 << 63)
+    assert word(r, 0) == word(r, 4) == f32(-0.0)  # min/max of NaN and x: x
+    assert all(oracle.is_nan(word(r, k), "f32") for k in (8, 12))  # .NaN: a NaN
+    assert word(r, 32, 8) == 1 << 63  # min.f64(+0, -0) = -0
