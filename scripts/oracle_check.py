@@ -117,17 +117,34 @@ def vectors(params: dict[str, int], cands: dict[str, list[int]], count: int, see
             made += 1
 
 
-def compare(fa: of.Function, fb: of.Function, params: dict[str, int]):
-    """'skip' (a return depends on an open value), None (equal), or the differing returns."""
-    ra, rb = of.outcome(fa, params), of.outcome(fb, params)
+def compare(fa: of.Function, fb: of.Function, params: dict[str, int], probe=None):
+    """'skip' (a return depends on an open value), None (equal), or the differing returns;
+    with `probe`, also whether b's probed statement was activated."""
+    ra, rb = of.outcome(fa, params), of.outcome(fb, params, probe)
     if ra is None or rb is None:
         return "skip"
+    if probe and rb.activated:
+        compare.activated += 1
     differ = {}
     for r in ra.returns:
         fmt = ra.formats[r] if ra.formats[r] == rb.formats[r] else None
         if not of.same(ra.returns[r], rb.returns[r], fmt):
             differ[r] = (hex(ra.returns[r]), hex(rb.returns[r]))
     return differ or None
+
+
+compare.activated = 0
+
+
+def planted_probe(root: Path, pair: dict, fb: of.Function) -> tuple | None:
+    """The planted statement of b and the unplanted twin's statement there (the twin is b's
+    file without `-planted`), when they differ in exactly one statement."""
+    twin = root / pair["b"].replace("-planted", "")
+    if twin.name == Path(pair["b"]).name or not twin.exists():
+        return None
+    code = of.read(twin.read_text(), pair.get("function")).code
+    at = [i for i, (x, y) in enumerate(zip(code, fb.code, strict=False)) if x != y]
+    return (at[0], code[at[0]]) if len(at) == 1 and len(code) == len(fb.code) else None
 
 
 def replay(fn: of.Function, inputs: dict[str, str]) -> dict[str, int]:
@@ -147,14 +164,18 @@ def check_pair(root: Path, pair: dict, label: dict, result: dict, count: int) ->
     cands = {p: candidates(n, values) for p, n in fa.params.items()}
     row = {"name": label["name"], "expect": label["expect"], "verdict": result.get("verdict"),
            "vectors": 0, "skipped": 0, "separating": None}
+    probe = planted_probe(root, pair, fb)
+    compare.activated = 0
     for params in vectors(fa.params, cands, count, label["name"]):
         row["vectors"] += 1
-        got = compare(fa, fb, params)
+        got = compare(fa, fb, params, probe)
         if got == "skip":
             row["skipped"] += 1
         elif got:
             row["separating"] = {"inputs": {p: hex(v) for p, v in params.items()}, "returns": got}
             break
+    if probe:  # vectors where the planted statement computed something else than the twin's
+        row["activated"] = compare.activated
     if cex := result.get("counterexample"):
         got = compare(fa, fb, replay(fa, cex["inputs"]))
         row["counterexample"] = "skip" if got == "skip" else ("replays" if got else "equal")

@@ -61,6 +61,7 @@ class Run:
     returns: dict[str, int]
     formats: dict[str, str | None]
     opened: bool
+    activated: bool = False  # the probed statement would have written something else
 
 
 def _size(typ: str, count: str | None) -> int:
@@ -140,7 +141,11 @@ def _float_format(typ: str) -> str | None:
     return typ if TYPES.get(typ, ("",))[0] == "f" else None
 
 
-def run(fn: Function, params: dict[str, int], free=unspecified) -> Run:
+def run(fn: Function, params: dict[str, int], free=unspecified,
+        probe: tuple[int, tuple] | None = None) -> Run:
+    """One run; ``probe`` (index into ``fn.code``, another statement) also evaluates that
+    statement in place of the one at the index, without taking its result, and
+    ``Run.activated`` says whether it would have written something else (NaNs alike)."""
     regs: dict[str, int | bool] = {}
     written_as: dict[str, str | None] = {}  # register -> float format of its last writer
     param_address = {p: PARAM_SPACE + (i << 16) for i, p in enumerate(fn.params)}
@@ -184,7 +189,27 @@ def run(fn: Function, params: dict[str, int], free=unspecified) -> Run:
                 raise OracleError(f"{text} is no parameter's address")
         return base, off
 
-    pc, steps = 0, 0
+    def compute(desc: dict, args: list[str]) -> list[tuple[str, object, str | None]]:
+        """(register, value, float format) written by one computing instruction."""
+        op = desc["opcode"]
+        dests, srcs = args[0].split("|"), args[1:]
+        inputs = {}
+        for slot, text in zip("abc", srcs, strict=False):
+            if slot in PREDICATE_SLOTS.get(op, ()) or (op in LOGIC_OPS and desc["type"] == "pred"):
+                inputs[slot] = value(text, "pred")
+            elif op == "cvt":
+                inputs[slot] = value(text, desc["atype"])
+            else:
+                inputs[slot] = value(text, FIXED_WIDTH.get(op, {}).get(slot, desc["type"]))
+        out = {"d": inputs["a"]} if op == "mov" else oracle.evaluate(desc, inputs, chooser)
+        dtype = desc["dtype"] if op == "cvt" else desc["type"]
+        fmt = None if op == "setp" else _float_format(dtype)
+        if op == "mov" and fmt is None and srcs[0].startswith("%"):  # mov.b32 passes a float on
+            fmt = written_as.get(srcs[0].lstrip("%"))
+        return [(reg.strip().lstrip("%"), out[key], fmt)
+                for reg, key in zip(dests, ["p", "q"] if op == "setp" else ["d"], strict=False)]
+
+    pc, steps, activated = 0, 0, False
     while pc < len(fn.code):
         steps += 1
         if steps > STEP_LIMIT:
@@ -219,30 +244,20 @@ def run(fn: Function, params: dict[str, int], free=unspecified) -> Run:
             for reg in _vector_mov(args, desc["type"], regs, value):
                 written_as[reg] = None
             continue
-        dests, srcs = args[0].split("|"), args[1:]
-        inputs = {}
-        slots = "abc"[:len(srcs)]
-        for slot, text in zip(slots, srcs, strict=True):
-            if slot in PREDICATE_SLOTS.get(op, ()) or (op in LOGIC_OPS and desc["type"] == "pred"):
-                inputs[slot] = value(text, "pred")
-            elif op == "cvt":
-                inputs[slot] = value(text, desc["atype"])
-            else:
-                inputs[slot] = value(text, FIXED_WIDTH.get(op, {}).get(slot, desc["type"]))
-        out = {"d": inputs["a"]} if op == "mov" else oracle.evaluate(desc, inputs, chooser)
-        names = ["p", "q"] if op == "setp" else ["d"]
-        dtype = desc["dtype"] if op == "cvt" else desc.get("type")
-        fmt = None if op == "setp" else _float_format(dtype)
-        if op == "mov" and fmt is None and srcs[0].startswith("%"):  # mov.b32 passes a float on
-            fmt = written_as.get(srcs[0].lstrip("%"))
-        for reg, key in zip(dests, names, strict=False):
-            regs[reg.strip().lstrip("%")] = out[key]
-            written_as[reg.strip().lstrip("%")] = fmt
+        written = compute(desc, args)
+        if probe and pc - 1 == probe[0] and not activated:
+            _, _, other, other_args = probe[1]
+            alternative = compute(describe(other)[0], other_args)
+            activated = any(not same(v, w, f) for (_, v, f), (_, w, _) in
+                            zip(written, alternative, strict=True))
+        for reg, v, fmt in written:
+            regs[reg], written_as[reg] = v, fmt
     for r, positions in unwritten.items():  # a return byte never written is open too
         for i in positions:
             ret_bytes[r][i] = chooser(("unwritten", r, i), "int8")
     formats = {r: (f.pop() if len(f) == 1 else None) for r, f in ret_formats.items()}
-    return Run({r: int.from_bytes(b, "little") for r, b in ret_bytes.items()}, formats, opened)
+    return Run({r: int.from_bytes(b, "little") for r, b in ret_bytes.items()}, formats, opened,
+               activated)
 
 
 LOGIC_OPS = ("and", "or", "xor", "not", "mov")
@@ -293,10 +308,10 @@ def same(a: int, b: int, fmt: str | None) -> bool:
     return a == b or (nan_bits(a, fmt) and nan_bits(b, fmt))
 
 
-def outcome(fn: Function, params: dict[str, int]) -> Run | None:
+def outcome(fn: Function, params: dict[str, int], probe=None) -> Run | None:
     """One run with what the ISA leaves open ruled out: None where a return depends on
     which open value is chosen (three choosers tried), else the first chooser's run."""
-    first = run(fn, params, chooser(0))
+    first = run(fn, params, chooser(0), probe)
     if not first.opened:
         return first
     for k in CHOOSERS[1:]:

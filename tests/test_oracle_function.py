@@ -10,8 +10,10 @@ byte the ISA leaves open must be open in both.
 
 from __future__ import annotations
 
+import json
 import random
 import struct
+import sys
 from pathlib import Path
 
 import oracle
@@ -142,3 +144,39 @@ def test_arithmetic_by_hand():
     assert word(r, 0) == word(r, 4) == f32(-0.0)  # min/max of NaN and x: x
     assert all(oracle.is_nan(word(r, k), "f32") for k in (8, 12))  # .NaN: a NaN
     assert word(r, 32, 8) == 1 << 63  # min.f64(+0, -0) = -0
+
+
+# ---------------------------------------------------------------- scripts/oracle_check.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import oracle_check  # noqa: E402
+
+NAN_VS_ONE = {"a": "0x7fc00000", "b": "0x3f800000"}  # ltu is true there, lt false
+
+
+def check_corpus(tmp_path, verdict: str, cex: dict | None, capsys) -> tuple[int, dict]:
+    """One pair, cmp_f32 against itself with one `lt` planted as `ltu`, run by the script."""
+    text = KINDS.read_text()
+    (tmp_path / "k.ptx").write_text(text)
+    (tmp_path / "k-planted.ptx").write_text(text.replace("setp.lt.f32", "setp.ltu.f32", 1))
+    (tmp_path / "pairs.jsonl").write_text(json.dumps(
+        {"a": "k.ptx", "b": "k-planted.ptx", "function": "cmp_f32"}) + "\n")
+    (tmp_path / "manifest.jsonl").write_text(json.dumps(
+        {"name": "k-planted", "expect": "different"}) + "\n")
+    result = {"verdict": verdict, **({"counterexample": {"inputs": cex}} if cex else {})}
+    (tmp_path / "results.jsonl").write_text(json.dumps(result) + "\n")
+    rc = oracle_check.main([str(tmp_path / "manifest.jsonl"), str(tmp_path / "results.jsonl"),
+                            "--deep", "300", "--vectors", "300"])
+    return rc, json.loads(capsys.readouterr().out.splitlines()[0])
+
+
+def test_the_script_separates_a_wrong_equivalent(tmp_path, capsys):
+    rc, row = check_corpus(tmp_path, "equivalent", None, capsys)
+    assert rc == 1 and row["wrong"] and row["separating"]
+    assert row["activated"] >= 1  # the planted compare's probe saw it compute otherwise
+
+
+def test_the_script_replays_counterexamples(tmp_path, capsys):
+    rc, row = check_corpus(tmp_path, "different", NAN_VS_ONE, capsys)
+    assert rc == 0 and row["counterexample"] == "replays"
+    rc, row = check_corpus(tmp_path, "different", {"a": "0x3f800000", "b": "0x40000000"}, capsys)
+    assert rc == 1 and row["counterexample"] == "equal"  # 1 < 2: lt and ltu agree
