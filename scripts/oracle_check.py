@@ -23,6 +23,7 @@ import random
 import re
 import struct
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"oracle_check: {len(labels)} labels, {len(pairs)} pairs, {len(results)} results",
               file=sys.stderr)
         return 2
-    bad = 0
+    summary = Counter()
     for label, pair, result in zip(labels, pairs, results, strict=True):
         if args.only and label["name"] not in args.only:
             continue
@@ -214,10 +215,14 @@ def main(argv: list[str] | None = None) -> int:
             row = {"name": label["name"], "error": f"{type(e).__name__}: {e}"}
         wrong = (row.get("separating") and result.get("verdict") == "equivalent") or \
             row.get("counterexample") == "equal"
-        bad += bool(wrong)
+        summary.update({"pairs": 1, "vectors": row.get("vectors", 0),
+                        "skipped": row.get("skipped", 0), "errors": "error" in row,
+                        "separated": bool(row.get("separating")),
+                        f"counterexamples {row.get('counterexample')}": "counterexample" in row,
+                        "wrong": bool(wrong)})
         print(json.dumps({**row, "wrong": bool(wrong)}), flush=True)
-    print(json.dumps({"summary": {"wrong": bad}}))
-    return 1 if bad else 0
+    print(json.dumps({"summary": {k: v for k, v in summary.items() if v or k == "wrong"}}))
+    return 1 if summary["wrong"] else 0
 
 
 if __name__ == "__main__":
