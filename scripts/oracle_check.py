@@ -11,13 +11,16 @@ edges, the function's immediates and their neighbours in every float format) wit
 other parameters drawn from the same lists or random bits, then random bits. A vector
 whose return depends on a value the ISA leaves open is skipped and counted; float-typed
 returns compare NaNs payload-free, as ptxsmt's default. A counterexample of a `different`
-verdict is replayed. One JSON line per pair, then a summary; exit 1 on any
-`equivalent` the oracle separates (or a counterexample it does not replay).
+verdict is replayed. `--evaluator K` also runs ptxsmt's own function evaluator on the
+first K vectors of both sides and names any byte where it and the oracle disagree. One
+JSON line per pair, then a summary; exit 1 on any `equivalent` the oracle separates, a
+counterexample it does not replay, or an evaluator disagreement.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import re
@@ -148,6 +151,45 @@ def planted_probe(root: Path, pair: dict, fb: of.Function) -> tuple | None:
     return (at[0], code[at[0]]) if len(at) == 1 and len(code) == len(fb.code) else None
 
 
+def ptxsmt_bytes(ev, r: str, n: int) -> list[int | None]:
+    """Per byte of a return as ptxsmt's function evaluator gives it (None: left open)."""
+    from ptxsmt.sem.unspecified import UNSPECIFIED
+
+    v = ev.returns[r]
+    bits, mask = (v, (1 << 8 * n) - 1) if v is not UNSPECIFIED else ev.settled.get(r, (0, 0))
+    return [(bits >> 8 * i) & 0xFF if (mask >> 8 * i) & 0xFF == 0xFF else None for i in range(n)]
+
+
+@functools.lru_cache(maxsize=8)
+def ptxsmt_function(path: str, name: str):
+    """ptxsmt's reading of a function, and the width of each input it asks for."""
+    from ptxsmt.function.encode import encode_function
+    from ptxsmt.function.evaluate import read_function_file
+
+    fn = read_function_file(path, name)
+    enc = encode_function(fn)
+    return fn, {k: enc.types[k].width for k in enc.inputs}
+
+
+def evaluator_disagreement(path: Path, fn: of.Function, params: dict[str, int]) -> str | None:
+    """Where ptxsmt's function evaluator (its terms, substituted) and the oracle differ on
+    a return byte, or on whether the ISA leaves it open; None where they agree."""
+    from ptxsmt.function.evaluate import evaluate_function
+
+    ptx_fn, widths = ptxsmt_function(str(path), fn.name)
+    inputs = {}
+    for key, w in widths.items():  # `c+2`: the bytes from offset 2 of parameter c
+        base, _, off = key.partition("+")
+        inputs[key] = (params[base] >> 8 * int(off or 0)) & ((1 << w) - 1)
+    ev = evaluate_function(ptx_fn, inputs)
+    for r, want in of.byte_choices(fn, params).items():
+        for i, (got, w) in enumerate(zip(ptxsmt_bytes(ev, r, fn.returns[r]), want, strict=True)):
+            if (got is None) != (len(w) > 1) or (got is not None and {got} != w):
+                return (f"{fn.name}({', '.join(f'{p}={v:#x}' for p, v in params.items())}): "
+                        f"{r} byte {i}: ptxsmt {got}, oracle {sorted(w)}")
+    return None
+
+
 def replay(fn: of.Function, inputs: dict[str, str]) -> dict[str, int]:
     """A counterexample's inputs (`p`, `p+off`: hex bits) as whole parameters."""
     out = dict.fromkeys(fn.params, 0)
@@ -158,7 +200,8 @@ def replay(fn: of.Function, inputs: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def check_pair(root: Path, pair: dict, label: dict, result: dict, count: int) -> dict:
+def check_pair(root: Path, pair: dict, label: dict, result: dict, count: int,
+               evaluator: int = 0) -> dict:
     texts = [(root / pair[s]).read_text() for s in "ab"]
     fa, fb = (of.read(t, pair.get("function")) for t in texts)
     values = immediate_values(texts)
@@ -168,6 +211,10 @@ def check_pair(root: Path, pair: dict, label: dict, result: dict, count: int) ->
     probe = planted_probe(root, pair, fb)
     compare.activated = 0
     for params in vectors(fa.params, cands, count, label["name"]):
+        if row["vectors"] < evaluator:  # ptxsmt's own terms on the same vector, both sides
+            row.setdefault("evaluator", []).extend(
+                d for s, fn in zip("ab", (fa, fb), strict=True)
+                if (d := evaluator_disagreement(root / pair[s], fn, params)))
         row["vectors"] += 1
         got = compare(fa, fb, params, probe)
         if got == "skip":
@@ -190,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vectors", type=int, default=1000)
     ap.add_argument("--deep", type=int, default=10000)
     ap.add_argument("--only", nargs="*", help="names of the pairs to check")
+    ap.add_argument("--evaluator", type=int, default=0, metavar="K",
+                    help="also run ptxsmt's function evaluator on the first K vectors")
     args = ap.parse_args(argv)
     try:
         labels = [json.loads(s) for s in args.manifest.read_text().splitlines() if s.strip()]
@@ -210,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         deep = label["expect"] == "different" and result.get("verdict") == "equivalent"
         try:
             row = check_pair(args.manifest.parent, pair, label, result,
-                             args.deep if deep else args.vectors)
+                             args.deep if deep else args.vectors, args.evaluator)
         except (of.OracleError, KeyError, ValueError) as e:
             row = {"name": label["name"], "error": f"{type(e).__name__}: {e}"}
         wrong = (row.get("separating") and result.get("verdict") == "equivalent") or \
-            row.get("counterexample") == "equal"
+            row.get("counterexample") == "equal" or bool(row.get("evaluator"))
         summary.update({"pairs": 1, "vectors": row.get("vectors", 0),
                         "skipped": row.get("skipped", 0), "errors": "error" in row,
                         "separated": bool(row.get("separating")),

@@ -321,3 +321,10 @@ def outcome(fn: Function, params: dict[str, int], probe=None) -> Run | None:
             return None
     return first
 
+
+def byte_choices(fn: Function, params: dict[str, int]) -> dict[str, list[set[int]]]:
+    """Per return, per byte: the values it takes under each chooser of the open values
+    (one value: a settled byte; more: a byte the ISA leaves open)."""
+    runs = [run(fn, params, chooser(k)).returns for k in CHOOSERS]
+    return {r: [{(one[r] >> 8 * i) & 0xFF for one in runs} for i in range(n)]
+            for r, n in fn.returns.items()}

@@ -5,7 +5,8 @@ tests/ptx/oracle/kinds.ptx holds small functions over every instruction kind of 
 held-out corpora (every float compare of f16/f32/f64, the rounding arithmetic, min/max
 with .NaN, the cvt rules, integer and predicate logic, branches, parameter addresses);
 both run them on special values and random bits and must agree byte for byte, where a
-byte the ISA leaves open must be open in both.
+byte the ISA leaves open must be open in both (scripts/oracle_check.py's
+`evaluator_disagreement`, which `--evaluator K` runs on a corpus).
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ import oracle
 import oracle_function as of
 import pytest
 
-from ptxsmt.function.encode import encode_function
-from ptxsmt.function.evaluate import evaluate_function, read_function_file
-from ptxsmt.sem.unspecified import UNSPECIFIED
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import oracle_check  # noqa: E402
 
 KINDS = Path(__file__).parent / "ptx" / "oracle" / "kinds.ptx"
 SPECIALS = {  # per parameter width in bytes: zeros, infinities, NaNs, ones, edges, subnormals
@@ -48,40 +48,10 @@ def vectors(params: dict[str, int], count: int, seed: str):
                else rng.getrandbits(8 * n) for p, n in params.items()}
 
 
-def expected_bytes(fn: of.Function, params: dict[str, int]) -> dict[str, list[set[int]]]:
-    """Per return, per byte: the values the oracle gives it under each chooser of the
-    open values (one value: a settled byte; more: a byte the ISA leaves open)."""
-    runs = [of.run(fn, params, of.chooser(k)).returns for k in of.CHOOSERS]
-    return {r: [{(run[r] >> 8 * i) & 0xFF for run in runs} for i in range(n)]
-            for r, n in fn.returns.items()}
-
-
-def ptxsmt_bytes(ev, r: str, n: int) -> list[int | None]:
-    """Per byte of a return as ptxsmt's evaluator gives it (None: left open)."""
-    v = ev.returns[r]
-    bits, mask = (v, (1 << 8 * n) - 1) if v is not UNSPECIFIED else ev.settled.get(r, (0, 0))
-    return [(bits >> 8 * i) & 0xFF if (mask >> 8 * i) & 0xFF == 0xFF else None for i in range(n)]
-
-
 def disagreements(name: str, count: int) -> list[str]:
-    text = KINDS.read_text()
-    fn, ofn = read_function_file(str(KINDS), name), of.read(text, name)
-    enc = encode_function(fn)
-    out = []
-    for params in vectors(ofn.params, count, name):
-        inputs = {}
-        for key in enc.inputs:  # `c+2`: the bytes from offset 2 of parameter c
-            base, _, off = key.partition("+")
-            inputs[key] = (params[base] >> 8 * int(off or 0)) & ((1 << enc.types[key].width) - 1)
-        ev = evaluate_function(fn, inputs)
-        for r, want in expected_bytes(ofn, params).items():
-            got = ptxsmt_bytes(ev, r, ofn.returns[r])
-            for i, (g, w) in enumerate(zip(got, want, strict=True)):
-                if (g is None) != (len(w) > 1) or (g is not None and {g} != w):
-                    out.append(f"{name}({', '.join(f'{p}={v:#x}' for p, v in params.items())}): "
-                               f"{r} byte {i}: ptxsmt {g}, oracle {sorted(w)}")
-                    break
-    return out
+    fn = of.read(KINDS.read_text(), name)
+    return [d for params in vectors(fn.params, count, name)
+            if (d := oracle_check.evaluator_disagreement(KINDS, fn, params))]
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -148,8 +118,6 @@ def test_arithmetic_by_hand():
 
 
 # ---------------------------------------------------------------- scripts/oracle_check.py
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import oracle_check  # noqa: E402
 
 NAN_VS_ONE = {"a": "0x7fc00000", "b": "0x3f800000"}  # ltu is true there, lt false
 
