@@ -1,0 +1,330 @@
+"""A whole PTX `.func` on concrete parameter bits, instruction by instruction through the
+independent oracle (tests/oracle.py, tests/oracle_rounding.py).
+
+Test-only, as the oracle: plain Python, no z3, no ``ptxsmt`` (it reads the PTX text
+itself). It runs one thread of the straight-line and branching code the generators of
+scripts/heldout_corpus.py and scripts/sweep_corpus.py produce: ld.param/st.param on the
+parameters' bytes, mov, bra/@p bra/ret, predicate logic, and every instruction the
+oracle knows (its descriptor is built from the opcode's dotted modifiers).
+
+    run(function, params, free) -> Run(returns={name: bits}, formats={name: fmt}, opened=bool)
+
+``params`` maps each parameter to its bits (the little-endian value of its bytes).
+``free`` chooses the values the ISA leaves open (oracle.unspecified by default: raise);
+``Run.opened`` says whether one was asked for. ``formats`` is the float format a return
+was stored as (``st.param.f32``, or the bits a float instruction of one format wrote),
+as docs/spec-notes.md note 14 reads a float-typed return; None where it is not one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import oracle
+from oracle import TYPES, unspecified
+
+_FUNCTION = re.compile(r"\.func\s+(?:\((?P<ret>[^)]*)\)\s*)?(?P<name>[\w$]+)\s*"
+                       r"\((?P<params>[^)]*)\)\s*\{(?P<body>.*?)\n\}", re.S)
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?")
+_STATEMENT = re.compile(r"(?:@(?P<neg>!?)%(?P<guard>\w+)\s+)?(?P<op>[a-z][\w.]*)\s*(?P<args>.*)")
+_ADDRESS = re.compile(r"\[\s*(%?[\w$]+)\s*(?:\+\s*(\d+))?\s*\]")
+_ARGUMENT = re.compile(r"\{[^}]*\}|[^,\s][^,]*")  # `{%a, %b}` is one operand
+
+COMPARISONS = {*oracle.ORDERED, *oracle.UNSIGNED_ALIAS, *(c + "u" for c in oracle.ORDERED),
+               "num", "nan"}
+ROUNDINGS = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"}
+MODES = {"lo", "hi", "wide"}
+FLAGS = {"ftz": "ftz", "sat": "sat", "NaN": "nan", "relu": "relu"}
+IGNORED = {"uni", "param"}  # bra.uni: a hint; the state space of ld/st.param is the opcode's
+# operand slots read as predicates, and the width of a shift amount, by opcode
+PREDICATE_SLOTS = {"selp": {"c"}}
+FIXED_WIDTH = {"shl": {"b": "b32"}, "shr": {"b": "b32"}}
+STEP_LIMIT = 100_000
+
+
+class OracleError(ValueError):
+    """PTX outside what this interpreter reads."""
+
+
+@dataclass
+class Function:
+    name: str
+    params: dict[str, int]  # name -> bytes
+    returns: dict[str, int]
+    code: list[tuple]  # (guard register, negated, opcode, operands)
+    labels: dict[str, int]  # label -> index into code
+
+
+@dataclass
+class Run:
+    returns: dict[str, int]
+    formats: dict[str, str | None]
+    opened: bool
+    activated: bool = False  # the probed statement would have written something else
+
+
+def _size(typ: str, count: str | None) -> int:
+    """Bytes of a `.param .b32 p` or `.param .b8 p[4]`."""
+    return int(typ[1:]) // 8 * int(count or 1)
+
+
+def read(text: str, name: str | None = None) -> Function:
+    """The `.func` called ``name`` (the first one without a name) of a PTX module's text."""
+    text = re.sub(r"//[^\n]*", "", text)
+    for m in _FUNCTION.finditer(text):
+        if name is None or m.group("name") == name:
+            break
+    else:
+        raise OracleError(f"no .func {name!r}")
+    params = {p: _size(t, n) for t, p, n in _PARAM.findall(m.group("params"))}
+    returns = {p: _size(t, n) for t, p, n in _PARAM.findall(m.group("ret") or "")}
+    code: list[tuple] = []
+    labels: dict[str, int] = {}
+    for part in m.group("body").replace("\n", ";").split(";"):
+        part = part.strip()
+        while lab := re.match(r"([\w$]+):\s*", part):
+            labels[lab.group(1)] = len(code)
+            part = part[lab.end():]
+        part = part.lstrip("{ \t")  # a `{ .reg ...; mov ...; }` scope: its statements
+        if not part or part.startswith((".", "}")):
+            continue
+        s = _STATEMENT.fullmatch(part)
+        if not s:
+            raise OracleError(f"unreadable statement {part!r}")
+        args = [a.strip() for a in _ARGUMENT.findall(s.group("args"))]
+        code.append((s.group("guard"), bool(s.group("neg")), s.group("op"), args))
+    return Function(m.group("name"), params, returns, code, labels)
+
+
+def describe(opcode: str) -> tuple[dict, list[str]]:
+    """The oracle's descriptor of a dotted opcode, and its types in order."""
+    op, *mods = opcode.split(".")
+    desc: dict = {"opcode": op}
+    types: list[str] = []
+    for m in mods:
+        if m in TYPES:
+            types.append(m)
+        elif m in COMPARISONS and op in ("setp", "set"):
+            desc["cmp"] = m
+        elif m in ("and", "or", "xor") and op in ("setp", "set"):
+            desc["boolop"] = m
+        elif m in ROUNDINGS:
+            desc["rnd"] = m
+        elif m in MODES:
+            desc["mode"] = m
+        elif m in FLAGS:
+            desc[FLAGS[m]] = True
+        elif m not in IGNORED:
+            raise OracleError(f"unknown modifier .{m} of {opcode}")
+    if op == "cvt":
+        desc["dtype"], desc["atype"] = types
+        kinds = {TYPES[t][0] for t in types}
+        if desc.get("rnd") or ("f" in kinds and kinds & {"s", "u"}):
+            desc["family"] = "convert"
+    elif types:
+        desc["type"] = types[-1]
+    return desc, types
+
+
+def _immediate(text: str, typ: str) -> int:
+    w = 1 if typ == "pred" else TYPES[typ][1]
+    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}", text):
+        return int(text[2:], 16)
+    try:
+        return int(text, 0) % (1 << w)
+    except ValueError:
+        raise OracleError(f"unreadable operand {text!r}") from None
+
+
+def _float_format(typ: str) -> str | None:
+    return typ if TYPES.get(typ, ("",))[0] == "f" else None
+
+
+def run(fn: Function, params: dict[str, int], free=unspecified,
+        probe: tuple[int, tuple] | None = None) -> Run:
+    """One run; ``probe`` (index into ``fn.code``, another statement) also evaluates that
+    statement in place of the one at the index, without taking its result, and
+    ``Run.activated`` says whether it would have written something else (NaNs alike)."""
+    regs: dict[str, int | bool] = {}
+    written_as: dict[str, str | None] = {}  # register -> float format of its last writer
+    param_address = {p: PARAM_SPACE + (i << 16) for i, p in enumerate(fn.params)}
+    param_at = {a: p for p, a in param_address.items()}
+    param_bytes = {p: params[p].to_bytes(n, "little") for p, n in fn.params.items()}
+    ret_bytes = {r: bytearray(n) for r, n in fn.returns.items()}
+    unwritten = {r: set(range(n)) for r, n in fn.returns.items()}
+    ret_formats: dict[str, set] = {r: set() for r in fn.returns}
+    opened = False
+
+    def chooser(key, fmt):
+        nonlocal opened
+        opened = True
+        return free(key, fmt)
+
+    def value(text: str, typ: str):
+        if text.startswith("%") or text.startswith("!%"):
+            neg, reg = text.startswith("!"), text.lstrip("!%")
+            if reg not in regs:
+                raise OracleError(f"{reg} read before written")
+            v = regs[reg]
+            if typ == "pred":
+                return (not v) if neg else v
+            return v & ((1 << TYPES[typ][1]) - 1)
+        if text in fn.params:  # `mov.b64 %rd, k_param_0`: the parameter's address
+            return param_address[text]
+        if typ == "pred":
+            return bool(_immediate(text, "b32"))
+        return _immediate(text, typ)
+
+    def location(text: str) -> tuple[str, int]:
+        """`[k_param_0+4]`, `[%rd3]`: the parameter and the offset into it."""
+        m = _ADDRESS.fullmatch(text)
+        if not m:
+            raise OracleError(f"unreadable address {text!r}")
+        base, off = m.group(1), int(m.group(2) or 0)
+        if base.startswith("%"):
+            address = value(base, "b64") + off
+            base, off = param_at.get(address & ~0xFFFF), address & 0xFFFF
+            if base is None:
+                raise OracleError(f"{text} is no parameter's address")
+        return base, off
+
+    def compute(desc: dict, args: list[str]) -> list[tuple[str, object, str | None]]:
+        """(register, value, float format) written by one computing instruction."""
+        op = desc["opcode"]
+        dests, srcs = args[0].split("|"), args[1:]
+        inputs = {}
+        for slot, text in zip("abc", srcs, strict=False):
+            if slot in PREDICATE_SLOTS.get(op, ()) or (op in LOGIC_OPS and desc["type"] == "pred"):
+                inputs[slot] = value(text, "pred")
+            elif op == "cvt":
+                inputs[slot] = value(text, desc["atype"])
+            else:
+                inputs[slot] = value(text, FIXED_WIDTH.get(op, {}).get(slot, desc["type"]))
+        out = {"d": inputs["a"]} if op == "mov" else oracle.evaluate(desc, inputs, chooser)
+        dtype = desc["dtype"] if op == "cvt" else desc["type"]
+        fmt = None if op == "setp" else _float_format(dtype)
+        if op == "mov" and fmt is None and srcs[0].startswith("%"):  # mov.b32 passes a float on
+            fmt = written_as.get(srcs[0].lstrip("%"))
+        return [(reg.strip().lstrip("%"), out[key], fmt)
+                for reg, key in zip(dests, ["p", "q"] if op == "setp" else ["d"], strict=False)]
+
+    pc, steps, activated = 0, 0, False
+    while pc < len(fn.code):
+        steps += 1
+        if steps > STEP_LIMIT:
+            raise OracleError("step limit: a loop that does not end?")
+        guard, negated, opcode, args = fn.code[pc]
+        pc += 1
+        if guard is not None and (not regs[guard]) != negated:
+            continue
+        op = opcode.split(".")[0]
+        if op == "ret":
+            break
+        if op == "bra":
+            pc = fn.labels[args[0]]
+            continue
+        desc, types = describe(opcode)
+        if op in ("ld", "st"):
+            typ = desc["type"]
+            base, off = location(args[1] if op == "ld" else args[0])
+            n = TYPES[typ][1] // 8
+            if op == "ld":
+                regs[args[0].lstrip("%")] = int.from_bytes(param_bytes[base][off:off + n], "little")
+                written_as[args[0].lstrip("%")] = _float_format(typ)
+            else:
+                src = args[1]
+                ret_bytes[base][off:off + n] = value(src, typ).to_bytes(n, "little")
+                unwritten[base] -= set(range(off, off + n))
+                fmt = _float_format(typ) or (written_as.get(src.lstrip("%")) if src.startswith("%")
+                                             else None)
+                ret_formats[base].add(fmt if fmt and TYPES[fmt][1] // 8 == n else None)
+            continue
+        if op == "mov" and "{" in args[0] + args[1]:  # mov.b32 {lo, hi}, r / r, {lo, hi}
+            for reg in _vector_mov(args, desc["type"], regs, value):
+                written_as[reg] = None
+            continue
+        written = compute(desc, args)
+        if probe and pc - 1 == probe[0] and not activated:
+            _, _, other, other_args = probe[1]
+            alternative = compute(describe(other)[0], other_args)
+            activated = any(not same(v, w, f) for (_, v, f), (_, w, _) in
+                            zip(written, alternative, strict=True))
+        for reg, v, fmt in written:
+            regs[reg], written_as[reg] = v, fmt
+    for r, positions in unwritten.items():  # a return byte never written is open too
+        for i in positions:
+            ret_bytes[r][i] = chooser(("unwritten", r, i), "int8")
+    formats = {r: (f.pop() if len(f) == 1 else None) for r, f in ret_formats.items()}
+    return Run({r: int.from_bytes(b, "little") for r, b in ret_bytes.items()}, formats, opened,
+               activated)
+
+
+LOGIC_OPS = ("and", "or", "xor", "not", "mov")
+PARAM_SPACE = 0x7000_0000_0000  # where parameter addresses lie (one 64 KiB slot each)
+
+
+def _vector_mov(args: list[str], typ: str, regs: dict, value) -> list[str]:
+    """Pack `{lo, hi}` into one register, or unpack one into `{lo, hi}` (lane 0 low)."""
+    lanes = [t.strip() for t in args[0 if "{" in args[0] else 1].strip("{}").split(",")]
+    w = TYPES[typ][1] // len(lanes)
+    if "{" in args[0]:
+        whole = value(args[1], typ)
+        for i, reg in enumerate(lanes):
+            regs[reg.lstrip("%")] = (whole >> (w * i)) & ((1 << w) - 1)
+        return [reg.lstrip("%") for reg in lanes]
+    regs[args[0].lstrip("%")] = sum(value(r, f"b{w}") << (w * i) for i, r in enumerate(lanes))
+    return [args[0].lstrip("%")]
+
+
+# ---------------------------------------------------------------- open values
+OPEN_NANS = {  # per chooser: the NaN it gives, by format (positive/negative, quiet/signalling)
+    "f16": (0x7FFF, 0xFE01, 0x7C01),
+    "bf16": (0x7FFF, 0xFF81, 0x7F81),
+    "f32": (0x7FFFFFFF, 0xFFC00001, 0x7F800001),
+    "f64": (0x7FFFFFFFFFFFFFFF, 0xFFF8000000000001, 0x7FF0000000000001),
+}
+CHOOSERS = range(3)
+
+
+def chooser(k: int):
+    """The k-th way of filling the values the ISA leaves open (a NaN per format; an
+    integer or predicate left open: all zeros, all ones, alternating bits)."""
+    def free(key, fmt):
+        if fmt in OPEN_NANS:
+            return OPEN_NANS[fmt][k]
+        w = int(fmt[3:])
+        return (0, (1 << w) - 1, int("01" * 32, 2) % (1 << w))[k]
+    return free
+
+
+def nan_bits(bits: int, fmt: str | None) -> bool:
+    return fmt is not None and oracle.is_nan(bits, fmt)
+
+
+def same(a: int, b: int, fmt: str | None) -> bool:
+    """Returns compared as ptxsmt's default (--nan payload-free) does: bit for bit, any
+    NaN equal to any NaN at a float-typed return."""
+    return a == b or (nan_bits(a, fmt) and nan_bits(b, fmt))
+
+
+def outcome(fn: Function, params: dict[str, int], probe=None) -> Run | None:
+    """One run with what the ISA leaves open ruled out: None where a return depends on
+    which open value is chosen (three choosers tried), else the first chooser's run."""
+    first = run(fn, params, chooser(0), probe)
+    if not first.opened:
+        return first
+    for k in CHOOSERS[1:]:
+        other = run(fn, params, chooser(k))
+        if any(not same(first.returns[r], other.returns[r], first.formats[r])
+               for r in first.returns):
+            return None
+    return first
+
+
+def byte_choices(fn: Function, params: dict[str, int]) -> dict[str, list[set[int]]]:
+    """Per return, per byte: the values it takes under each chooser of the open values
+    (one value: a settled byte; more: a byte the ISA leaves open)."""
+    runs = [run(fn, params, chooser(k)).returns for k in CHOOSERS]
+    return {r: [{(one[r] >> 8 * i) & 0xFF for one in runs} for i in range(n)]
+            for r, n in fn.returns.items()}

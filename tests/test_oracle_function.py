@@ -1,0 +1,160 @@
+"""ptxsmt's function evaluator against the independent whole-function oracle
+(tests/oracle_function.py: plain Python over tests/oracle.py, no z3, no ptxsmt semantics).
+
+tests/ptx/oracle/kinds.ptx holds small functions over every instruction kind of the
+held-out corpora (every float compare of f16/f32/f64, the rounding arithmetic, min/max
+with .NaN, the cvt rules, integer and predicate logic, branches, parameter addresses);
+both run them on special values and random bits and must agree byte for byte, where a
+byte the ISA leaves open must be open in both (scripts/oracle_check.py's
+`evaluator_disagreement`, which `--evaluator K` runs on a corpus).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import oracle
+import oracle_function as of
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import oracle_check  # noqa: E402
+
+KINDS = Path(__file__).parent / "ptx" / "oracle" / "kinds.ptx"
+SPECIALS = {  # per parameter width in bytes: zeros, infinities, NaNs, ones, edges, subnormals
+    2: [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFD01, 0x3C00, 0xBC00, 0x0400, 0x7BFF, 0x0001,
+        0x83FF, 0x3800, 0x3E00, 0x4100],
+    4: [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFA00001, 0x3F800000,
+        0xBF800000, 0x00800000, 0x7F7FFFFF, 0x00000001, 0x807FFFFF, 0x3F000000, 0x3FC00000,
+        0x477FF000, 0x477FF001, 0x4F000000, 0xCF000000, 0x4F800000, 0x7FFFFFFF, 0xFFFFFFFF,
+        0x3C007C00, 0x7E00FC00, 1, 2, 31, 33],
+    8: [0, 1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, 0x7FF8 << 48, 0xFFF4 << 48 | 1, 0x3FF0 << 48,
+        0xBFF0 << 48, 0x0010 << 48, 0x7FEFFFFFFFFFFFFF, 1, 0x41E0 << 48, 0xC1E0 << 48,
+        0x41EFFFFFFFE00000, 0x40EFFE0000000000, 0x40EFFE0000000001, 0x3E70 << 48],
+}
+FUNCTIONS = {"cmp_f32": 120, "cmp_f16": 120, "cmp_f64": 80, "arith": 20, "minmax": 40,
+             "cvts": 40, "ints": 60}
+
+
+def vectors(params: dict[str, int], count: int, seed: str):
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield {p: rng.choice(SPECIALS[4 if n == 4 else n]) if rng.random() < 0.8
+               else rng.getrandbits(8 * n) for p, n in params.items()}
+
+
+def disagreements(name: str, count: int) -> list[str]:
+    fn = of.read(KINDS.read_text(), name)
+    return [d for params in vectors(fn.params, count, name)
+            if (d := oracle_check.evaluator_disagreement(KINDS, fn, params))]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_ptxsmt_evaluator_agrees_with_the_oracle(name):
+    assert disagreements(name, FUNCTIONS[name]) == []
+
+
+# ---------------------------------------------------------------- the oracle, pinned by hand
+def f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f16(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
+
+
+CMP_BITS = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num",
+            "nan"]
+
+
+def compares(name: str, a: int, b: int) -> set[str]:
+    r = of.run(of.read(KINDS.read_text(), name), {"a": a, "b": b}).returns["r"]
+    return {c for i, c in enumerate(CMP_BITS) if r >> i & 1}
+
+
+def test_compares_by_hand():
+    assert compares("cmp_f32", f32(1.0), f32(2.0)) == {"ne", "lt", "le", "neu", "ltu", "leu", "num"}
+    assert compares("cmp_f32", 0x80000000, 0) == {"eq", "le", "ge", "equ", "leu", "geu", "num"}
+    assert compares("cmp_f32", 0x7FC00000, f32(1.0)) == {"equ", "neu", "ltu", "leu", "gtu", "geu",
+                                                         "nan"}
+    assert compares("cmp_f16", f16(-0.5), 0xFC00) == {"ne", "gt", "ge", "neu", "gtu", "geu", "num"}
+
+
+def returns(name: str, **params: int) -> int:
+    return of.run(of.read(KINDS.read_text(), name), params, of.chooser(0)).returns["r"]
+
+
+def word(r: int, offset: int, size: int = 4) -> int:
+    return (r >> 8 * offset) & ((1 << 8 * size) - 1)
+
+
+def test_conversions_by_hand():
+    big = returns("cvts", a=f32(3e9), c=struct.unpack("<Q", struct.pack("<d", -1.5))[0])
+    assert word(big, 4, 2) == 0x7C00  # cvt.rn.f16.f32 3e9: past f16's range, +inf
+    assert word(big, 24) == 0x7FFFFFFF  # cvt.rzi.s32.f32 3e9 saturates
+    assert word(big, 32) == 3_000_000_000  # cvt.rzi.u32.f32 3e9 fits
+    assert word(big, 28) == 0xFFFFFFFF  # cvt.rzi.s32.f64 -1.5: toward zero, -1
+    assert word(big, 36) == 0  # cvt.rzi.u32.f64 -1.5 clamps to 0
+    assert word(big, 6, 2) == f16(-1.5)
+    nan = returns("cvts", a=0x7FC00000, c=0x7FF8 << 48)
+    assert word(nan, 24) == word(nan, 32) == 0  # NaN -> 0
+    half_ulp = returns("cvts", a=f32(65520.0), c=0)  # f16's max + half an ulp: ties to even, inf
+    assert word(half_ulp, 4, 2) == 0x7C00
+
+
+def test_arithmetic_by_hand():
+    r = returns("arith", a=f32(1.0), b=f32(2.0 ** -24), c=0, d=0)
+    # (1 + 2^-24) rounds to 1 (a tie, to even); 1 - 1 = 0; 0 * 2^-24 * ... = +0
+    assert word(r, 0) == 0 and word(r, 20) == f32(1.0)
+    r = returns("minmax", a=0x7FC00000, b=f32(-0.0), c=0, d=1 << 63)
+    assert word(r, 0) == word(r, 4) == f32(-0.0)  # min/max of NaN and x: x
+    assert all(oracle.is_nan(word(r, k), "f32") for k in (8, 12))  # .NaN: a NaN
+    assert word(r, 32, 8) == 1 << 63  # min.f64(+0, -0) = -0
+
+
+# ---------------------------------------------------------------- scripts/oracle_check.py
+
+NAN_VS_ONE = {"a": "0x7fc00000", "b": "0x3f800000"}  # ltu is true there, lt false
+
+
+def check_corpus(tmp_path, verdict: str, cex: dict | None, capsys) -> tuple[int, dict]:
+    """One pair, cmp_f32 against itself with one `lt` planted as `ltu`, run by the script."""
+    text = KINDS.read_text()
+    (tmp_path / "k.ptx").write_text(text)
+    (tmp_path / "k-planted.ptx").write_text(text.replace("setp.lt.f32", "setp.ltu.f32", 1))
+    (tmp_path / "pairs.jsonl").write_text(json.dumps(
+        {"a": "k.ptx", "b": "k-planted.ptx", "function": "cmp_f32"}) + "\n")
+    (tmp_path / "manifest.jsonl").write_text(json.dumps(
+        {"name": "k-planted", "expect": "different"}) + "\n")
+    result = {"verdict": verdict, **({"counterexample": {"inputs": cex}} if cex else {})}
+    (tmp_path / "results.jsonl").write_text(json.dumps(result) + "\n")
+    rc = oracle_check.main([str(tmp_path / "manifest.jsonl"), str(tmp_path / "results.jsonl"),
+                            "--deep", "300", "--vectors", "300"])
+    return rc, json.loads(capsys.readouterr().out.splitlines()[0])
+
+
+def test_the_script_separates_a_wrong_equivalent(tmp_path, capsys):
+    rc, row = check_corpus(tmp_path, "equivalent", None, capsys)
+    assert rc == 1 and row["wrong"] and row["separating"]
+    assert row["activated"] >= 1  # the planted compare's probe saw it compute otherwise
+
+
+def test_the_script_replays_counterexamples(tmp_path, capsys):
+    rc, row = check_corpus(tmp_path, "different", NAN_VS_ONE, capsys)
+    assert rc == 0 and row["counterexample"] == "replays"
+    rc, row = check_corpus(tmp_path, "different", {"a": "0x3f800000", "b": "0x40000000"}, capsys)
+    assert rc == 1 and row["counterexample"] == "equal"  # 1 < 2: lt and ltu agree
+
+
+def test_the_oracle_stays_independent():
+    """Neither z3 nor ptxsmt is loaded by the whole-function oracle."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import oracle_function, oracle_rounding;"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('z3', 'ptxsmt')))")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
