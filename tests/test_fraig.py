@@ -819,3 +819,61 @@ def test_a_guard_that_always_holds_is_proved_true_and_folds(monkeypatch):
 def _clocks(monkeypatch, now: list[float]) -> None:
     """Every budget reads `now[0]`, CPU and wall alike (`budget.py`)."""
     monkeypatch.setattr(budget, "_clocks", budget.Clocks(lambda thread: now[0], lambda: now[0]))
+
+
+def test_a_walk_behind_its_pace_shortens_the_proofs_to_reach_the_outputs(monkeypatch):
+    """Forty pairs that simulate alike, each `x * c` against the same but 0 at one
+    input, every proof undecided at its limit (stubbed: the clock runs the limit on).
+    At a second each they would spend a 20 s budget half-way up; paced (PACE), the
+    first gets its second, the limits shrink as the walk falls behind, down to the
+    FLOOR, the walk reaches the outputs, and it has spent at most PACE of the budget
+    and the FLOOR of the proofs past it."""
+    x, y = z3.BitVecs("x y", 32)
+    pairs = [(z3.If(x == 0x12345678 + k, z3.BitVecVal(0, 32), x * (2 * k + 3)), x * (2 * k + 3))
+             for k in range(40)]
+    now, limits = [0.0], []
+    _clocks(monkeypatch, now)
+
+    def undecided(self, i, r, seconds):
+        limits.append(seconds)
+        now[0] += seconds
+        return "unknown", None
+    monkeypatch.setattr(fraig._Sweep, "_prove_equal", undecided)
+    monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
+    lhs, rhs = z3.Sum([i for i, _ in pairs]) + y, z3.Sum([r for _, r in pairs]) + y
+    _, stats = sweep([lhs != rhs], [x, y], 20.0, sides=([lhs], [rhs]))
+    assert stats.done and limits[0] == fraig.QUERY_SECONDS
+    assert min(limits) == fraig.FLOOR * fraig.QUERY_SECONDS / fraig.CONSTANT_SHARE
+    assert now[0] <= fraig.PACE * 20.0 + len(limits) * fraig.FLOOR * fraig.QUERY_SECONDS
+
+
+@pytest.mark.parametrize("query_seconds", [1.0, 0.05])
+def test_a_query_too_hard_for_its_limit_is_not_asked(monkeypatch, query_seconds):
+    """`f` is a chain of 30 float additions, `i` the same but 0 at one input: the whole
+    query holds some 60 float operations, which bitwuzla turns into clauses before its
+    limit can stop it (HARD_PER_SECOND): asked at a second, not at 0.05 s (undecided,
+    unasked)."""
+    x, y = z3.BitVecs("x y", 32)
+    f = z3.fpBVToFP(x, z3.Float32())
+    for k in range(30):
+        f = z3.fpAdd(z3.RNE(), f, z3.fpBVToFP(y + k, z3.Float32()))
+    i = z3.If(x == 0x12345678, z3.FPVal(0.0, z3.Float32()), f)
+    whole = []
+    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names: (
+        whole.append(seconds) if names else None, ("unknown", None))[1])
+    monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
+    _, stats = sweep([z3.Distinct(i, f)], [x, y], 60, query_seconds, sides=([i], [f]))
+    assert stats.undecided >= 1
+    assert bool(whole) == (query_seconds == 1.0), whole
+
+
+def test_a_sweep_again_paces_its_walk_from_its_own_start(monkeypatch):
+    """A sweep again (`_again`) gets a budget of its own, the share left: its walk's pace
+    (PACE) counts from its start, not from the first pass's, whose time is spent."""
+    share, given = budget.Budget(100.0), []
+    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, seconds, *_a, **_k: (
+        given.append(seconds), (roots, fraig.SweepStats(done=True)))[1])
+    x = z3.BitVec("x", 8)
+    fraig._again([x == 1], [x], fraig.SweepStats(done=True, undecided=1), share)
+    assert len(given) == 1 and given[0] is not share
+    assert given[0].seconds == pytest.approx(share.left(), abs=1.0) and given[0].spent() < 1.0

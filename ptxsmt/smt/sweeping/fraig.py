@@ -25,7 +25,7 @@ asks a solver for each one again (`certify`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -69,6 +69,18 @@ SWEEP_SHARE = 0.75
 # result again in the rest of the share, each candidate's proof this many times longer
 # (at most twice: with no limit, the passes would not end)
 AGAIN = 4
+# A query's solver spends about 1.5 ms (bitwuzla, one core) on each hard operation it
+# holds (`_hard`: a float operation, a multiplier of two values) before its limit can
+# stop it: a query of more than HARD_PER_SECOND of them a second of its limit is not
+# asked (at a thousand half operations, whole queries of 400 at a limit of 0.06 s
+# took 0.6 s each, a second of the sweep in 60)
+HARD_PER_SECOND = 500
+# The walk's pace: PACE of the sweep's budget, spread evenly over the nodes; where the
+# walk falls behind, a candidate's proof gets less than QUERY_SECONDS (at least FLOOR
+# of it), so that a large query's walk reaches its outputs (at a thousand operations,
+# undecided proofs at a second each spent the share two thirds of the way up) and
+# leaves time to sweep again (`AGAIN`)
+PACE, FLOOR = 0.5, 1 / 16
 
 # Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
 # have one NaN, so they commute exactly; fp.min and fp.max do not, on zeros of two signs)
@@ -203,7 +215,8 @@ def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
                 or left is not None and left < seconds:
             break
         try:
-            roots, again = sweep(roots, inputs, share, seconds, sides=stats.sides)
+            # a budget of its own: its walk is paced (PACE) from its start
+            roots, again = sweep(roots, inputs, share.part(None), seconds, sides=stats.sides)
         except (z3.Z3Exception, ValueError, ArithmeticError, RecursionError):
             break  # as sweep_if_large: the result so far stands
         stats = stats.then(again)
@@ -387,6 +400,16 @@ class _Sweep:
         left = self.budget.left()
         return float("inf") if left is None else left
 
+    def _paced(self, i: int) -> float:
+        """The limit of a candidate's proof at node i: `query_seconds`, less in the
+        measure the walk is behind its pace (PACE of the budget spread evenly over the
+        nodes): the walk's CPU seconds left a node not yet walked, against that."""
+        if self.budget.seconds is None:
+            return self.query_seconds
+        walk, nodes = PACE * self.budget.seconds, len(self.dag.nodes)
+        pace = (walk - self.budget.spent()) / (nodes - i) / (walk / nodes) if walk > 0 else 0
+        return self.query_seconds * min(1.0, max(FLOOR, pace))
+
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
         """The roots with each of the first `walked` nodes written as the sweep wrote it
         (over its representatives): the nodes above keep their spelling. One
@@ -430,7 +453,7 @@ class _Sweep:
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
             v = self.values[i]
-            seconds = self.query_seconds / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
+            seconds = self._paced(i) / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
             result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
                 self._keep_fact(i, r)
@@ -460,11 +483,11 @@ class _Sweep:
         value = z3.BoolVal(bool(v[0])) if sort.kind == "bool" else z3.BitVecVal(v[0], sort.width)
         below = self._below(i, i)
         query = _assuming(self.term[i] != value, self._facts_over(below))
-        left = self._left()
-        if left <= 0:
+        seconds = min(self._paced(i) / CONSTANT_SHARE, self._left())
+        if seconds <= 0 or self._too_hard(below, seconds):
             return False
         result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
-                                min(self.query_seconds / CONSTANT_SHARE, left), self._names())
+                                seconds, self._names())
         if result == "sat":
             stats.refuted += 1
             self._add_vector(vector)
@@ -682,7 +705,8 @@ class _Sweep:
         there free constants, and every multiplier or float operation both share): a
         proof there holds for whatever values they take. Then whole, unless the pair
         is one side's only and its terms hold more than ONE_SIDE_CONE nodes; with an
-        eighth of the time where the terms lie APART."""
+        eighth of the time where the terms lie APART. A query too hard for its limit
+        (`_too_hard`) is not asked."""
         if self._classes_meet(i, r):
             self._justify("class rule", i, self.term[r])
             return "unsat", None
@@ -691,19 +715,30 @@ class _Sweep:
             cut, kept, reached = self._cut(i, r, depth)
             if not cut:
                 break
+            if self._too_hard(kept, seconds / 8):
+                continue
             query = _assuming(a != b, self._facts_over(reached))
             query = self._standard(query, [j for j in kept if self._is_ieee(j)], cut)
             if _check(query, seconds / 8, {})[0] == "unsat":
                 return "unsat", None
         names = self._names()
-        below = self._below(i, r)
+        mine, theirs = self._below(i, i), self._below(r, r)  # each cone walked once
+        below = mine | theirs
         if self._one_side(i, r) and len(below) > ONE_SIDE_CONE:
             return "unknown", None
-        if len(self._below(i, i) ^ self._below(r, r)) > APART:
+        if len(mine ^ theirs) > APART:
             seconds /= 8
+        if self._too_hard(below, seconds):
+            return "unknown", None
         query = _assuming(a != b, self._facts_over(below))
         return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
                       names)
+
+    def _too_hard(self, nodes: Iterable[int], seconds: float) -> bool:
+        """A query over `nodes` holds more hard operations than its solver turns into
+        clauses within `seconds` (HARD_PER_SECOND), before its limit can stop it."""
+        hard = sum(_hard(self.dag.nodes[j], self.dag, j) for j in nodes)
+        return hard > HARD_PER_SECOND * seconds
 
     def _names(self) -> dict[str, int]:
         """The inputs a model's values are read for (by name), each with its node."""
@@ -904,7 +939,7 @@ class _Sweep:
         follow the terms as they are, so that a cut node is one the query holds."""
         t = self.term[j]
         cached = self.term_kids.get(j)
-        if cached is not None and cached[0].eq(t):
+        if cached is not None and (cached[0] is t or cached[0].eq(t)):  # `is`: no call into z3
             return cached[1]
         out, todo = [], list(reversed(t.children())) if z3.is_app(t) else []
         while todo:
