@@ -69,12 +69,13 @@ SWEEP_SHARE = 0.75
 # result again in the rest of the share, each candidate's proof this many times longer
 # (at most twice: with no limit, the passes would not end)
 AGAIN = 4
-# A query's solver spends about 1.5 ms (bitwuzla, one core) on each hard operation it
-# holds (`_hard`: a float operation, a multiplier of two values) before its limit can
-# stop it: a query of more than HARD_PER_SECOND of them a second of its limit is not
-# asked (at a thousand half operations, whole queries of 400 at a limit of 0.06 s
-# took 0.6 s each, a second of the sweep in 60)
-HARD_PER_SECOND = 500
+# A query's solver spends about a millisecond (bitwuzla, one core) on each hard
+# operation it holds (`_hard`: a float operation, a multiplier of two values) before
+# its limit can stop it: a query of more than HARD_PER_SECOND of them a second of its
+# limit is not asked (at a thousand half operations, whole queries of 400 at a limit of
+# 0.06 s took 0.6 s each, a second of the sweep in 60; at 500, float-300-llvm22-1 lost
+# the proofs its outputs' merge needs)
+HARD_PER_SECOND = 1000
 # The walk's pace: PACE of the sweep's budget, spread evenly over the nodes; where the
 # walk falls behind, a candidate's proof gets less than QUERY_SECONDS (at least FLOOR
 # of it), so that a large query's walk reaches its outputs (at a thousand operations,
