@@ -709,6 +709,21 @@ def test_reading_the_dag_counts_against_the_sweeps_share(monkeypatch):
     assert given == [fraig.SWEEP_SHARE * 40.0 - 10.0]
 
 
+@pytest.mark.parametrize("product, swept", [("x * y", True), ("x * 3", False),
+                                             ("UDiv(x, y)", True), ("x + y", False)])
+def test_a_small_query_is_swept_only_where_it_multiplies_or_divides_two_values(
+        monkeypatch, product, swept):
+    """Under SMALL nodes a query goes to the solver whole, unless bit-blasting it means a
+    multiplier or divider of two values: there sweeping merges the products it shares."""
+    x, y = z3.BitVecs("x y", 32)
+    term = eval(product, {"x": x, "y": y, "UDiv": z3.UDiv})
+    called = []
+    monkeypatch.setattr(fraig, "sweep", lambda roots, inputs, budget, **_: called.append(
+        roots) or (roots, fraig.SweepStats()))
+    fraig.sweep_if_large([term != term + 1], [x, y], 10.0)
+    assert bool(called) == swept
+
+
 @pytest.mark.parametrize("apart", [False, True])
 def test_a_pair_whose_terms_lie_apart_gets_an_eighth_of_the_time(monkeypatch, apart):
     """`i` is `x * 3` but at one value of x, where it is 0 or a chain of eighty
