@@ -201,7 +201,38 @@ def _identity_cases(c: z3.BoolRef) -> list[tuple[str, z3.ExprRef]]:
                 (f"mul of a select of 1 {fmt.name}", z3.fpMul(
                     z3.RTN(), z3.FPVal(2.0, sort), z3.If(c, a, one)))]
     lo, hi = sorted(z3.FPs("p q", z3.Float16()), key=structural)
-    return out + [("add out of order", z3.fpAdd(z3.RNE(), hi, lo))]
+    return out + [("add out of order", z3.fpAdd(z3.RNE(), hi, lo)), *_float_fact_cases()]
+
+
+def _float_fact_cases() -> list[tuple[str, z3.ExprRef]]:
+    """The rules of `float_facts.py` (its own tests: tests/test_float_facts.py), one case
+    an operator, in a small format (3 exponent bits, 4 of significand) that z3 decides
+    quickly: a NaN test of y read as false where y's NaN reaches the value anyway, and a
+    zero added under a comparison."""
+    sort = z3.FPSort(3, 4)
+    x, y, z, a = z3.FPs("fx fy fz fa", sort)
+    c, rm = z3.Bool("fc"), z3.RNE()
+    # y where y is a NaN or c holds, else y + x: a NaN exactly where y is, tested so
+    s = z3.If(z3.Or(z3.fpIsNaN(y), c), y, z3.fpAdd(rm, y, x))
+    zero = z3.fpBVToFP(z3.BitVecVal(0, 7), sort)
+    planted = z3.fpAdd(rm, x, z3.If(c, a, zero))
+    return [("NaN test in a select", s),
+            ("NaN test under a sum", z3.fpAdd(rm, x, s)),
+            ("NaN test under a difference", z3.fpSub(rm, x, s)),
+            ("NaN test under a product", z3.fpMul(rm, x, s)),
+            ("NaN test under a quotient", z3.fpDiv(rm, x, s)),
+            ("NaN test under an fma", z3.fpFMA(rm, s, x, x)),
+            ("NaN test under a square root", z3.fpSqrt(rm, s)),
+            ("NaN test under a remainder", z3.fpRem(s, x)),
+            ("NaN test under rounding to an integer", z3.fpRoundToIntegral(rm, s)),
+            ("NaN test under a negation", z3.fpNeg(s)),
+            ("NaN test under an absolute value", z3.fpAbs(s)),
+            ("NaN test under a conversion", z3.fpToFP(rm, s, z3.FPSort(4, 5))),
+            ("NaN test under both operands of a min", z3.fpMin(s, z3.fpNeg(s))),
+            ("NaN test under both operands of a max", z3.fpMax(s, z3.fpNeg(s))),
+            ("NaN test of a constant", z3.fpIsNaN(zero)),
+            *[(f"zero added under {op.__name__}", op(z, planted))
+              for op in (z3.fpEQ, z3.fpLT, z3.fpLEQ, z3.fpGT, z3.fpGEQ)]]
 
 
 CASES = _cases()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import z3
 
 from ...sem.sorts import ieee_result
-from . import division
+from . import division, float_facts
 from .order import structural
 
 
@@ -34,7 +34,26 @@ def _full_extract(t: z3.ExprRef) -> z3.ExprRef | None:
 def _greater(t: z3.ExprRef) -> z3.ExprRef | None:
     """a > b is b < a; a >= b is b <= a (floats: both false on a NaN, alike)."""
     a, b = t.children()
-    return z3.fpLT(b, a) if t.decl().kind() == z3.Z3_OP_FPA_GT else z3.fpLEQ(b, a)
+    return normal(z3.fpLT(b, a) if t.decl().kind() == z3.Z3_OP_FPA_GT else z3.fpLEQ(b, a))
+
+
+def _nan_of_constant(t: z3.BoolRef) -> z3.BoolRef | None:
+    """isNaN of a float constant is its value: -O0's `setp.equ x, 0` tests the 0 too."""
+    if _float_bits(t.arg(0)) is None:
+        return None
+    out = z3.simplify(t)
+    return out if z3.is_true(out) or z3.is_false(out) else None
+
+
+def _nan_poisoned(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A float with each NaN test of a value whose NaN reaches it read as false
+    (`float_facts.poisoned_tests`)."""
+    return float_facts.poisoned_tests(t, normal)
+
+
+def _sign_blind(t: z3.BoolRef) -> z3.BoolRef | None:
+    """A comparison of operands written up to the sign of a zero (`float_facts.sign_blind`)."""
+    return float_facts.sign_blind(t, normal)
 
 
 _STRICT = {z3.Z3_OP_SGT: (z3.Z3_OP_SLT, False), z3.Z3_OP_SGEQ: (z3.Z3_OP_SLT, True),
@@ -796,14 +815,19 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_SIGN_EXT: (_extended_low_bits, _widened, _nonnegative),
     z3.Z3_OP_FPA_GT: (_greater,),
     z3.Z3_OP_FPA_GE: (_greater,),
+    **dict.fromkeys(float_facts.SIGN_BLIND - {z3.Z3_OP_FPA_GT, z3.Z3_OP_FPA_GE}, (_sign_blind,)),
     z3.Z3_OP_NOT: (_not_not,),
     **dict.fromkeys(_STRICT, (_less,)),
-    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm),
+    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm, _nan_poisoned),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
-    z3.Z3_OP_FPA_TO_FP: (_float_of_result,),
-    z3.Z3_OP_FPA_ADD: (_identity_arm, _ordered),
-    z3.Z3_OP_FPA_MUL: (_identity_arm, _ordered),
-    z3.Z3_OP_FPA_SUB: (_identity_arm,),
+    z3.Z3_OP_FPA_IS_NAN: (_nan_of_constant,),
+    z3.Z3_OP_FPA_TO_FP: (_float_of_result, _nan_poisoned),
+    z3.Z3_OP_FPA_ADD: (_nan_poisoned, _identity_arm, _ordered),
+    z3.Z3_OP_FPA_MUL: (_nan_poisoned, _identity_arm, _ordered),
+    z3.Z3_OP_FPA_SUB: (_nan_poisoned, _identity_arm),
+    **dict.fromkeys(set(float_facts.POISON) - {z3.Z3_OP_ITE, z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_ADD,
+                                               z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_SUB},
+                    (_nan_poisoned,)),
     z3.Z3_OP_OR: (_connective,),
     z3.Z3_OP_EQ: (_zero_test,),
     z3.Z3_OP_BADD: (_sum,),

@@ -1,0 +1,189 @@
+"""Facts about float terms read off their structure (as LLVM's isKnownNeverNaN and
+cannotBeNegativeZero read them off IR), and the two rewrites they allow, where a
+mutation of a float operation is masked by what reads its value:
+
+- **A NaN test under a NaN that poisons.** Where `isNaN(s)` forces `t` to be a NaN
+  (`s` is in `poisoners(t)`: every operator on the way passes an operand's NaN on,
+  `POISON`), `t` is the term with every `isNaN(s)` inside it read as false: where `s`
+  is no NaN the two compute alike, and where it is one both are NaNs (checked on the
+  result: `s` still poisons it). So `setp.equ` against `setp.eq` of `s` (a `max.NaN`
+  against a `max` of it) meet where `s`'s NaN reaches the value anyway.
+- **A zero's sign that a comparison cannot see.** `a ~ b`, equal or both zeros (of any
+  signs), is kept by the operators of `THROUGH` (operands `~` theirs give results `~`),
+  and a comparison (`SIGN_BLIND`) gives one answer on `~` operands: there
+  the operand is written in `sign_free` form (`x + 0` of either sign is `x`, a select of
+  a zero arm added is a select of the sum and `x`), so `x + ite(c, a, +0)` meets
+  `ite(c, x + a, x)` under `fpEQ`, where as a value it differs at `x = -0`.
+
+Every row of the tables is proved by z3 and checked against exact arithmetic in
+tests/test_float_facts.py; the rules look only at the terms, never at simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+
+# Operators whose result is a NaN wherever the operand at one of these positions is
+# (positions count z3's children: a rounding mode first); ite's both arms at once (a
+# NaN on either side), as fp.min/fp.max's (SMT-LIB's min of a NaN is the other one)
+POISON: dict[int, tuple[tuple[int, ...], bool]] = {
+    z3.Z3_OP_FPA_ADD: ((1, 2), False), z3.Z3_OP_FPA_SUB: ((1, 2), False),
+    z3.Z3_OP_FPA_MUL: ((1, 2), False), z3.Z3_OP_FPA_DIV: ((1, 2), False),
+    z3.Z3_OP_FPA_FMA: ((1, 2, 3), False), z3.Z3_OP_FPA_SQRT: ((1,), False),
+    z3.Z3_OP_FPA_REM: ((0, 1), False), z3.Z3_OP_FPA_ROUND_TO_INTEGRAL: ((1,), False),
+    z3.Z3_OP_FPA_NEG: ((0,), False), z3.Z3_OP_FPA_ABS: ((0,), False),
+    z3.Z3_OP_FPA_TO_FP: ((1,), False),  # float to float (rm, x): `_float_operand` checks
+    z3.Z3_OP_ITE: ((1, 2), True),
+    z3.Z3_OP_FPA_MIN: ((0, 1), True), z3.Z3_OP_FPA_MAX: ((0, 1), True)}
+
+# Operators that keep `~` (equal, or zeros of any signs): operands `~` theirs give a
+# result `~` the other's, at these positions (not a divisor: 1/+0 and 1/-0 differ)
+THROUGH: dict[int, tuple[int, ...]] = {
+    z3.Z3_OP_FPA_ADD: (1, 2), z3.Z3_OP_FPA_SUB: (1, 2), z3.Z3_OP_FPA_MUL: (1, 2),
+    z3.Z3_OP_FPA_NEG: (0,), z3.Z3_OP_ITE: (1, 2)}
+
+# Comparisons, whose answer is the same on `~` operands: they do not see a zero's sign.
+# (Class tests do not either, but `isNaN(x)` is left as written: `to_bits` reads a
+# result back by its pattern `ite(isNaN(x), nan, to_ieee_bv(x))`, `sem.sorts.ieee_result`)
+SIGN_BLIND = {z3.Z3_OP_FPA_EQ, z3.Z3_OP_FPA_LT, z3.Z3_OP_FPA_LE, z3.Z3_OP_FPA_GT,
+              z3.Z3_OP_FPA_GE}
+
+Normal = Callable[[z3.ExprRef], z3.ExprRef]
+_MEMO_LIMIT = 100_000  # entries per table before it starts afresh (memory, not meaning)
+
+
+class _Memo:
+    """A table keyed by AST id that holds its terms, so that no other term takes the id."""
+
+    def __init__(self) -> None:
+        self.table: dict[object, tuple[z3.ExprRef, object]] = {}
+
+    def get(self, key: object, t: z3.ExprRef, compute: Callable[[], object]) -> object:
+        found = self.table.get(key)
+        if found is not None:
+            return found[1]
+        value = compute()
+        if len(self.table) > _MEMO_LIMIT:
+            self.table.clear()
+        self.table[key] = (t, value)
+        return value
+
+
+_TESTED, _POISONED = _Memo(), _Memo()
+
+
+def _is_float(t: z3.ExprRef) -> bool:
+    return z3.is_fp(t)
+
+
+def nan_tested(t: z3.ExprRef) -> dict[int, z3.ExprRef]:
+    """The floats x whose `isNaN(x)` occurs in t, by AST id."""
+    def compute() -> dict[int, z3.ExprRef]:
+        if not z3.is_app(t) or t.num_args() == 0:
+            return {}
+        if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN):
+            return {t.arg(0).get_id(): t.arg(0)}
+        out: dict[int, z3.ExprRef] = {}
+        for c in t.children():
+            out.update(nan_tested(c))
+        return out
+    return _TESTED.get(t.get_id(), t, compute)
+
+
+def poisons(s: z3.ExprRef, t: z3.ExprRef) -> bool:
+    """A NaN `s` makes `t` a NaN, by `POISON`'s rows from t down to s."""
+    if s.eq(t):
+        return True
+
+    def compute() -> bool:
+        row = POISON.get(t.decl().kind()) if z3.is_app(t) else None
+        if row is None or not _is_float(t):
+            return False
+        kids = [t.arg(k) for k in row[0] if k < t.num_args() and _is_float(t.arg(k))]
+        if not kids:
+            return False  # to_fp of bits or of an integer: no float operand
+        return (all if row[1] else any)(poisons(s, k) for k in kids)
+    return _POISONED.get((s.get_id(), t.get_id()), t, compute)
+
+
+def poisoned_tests(t: z3.ExprRef, normal: Normal) -> z3.ExprRef | None:
+    """t (a float) with `isNaN(s)` read as false for each s that poisons it, renormalised;
+    None where there is none, or where a rewrite on the way lost one such s (then the
+    result might not be a NaN where s is: kept as it was)."""
+    if not _is_float(t) or not z3.is_app(t) or t.decl().kind() not in POISON:
+        return None
+    found = [s for s in nan_tested(t).values() if poisons(s, t)]
+    if not found:
+        return None
+    out = _without(t, {s.get_id() for s in found}, normal, {})
+    return out if all(poisons(s, out) for s in found) and not out.eq(t) else None
+
+
+def _without(t: z3.ExprRef, nan: set[int], normal: Normal, done: dict) -> z3.ExprRef:
+    """t with `isNaN(x)` false for x in `nan` (ids), the terms above them renormalised."""
+    if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) and t.arg(0).get_id() in nan:
+        return z3.BoolVal(False)
+    if not z3.is_app(t) or not nan.intersection(nan_tested(t)):
+        return t
+    if t.get_id() not in done:
+        kids = [_without(c, nan, normal, done) for c in t.children()]
+        done[t.get_id()] = (t, normal(t.decl()(*kids)))
+    return done[t.get_id()][1]
+
+
+def _zero(t: z3.ExprRef) -> bool:
+    """t is a float zero constant, of either sign (a value, or read from constant bits)."""
+    if z3.is_fp_value(t):
+        return t.isZero()
+    if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 and z3.is_bv_value(t.arg(0)):
+        return t.arg(0).as_long() & ~(1 << (t.arg(0).size() - 1)) == 0
+    return False
+
+
+def _select(t: z3.ExprRef, normal: Normal) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef] | None:
+    """(c, a, b) for a float ite(c, a, b), or one read from the bits ite(c, a, b)."""
+    if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 \
+            and z3.is_app_of(t.arg(0), z3.Z3_OP_ITE):
+        c, a, b = t.arg(0).children()
+        return c, normal(z3.fpBVToFP(a, t.sort())), normal(z3.fpBVToFP(b, t.sort()))
+    return tuple(t.children()) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
+
+
+def sign_free(t: z3.ExprRef, normal: Normal, depth: int = 6) -> z3.ExprRef:
+    """A term `~` t (equal, or both zeros): a zero added (subtracted) dropped, a select
+    with a zero arm added written as the select of the sum and the other operand, and
+    so through the operators of `THROUGH`, `depth` levels down."""
+    if depth == 0 or not z3.is_app(t) or not _is_float(t):
+        return t
+    kind = t.decl().kind()
+    if kind in (z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB):
+        rm, x, y = t.children()
+        sides = [(x, y)] if kind == z3.Z3_OP_FPA_SUB else [(x, y), (y, x)]
+        for keep, other in sides:
+            if _zero(other):  # x + 0 ~ x, x - 0 ~ x, in every rounding mode
+                return sign_free(keep, normal, depth - 1)
+            if (found := _select(other, normal)) is not None:
+                c, a, b = found
+                if _zero(b) or _zero(a):  # x + ite(c, a, 0) ~ ite(c, x + a, x + 0) ~ ...
+                    arm = normal(t.decl()(rm, keep, a if _zero(b) else b))
+                    arms = (arm, keep) if _zero(b) else (keep, arm)
+                    return sign_free(normal(z3.If(c, *arms)), normal, depth - 1)
+    if kind not in THROUGH:
+        return t
+    kids = t.children()
+    for k in THROUGH[kind]:
+        kids[k] = sign_free(kids[k], normal, depth - 1)
+    out = normal(t.decl()(*kids))
+    return t if out.eq(t) else out
+
+
+def sign_blind(t: z3.BoolRef, normal: Normal) -> z3.BoolRef | None:
+    """A comparison (`SIGN_BLIND`) of operands in `sign_free` form: the
+    same answer, since they are `~` the operands (None where none changes)."""
+    kids = t.children()
+    free = [sign_free(c, normal) if _is_float(c) else c for c in kids]
+    if all(a.eq(b) for a, b in zip(kids, free, strict=True)):
+        return None
+    return t.decl()(*free)

@@ -1,0 +1,254 @@
+"""Facts about float terms (ptxsmt/smt/sweeping/float_facts.py) and the rewrites they
+allow: each table row proved by z3 over every input, and checked apart from z3 by exact
+rational arithmetic (tests/exact_float.py) on the special values; each rewrite fires on
+the masked mutations of the held-out corpus and gives a term equal to its input."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import z3
+from exact_float import NAN, arith, decode
+
+from ptxsmt.isa.types import F16
+from ptxsmt.sem.sorts import fp_sort
+from ptxsmt.smt.sweeping import float_facts
+from ptxsmt.smt.sweeping.float_facts import POISON, SIGN_BLIND, THROUGH
+from ptxsmt.smt.sweeping.rewrite import normal
+
+# The rows and rewrites hold in every format; z3 proves them in a small one (3 exponent
+# bits, 4 of significand), where it decides products and remainders in milliseconds;
+# exact arithmetic checks them in f16 and f32 apart from z3
+SMALL = z3.FPSort(3, 4)
+SIGN = 1 << 6
+RMS = (z3.RNE, z3.RTZ, z3.RTN, z3.RTP)
+DIRECTIONS = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP}
+
+
+def _valid(claim: z3.BoolRef) -> bool:
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+def _like(a: z3.FPRef, b: z3.FPRef) -> z3.BoolRef:
+    """a ~ b: equal (one NaN), or zeros of any signs."""
+    return z3.Or(a == b, z3.And(z3.fpIsZero(a), z3.fpIsZero(b)))
+
+
+def _apply(kind: int, args: list[z3.ExprRef], rm: z3.FPRMRef) -> z3.ExprRef:
+    """The operator `kind` over float `args` (its rounding mode, where it takes one)."""
+    sort = args[0].sort()
+    build = {z3.Z3_OP_FPA_ADD: lambda x, y, _z: z3.fpAdd(rm, x, y),
+             z3.Z3_OP_FPA_SUB: lambda x, y, _z: z3.fpSub(rm, x, y),
+             z3.Z3_OP_FPA_MUL: lambda x, y, _z: z3.fpMul(rm, x, y),
+             z3.Z3_OP_FPA_DIV: lambda x, y, _z: z3.fpDiv(rm, x, y),
+             z3.Z3_OP_FPA_FMA: lambda x, y, z: z3.fpFMA(rm, x, y, z),
+             z3.Z3_OP_FPA_SQRT: lambda x, _y, _z: z3.fpSqrt(rm, x),
+             z3.Z3_OP_FPA_REM: lambda x, y, _z: z3.fpRem(x, y),
+             z3.Z3_OP_FPA_ROUND_TO_INTEGRAL: lambda x, _y, _z: z3.fpRoundToIntegral(rm, x),
+             z3.Z3_OP_FPA_NEG: lambda x, _y, _z: z3.fpNeg(x),
+             z3.Z3_OP_FPA_ABS: lambda x, _y, _z: z3.fpAbs(x),
+             z3.Z3_OP_FPA_TO_FP: lambda x, _y, _z: z3.fpToFP(
+                 rm, z3.fpToFP(rm, x, z3.Float32()), sort),
+             z3.Z3_OP_ITE: lambda x, y, _z: z3.If(z3.Bool("c"), x, y),
+             z3.Z3_OP_FPA_MIN: lambda x, y, _z: z3.fpMin(x, y),
+             z3.Z3_OP_FPA_MAX: lambda x, y, _z: z3.fpMax(x, y),
+             z3.Z3_OP_FPA_EQ: lambda x, y, _z: z3.fpEQ(x, y),
+             z3.Z3_OP_FPA_LT: lambda x, y, _z: z3.fpLT(x, y),
+             z3.Z3_OP_FPA_LE: lambda x, y, _z: z3.fpLEQ(x, y),
+             z3.Z3_OP_FPA_GT: lambda x, y, _z: z3.fpGT(x, y),
+             z3.Z3_OP_FPA_GE: lambda x, y, _z: z3.fpGEQ(x, y)}[kind]
+    return build(*(args + [args[0]] * (3 - len(args))))
+
+
+def _name(kind: int) -> str:
+    return next(k for k, v in vars(z3).items() if k.startswith("Z3_OP_") and v == kind)
+
+
+@pytest.mark.parametrize("kind", sorted(POISON), ids=_name)
+def test_each_poison_row_passes_a_nan_on(kind):
+    """isNaN(operand) implies isNaN(result) for every operand of an `any` row, and for
+    all of an `all` row at once, in every rounding mode; an `all` row is no `any` row
+    (a NaN in one arm of a select, or one operand of SMT-LIB's min, need not reach it).
+    In the small format (`SMALL`: the rows hold in every format)."""
+    sort = SMALL
+    xs = list(z3.FPs("x y z", sort))
+    positions, every = POISON[kind]
+    for rm in RMS:
+        t = _apply(kind, xs, rm())
+        operands = [t.arg(k) for k in positions if k < t.num_args()]
+        assert all(o.sort() == sort or kind == z3.Z3_OP_FPA_TO_FP for o in operands)
+        nans = [z3.fpIsNaN(o) for o in operands]
+        for premise in ([z3.And(nans)] if every else nans):
+            assert _valid(z3.Implies(premise, z3.fpIsNaN(t)))
+        if every:
+            assert not _valid(z3.Implies(nans[0], z3.fpIsNaN(t)))
+
+
+@pytest.mark.parametrize("kind", sorted(THROUGH), ids=_name)
+def test_each_through_row_keeps_zeros_alike(kind):
+    """Operands equal or zeros of any signs give results equal or zeros (f16, every
+    rounding mode): x op y ~ x' op y' where x ~ x' and y ~ y' (each row names every
+    float operand of its operator). In the small format (`SMALL`)."""
+    sort = SMALL
+    x, y, x2, y2 = z3.FPs("x y x2 y2", sort)
+    for rm in RMS:
+        a, b = _apply(kind, [x, y], rm()), _apply(kind, [x2, y2], rm())
+        floats = {k for k, o in enumerate(a.children()) if z3.is_fp(o)}
+        assert floats == set(THROUGH[kind])
+        assert _valid(z3.Implies(z3.And(_like(x, x2), _like(y, y2)), _like(a, b)))
+
+
+def test_a_divisor_does_not_keep_zeros_alike():
+    """1/+0 is +inf and 1/-0 is -inf: division is no row of THROUGH."""
+    sort = fp_sort(F16)
+    x, y, y2 = z3.FPs("x y y2", sort)
+    assert z3.Z3_OP_FPA_DIV not in THROUGH
+    assert not _valid(z3.Implies(_like(y, y2), _like(z3.fpDiv(z3.RNE(), x, y),
+                                                     z3.fpDiv(z3.RNE(), x, y2))))
+
+
+@pytest.mark.parametrize("kind", sorted(SIGN_BLIND), ids=_name)
+def test_each_comparison_is_blind_to_a_zeros_sign(kind):
+    sort = SMALL
+    x, y, x2, y2 = z3.FPs("x y x2 y2", sort)
+    assert _valid(z3.Implies(z3.And(_like(x, x2), _like(y, y2)),
+                             _apply(kind, [x, y], z3.RNE()) == _apply(kind, [x2, y2], z3.RNE())))
+
+
+# --- apart from z3: exact rationals on the special values -------------------------------
+
+SPECIALS = {"f16": [0x0000, 0x8000, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x8001,
+                    0x7bff, 0xfbff, 0x3555, 0x0400],
+            "f32": [0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000, 0xff800000,
+                    0x7fc00000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff, 0x3eaaaaab]}
+F16_SPECIALS = SPECIALS["f16"]
+SIGN_BIT = {"f16": 1 << 15, "f32": 1 << 31}
+
+
+def _alike(a, b, fmt: str = "f16") -> bool:
+    """Results (bits or NAN) equal, or both zeros."""
+    if a is NAN or b is NAN:
+        return a is b
+    return a == b or not (a | b) & ~SIGN_BIT[fmt]
+
+
+def _variants(bits: int, fmt: str) -> list[int]:
+    """bits and, for a zero, the zero of the other sign."""
+    return [bits, bits ^ SIGN_BIT[fmt]] if not bits & ~SIGN_BIT[fmt] else [bits]
+
+
+@pytest.mark.parametrize("fmt", ["f16", "f32"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_through_rows_on_exact_arithmetic(op, fmt):
+    for direction, (x, y) in itertools.product(DIRECTIONS, itertools.product(SPECIALS[fmt],
+                                                                              repeat=2)):
+        results = [arith(op, direction, fmt, a, b)
+                   for a in _variants(x, fmt) for b in _variants(y, fmt)]
+        assert all(_alike(results[0], r, fmt) for r in results), (op, direction, x, y)
+
+
+@pytest.mark.parametrize("fmt", ["f16", "f32"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "fma", "sqrt"])
+def test_poison_rows_on_exact_arithmetic(op, fmt):
+    arity = {"fma": 3, "sqrt": 1}.get(op, 2)
+    for direction in DIRECTIONS:
+        for args in itertools.product(SPECIALS[fmt], repeat=arity):
+            if any(decode(a, fmt).kind == "nan" for a in args):
+                assert arith(op, direction, fmt, *args) is NAN
+
+
+def test_a_zero_added_is_the_operand_up_to_its_sign_on_exact_arithmetic():
+    """x + 0 and x - 0 of either zero are x, or a zero where x is one: `sign_free`'s
+    base step, every rounding mode."""
+    for direction, x, zero in itertools.product(DIRECTIONS, F16_SPECIALS, (0x0000, 0x8000)):
+        for op in ("add", "sub"):
+            got = arith(op, direction, "f16", x, zero)
+            assert (got is NAN) == (decode(x, "f16").kind == "nan")
+            assert got is NAN or _alike(got, x)
+
+
+# --- the rewrites ------------------------------------------------------------------------
+
+def _bottom_up(t: z3.ExprRef) -> z3.ExprRef:
+    if not z3.is_app(t) or t.num_args() == 0:
+        return t
+    return normal(t.decl()(*[_bottom_up(c) for c in t.children()]))
+
+
+
+
+def _halves(names: str) -> list[z3.FPRef]:
+    """Floats read from bits, as the semantics reads registers (small format)."""
+    return [z3.fpBVToFP(z3.BitVec(n, 7), SMALL) for n in names.split()]
+
+
+def _constant(bits: int) -> z3.FPRef:
+    return z3.fpBVToFP(z3.BitVecVal(bits, 7), SMALL)
+
+
+def test_an_unordered_compare_meets_the_ordered_one_under_its_operands_nan():
+    """half-llvm22-1008: `setp.equ.f16 p, y, 0` made `setp.eq`, each select of p read by
+    a product that y's NaN reaches anyway: the two terms are one, and equal to both."""
+    x, y = _halves("x y")
+    zero, rm = _constant(0), z3.RNE()
+
+    def function(p: z3.BoolRef) -> z3.FPRef:
+        a = z3.If(p, z3.fpAdd(rm, x, y), x)
+        b = z3.If(p, z3.fpAdd(rm, x, y), z3.fpMul(rm, x, z3.fpAdd(rm, y, y)))
+        return z3.fpMul(rm, a, b)
+    equ = function(z3.Or(z3.fpIsNaN(y), z3.fpIsNaN(zero), z3.fpEQ(y, zero)))
+    eq = function(z3.fpEQ(y, zero))
+    assert _bottom_up(equ).eq(_bottom_up(eq))
+    assert _valid(_bottom_up(equ) == equ)
+
+
+def test_a_nan_test_of_a_value_that_does_not_reach_is_kept():
+    """ite(isNaN(y), x, x * 2): y's NaN reaches neither arm; and a NaN test in one arm
+    of a select only (`all` of ite): kept, they are not the terms without it."""
+    x, y = _halves("x y")
+    rm, two = z3.RNE(), z3.FPVal(2.0, SMALL)
+    kept = [z3.If(z3.fpIsNaN(y), x, z3.fpMul(rm, x, two)),
+            z3.fpMul(rm, x, z3.If(z3.fpIsNaN(y), y, x)),
+            z3.If(z3.Bool("c"), z3.fpAdd(rm, x, y), z3.If(z3.fpIsNaN(y), x, two))]
+    for t in kept:
+        assert float_facts.poisoned_tests(t, normal) is None
+        assert _valid(_bottom_up(t) == t)
+
+
+def test_a_zeros_sign_under_a_comparison_meets():
+    """fcmp-llc14-1006: `selp.f32 %f8, %f1, 0f80000000, %p1` made `0f00000000`, read as
+    x + f8 only by comparisons: under them x + ite(c, a, +0) is ite(c, x + a, x), the
+    -O0 spelling, and the comparison is unchanged."""
+    x, a, z = _halves("x a z")
+    c = z3.Bool("c")
+    rm = z3.RNE()
+    for zero in (0, SIGN):
+        zero_ = _constant(zero)
+        planted = z3.fpAdd(rm, x, z3.If(c, a, zero_))
+        for compare in (z3.fpEQ, z3.fpLT, z3.fpGT, z3.fpLEQ):
+            t = compare(z, planted)
+            out = _bottom_up(t)
+            assert out.eq(_bottom_up(compare(z, z3.If(c, z3.fpAdd(rm, x, a), x))))
+            assert _valid(out == t)
+
+
+def test_a_zeros_sign_as_a_value_or_a_divisor_is_kept():
+    """x + ite(c, a, +0) as a value differs from ite(c, x + a, x) at x = -0; so does
+    a quotient by it, compared: neither is rewritten."""
+    x, a, z = _halves("x a z")
+    c, rm = z3.Bool("c"), z3.RNE()
+    plus = _constant(0)
+    planted = z3.fpAdd(rm, x, z3.If(c, a, plus))
+    assert not _valid(planted == z3.If(c, z3.fpAdd(rm, x, a), x))
+    value = _bottom_up(planted)
+    assert _valid(value == planted)
+    quotient = z3.fpEQ(z, z3.fpDiv(rm, z3.FPVal(1.0, SMALL), planted))
+    rewritten = z3.fpEQ(z, z3.fpDiv(rm, z3.FPVal(1.0, SMALL), z3.If(c, z3.fpAdd(rm, x, a), x)))
+    assert not _bottom_up(quotient).eq(_bottom_up(rewritten))
+    assert _valid(_bottom_up(quotient) == quotient)
+    nonzero = z3.fpEQ(z, z3.fpAdd(rm, x, z3.If(c, a, z3.FPVal(1.0, SMALL))))
+    assert _valid(_bottom_up(nonzero) == nonzero)
+    assert _bottom_up(nonzero).eq(nonzero)
