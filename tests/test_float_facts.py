@@ -252,3 +252,28 @@ def test_a_zeros_sign_as_a_value_or_a_divisor_is_kept():
     nonzero = z3.fpEQ(z, z3.fpAdd(rm, x, z3.If(c, a, z3.FPVal(1.0, SMALL))))
     assert _valid(_bottom_up(nonzero) == nonzero)
     assert _bottom_up(nonzero).eq(nonzero)
+
+
+def test_zero_minus_a_value_is_not_the_value():
+    """0 - x is -x, not x: only a zero subtracted is dropped, under a comparison too."""
+    x, a, z = _halves("x a z")
+    c, rm = z3.Bool("c"), z3.RNE()
+    for t in (z3.fpEQ(z, z3.fpSub(rm, _constant(0), x)),
+              z3.fpLT(z, z3.fpSub(rm, z3.If(c, a, _constant(SIGN)), x))):
+        assert _valid(_bottom_up(t) == t)
+
+
+def test_a_rewrite_that_loses_the_nan_keeps_the_test():
+    """Where renormalising drops the value whose NaN was to reach the result (here a
+    stand-in `normal` that writes y + x as x), the NaN test is kept: the result would
+    no longer be a NaN where y is."""
+    x, y = _halves("x y")
+    rm = z3.RNE()
+    s = z3.If(z3.Or(z3.fpIsNaN(y), z3.Bool("c")), y, z3.fpAdd(rm, y, x))
+    t = z3.fpMul(rm, x, z3.fpAdd(rm, y, s))
+
+    def losing(u: z3.ExprRef) -> z3.ExprRef:
+        return x if z3.is_app_of(u, z3.Z3_OP_FPA_ADD) and u.arg(1).eq(y) \
+            and z3.is_app_of(u.arg(2), z3.Z3_OP_ITE) else u
+    assert float_facts.poisoned_tests(t, lambda u: u) is not None
+    assert float_facts.poisoned_tests(t, losing) is None
