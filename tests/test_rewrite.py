@@ -176,6 +176,9 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
                 (f"nan test {fmt.name}, swapped", z3.And(*reversed(test.children()))),
                 (f"nan test {fmt.name}, not-equal", z3.And(
                     test.arg(0), z3.Not(test.arg(1).arg(0) == test.arg(1).arg(1))))]
+    wide = z3.BitVec("wide32", 32)  # an f16 in a .b32 parameter, its fields read from it
+    out += [("nan test of an f16 in low bits", z3.And(z3.Extract(14, 10, wide) == 31,
+                                                      z3.Extract(9, 0, wide) != 0))]
     return out
 
 

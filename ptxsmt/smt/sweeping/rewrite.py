@@ -102,16 +102,19 @@ def _sorted_pair(t: z3.ExprRef) -> z3.ExprRef | None:
 
 def _bits_nan_test(t: z3.ExprRef) -> z3.ExprRef | None:
     """The NaN test on a float's bits, exponent all ones and fraction not zero
-    (`sem.sorts.is_nan`), is fp.isNaN of the float they stand for."""
+    (`sem.sorts.is_nan`), is fp.isNaN of the float they stand for (the low bits of a
+    wider value, where its fields are read from that value: `_extract_of_extract`)."""
     tests = dict(f for c in t.children() if (f := _field_test(c)) is not None)
     if t.num_args() != 2 or set(tests) != {"ones", "nonzero"}:
         return None
     exp, frac = tests["ones"], tests["nonzero"]
     bits = exp.arg(0)
     (top, man), (man_hi, low) = exp.params(), frac.params()
-    if not bits.eq(frac.arg(0)) or top != bits.size() - 2 or man_hi != man - 1 or low != 0 \
+    if not bits.eq(frac.arg(0)) or top > bits.size() - 2 or man_hi != man - 1 or low != 0 \
             or man < 1 or top - man < 1:
         return None
+    if top < bits.size() - 2:  # a float in the low bits (an f16 of a .b32 parameter)
+        bits = normal(z3.Extract(top + 1, 0, bits))
     return z3.fpIsNaN(normal(z3.fpBVToFP(bits, z3.FPSort(top - man + 1, man + 1))))
 
 
