@@ -387,6 +387,6 @@ def test_equiv_of_two_functions_past_its_stop_answers_unknown(monkeypatch):
                                   str(CORPUS / "mix32.O2.ptx"), "--function", "f",
                                   "--timeout", "0.25", "--json"])
     assert r.exit_code == 3, r.output
-    result = json.loads(r.output)
+    result = json.loads(r.stdout)
     assert (result["verdict"], result["reason"]) == ("unknown", budget.OUT_OF_TIME)
     assert result["seconds"] > 0.25
