@@ -355,37 +355,6 @@ OPS = (20, 30, 45, 60)  # IR operations before the final fold; PTX 20 to 100 ins
 
 # ---- the two compiles ------------------------------------------------------------------
 
-def compile_llc14(ir: str, target: str) -> tuple[str, str]:
-    llc = ["llc-14", "-march=nvptx64", f"-mcpu={target}"]
-    o0 = subprocess.run([*llc, "-O0"], input=ir, text=True, check=True,
-                        capture_output=True).stdout
-    optimised = subprocess.run(["opt-14", "-O2", "-S"], input=ir, text=True, check=True,
-                               capture_output=True).stdout
-    o2 = subprocess.run([*llc, "-O2"], input=optimised, text=True, check=True,
-                        capture_output=True).stdout
-    return o0, o2
-
-
-def compile_llvm22(ir: str, target: str) -> tuple[str, str]:
-    """llvmlite's LLVM: no passes and codegen -O0; its -O2 pipeline and codegen -O2."""
-    import llvmlite.binding as llvm
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    machine_for = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    out = []
-    for level in (0, 2):
-        module = llvm.parse_assembly(ir)
-        module.triple = "nvptx64-nvidia-cuda"
-        machine = machine_for.create_target_machine(cpu=target, opt=level)
-        if level:
-            passes = llvm.create_pass_builder(
-                machine, llvm.create_pipeline_tuning_options(speed_level=level))
-            passes.getModulePassManager().run(module, passes)
-        out.append(machine.emit_assembly(module))
-    return out[0], out[1]
-
-
-COMPILE = {"llc14": compile_llc14, "llvm22": compile_llvm22}
 
 
 # ---- planted differences: edges a random input almost never hits ----------------------
@@ -458,7 +427,7 @@ def write(out: Path, kinds=KINDS, seeds=SEEDS, compilers=COMPILERS,
     for name, kind, ops, compiler, target, seed, fmf in pairs(kinds, seeds, compilers):
         ir = GENERATORS[kind](ops, seed, fmf)
         try:
-            o0, o2 = COMPILE[compiler](ir, target)
+            o0, o2 = planted_pairs.COMPILE[compiler](ir, target)
         except (subprocess.CalledProcessError, RuntimeError) as e:
             why = getattr(e, "stderr", None) or str(e)
             failed.append(f"{name}: {why.strip().splitlines()[0][:200]}")

@@ -208,37 +208,6 @@ LLVM22_ONLY = {"bf16"}  # llc-14 cannot select bf16 arithmetic
 
 # ---- the two compiles ------------------------------------------------------------------
 
-def compile_llc14(ir: str) -> tuple[str, str]:
-    llc = ["llc-14", "-march=nvptx64", "-mcpu=sm_80"]
-    o0 = subprocess.run([*llc, "-O0"], input=ir, text=True, check=True,
-                        capture_output=True).stdout
-    optimised = subprocess.run(["opt-14", "-O2", "-S"], input=ir, text=True, check=True,
-                               capture_output=True).stdout
-    o2 = subprocess.run([*llc, "-O2"], input=optimised, text=True, check=True,
-                        capture_output=True).stdout
-    return o0, o2
-
-
-def compile_llvm22(ir: str) -> tuple[str, str]:
-    """llvmlite's LLVM (22): no passes and codegen -O0; its -O2 pipeline and codegen -O2."""
-    import llvmlite.binding as llvm
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    out = []
-    for level in (0, 2):
-        module = llvm.parse_assembly(ir)
-        module.triple = "nvptx64-nvidia-cuda"
-        machine = target.create_target_machine(cpu="sm_80", opt=level)
-        if level:
-            passes = llvm.create_pass_builder(
-                machine, llvm.create_pipeline_tuning_options(speed_level=level))
-            passes.getModulePassManager().run(module, passes)
-        out.append(machine.emit_assembly(module))
-    return out[0], out[1]
-
-
-COMPILE = {"llc14": compile_llc14, "llvm22": compile_llvm22}
 
 
 # ---- planted differences ---------------------------------------------------------------
@@ -288,7 +257,7 @@ def write(out: Path, kinds, sizes, seeds, compilers, audit: bool = True) -> tupl
     failed = []
     for name, kind, ops, compiler, seed in pairs(kinds, sizes, seeds, compilers):
         try:
-            o0, o2 = COMPILE[compiler](KINDS[kind](ops, seed))
+            o0, o2 = planted_pairs.COMPILE[compiler](KINDS[kind](ops, seed), "sm_80")
         except (subprocess.CalledProcessError, RuntimeError) as e:
             failed.append(f"{name}: {str(e).strip().splitlines()[0][:200]}")
             continue

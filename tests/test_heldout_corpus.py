@@ -16,6 +16,7 @@ pytest.importorskip("llvmlite")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 import heldout_corpus  # noqa: E402
+import planted_pairs  # noqa: E402
 
 from ptxsmt import pairs  # noqa: E402
 
@@ -51,7 +52,7 @@ def test_other_seeds_other_functions():
 def test_every_kind_is_ir_llvm_reads_and_compiles(kind):
     """Each kind, with and without fast-math flags, through LLVM 22's -O2 to PTX."""
     for seed in (1000, 1001):
-        o0, o2 = heldout_corpus.compile_llvm22(heldout_corpus.GENERATORS[kind](45, seed,
+        o0, o2 = planted_pairs.compile_llvm22(heldout_corpus.GENERATORS[kind](45, seed,
                                                                                seed == 1001),
                                                "sm_80")
         assert ".visible .func" in o0 and "st.param" in o2
