@@ -249,9 +249,12 @@ def test_a_zeros_sign_as_a_value_or_a_divisor_is_kept():
     rewritten = z3.fpEQ(z, z3.fpDiv(rm, z3.FPVal(1.0, SMALL), z3.If(c, z3.fpAdd(rm, x, a), x)))
     assert not _bottom_up(quotient).eq(_bottom_up(rewritten))
     assert _valid(_bottom_up(quotient) == quotient)
-    nonzero = z3.fpEQ(z, z3.fpAdd(rm, x, z3.If(c, a, z3.FPVal(1.0, SMALL))))
+    one = z3.If(c, a, z3.FPVal(1.0, SMALL))
+    nonzero = z3.fpEQ(z, z3.fpAdd(rm, x, one))
     assert _valid(_bottom_up(nonzero) == nonzero)
-    assert _bottom_up(nonzero).eq(nonzero)
+    # unchanged but for fp.add's operand order: z3's hash of a float numeral, which
+    # `order.structural` reads, depends on the numerals made before it (docs/scale.md)
+    assert any(_bottom_up(nonzero).eq(t) for t in (nonzero, z3.fpEQ(z, z3.fpAdd(rm, one, x))))
 
 
 def test_zero_minus_a_value_is_not_the_value():
