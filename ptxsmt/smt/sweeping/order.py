@@ -6,14 +6,24 @@ same pair of functions gave other normal forms, other merges and other verdicts 
 an unrelated change or even a run that built a term more first. `structural` orders by
 Z3's structural hash (a function of the operator, its parameters and its children's
 hashes: names and values, never ids or addresses), and where two different terms share
-a hash, by their printed text.
+a hash, by their printed text. Not z3's hash where a term holds a float numeral: z3
+keeps float values in a table and hashes a numeral by its index there (creation
+order: `FPVal(1.0)` hashes one way in a fresh process, another after 2.0 was made), so
+such a numeral hashes by its text, and each term above it by its operator and its
+operands' hashes (`_hash`).
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
 from functools import total_ordering
 
 import z3
+
+# AST id -> (the term, held so that its id stays its own; its hash)
+_HASHES: dict[int, tuple[z3.ExprRef, int]] = {}
+_LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
 
 
 @total_ordering
@@ -21,7 +31,7 @@ class _Key:
     __slots__ = ("term", "hash")
 
     def __init__(self, term: z3.ExprRef):
-        self.term, self.hash = term, term.hash()
+        self.term, self.hash = term, _hash(term)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Key) and self.term.eq(other.term)
@@ -33,6 +43,42 @@ class _Key:
 
     def __hash__(self) -> int:
         return self.hash
+
+
+def _known(t: z3.ExprRef) -> int | None:
+    found = _HASHES.get(t.get_id())
+    return found[1] if found is not None and found[0].eq(t) else None
+
+
+def _hash(t: z3.ExprRef) -> int:
+    """z3's hash of `t`, but for a float numeral (its text and sort) and a term above
+    one (its operator's hash and its operands' `_hash`)."""
+    if (known := _known(t)) is not None:
+        return known
+    if len(_HASHES) > _LIMIT:
+        _HASHES.clear()
+    stack = [t]
+    while stack:  # operands first, without recursion (terms run thousands deep)
+        n = stack[-1]
+        if _known(n) is not None:
+            stack.pop()
+            continue
+        kids = n.children() if z3.is_app(n) else []
+        missing = [k for k in kids if _known(k) is None]
+        if missing:
+            stack.extend(missing)
+            continue
+        stack.pop()
+        if z3.is_fp_value(n):
+            h = zlib.crc32(" ".join(_text(n)).encode())
+        elif kids:
+            hashes = [_HASHES[k.get_id()][1] for k in kids]
+            h = n.hash() if all(k.hash() == hk for k, hk in zip(kids, hashes)) else \
+                zlib.crc32(struct.pack(f"<{len(kids) + 1}I", n.decl().hash(), *hashes))
+        else:
+            h = n.hash()
+        _HASHES[n.get_id()] = (n, h)
+    return _HASHES[t.get_id()][1]
 
 
 def _text(t: z3.ExprRef) -> tuple[str, str]:
