@@ -25,6 +25,7 @@ from ptxsmt.batch import lines as reader
 from ptxsmt.batch import programs, run
 from ptxsmt.batch.run import render, run_jsonl
 from ptxsmt.isa import source
+from ptxsmt.isa.errors import quote
 from ptxsmt.isa.syntax import format_instruction, rename_registers
 from ptxsmt.program import Program
 from ptxsmt.sem.options import Options
@@ -259,6 +260,38 @@ def test_an_input_named_twice_is_its_lines_error():
     answers = answer_lines([x.encode() for x in lines])[0]
     assert [json.loads(a)["error"] for a in answers] == \
         [f'line {k}: input "%a" is given twice' for k in (1, 2)]
+
+
+NAN_FLIP = Path(__file__).resolve().parent / "ptx" / "nan" / "arith_a.ptx"
+PRODUCT_NAN = "open[mul.rn.f32 NaN of 0x000000007f800000]"  # the NaN of inf * 0
+
+
+def test_open_values_are_taken_as_eval_takes_them_a_bad_one_costing_its_line():
+    """A counterexample's reproduce line gives open values (`open[NAME of ARGUMENT]`);
+    a batch line takes them as `ptxsmt eval` does: the value given is the NaN the product
+    makes, a snippet's or a function's. One the inputs never reach, or too wide, is its
+    own line's error in eval's words, the fast path's snippets (add.s32) included."""
+    mul, add = "mul.rn.f32 d, a, b;", "add.s32 d, a, b;"
+    zero_nan = {"a": "0x7f800000", "b": "0x00000000"}
+    unreached = "open[mul.rn.f32 NaN of 0x0]"
+    lines = [
+        {"ptx": mul, "inputs": {**zero_nan, PRODUCT_NAN: "0x7fc00005"}},
+        {"file": str(NAN_FLIP), "function": "nan_flip",
+         "inputs": {"a": "0", "b": "0x7fc00000",
+                    "open[mul.rn.f32 NaN of 0x000000007fc00000]": "0x7fc00001"}},
+        {"ptx": add, "inputs": {"a": "0x00000001", "b": "0x00000002", unreached: "0x1"}},
+        {"ptx": mul, "inputs": {"a": "0x3f800000", "b": "0x40000000", unreached: "0x1"}},
+        {"ptx": mul, "inputs": {**zero_nan, PRODUCT_NAN: "0x1ff800000"}},
+        {"ptx": add, "inputs": {"a": "0x00000001", "b": "0x00000002"}},
+    ]
+    out = [json.loads(a) for a in answer_lines([json.dumps(x).encode() for x in lines])[0]]
+    assert [o.get("outputs") for o in out] == [
+        {"d": "0x7fc00005"}, {"r": "0x7fc00001"}, None, None, None, {"d": "0x00000003"}]
+    assert [o.get("error") for o in out[2:5]] == [
+        "line 3: the snippet reaches no open value mul.rn.f32 NaN of 0x0 with these inputs",
+        "line 4: the snippet reaches no open value mul.rn.f32 NaN of 0x0 with these inputs",
+        f"line 5: input {quote(PRODUCT_NAN)}: 0x1ff800000 does not fit the 32 bits the open "
+        "value has"]
 
 
 def test_every_line_is_answered_in_its_place_blank_ones_too():

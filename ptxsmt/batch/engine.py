@@ -88,8 +88,8 @@ def _group(ptx: str, opts: Options, indices: list[int], raws: list[Mapping],
     for i, raw in zip(indices, raws):
         try:
             values = convert_inputs(raw, program.types, program.inputs)
-        except PtxError as e:
-            results[i] = e.with_traceback(None)
+        except PtxError:  # a bad value, or a name the fast path does not read (an open
+            results[i] = _slow(ptx, raw, opts)  # value, `open[...]`): eval's answer or error
             continue
         if values.keys() >= set(program.inputs):
             ready.append((i, values))
