@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .isa.body import Checked, Generic, Rejected, Repeat, parse
 from .isa.errors import NotModelled
-from .isa.module import Function, Module, read_functions
+from .isa.module import Function, Module, called, read_functions
 from .isa.syntax import Instruction, PtxError, format_variant
 from .isa.targets import PTX_VERSIONS, TARGET_MIN_PTX, Target
 from .isa.variants import Requirement, Variant, requirement
@@ -171,13 +171,9 @@ class Judge:
         out = []
         self.unjudged += fn.body.skipped
         for item in fn.body.items:
-            if isinstance(item, Checked):
-                ins = item.instruction
-                out.append(Verdict(fn.name, ins.line, ins.col, ins.text,
-                                   self._error(ins.variant, ins.line, ins.col)))
-            elif isinstance(item, Repeat):
-                out.append(Verdict(fn.name, item.line, item.col, item.text,
-                                   self._error(item.variant, item.line, item.col)))
+            if (judged := _judged(item)) is not None:
+                variant, text, line, col = judged
+                out.append(Verdict(fn.name, line, col, text, self._error(variant, line, col)))
             elif isinstance(item, Rejected):
                 e = item.error
                 out.append(Verdict(fn.name, e.line or 0, e.col, item.text, str(e)))
@@ -186,6 +182,16 @@ class Judge:
         self.judged += len(out)
         return out
 
+    def refusals(self, fn: Function) -> Iterator[str]:
+        """Why ptxas refuses instructions of `fn` for the target and version alone (what
+        it refuses everywhere is `Rejected`, the reader's error), each placed."""
+        for item in fn.body.items:
+            if (judged := _judged(item)) is None:
+                continue
+            variant, _, line, col = judged
+            if why := self._error(variant, line, col):
+                yield f"in {fn.name}: {why}"
+
     def _error(self, variant: Variant, line: int, col: int) -> str | None:
         known = self._errors.get(id(variant))
         if known is None:  # the variant is kept with its answer, so its id stays its own
@@ -193,3 +199,39 @@ class Judge:
                                                                         self.version))
         why = known[1]
         return None if why is None else str(PtxError(why, line, col))
+
+
+def _judged(item) -> tuple[Variant, str, int, int] | None:
+    """A body item's variant, text and place, where it is an instruction to judge."""
+    if isinstance(item, Checked):
+        ins = item.instruction
+        return ins.variant, ins.text, ins.line, ins.col
+    if isinstance(item, Repeat):
+        return item.variant, item.text, item.line, item.col
+    return None
+
+
+def header_refusals(fn: Function) -> list[str]:
+    """Why ptxas refuses instructions of `fn`, and of the functions it calls, for its
+    module's `.target` and `.version` (llc-14 writes sm_80's `max.NaN` into sm_70 code):
+    ptxsmt reads them as the ISA defines them, so its commands warn rather than refuse.
+    Where ptxas refuses the header itself, that alone; none where it lacks either."""
+    if fn.header is None:
+        return []
+    if err := header_error(*fn.header):
+        return [err]
+    judge = Judge(*fn.header)
+    judge.start(Module())
+    return [why for f in _reached(fn) for why in judge.refusals(f)]
+
+
+def _reached(fn: Function) -> Iterator[Function]:
+    """`fn` and the functions it calls, transitively, each once (those with a body)."""
+    functions, seen, wanted = fn.module or {fn.name: fn}, set(), [fn.name]
+    while wanted:
+        f = functions.get(name := wanted.pop())
+        if f is None or f.body is None or name in seen:
+            continue
+        seen.add(name)
+        yield f
+        wanted += called(f.body)

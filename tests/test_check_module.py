@@ -318,3 +318,63 @@ def test_a_module_with_any_line_end_is_read(end, tmp_path):
     path.write_bytes(text.encode())
     run = CliRunner().invoke(main, ["check", str(path)])
     assert run.exit_code == 5 and "k, line 8)" in run.output, run.output  # `ret`: not judged
+
+
+# ---- a module's header against its instructions: a warning where ptxas refuses one -------
+
+# g's `max.NaN.f32` (line 8 under a 3-line header), reached from f by a call: llc-14 writes
+# it into sm_70 code
+NAN_CALLEE = (".func (.param .b32 r) g(.param .b32 a)\n{\n.reg .f32 %f<3>;\n"
+              "ld.param.f32 %f1, [a];\nmax.NaN.f32 %f2, %f1, %f1;\nst.param.f32 [r], %f2;\n"
+              "ret;\n}\n.visible .func (.param .b32 r) f(.param .b32 a)\n{\n.reg .b32 %r<3>;\n"
+              "ld.param.b32 %r1, [a];\n{\n.param .b32 p;\n.param .b32 q;\n"
+              "st.param.b32 [p], %r1;\ncall.uni (q), g, (p);\nld.param.b32 %r2, [q];\n}\n"
+              "st.param.b32 [r], %r2;\nret;\n}\n")
+# (header, ptxsmt's reason, ptxas's words; None: legal)
+NAN_HEADERS = [
+    (".version 7.0\n.target sm_70\n", "needs sm_80 or higher (target is sm_70)",
+     "Modifier '.NaN' requires .target sm_80 or higher"),
+    (".version 6.5\n.target sm_75\n", "needs PTX ISA 7.0 (have 6.5)",
+     "Feature '.NaN' requires PTX ISA .version 7.0 or later"),
+    (".version 7.0\n.target sm_80\n", None, None),
+]
+
+
+@pytest.mark.parametrize("header, why, _", NAN_HEADERS)
+def test_an_instruction_ptxas_refuses_for_the_header_is_warned_of_and_read(header, why, _,
+                                                                           tmp_path):
+    """eval and equiv read a function whose module's `.target`/`.version` ptxas refuses an
+    instruction of (a callee's too) as the ISA defines it, and say so on stderr, with its
+    place: the answer is what it is on a later target (max(1.5, 1.5) = 1.5)."""
+    path = tmp_path / "k.ptx"
+    path.write_text(header + ".address_size 64\n" + NAN_CALLEE)
+    runs = [CliRunner().invoke(main, args) for args in (
+        ["eval", str(path), "--function", "f", "a=0x3fc00000", "--json"],
+        ["equiv", str(path), str(path), "--function", "f"])]
+    assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
+    assert '"r": "0x3fc00000"' in runs[0].stdout and runs[1].stdout.startswith("equivalent")
+    warning = (f"warning: {path}: in g: line 8, col 1: 'max.NaN.f32' {why}: ptxas refuses it; "
+               "ptxsmt reads the code as the PTX ISA defines it\n")
+    assert [r.stderr for r in runs] == ([warning, 2 * warning] if why else ["", ""])  # equiv:
+    # a warning a side
+
+
+def test_a_header_ptxas_refuses_is_warned_of_alone(tmp_path):
+    """ptxas: "PTX .version 6.5 does not support .target sm_80" (and the `.NaN` line): the
+    header is the one warning."""
+    path = tmp_path / "k.ptx"
+    path.write_text(".version 6.5\n.target sm_80\n.address_size 64\n" + NAN_CALLEE)
+    r = CliRunner().invoke(main, ["eval", str(path), "--function", "f", "a=0x3fc00000"])
+    assert r.exit_code == 0 and r.stderr == (
+        f"warning: {path}: .target sm_80 needs PTX ISA 7.0 or later (have 6.5): ptxas refuses "
+        "it; ptxsmt reads the code as the PTX ISA defines it\n")
+
+
+@ptxas
+@pytest.mark.parametrize("header, _, words", NAN_HEADERS)
+def test_ptxas_refuses_what_is_warned_of_at_its_line(header, _, words, tmp_path):
+    status, stderr = _ptxas(header + ".address_size 64\n" + NAN_CALLEE, tmp_path)
+    if words is None:
+        assert status == 0, stderr
+    else:
+        assert status != 0 and f"line 8; error   : {words}" in stderr

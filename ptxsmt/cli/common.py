@@ -415,7 +415,15 @@ def read_function_file(path: str, name: str | None):
     from ..function.evaluate import read_function_file as read  # imports Z3: a function needs it
 
     try:
-        return read(path, name)
+        fn = read(path, name)
     except PtxError as e:
         fail(str(e))
+    from ..check import header_refusals
+
+    if refusals := header_refusals(fn):  # llc-14's sm_80 `max.NaN` in sm_70 code
+        more = len(refusals) - 1
+        others = f" and {more} more (`ptxsmt check {path}` lists them)" if more else ""
+        report.err(f"warning: {path}: {refusals[0]}: ptxas refuses it{others}; ptxsmt reads "
+                   "the code as the PTX ISA defines it")
+    return fn
 

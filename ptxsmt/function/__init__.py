@@ -40,9 +40,11 @@ def read_function(text: str, name: str | None = None) -> Function:
                                        if v.space == "global" and k in named})
     variables = {k: replace(v, written=k in written) for k, v in variables.items() if k in named}
     functions = {f.name: f for f in defined}  # one dict, shared: a module has thousands
+    header = (module.target, module.version) if module.target and module.version else None
     for f in defined:
         f.module = functions
         f.variables = variables
+        f.header = header
     if name is None:
         if len(defined) != 1:
             names = ", ".join(f.name for f in defined) or "none"

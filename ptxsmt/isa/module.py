@@ -60,6 +60,9 @@ class Function:
     # the module's variables (`.global`, `.const` ...) its body or a callee's names, by name
     variables: dict[str, ModuleVariable] = field(default_factory=dict, repr=False,
                                                  compare=False)
+    # the module's `.target` and `.version`, where its header gives both
+    header: tuple[Target, tuple[int, int]] | None = field(default=None, repr=False,
+                                                          compare=False)
 
     @property
     def defined(self) -> bool:
