@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import z3
 
 from ..isa.types import FloatFormat
+from ..sem.arith import flush_bits
 from ..sem.sorts import as_float, fp_sort, is_nan, widen
 from .values import some_nan
 
@@ -185,14 +186,11 @@ def subnormal(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BoolRef:
 
 def _flush(bits: z3.BitVecRef, fmt: FloatFormat, kind: str) -> z3.BitVecRef:
     """`bits` with a denormal made the zero it becomes: "preserve-sign" keeps its sign
-    ("the sign of a flushed-to-zero number is preserved in the sign of 0"; written as
-    "a biased exponent of 0 gives the zero of its sign", which leaves zeros as they are),
-    "positive-zero" gives +0.0."""
-    w = bits.size()
+    ("the sign of a flushed-to-zero number is preserved in the sign of 0": PTX's .ftz,
+    `flush_bits`), "positive-zero" gives +0.0."""
     if kind == "positive-zero":
-        return z3.If(subnormal(bits, fmt), z3.BitVecVal(0, w), bits)
-    return z3.If(z3.Extract(w - 2, fmt.sbits - 1, bits) == 0,
-                 z3.Concat(z3.Extract(w - 1, w - 1, bits), z3.BitVecVal(0, w - 1)), bits)
+        return z3.If(subnormal(bits, fmt), z3.BitVecVal(0, bits.size()), bits)
+    return flush_bits(bits, fmt)
 
 
 def flush_input(bits: z3.BitVecRef, fmt: FloatFormat, mode: Denormal) -> z3.BitVecRef:
