@@ -3,7 +3,6 @@ each planted twin one instruction away from its pair, lines `equiv --batch` read
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from pathlib import Path
@@ -14,12 +13,7 @@ pytest.importorskip("llvmlite")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 import sweep_corpus  # noqa: E402
-
-from ptxsmt import pairs  # noqa: E402
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+from corpora import files, labels  # noqa: E402
 
 
 def test_the_corpus_is_the_same_bytes_on_every_run(tmp_path):
@@ -27,22 +21,14 @@ def test_the_corpus_is_the_same_bytes_on_every_run(tmp_path):
     for run, audit in (("one", True), ("two", True), ("unaudited", False)):
         n, failed = sweep_corpus.write(tmp_path / run, kinds, (50,), 1, ("llvm22",), audit)
         assert failed == [] and n == 6
-    unaudited = [json.loads(x) for x in (tmp_path / "unaudited" / "manifest.jsonl")
-                 .read_text().splitlines()]
-    assert [(x["masked"], x["expect"]) for x in unaudited if x["planted"]] == \
+    assert [(x["masked"], x["expect"]) for x in labels(tmp_path / "unaudited") if x["planted"]] == \
         [(None, "different")] * 3
-    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+    assert files(tmp_path / "one") == files(tmp_path / "two")
     folder = tmp_path / "one"
-    labels = [json.loads(x) for x in (folder / "manifest.jsonl").read_text().splitlines()]
-    lines = (folder / "pairs.jsonl").read_text().splitlines()
-    assert [(x["kind"], bool(x["planted"])) for x in labels] == [
+    rows = labels(folder)
+    assert [(x["kind"], bool(x["planted"])) for x in rows] == [
         (k, p) for k in kinds for p in (False, True)]
-    for k, (label, line) in enumerate(zip(labels, lines, strict=True), 1):
-        pair = pairs.parse_line(k, line, {"timeout": 1, "target": "sm_90", "vset_merge": "c",
-                                          "solver": "auto", "unroll": 0}, folder)
-        assert (pair.kind, pair.function) == ("functions", "f")
-        assert label["expect"] == ("different" if label["planted"] and not label["masked"]
-                                   else "equivalent")  # planted_pairs.py's labels
+    for label in rows:
         if label["planted"]:  # one line of the -O2 side changed, as its mutation says
             plain = (folder / f"{label['name'].removesuffix('-planted')}.O2.ptx").read_text()
             changed = [(a, b) for a, b in zip(plain.split("\n"),
