@@ -488,3 +488,20 @@ def test_synth_progress_shows_a_total_and_time_left(monkeypatch, capsys):
     bars.close()
     line = capsys.readouterr().err.splitlines()[0]
     assert line.startswith("synth evaluate: 5/20 steps (25%)") and "left" in line, line
+
+
+# what each command's --help says, before its options: examples, --json, every exit code
+HELP_EXITS = {
+    "equiv": ("Exit 0", "1 different", "2 bad input", "3 unknown", "4 a ptxsmt bug", "130"),
+    "tv": ("Exit 0", "1 when", "3 when", "2 on bad input", "4 on a ptxsmt bug", "130"),
+    "eval": ("Exit 0", "1 a batch line's error", "2 bad input", "130"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(HELP_EXITS))
+def test_help_shows_examples_json_and_exit_codes(command):
+    r = run(command, "--help")
+    prose, _, examples = r.stdout.partition("Options:")[0].partition("Examples:")
+    assert r.exit_code == 0 and f"ptxsmt {command} " in examples
+    assert "--json" in prose and "--json" in examples
+    assert all(code in " ".join(prose.split()) for code in HELP_EXITS[command])

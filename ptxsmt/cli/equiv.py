@@ -59,7 +59,8 @@ from .link import link_option
               callback=writable_dir,
               help="Also write the query as a standalone SMT-LIB 2 file: DIR/equiv.smt2 for "
                    "snippets, DIR/FUNCTION.smt2 for functions (sat: they differ).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: the verdict and any counterexample.")
 @click.option("--function", "function", metavar="NAME",
               help="With two .ptx files, or SOURCE.ll and TARGET.ptx: the function to "
                    "compare (default: the only one).")
@@ -107,11 +108,16 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
     registers both snippets write. Two .ptx files: one function of each, equal
     when their return values and global and shared memory agree for all
     parameters, special registers and initial memory (a loop: with --unroll K
-    "equivalent up to K iterations"; without, up to 4 and "unknown"). Exit 0 equivalent (or up to K
-    iterations), 1 different (with a counterexample), 2 bad input, 3 unknown
-    (timeout, or a difference only through what ptxsmt does not model; never
-    reported as equal). SOURCE.ll and TARGET.ptx: does the PTX function refine the
-    IR's (docs/llvm.md)? Exit 0 refines, 1 different, 3 unknown or refused.
+    "equivalent up to K iterations"; without, up to 4 and "unknown"). SOURCE.ll
+    and TARGET.ptx: does the PTX function refine the IR's (docs/llvm.md)?
+    --json prints one object: the verdict and its counterexample (inputs, each
+    side's outputs, the open values taken; docs/equiv.md); --batch prints one
+    such line a pair, with its run (CPU seconds, memory, merges).
+    Exit 0 equivalent (refines; or up to K iterations), 1 different (with a
+    counterexample), 2 bad input, 3 unknown (timeout, a difference only through
+    what ptxsmt does not model; never reported as equal) or IR refused, 4 a
+    ptxsmt bug caught by its own replay, 130 interrupted. A batch: the worst of
+    its pairs (4, then 1, 2, 3).
     \b
     Examples:
       ptxsmt equiv 'setp.lo.u32 p, a, b;' 'setp.lt.u32 p, a, b;'

@@ -40,7 +40,8 @@ from .common import (
               help="JSONL of {\"ptx\", \"inputs\", \"options\"}; '-' for stdin.")
 @click.option("--check", "check_outputs", is_flag=True,
               help="With --batch: compare with each line's \"outputs\"; print only differences.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: inputs, outputs, open values taken.")
 @click.option("--function", "function", metavar="NAME",
               help="With a .ptx file: the function to run (default: the file's only one).")
 @click.option("--unroll", type=click.IntRange(0, 64), default=0, metavar="K",
@@ -68,8 +69,14 @@ def eval_cmd(ptx, assignments, batch, check_outputs, as_json, function, unroll, 
     "unspecified"; JSON names it ("hardware": "sm_90").
     A batch line's "options" ({"target": "sm_13", "vset_merge": "b",
     "hardware": "sm_90"}) apply on top of --target, --vset-merge and --hardware.
-    A batch answers each line with the line itself and its "outputs" (or
-    "error"), in the input's order; a big batch is shared among --jobs processes.
+    A batch line's inputs are read as eval's (open[...] values too); a batch
+    answers each line with the line itself and its "outputs" (or "error"), in
+    the input's order; a big batch is shared among --jobs processes.
+    --json prints one object: "inputs" as read (hex), "outputs" (a function's
+    return values, and its "memory"), the open values given ("open").
+    Exit 0 evaluated (every batch line answered), 1 a batch line's error or a
+    --check difference, 2 bad input (an output the ISA leaves open included,
+    without --hardware or its open[...] value), 130 interrupted.
     \b
     Examples:
       ptxsmt eval 'setp.ltu.f32 p|q, a, b;' a=nan b=1.0

@@ -41,8 +41,10 @@ def tv(file, mcpu, mattr, opt, only, timeout, as_json, unroll, nan) -> None:
     more often), different (with the inputs, the IR's and the PTX's results), unknown
     (why), refused (IR outside what ptxsmt models). Exit 0 when every function
     refines, 1 when one is different, 3 when some are unknown or refused, 2 on bad input
-    (a file that defines no function included), 130 when Ctrl-C or SIGTERM (`timeout`)
-    stopped the run: the verdicts printed stay, the summary says how many were decided.
+    (a file that defines no function included), 4 on a ptxsmt bug (two solvers that
+    disagree), 130 when Ctrl-C or SIGTERM (`timeout`) stopped the run: the verdicts
+    printed stay, the summary says how many were decided. --json: a JSON line a
+    function as decided, then a summary line.
     \b
     Examples:
       ptxsmt tv kernels.ll
