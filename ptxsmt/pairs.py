@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import resource
 import socket
-import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -52,8 +51,6 @@ from .smt.queries.snippets import (
     replay,
 )
 from .smt.solving import budget, verdicts
-from .smt.solving.budget import WALL_CAP
-from .smt.solving.child import race
 from .smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
 from .synth.executor import executor
 
@@ -71,9 +68,6 @@ REPLAY = "replay"  # a decided "different"'s field that the cache keeps, not sho
 # or a solver it started; the solver option, the limit, and the sweep's merges
 RUN = "run"
 PEAK, MERGES = "peak memory", "merges"  # fields the pair's process hands back for RUN
-# seconds past its limit's wall cap (`budget.py`) before a pair still running is killed:
-# none, the pair's own deadline and stop come before the cap (`budget.pair`)
-STOP_MARGIN = 0.0
 
 
 @dataclass(frozen=True)
@@ -174,27 +168,28 @@ def _check_options(o: dict) -> None:
 
 def decide_pair(pair: Pair) -> dict:
     """The pair's result fields, decided in a child process by the pair's deadline (its
-    wall cap from now: `budget.pair`) and stopped at the cap if it is still running past
-    it (the last resort), and what that cost (`RUN`): the CPU time of the child and of
-    every process it started (reaped, so counted here, also when it was stopped), its
-    peak memory as it said."""
+    wall cap from now: `budget.pair`) and killed at its stop if it is still running then
+    (`budget.bounded`: unknown, whatever a solver does), and what that cost (`RUN`): the
+    CPU time of the child and of every process it started (reaped, so counted here, also
+    when it was stopped), its peak memory as it said."""
     start, before = time.perf_counter(), _cpu_of_children()
-    limit = WALL_CAP * pair.options["timeout"] + STOP_MARGIN
-    with budget.pair(pair.options["timeout"]):  # the child inherits the deadline
-        outcome = race({"pair": (_measured, (pair,))}, limit)["pair"]
+    measured = {}  # the child's own measures, where it answered
+    try:
+        with budget.pair(pair.options["timeout"]):
+            result = dict(budget.bounded(_measured, pair))
+        measured = {"memory": result.pop(PEAK, None), MERGES: result.pop(MERGES, None)}
+    except budget.OutOfTime:
+        result = {"verdict": "unknown", "reason": budget.OUT_OF_TIME,
+                  "seconds": round(time.perf_counter() - start, 4)}
+    except Exception as e:  # noqa: BLE001 - a bug or a crash costs only its own line
+        died = isinstance(e, budget.ChildDied)
+        result = {"verdict": "error", "error": "ptxsmt failed on this pair: "
+                  + (str(e) if died else f"{type(e).__name__}: {e}"), "bug": True}
     run = {"cputime": round(_cpu_of_children() - before, 3),
            "walltime": round(time.perf_counter() - start, 3), "memory": None,
            "solver": pair.options["solver"], "limit": pair.options["timeout"],
            "host": socket.gethostname()}
-    if outcome.status == "ok":
-        result = dict(outcome.value)
-        run |= {"memory": result.pop(PEAK, None), MERGES: result.pop(MERGES, None)}
-        return {**result, RUN: run}
-    if outcome.status == "stopped":
-        return {"verdict": "unknown", "reason": f"stopped after {limit:g} s",
-                "seconds": round(time.perf_counter() - start, 4), RUN: run}
-    return {"verdict": "error", "error": f"ptxsmt failed on this pair: {outcome.value}",
-            "bug": True, RUN: run}
+    return {**result, RUN: run | measured}
 
 
 def _cpu_of_children() -> float:
@@ -203,17 +198,9 @@ def _cpu_of_children() -> float:
 
 
 def _measured(pair: Pair) -> dict:
-    """`_decide` in the pair's own process (unknown where the pair's deadline passed in
-    work with no clock: `budget.bounded`), and the peak resident memory of that process
+    """`_decide` in the pair's own process, and the peak resident memory of that process
     or of the largest solver process it started and reaped (Linux counts kilobytes)."""
-    start = time.perf_counter()
-    try:
-        result = budget.bounded(_decide, pair)
-    except budget.OutOfTime:
-        result = {"verdict": "unknown", "reason": budget.OUT_OF_TIME,
-                  "seconds": round(time.perf_counter() - start, 4)}
-        # a z3 term the stop cut short mid-construction fails to tear down: not news
-        sys.unraisablehook = lambda unraisable: None
+    result = _decide(pair)
     peak = max(resource.getrusage(who).ru_maxrss
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return {**result, PEAK: peak * 1024}
@@ -247,8 +234,6 @@ def _decide(pair: Pair) -> dict:
         return {"verdict": "error", "error": str(e), "bad_input": True}
     except (ReplayError, SolverDisagreement) as e:
         return {"verdict": "error", "error": f"ptxsmt bug, please report: {e}", "bug": True}
-    finally:  # the child leaves without atexit: keep the programs its replay compiled
-        cache.flush()
 
 
 def _decide_functions(pair: Pair, opts: Options):

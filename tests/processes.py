@@ -9,5 +9,10 @@ from pathlib import Path
 
 
 def children() -> set[int]:
-    tasks = Path(f"/proc/{os.getpid()}/task")
-    return {int(pid) for task in tasks.iterdir() for pid in (task / "children").read_text().split()}
+    out = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:  # a thread (a solver's watcher) may end between the listing and the reading
+            out |= {int(pid) for pid in (task / "children").read_text().split()}
+        except FileNotFoundError:
+            continue
+    return out

@@ -21,6 +21,7 @@ from tier import THOROUGH
 from ptxsmt import pairs
 from ptxsmt.batch import cache
 from ptxsmt.cli import main
+from ptxsmt.smt.solving import budget
 
 FUNCTION = """.version 8.4
 .target sm_90
@@ -173,7 +174,6 @@ REAL_DECIDE = pairs._decide
 
 def test_a_crash_or_a_hang_costs_only_its_own_line(work, monkeypatch):
     monkeypatch.setattr(pairs, "_decide", _crash_or_hang)
-    monkeypatch.setattr(pairs, "STOP_MARGIN", 0.2)
     before = children()
     # only the hanging line has a short limit: line 3's proof has all the time it takes
     hanging = {**LINES[1], "options": {"timeout": 0.1}}
@@ -248,11 +248,10 @@ def test_a_line_past_its_own_timeout_is_stopped_alone(work, monkeypatch):
     """Its own 0.1 s, not the command line's hour: the hanging line 2 is stopped, and
     only it (line 1 crashes, line 3 is decided)."""
     monkeypatch.setattr(pairs, "_decide", _crash_or_hang)
-    monkeypatch.setattr(pairs, "STOP_MARGIN", 0.2)
     hanging = {**LINES[1], "options": {"timeout": 0.1}}
     _, out, _ = _batch(work, [LINES[2], hanging, LINES[2]], "--timeout", "3600")
     assert [r["verdict"] for r in out] == ["error", "unknown", "equivalent"]
-    assert out[1]["reason"] == "stopped after 0.4 s"  # twice its timeout and the margin
+    assert out[1]["reason"] == budget.OUT_OF_TIME  # killed at its stop, 0.195 s
 
 
 def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):

@@ -13,7 +13,7 @@ from ..isa.errors import PtxError, quote
 from ..report import equivalence, function
 from ..sem.options import DEFAULT_NAN
 from ..smt.queries.classes import class_report
-from ..smt.queries.snippets import ReplayError, build_query, decide
+from ..smt.queries.snippets import ReplayError, Verdict, build_query, decide
 from ..smt.solving import budget
 from ..smt.solving.decide import SOLVER_CHOICES, SolverDisagreement
 from ..smt.solving.phrases import EXIT
@@ -190,8 +190,11 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         query = build_query(lhs, rhs, outs, opts, nan=nan)
         if emit_smt2:
             write_smt2(emit_smt2, "equiv", query.smt2())
-        verdict = decide(query, timeout, solver=solver)
-        classes = class_report(query, timeout) if all_classes and verdict.counterexample else None
+        try:
+            verdict, classes = budget.bounded(_snippets, query, timeout, solver, all_classes)
+        except budget.OutOfTime:
+            verdict, classes = Verdict("unknown", query.outputs, reason=budget.OUT_OF_TIME,
+                                       nan=nan), None
     except PtxError as e:
         fail(str(e))
     except (ReplayError, SolverDisagreement) as e:
@@ -202,6 +205,13 @@ def equiv(lhs, rhs, lhs_file, rhs_file, outputs, timeout, all_classes, emit_smt2
         report.out(equivalence.verdict_text(verdict, lhs, rhs, query.lhs.types, query.rhs.types,
                                        classes))
     sys.exit(EXIT[verdict.verdict])
+
+
+def _snippets(query, timeout: float, solver: str, all_classes: bool):
+    """The snippets' verdict, and their class report where asked and they differ."""
+    verdict = decide(query, timeout, solver=solver)
+    return verdict, class_report(query, timeout) if all_classes and verdict.counterexample \
+        else None
 
 
 def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, timeout: float,
@@ -229,8 +239,6 @@ def equiv_functions(lhs: str, rhs: str, name: str | None, name_b: str | None, ti
     except budget.OutOfTime:
         verdict = FunctionVerdict("unknown", a.name, b.name, {}, reason=budget.OUT_OF_TIME,
                                   seconds=time.perf_counter() - start, nan=nan)
-        # a z3 term the stop cut short mid-construction fails to tear down: not news
-        sys.unraisablehook = lambda unraisable: None
     except PtxError as e:
         fail(f"{_culprit(a, lhs, rhs, opts, unroll)}: {e}")
     except (ReplayError, SolverDisagreement) as e:
@@ -276,7 +284,6 @@ def equiv_ir(source: str, target: str, name: str | None, name_b: str | None, tim
                                                 int(timeout * 1000), "auto", emit, nan, unroll))
     except budget.OutOfTime:
         result = Validated(name, Refinement("unknown", budget.OUT_OF_TIME, nan=nan))
-        sys.unraisablehook = lambda unraisable: None  # as for two functions
     except Unsupported as e:
         result = Validated(name, None, e)
     except PtxError as e:

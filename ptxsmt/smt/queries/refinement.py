@@ -33,6 +33,7 @@ from ...sem.contraction import is_choice
 from ...sem.options import DEFAULT_NAN
 from ...sem.sorts import is_nan, is_open_nan_application
 from ...solver import check  # check: a Ctrl-C is never an answer
+from ..solving import budget as budgets
 from ..solving.decide import Query, decide
 from ..solving.smt2 import subterms
 
@@ -441,11 +442,16 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
     names = [n for n in functions if only in (None, n)]
 
     def verdicts() -> Iterator[Validated]:
-        for name in names:
+        for name in names:  # each a pair, answering within its wall cap (`budget.pair`)
             try:
-                yield Validated(name, ir_refines(functions[name], read_function(ptx, name),
-                                                 timeout_ms, solver, nan=nan,
-                                                 unroll=unroll))
+                with budgets.pair(timeout_ms / 1000):
+                    refinement = budgets.bounded(ir_refines, functions[name],
+                                                 read_function(ptx, name), timeout_ms,
+                                                 solver, nan=nan, unroll=unroll)
+            except budgets.OutOfTime:
+                refinement = Refinement("unknown", budgets.OUT_OF_TIME, nan=nan)
             except Unsupported as e:
                 yield Validated(name, None, e)
+                continue
+            yield Validated(name, refinement)
     return names, verdicts()

@@ -14,17 +14,19 @@ held to a budget:
   (`check`); z3's own wall-clock limit is set to the wall cap;
 - a solver in a child process: the child holds itself to a budget of its own (its
   thread's CPU time starts at zero), and the parent kills it once its CPU time
-  (`process_cpu`) passes the limit by GRACE, or at the wall cap.
+  (`child.process_cpu`) passes the limit by GRACE, or at the wall cap.
 A z3 search with no budget of its own (a counterexample's nice values, the IR
 replay's, under a wall-clock limit of their own) is watched within a pair until the
-pair's deadline (`ptxsmt.solver.guarded`). The clocks are one pair (`Clocks`),
+pair's deadline (`ptxsmt.solver.guarded`). And since a solver may not answer its
+interrupt, and some work has no clock at all, the pair's work runs in a process of its
+own, killed at the pair's stop (`bounded`): the last resort that holds whatever the
+work does. The clocks are one pair (`Clocks`),
 replaced only by a test (`using`): a fake machine whose wall clock runs four times as
 fast as its work shows the verdicts unchanged.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
@@ -38,6 +40,8 @@ from typing import TypeVar
 import z3
 
 from ... import solver as z3_solver
+from ...batch import cache
+from .child import race
 
 WALL_CAP = 2.0  # a limit of T CPU seconds ends at WALL_CAP * T wall seconds whatever
 TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the clocks
@@ -47,9 +51,9 @@ GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
 # the share of a pair's wall cap kept for what follows its last search: a
 # counterexample's replay, the report, the process's exit (6 s of 120 at --timeout 60)
 REPORT_SHARE = 0.05
-STOP_POLL = 0.05  # seconds between `bounded`'s looks at the clock
-OUT_OF_TIME = ("out of time: the wall cap came while the pair was in work with no clock "
-               "of its own (reading, encoding, simulating or writing out the query)")
+OUT_OF_TIME = ("out of time: stopped at the pair's wall cap, in a solver that did not stop "
+               "at its limit or in work with no clock of its own (reading, encoding, "
+               "simulating or writing out the query)")
 
 
 def _thread_cpu(thread: int) -> float:
@@ -84,10 +88,9 @@ def using(clocks: Clocks) -> Iterator[None]:
 
 # the wall end of the budget being spent (`Budget.spending`), inherited by a forked child
 _spending: ContextVar[float | None] = ContextVar("ptxsmt_budget_wall_end", default=None)
-# when work with no clock of its own is stopped (`bounded`): halfway from the pair's
+# when the process deciding the pair is killed (`bounded`): halfway from the pair's
 # deadline to its cap
 _stop_at: ContextVar[float | None] = ContextVar("ptxsmt_pair_stop", default=None)
-_searching: set[int] = set()  # threads in a solver's search now: `bounded` waits for them
 R = TypeVar("R")
 
 
@@ -177,8 +180,9 @@ def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
     """Deciding one pair (an `equiv` command's, a batch line's) that began at `start` (a
     reading of the wall clock; None: now): within, every budget made and every z3 search
     ends by the pair's deadline, (1 - REPORT_SHARE) * WALL_CAP * `seconds` wall seconds
-    from `start`, whatever its own limit (None: no deadline). The CPU seconds of each
-    budget stay its own: where they bind first, the load changes nothing."""
+    from `start`, whatever its own limit (None: no deadline), and the work `bounded` runs
+    is killed at its stop, halfway from that deadline to the cap. The CPU seconds of
+    each budget stay its own: where they bind first, the load changes nothing."""
     if seconds is None:
         yield
         return
@@ -194,58 +198,55 @@ def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
 
 
 class OutOfTime(BaseException):  # noqa: N818 - a stop, as KeyboardInterrupt is
-    """Raised by `bounded` in the thread deciding a pair that is past its deadline in
-    work with no clock of its own (a BaseException: no `except Exception` holds it)."""
+    """Raised by `bounded` where the pair's work was stopped at its stop (a
+    BaseException: no `except Exception` around it holds it)."""
+
+
+class ChildDied(RuntimeError):
+    """The process deciding a pair died (a crash, the system's out-of-memory killer)."""
+
+
+_isolated = False  # this process is a pair's own (`bounded`): its stop is its parent's kill
 
 
 def bounded(fn: Callable[..., R], *args, **kwargs) -> R:
-    """`fn(*args, **kwargs)` in this thread, stopped by OutOfTime where it runs past the
-    stop time of the pair (`pair`; none outside one): its searches stop at the deadline
-    by their budgets, but reading, encoding, the sweep's simulation and writing a query
-    out have no clock (a float pair of 1,000 operations at --timeout 20, load 12, ended
-    at 78 s, writing its query out past its cap). The exception is raised between two
-    Python instructions, never within a solver's search (`_searching`: a search ends
-    at its budget)."""
+    """`fn(*args, **kwargs)` decided within the stop time of the pair (`pair`; outside
+    one, or within a pair's own process already, simply called): in a forked child
+    process of its own, killed at the stop, whatever it is doing then (OutOfTime). Its
+    searches end at the deadline by their budgets, but z3 does not always answer its
+    interrupt (a 1,000-operation pair's last query ran 70 s past its budget, in z3's
+    preprocessing), and reading, encoding, the sweep's simulation and writing a query
+    out have no clock (a float pair of 1,000 operations at --timeout 20, load 12,
+    ended at 78 s, writing its query out past its cap). Killing the process, not
+    raising inside the work, leaves no state half-updated behind: the work's effects on
+    this process's memory are none, its result comes back pickled, and an exception it
+    raises is raised here as itself (its class and fields, the child's traceback a
+    note); a child that dies raises ChildDied."""
     stop = _stop_at.get()
-    if stop is None:
+    if stop is None or _isolated:
         return fn(*args, **kwargs)
-    thread, done, fired, lock = (threading.get_ident(), threading.Event(), threading.Event(),
-                                 threading.Lock())
+    left = stop - _clocks.wall()
+    if left <= 0:
+        raise OutOfTime
+    outcome = race({"pair": (_alone, (fn, args, kwargs))}, left)["pair"]
+    if outcome.status == "ok":
+        return outcome.value
+    if outcome.status == "stopped":
+        raise OutOfTime
+    if outcome.status == "error":
+        raise outcome.raised or RuntimeError(outcome.value)
+    raise ChildDied(outcome.value)
 
-    def raise_in_thread(exception: type[BaseException] | None) -> None:  # None: withdrawn
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-            ctypes.c_ulong(thread), None if exception is None else ctypes.py_object(exception))
 
-    def watch() -> None:  # again each poll: an `except Exception` may wrap it and go on
-        while not done.wait(STOP_POLL):
-            if _clocks.wall() >= stop and thread not in _searching:
-                with lock:
-                    if not done.is_set():
-                        fired.set()
-                        raise_in_thread(OutOfTime)
-
-    threading.Thread(target=watch, name="ptxsmt-pair-stop", daemon=True).start()
+def _alone(fn: Callable[..., R], args: tuple, kwargs: dict) -> R:
+    """`bounded`'s work in its own process, which leaves without atexit: the programs
+    its replay compiled are written out here."""
+    global _isolated
+    _isolated = True
     try:
         return fn(*args, **kwargs)
-    except Exception as e:
-        if fired.is_set():  # raised in a ctypes conversion, it surfaces as ArgumentError
-            raise OutOfTime from e
-        raise
     finally:
-        with lock:
-            done.set()
-            if fired.is_set():
-                raise_in_thread(None)
-
-
-@contextmanager
-def searching() -> Iterator[None]:
-    """Within, this thread is in a solver's search (`bounded` does not stop it there)."""
-    _searching.add(threading.get_ident())
-    try:
-        yield
-    finally:
-        _searching.discard(threading.get_ident())
+        cache.flush()
 
 
 def _guarded(solver: z3.Solver, assumptions: tuple) -> z3.CheckSatResult:
@@ -289,11 +290,6 @@ def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
 
 def _watched(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:
     """`solver.check`, interrupted by a watcher thread once `budget` is spent."""
-    with searching():
-        return _interrupted(solver, budget, assumptions)
-
-
-def _interrupted(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:
     done, fired = threading.Event(), threading.Event()
 
     def watch() -> None:
@@ -316,14 +312,3 @@ def milliseconds(seconds: float | None) -> int:
     """A solver's own limit in milliseconds: at least 1 (0 would mean none), and z3's
     largest (its default, no limit) for None or more."""
     return MAX_MS if seconds is None else max(1, min(MAX_MS, int(min(seconds, MAX_MS) * 1000)))
-
-
-def process_cpu(pid: int) -> float | None:
-    """The CPU seconds (user and system) a child process has used, from /proc; None
-    where that cannot be read (not Linux; the process gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -1,6 +1,7 @@
 """Work in forked child processes that can be stopped: a solver portfolio races its
-solvers, a batch of equivalence pairs runs each pair where a crash or a hang costs only
-that pair.
+solvers, and each equivalence pair (a command's, a batch line's, a `tv` function's) is
+decided in a child killed at its stop (`budget.bounded`), where a crash or a hang costs
+only that pair.
 
 Plain `os.fork` and a pipe per child, not `multiprocessing`: a pool worker (itself a
 daemon) may not start `multiprocessing` children, and a child here must be killable at
@@ -16,13 +17,13 @@ import selectors
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ...solver import die_with
-from .budget import process_cpu
 
 CPU_POLL = 0.1  # seconds between looks at the children's CPU time (`race`'s `cpu`)
 
@@ -31,6 +32,7 @@ CPU_POLL = 0.1  # seconds between looks at the children's CPU time (`race`'s `cp
 class Outcome:
     status: str  # "ok" | "error" (the call raised) | "crashed" | "stopped" (killed)
     value: Any = None  # the call's result, or the error's text
+    raised: BaseException | None = None  # "error": the exception itself, where it travels
 
 
 def race(calls: dict[str, tuple[Callable, tuple]], deadline: float | None = None,
@@ -119,7 +121,7 @@ def _child(fn: Callable, args: tuple, write: int) -> None:
         try:
             data = pickle.dumps(("ok", fn(*args)))
         except BaseException as e:  # noqa: BLE001 - everything goes back to the parent
-            data = pickle.dumps(("error", f"{type(e).__name__}: {e}"))
+            data = pickle.dumps(("error", f"{type(e).__name__}: {e}", _portable(e)))
         with os.fdopen(write, "wb") as pipe:
             pipe.write(data)
     except BaseException:  # noqa: BLE001 - a child must never return
@@ -127,8 +129,45 @@ def _child(fn: Callable, args: tuple, write: int) -> None:
     os._exit(code)
 
 
+def _portable(e: BaseException) -> bytes | None:
+    """An exception as it crosses to the parent: its class, arguments, attributes and
+    the child's traceback, pickled (None where they do not pickle: its text still goes)."""
+    try:
+        return pickle.dumps((type(e), e.args, vars(e), "".join(traceback.format_exception(e))))
+    except Exception:  # noqa: BLE001 - a local class, an attribute that holds a z3 term
+        return None
+
+
+def _rebuilt(portable: bytes | None) -> BaseException | None:
+    """The exception `_portable` sent, built without its __init__ (which may take other
+    arguments than it keeps: `Unsupported(reason, detail)`), the child's traceback a
+    note; None where it cannot be."""
+    try:
+        cls, args, attributes, trace = pickle.loads(portable)
+        e = cls.__new__(cls, *args)
+        e.args = args
+        vars(e).update(attributes)
+    except Exception:  # noqa: BLE001 - none sent, or a class this process cannot build
+        return None
+    e.add_note(f"raised in the child process:\n{trace}")
+    return e
+
+
 def _decode(data: bytes) -> Outcome:
     try:  # nothing, or half an answer: the child died before it finished writing
-        return Outcome(*pickle.loads(bytes(data)))
+        status, *rest = pickle.loads(bytes(data))
+        return Outcome("error", rest[0], _rebuilt(rest[1])) if status == "error" else \
+            Outcome(status, *rest)
     except Exception:  # noqa: BLE001
         return Outcome("crashed")
+
+
+def process_cpu(pid: int) -> float | None:
+    """The CPU seconds (user and system) a child process has used, from /proc; None
+    where that cannot be read (not Linux; the process gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -218,8 +218,7 @@ def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
     solver = parser.bitwuzla()
     if timeout is not None:
         solver.configure_terminator(budget.terminator())
-    with budgets.searching():
-        result = str(solver.check_sat())
+    result = str(solver.check_sat())
     if result != "sat":
         return result, {}, "bitwuzla gave up" if result == "unknown" else ""
     values = {}
