@@ -353,6 +353,18 @@ def test_stopped_work_leaves_this_process_as_it_was():
     assert budget.bounded(lambda: log.append(1) or len(log)) == 1 and log == [1]
 
 
+def test_within_the_pairs_process_bounded_forks_no_more():
+    """The pair's own process is killed at the stop already: a `bounded` inside it calls
+    its work there, whose effects stay (a second process would have lost them)."""
+    def nested() -> list[int]:
+        log: list[int] = []
+        budget.bounded(log.append, 1)
+        return log
+
+    with budget.pair(10):
+        assert budget.bounded(nested) == [1]
+
+
 def _raise(e: BaseException) -> None:
     raise e
 
