@@ -3,7 +3,7 @@ is not tuned to one generator's habits: small float, half and compare-heavy func
 (20 to 100 PTX instructions), compiled `-O0` against `-O2`, and planted differences that
 sit on the edges only a solver finds (NaN, ±0, one ulp, equality).
 
-    python scripts/heldout_corpus.py --out DIR [--seeds 8] [--only KIND,KIND]
+    python scripts/heldout_corpus.py --out DIR [--seeds 8] [--first-seed 2000] [--only KIND,KIND]
 
 writes DIR/NAME.O0.ptx, DIR/NAME.O2.ptx, DIR/pairs.jsonl (`ptxsmt equiv --batch` lines)
 and DIR/manifest.jsonl (the layout of `sweep_corpus.py`: name, kind, ops, compiler,
@@ -407,11 +407,11 @@ def instructions(ptx: str) -> int:
 
 # ---- the corpus --------------------------------------------------------------------------
 
-def pairs(kinds=KINDS, seeds=SEEDS, compilers=COMPILERS):
+def pairs(kinds=KINDS, seeds=SEEDS, compilers=COMPILERS, first_seed=FIRST_SEED):
     """(name, kind, ops, compiler, target, seed, fmf), in a fixed order."""
     for kind in kinds:
         for compiler in compilers:
-            for seed in range(FIRST_SEED, FIRST_SEED + seeds):
+            for seed in range(first_seed, first_seed + seeds):
                 ops = OPS[seed % len(OPS)]
                 target = "sm_70" if seed % 4 == 3 else "sm_80"
                 fmf = seed % 2 == 1
@@ -419,12 +419,12 @@ def pairs(kinds=KINDS, seeds=SEEDS, compilers=COMPILERS):
 
 
 def write(out: Path, kinds=KINDS, seeds=SEEDS, compilers=COMPILERS,
-          audit: bool = True) -> tuple[int, list[str]]:
+          audit: bool = True, first_seed: int = FIRST_SEED) -> tuple[int, list[str]]:
     """Both compiles of every pair, its planted twin (labelled by the ptxas audit of
     planted_pairs.py unless not `audit`), and the two index files."""
     corpus = planted_pairs.Corpus(out, planted_pairs.find_assembler() if audit else None)
     failed = []
-    for name, kind, ops, compiler, target, seed, fmf in pairs(kinds, seeds, compilers):
+    for name, kind, ops, compiler, target, seed, fmf in pairs(kinds, seeds, compilers, first_seed):
         ir = GENERATORS[kind](ops, seed, fmf)
         try:
             o0, o2 = planted_pairs.COMPILE[compiler](ir, target)
@@ -444,6 +444,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--only", default="", help="kinds, e.g. fcmp,half (default: all)")
     ap.add_argument("--seeds", type=int, default=SEEDS)
+    ap.add_argument("--first-seed", type=int, default=FIRST_SEED,
+                    help=f"a fresh held-out set: other seeds (default {FIRST_SEED}; "
+                         "2000 wrote docs/sweep-benchmark.md's second set)")
     ap.add_argument("--compilers", default=",".join(COMPILERS))
     ap.add_argument("--no-audit", action="store_true",
                     help="label the planted pairs as planted, without ptxas's audit")
@@ -452,7 +455,8 @@ def main() -> None:
     compilers = tuple(filter(None, args.compilers.split(",")))
     if unknown := (set(kinds) - set(KINDS)) | (set(compilers) - set(COMPILERS)):
         sys.exit(f"unknown kind or compiler: {', '.join(sorted(unknown))}")
-    n, failed = write(args.out, kinds, args.seeds, compilers, not args.no_audit)
+    n, failed = write(args.out, kinds, args.seeds, compilers, not args.no_audit,
+                      args.first_seed)
     print(f"{n} pairs in {args.out / 'pairs.jsonl'} (labels: {args.out / 'manifest.jsonl'})")
     for line in failed:
         print(f"not compiled: {line}", file=sys.stderr)
