@@ -13,8 +13,9 @@ import z3
 
 from ptxsmt.isa.types import BF16, F16, F32, F64
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
+from ptxsmt.smt.sweeping.known import known_zeros, sign_bits
 from ptxsmt.smt.sweeping.order import structural
-from ptxsmt.smt.sweeping.rewrite import RULES, _identity_arm, _remainder, _signs, _zeros, normal
+from ptxsmt.smt.sweeping.rewrite import RULES, _identity_arm, _remainder, normal
 
 FORMATS = (F16, BF16, F32, F64)
 
@@ -274,9 +275,9 @@ def _known_zero_cases() -> list[z3.BitVecRef]:
 
 @pytest.mark.parametrize("term", _known_zero_cases())
 def test_bits_known_zero_are_zero(term):
-    """`_zeros`, which the or-as-sum rule trusts: every bit it calls zero is zero for
+    """`known_zeros`, which the or-as-sum rule trusts: every bit it calls zero is zero for
     every value of the term's constants, and it finds some where they are plain."""
-    zeros = _zeros(term)
+    zeros = known_zeros(term)
     assert _valid(term & zeros == 0)
     assert zeros or z3.is_app_of(term, z3.Z3_OP_BADD)
 
@@ -285,7 +286,7 @@ def test_bits_known_zero_are_zero(term):
                                   z3.URem(z3.BitVec("b", 32), z3.BitVec("d", 32) & 0xff)])
 def test_no_bits_known_zero_past_a_division_by_zero(term):
     """By 0 a quotient is all ones and a remainder its dividend: D may be 0."""
-    assert _valid(term & _zeros(term) == 0)
+    assert _valid(term & known_zeros(term) == 0)
 
 
 def _python(t: z3.ExprRef, env: dict[str, int]) -> int:
@@ -383,10 +384,10 @@ def _sign_cases() -> list[z3.BitVecRef]:
 
 @pytest.mark.parametrize("term", _sign_cases())
 def test_sign_bits_known_are_copies(term):
-    """`_signs`, which the signed narrowing trusts: the top s bits it counts are each
+    """`sign_bits`, which the signed narrowing trusts: the top s bits it counts are each
     the sign bit (the term is the sign extension of its low w - s + 1 bits), and it
     counts more than one for each but the xor of a product (whose count is 1)."""
-    s, w = _signs(term), term.size()
+    s, w = sign_bits(term), term.size()
     assert _valid(z3.SignExt(s - 1, z3.Extract(w - s, 0, term)) == term)
     assert s > 1 or z3.is_app_of(term, z3.Z3_OP_BXOR)
 

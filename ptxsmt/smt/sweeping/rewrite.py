@@ -5,22 +5,23 @@ cost it a solver query.
 
 Each rule looks at a term's root and its children, which are rewritten already (and
 a few levels further: the bits known zero, known one and known copies of the sign
-bit, `_zeros`, `_ones`, `_signs`), and gives a term equal to it for every value of its
-free constants (each rule is proved so in tests/test_rewrite.py, and on random terms
-that mix them); `normal` applies the first that matches, and the rules that build new
-subterms write them through `normal` too.
+bit, `known.py`), and gives a term equal to it for every value of its free constants
+(each rule is proved so in tests/test_rewrite.py, and on random terms that mix them);
+`normal` applies the first that matches, and the rules that build new subterms write
+them through `normal` too.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable
 
 import z3
 
 from ...sem.sorts import ieee_result
+from ...terms.ops import signed
 from . import division, float_facts
+from .known import known_zeros, leading_zeros, nonzero, not_negative, sign_bits
 from .order import structural
 
 
@@ -419,7 +420,7 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
         for atom, _ in atoms.values():
             if (s := _shift_right(atom)) is not None:
                 const &= ones >> s
-        if any(not ~_zeros(a) & ones & ~const for a, _ in atoms.values()):
+        if any(not ~known_zeros(a) & ones & ~const for a, _ in atoms.values()):
             const = ones  # a mask that keeps every bit an atom may hold
         if (high := _masked_high_bits(const, atoms, width)) is not None:
             return high
@@ -433,116 +434,6 @@ def _bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return None if out.eq(t) else out
 
 
-KNOWN_DEPTH = 4  # how far below a term `_zeros` looks
-
-
-def _zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
-    """Bits of t known to be zero, as a mask (a few levels down only: the patterns
-    opt's known-bits analysis sees are near the operator it rewrites)."""
-    width = t.size()
-    ones = (1 << width) - 1
-    if z3.is_bv_value(t):
-        return ~t.as_long() & ones
-    if depth == 0 or not z3.is_app(t):
-        return 0
-    kind, kids = t.decl().kind(), t.children()
-    if kind == z3.Z3_OP_ITE:
-        kind, kids = z3.Z3_OP_BOR, kids[1:]  # zero in both arms, as in an or
-    below = [_zeros(c, depth - 1) for c in kids] if kind in _KNOWN else []
-    if kind == z3.Z3_OP_BAND:
-        return functools.reduce(operator.or_, below)
-    if kind in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
-        return functools.reduce(operator.and_, below)
-    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up
-        return ones >> (width - min(sum(_trailing(z) for z in below), width))
-    if kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(kids[1]):
-        k = min(kids[1].as_long(), width)
-        if kind == z3.Z3_OP_BSHL:
-            return (below[0] << k | ones >> (width - k)) & ones
-        return ones << (width - k) & ones | below[0] >> k
-    if kind in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM):
-        return _divided_zeros(kind, kids, below, width)
-    if kind == z3.Z3_OP_ZERO_EXT:
-        return ones ^ (ones >> (width - kids[0].size())) | below[0]
-    if kind == z3.Z3_OP_EXTRACT and t.params()[1] == 0:
-        return below[0] & ones
-    if kind == z3.Z3_OP_BADD:  # a sum of values below 2^k is below 2^(k + log2(n))
-        top = max(width - _leading(z, width) for z in below) + (len(kids) - 1).bit_length()
-        return ones ^ (ones >> max(width - top, 0)) if top < width else 0
-    return 0
-
-
-def _divided_zeros(kind: int, kids: list, below: list[int], width: int) -> int:
-    """The high zeros of an unsigned division: by a nonzero divisor, a quotient is no
-    larger than its dividend (by 0 it is all ones) and a remainder below its divisor
-    too; a remainder is no larger than its dividend always (by 0 it is the dividend)."""
-    ones = (1 << width) - 1
-    lead = 0 if kind == z3.Z3_OP_BUDIV and not _nonzero(kids[1]) else _leading(below[0], width)
-    if kind == z3.Z3_OP_BUDIV and z3.is_bv_value(kids[1]) and kids[1].as_long() > 1:
-        most = ones >> _leading(below[0], width)  # the greatest dividend
-        lead = max(lead, width - (most // kids[1].as_long()).bit_length())
-    if kind == z3.Z3_OP_BUREM and _nonzero(kids[1]):
-        lead = max(lead, _leading(below[1], width))
-    return ones ^ (ones >> lead)
-
-
-_KNOWN = {z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR, z3.Z3_OP_BMUL, z3.Z3_OP_BSHL,
-          z3.Z3_OP_BLSHR, z3.Z3_OP_BADD, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM, z3.Z3_OP_ZERO_EXT,
-          z3.Z3_OP_EXTRACT}
-
-
-def _trailing(zeros: int) -> int:
-    """How many of the lowest bits a mask of known zeros holds."""
-    return (~zeros & (zeros + 1)).bit_length() - 1
-
-
-def _leading(zeros: int, width: int) -> int:
-    """How many of the highest bits a mask of known zeros holds."""
-    return width - (~zeros & ((1 << width) - 1)).bit_length()
-
-
-def _signs(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
-    """How many of t's highest bits are known copies of its sign bit (1 at least): a
-    value of w bits with s of them is the sign extension of its low w - s + 1 bits
-    (LLVM's ComputeNumSignBits; known zeros on top count too)."""
-    width = t.size()
-    if z3.is_bv_value(t):
-        v = _signed(t.as_long(), width)
-        return width - (v if v >= 0 else ~v).bit_length()
-    lead = max(_leading(_zeros(t, depth), width), 1)
-    if depth == 0 or not z3.is_app(t) or t.decl().kind() not in _SIGNS:
-        return lead
-    kind, kids = t.decl().kind(), t.children()
-    if kind == z3.Z3_OP_ITE:
-        kind, kids = z3.Z3_OP_BOR, kids[1:]  # both arms, as in an or
-    below = [_signs(c, depth - 1) for c in kids]
-    if kind == z3.Z3_OP_SIGN_EXT:
-        return max(lead, below[0] + t.params()[0])
-    if kind == z3.Z3_OP_EXTRACT:
-        return max(lead, below[0] - (kids[0].size() - width)) if t.params()[1] == 0 else lead
-    if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
-        b = _signed(kids[1].as_long(), width) if z3.is_bv_value(kids[1]) else 0
-        return max(lead, below[0], width - (abs(b) - 1).bit_length() if b else 1)
-    if kind == z3.Z3_OP_BSDIV:  # between a and -a, and by 0 1 or -1 (two bits); -a
-        # needs one bit more where a is its range's least (by -1: the divisor's top bit)
-        whole = _top_known_zero(kids[1])
-        return max(lead, min(below[0] - (not whole), width - 1))
-    return max(lead, min(below))  # and, or, xor: bit by bit
-
-
-_SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
-          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV}
-
-
-def _top_known_zero(t: z3.BitVecRef) -> bool:
-    """t's sign bit is known zero: t is not negative."""
-    return _zeros(t) >> (t.size() - 1) == 1
-
-
-def _signed(v: int, width: int) -> int:
-    return v - (1 << width) if v >> (width - 1) else v
-
-
 def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """An or of operands that share no bit that may be one is their sum, as
     `_linear` writes it: opt writes `a + b` as `a | b` where it sees so (`897*x | 47 +
@@ -550,7 +441,7 @@ def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
     width = t.size()
     ones, seen = (1 << width) - 1, 0
     for c in t.children():
-        may = ~_zeros(c) & ones
+        may = ~known_zeros(c) & ones
         if may & seen:
             return None
         seen |= may
@@ -614,29 +505,6 @@ def _sum(t: z3.BitVecRef) -> z3.BitVecRef | None:
     return out if remainder is None else remainder
 
 
-def _ones(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
-    """Bits of t known to be one, as a mask: a numeral's, an or's of any operand, an
-    and's of every operand (`0xffff & (x | 1)` is odd), an extension's or extract's
-    of its operand's."""
-    if z3.is_bv_value(t):
-        return t.as_long()
-    if depth == 0 or not z3.is_app(t):
-        return 0
-    if t.decl().kind() in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT):
-        low = t.params()[1] if z3.is_app_of(t, z3.Z3_OP_EXTRACT) else 0
-        return _ones(t.arg(0), depth - 1) >> low & ((1 << t.size()) - 1)
-    if not (z3.is_app_of(t, z3.Z3_OP_BOR) or z3.is_app_of(t, z3.Z3_OP_BAND)):
-        return 0
-    below = [_ones(c, depth - 1) for c in t.children()]
-    return functools.reduce(operator.or_ if z3.is_app_of(t, z3.Z3_OP_BOR) else operator.and_,
-                            below)
-
-
-def _nonzero(t: z3.BitVecRef) -> bool:
-    """t is not 0 for any input: some bit of it is known one."""
-    return _ones(t) != 0
-
-
 def _zero_test(t: z3.BoolRef) -> z3.BoolRef | None:
     """x == 0 is false where x is known nonzero: -O0's guard of a division by
     `(d & 0xffff) | 1` meets the division opt writes unguarded."""
@@ -645,7 +513,7 @@ def _zero_test(t: z3.BoolRef) -> z3.BoolRef | None:
     a, b = t.children()
     x = b if z3.is_bv_value(a) and a.as_long() == 0 else \
         a if z3.is_bv_value(b) and b.as_long() == 0 else None
-    return z3.BoolVal(False) if x is not None and _nonzero(x) else None
+    return z3.BoolVal(False) if x is not None and nonzero(x) else None
 
 
 # The extensions, each with its division that a narrow one widens to, the known-bits
@@ -662,8 +530,8 @@ def _fits(t: z3.BitVecRef, m: int, extension: int) -> bool:
     """t is the zero (sign) extension of its low m bits: its top bits above them are
     known zero (known copies of bit m-1)."""
     if extension == z3.Z3_OP_ZERO_EXT:
-        return _leading(_zeros(t), t.size()) >= t.size() - m
-    return _signs(t) >= t.size() - m + 1
+        return leading_zeros(known_zeros(t), t.size()) >= t.size() - m
+    return sign_bits(t) >= t.size() - m + 1
 
 
 def _resized(y: z3.BitVecRef, width: int, extension: int) -> z3.BitVecRef:
@@ -698,8 +566,8 @@ def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
     if op not in _DIVISIONS or _DIVISIONS[op][1] != kind:
         return None
     a, b = x.children()
-    if op == z3.Z3_OP_BUDIV and not _nonzero(b) \
-            or op == z3.Z3_OP_BSDIV and not (_top_known_zero(b) or _signs(a) >= 2):
+    if op == z3.Z3_OP_BUDIV and not nonzero(b) \
+            or op == z3.Z3_OP_BSDIV and not (not_negative(b) or sign_bits(a) >= 2):
         return None
     extend = EXTENSIONS[kind]
     return _DIVISIONS[op][0](normal(extend(k, a)), normal(extend(k, b)))
@@ -707,7 +575,7 @@ def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
 
 def _nonnegative(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """A sign extension of a value whose sign bit is known zero is its zero extension."""
-    return normal(z3.ZeroExt(t.params()[0], t.arg(0))) if _top_known_zero(t.arg(0)) \
+    return normal(z3.ZeroExt(t.params()[0], t.arg(0))) if not_negative(t.arg(0)) \
         else None
 
 
@@ -774,11 +642,11 @@ def _small_dividend(t: z3.BitVecRef) -> z3.BitVecRef | None:
     0, its remainder the dividend: `(x urem 3) sdiv 10`, which llc's sequences leave
     for the divider to bit-blast. (Below |c| <= 2^(w-1), a signed one's sign bit is 0.)"""
     a, c = t.children()
-    signed = t.decl().kind() in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM)
+    is_signed = t.decl().kind() in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM)
     if not z3.is_bv_value(c):
         return None
-    most = ~_zeros(a) & ((1 << t.size()) - 1)  # the greatest value a may take
-    if most >= (abs(_signed(c.as_long(), t.size())) if signed else c.as_long()):
+    most = ~known_zeros(a) & ((1 << t.size()) - 1)  # the greatest value a may take
+    if most >= (abs(signed(c.as_long(), t.size())) if is_signed else c.as_long()):
         return None
     return z3.BitVecVal(0, t.size()) if t.decl().kind() in (z3.Z3_OP_BUDIV, z3.Z3_OP_BSDIV) \
         else a
@@ -793,7 +661,7 @@ def _bounded_arm(t: z3.BitVecRef) -> z3.BitVecRef | None:
             and a.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUDIV)
             and z3.is_bv_value(a.arg(1)) and a.arg(0).eq(c.arg(0))):
         return None
-    if ~_zeros(c.arg(1)) & ((1 << a.size()) - 1) > a.arg(1).as_long():
+    if ~known_zeros(c.arg(1)) & ((1 << a.size()) - 1) > a.arg(1).as_long():
         return None
     below = a.arg(0) if z3.is_app_of(a, z3.Z3_OP_BUREM) else z3.BitVecVal(0, a.size())
     return normal(z3.If(c, below, b))
@@ -806,7 +674,7 @@ def _not_negative_operands(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """A signed division of two values not negative (their sign bits known zero) is
     the unsigned one (by 0 too: all ones, the dividend): opt's `urem` for an `srem` it
     knows so."""
-    if not all(_top_known_zero(c) for c in t.children()):
+    if not all(not_negative(c) for c in t.children()):
         return None
     return _UNSIGNED[t.decl().kind()](*t.children())
 
