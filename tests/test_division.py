@@ -18,7 +18,7 @@ from ptxsmt.sem.options import DEFAULT
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving.smt2 import script
 from ptxsmt.smt.sweeping import division, fraig
-from ptxsmt.smt.sweeping.division import INTEGER, divisions
+from ptxsmt.smt.sweeping.division import INTEGER, Domain, divisions
 
 CORPUS = Path(__file__).parent / "ptx" / "division"
 SINGLE = {"udiv32_7": ("udiv", 7), "sdiv32_7": ("sdiv", 7), "sdiv32_m5": ("sdiv", -5),
@@ -179,5 +179,118 @@ def test_a_quotient_divided_again_is_read_over_its_range():
 def test_a_lemma_holds_up_to_the_greatest_value_only():
     x = z3.BitVec("x", 32)
     halved = z3.LShR(x & 0xff, 1)  # x udiv 2 for x up to 255 only
-    assert division._proved(halved, x, division.DIVISIONS[0], 2, 255)
-    assert not division._proved(halved, x, division.DIVISIONS[0], 2, 256)
+    assert division._proved(halved, x, division.DIVISIONS[0], 2, Domain(32, 255, 32))
+    assert not division._proved(halved, x, division.DIVISIONS[0], 2, Domain(32, 256, 32))
+
+
+def _read_as(term: z3.ExprRef, operand: z3.ExprRef) -> tuple[str, int] | None:
+    dag, top, found = _found(term)
+    if top not in found or not dag.terms[found[top].operand].eq(operand):
+        return None
+    return found[top].division.name, found[top].divisor
+
+
+def _wide_high(x: z3.BitVecRef, magic: int, low: int) -> z3.BitVecRef:
+    """`mul.hi.u32 x, magic` shifted right by low - 32, as z3 writes it: one extract of
+    the 64-bit product, zero-extended back to 32 bits."""
+    product = z3.ZeroExt(32, x) * z3.BitVecVal(magic, 64)
+    return z3.ZeroExt(low - 32, z3.Extract(63, low, product))
+
+
+@pytest.mark.parametrize("magic, low, read", [
+    (0xFFFF0001, 48, ("udiv", 65537)),
+    (0xFFFF0002, 48, None),  # the magic one more
+    (0xFFFF0000, 48, None),  # the magic one less
+    (0xFFFF0001, 47, None),  # the shift one less
+    (0xFFFF0001, 49, ("udiv", 131074)),  # the shift one more: half the quotient
+])
+def test_the_top_bits_of_a_wide_product_are_read_as_the_division_they_are(magic, low, read):
+    """llc's `x udiv 65537`, `hi(x * 0xFFFF0001) >> 16`, is one extract of the 64-bit
+    product: read back as the quotient that plain Python finds it, and not where
+    Python finds an x where it is not the quotient by the divisor it is near."""
+    x = z3.BitVec("x", 32)
+    xs = [0, 1, 65536, 65537, 131073, 131074, 2**32 - 1, 2**32 - 65537, 2**32 - 65538,
+          65537 * 65535 - 1, 65537 * 32767 - 1]
+    near = read[1] if read else round(2 ** low / magic)
+    assert all(v * magic >> low == v // near for v in xs) == (read is not None)
+    assert _read_as(_wide_high(x, magic, low), x) == read
+
+
+@pytest.mark.parametrize("mask, magic, read", [
+    (31, 26, ("udiv", 10)),
+    (127, 26, None),  # 69 * 26 >> 8 is 7
+    (31, 25, None),  # the magic one less: 10 * 25 >> 8 is 0
+])
+def test_a_magic_multiply_in_the_operands_own_width_is_read_over_its_known_bits(
+        mask, magic, read):
+    """opt's `udiv i8` of a value it knows below 32, which llc multiplies in 16 bits:
+    `((x & 31) * 26) >> 8` is (x & 31) / 10 (plain Python, every value), exact only
+    below 69: read back over the and's known zeros only."""
+    x = z3.BitVec("x", 16)
+    exact = all((v & mask) * magic >> 8 == (v & mask) // 10 for v in range(1 << 16))
+    assert exact == (read is not None)
+    masked = x & mask
+    assert _read_as(z3.LShR(masked * magic, 8), masked) == read
+
+
+@pytest.mark.parametrize("magic, read", [(86, ("sdiv", 3)), (85, None), (87, None)])
+def test_an_8_bit_signed_division_in_16_bits_is_read_over_the_8_bit_value(magic, read):
+    """llc's `sdiv i8 y, 3`: `(sext16(y) * 86) >> 8` plus the product's sign bit, whose
+    low 8 bits are the quotient for every y (plain Python, all 256 values)."""
+    y = z3.BitVec("y", 8)
+    wide = z3.SignExt(8, y) * magic
+    term = z3.Extract(7, 0, z3.LShR(wide, 8) + z3.LShR(wide, 15))
+
+    def python(v: int) -> int:
+        p = (v - 256 * (v >> 7)) * magic & 0xffff
+        return ((p >> 8) + (p >> 15)) & 0xff
+
+    def trunc3(v: int) -> int:
+        s = v - 256 * (v >> 7)
+        return (abs(s) // 3 * (1 if s >= 0 else -1)) & 0xff
+
+    assert all(python(v) == trunc3(v) for v in range(256)) == (read is not None)
+    assert _read_as(term, y) == read
+
+
+def test_a_remainder_divided_by_its_divisor_is_read_over_the_remainders_range():
+    """`(p urem 25) udiv 25` as llc writes it: hi(r * ceil(2^32 / 25)), exact for r
+    below 25 only (plain Python finds a greater one where it is not): read over the
+    remainder read back, and not over a value that takes every value."""
+    magic = -(-2**32 // 25)
+    assert any((v * magic >> 32) != v // 25 for v in range(2**31, 2**31 + 1000))
+    p = z3.BitVec("p", 32)
+    r = p - z3.LShR(_high(p, 1374389535), 3) * 25  # p urem 25
+    assert _read_as(_high(r, magic), r) == ("udiv", 25)
+    assert _read_as(_high(p, magic), p) is None
+
+
+def test_a_domain_is_its_values_in_each_half():
+    assert Domain(16, 65535, 8).intervals() == [(0, 127), (65408, 65535)]
+    assert Domain(16, 24, 16).intervals() == [(0, 24)]
+    assert Domain(32, 255, 32).positive() == 255
+    assert {Domain(16, 65535, 8).of(v) for v in (0, 127, 128, 0x8000, 0xffff)} <= \
+        {*range(128), *range(65408, 65536)}
+
+
+def test_a_sign_extended_value_is_divided_over_its_narrow_range():
+    """`sdiv i16 (sext y8), 3` as a 16-bit product by 86 (plain Python: the quotient for
+    each of the 256 values, and not for 16-bit ones beyond them): read over the
+    values of x's known sign bits."""
+    y = z3.BitVec("y", 8)
+    x = z3.SignExt(8, y)
+
+    def python(v: int) -> int:  # v: 16 bits
+        p = v * 86 & 0xffff
+        return ((p - 65536 * (p >> 15)) >> 8) + (p >> 15) & 0xffff
+
+    def trunc3(v: int) -> int:
+        s = v - 65536 * (v >> 15)
+        return (abs(s) // 3 * (1 if s >= 0 else -1)) & 0xffff
+
+    assert all(python(v & 0xffff) == trunc3(v & 0xffff) for v in range(-128, 128))
+    assert any(python(v) != trunc3(v) for v in range(128, 1000))
+    term = ((x * 86) >> 8) + z3.LShR(x * 86, 15)
+    assert _read_as(term, x) == ("sdiv", 3)
+    assert _read_as(((z3.ZeroExt(8, y) * 86) >> 8) + z3.LShR(z3.ZeroExt(8, y) * 86, 15),
+                    z3.ZeroExt(8, y)) != ("sdiv", 3)

@@ -9,17 +9,18 @@ solver cannot prove such a sequence equal to another spelling of the same divisi
 (`fraig.py`) rewrites each one as the division it computes, so that the two functions'
 divisions meet as one term:
 
-1. A candidate is a value of one operand x alone, over a multiply-high of x by a
-   constant or x's sign spread (`x >>s (w-1)`), through the operators of INTEGER.
+1. A candidate is a value of one operand x alone, over the high bits of x times a
+   constant (`mul.hi`, its top bits, a product in x's width shifted right) or x's
+   sign spread (`x >>s (w-1)`), through the operators of INTEGER.
 2. Simulated on a few hundred values of x (`simulate.evaluate_node`), its divisor is
    guessed (the least x where the quotient is 1, or where the remainder is not x) and
    checked on every value: a guess only.
 3. The guess is proved for every x by z3 in linear integer arithmetic: the candidate
    written over the integers (INTEGER: each operator's meaning on the unsigned value
    of its bits, wrap-around as `mod 2^w`; tests/test_division.py proves each row
-   against the bit-vector operator) differs from the division nowhere in [0, 2^w)
-   (nowhere up to (2^w - 1) / d where x is itself a quotient by d read back: llc
-   divides it again by a multiplier exact only there, `_greatest`).
+   against the bit-vector operator) differs from the division nowhere in x's domain:
+   [0, 2^w), or less where x's known bits bound it or x is a quotient or remainder
+   read back (llc divides it by a multiplier exact only there, `_domain`).
    There the magic multiply is a product by a numeral and the shifts divisions by
    powers of two: decided in milliseconds, where bit-blasting does not finish.
    Proved, the node is written `bvudiv x c` (`bvsdiv`, `bvurem`, `bvsrem`; opt's
@@ -37,6 +38,7 @@ import z3
 
 from ..solving import budget as budgets
 from ..solving.budget import Budget
+from .known import known_zeros, sign_bits
 from .simulate import Node, evaluate_node
 
 CONE = 64  # nodes a candidate may hold above its operand (llc's sequences hold < 30)
@@ -149,8 +151,40 @@ class Division:
 
     name: str
     value: Callable  # (x, c, w) -> the result, congruent to its unsigned value mod 2^w
-    divisor: Callable[[Callable[[int], int], int, int], int | None]  # (f, w, greatest x)
+    divisor: Callable[[Callable[[int], int], Domain], int | None]
     term: Callable[[z3.BitVecRef, int, Callable], z3.BitVecRef]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The unsigned values of `width` bits an operand may take: those up to `most`
+    that are the sign extension of their low `bits` bits (`_domain`)."""
+
+    width: int
+    most: int
+    bits: int
+
+    @classmethod
+    def every(cls, w: int) -> Domain:
+        return cls(w, (1 << w) - 1, w)
+
+    def intervals(self) -> list[tuple[int, int]]:
+        """Its values as intervals (bounds included), each within one half of [0, 2^w)
+        (below 2^(w-1) a signed value is its unsigned one, from there on that less 2^w)."""
+        half = 1 << (self.bits - 1)
+        pairs = ((0, min(half - 1, self.most)), ((1 << self.width) - half, self.most))
+        return [(lo, hi) for lo, hi in pairs if lo <= hi]
+
+    def positive(self) -> int:
+        """Its greatest value below 2^(w-1)."""
+        return self.intervals()[0][1]
+
+    def of(self, v: int) -> int:
+        """A value of it, for any v of `width` bits (its negative ones where v's top bit is
+        set)."""
+        spans = self.intervals()
+        lo, hi = spans[-1] if v >> (self.width - 1) else spans[0]
+        return lo + v % (hi - lo + 1)
 
 
 def _least(f: Callable[[int], bool], lo: int, hi: int) -> int | None:
@@ -163,9 +197,9 @@ def _least(f: Callable[[int], bool], lo: int, hi: int) -> int | None:
     return lo
 
 
-def _quotient_divisor(f: Callable[[int], int], w: int, greatest: int,
-                      signed: bool) -> int | None:
-    top = (1 << (w - 1)) - 1 if signed else greatest
+def _quotient_divisor(f: Callable[[int], int], domain: Domain, signed: bool) -> int | None:
+    w = domain.width
+    top = domain.positive() if signed else domain.most
     at_top = _signed(f(top), w) if signed else f(top)
     if at_top == 0:
         return None
@@ -175,8 +209,8 @@ def _quotient_divisor(f: Callable[[int], int], w: int, greatest: int,
     return None if c is None else -c
 
 
-def _remainder_divisor(f: Callable[[int], int], w: int, greatest: int) -> int | None:
-    return _least(lambda v: f(v) != v, 1, min((1 << (w - 1)) - 1, greatest))
+def _remainder_divisor(f: Callable[[int], int], domain: Domain) -> int | None:
+    return _least(lambda v: f(v) != v, 1, domain.positive())
 
 
 def _udiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
@@ -194,10 +228,10 @@ def _sdiv(x: z3.BitVecRef, c: int) -> z3.BitVecRef:
 # divide another value (`(y udiv 7) - 3*((y udiv 7) udiv 3)` would be no remainder)
 DIVISIONS = (
     Division("udiv", lambda x, c, w: _floor_div(x, c),
-             lambda f, w, top: _quotient_divisor(f, w, top, False),
+             lambda f, domain: _quotient_divisor(f, domain, False),
              lambda x, c, write: write(_udiv(x, c))),
     Division("sdiv", lambda x, c, w: _trunc_div(_signed(x, w), c),
-             lambda f, w, top: _quotient_divisor(f, w, top, True),
+             lambda f, domain: _quotient_divisor(f, domain, True),
              lambda x, c, write: write(_sdiv(x, c))),
     Division("urem", lambda x, c, w: _mod(x, c), _remainder_divisor,
              lambda x, c, write: z3.URem(x, z3.BitVecVal(c, x.size()))),
@@ -260,7 +294,7 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
                         continue
                     up.extend(parents.get(i, ()))
                     if i not in out and (found := _read(i, x, cone, terms, nodes, kids,
-                                                        _greatest(x, nodes, out))):
+                                                        _domain(x, terms, nodes, kids, out))):
                         out[i] = found
                         inside = set(cone) | {i}
                         hidden.update(j for j in cone if j != i and not closed[j] and all(
@@ -269,27 +303,59 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
     return Divisions(out, frozenset(hidden))
 
 
-def _greatest(x: int, nodes: Sequence[Node], out: dict[int, Found]) -> int:
-    """The greatest unsigned value of node x: (2^w - 1) / c where x is an unsigned
-    quotient by c read back, else 2^w - 1. llc divides such an x again by a multiplier
-    exact only below that (`(x udiv 7) urem 3` multiplies by (2^32 + 2)/3, exact
-    below 2^31): read over x alone, as if x took every value, it is no division."""
-    full = (1 << nodes[x].sort.width) - 1
+def _domain(x: int, terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
+            kids: Sequence[tuple[int, ...]], out: dict[int, Found]) -> Domain:
+    """The values node x may take, as far as its known bits tell (`known.py`), its
+    greatest (`_most`), and a signed remainder's sign-extended range. llc divides such
+    a value by a multiplier exact only there (the sign extension of an 8-bit value
+    by 3 in 16 bits, `(x*86) >> 8`): read over x alone, as if x took every value, it
+    is no division."""
+    w = nodes[x].sort.width
+    bits = w - sign_bits(terms[x]) + 1
     found = out.get(x)
-    return full // found.divisor if found and found.division.name == "udiv" else full
+    if found is not None and found.division.name == "srem":  # in (-|c|, |c|)
+        bits = min(bits, (abs(found.divisor) - 1).bit_length() + 1)
+    return Domain(w, _most(x, terms, nodes, kids, out), bits)
+
+
+def _most(x: int, terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
+          kids: Sequence[tuple[int, ...]], out: dict[int, Found]) -> int:
+    """A bound on node x's unsigned value: its bits not known zero (an and's mask, an
+    extension's top bits), the bound of the value x is the zero extension or the low
+    bits of, (2^w - 1) / c where x is an unsigned quotient by c read back and c - 1
+    where it is an unsigned remainder: llc divides such an x again by a multiplier
+    exact only up to there (`(x udiv 7) urem 3` multiplies by (2^32 + 2)/3, exact
+    below 2^31; `(x urem 25) udiv 25` by 2^32/25 rounded up)."""
+    most = ~known_zeros(terms[x]) & ((1 << nodes[x].sort.width) - 1)
+    n = nodes[x]
+    if n.kind == z3.Z3_OP_ZERO_EXT or n.kind == z3.Z3_OP_EXTRACT and n.params[1] == 0:
+        most = min(most, _most(kids[x][0], terms, nodes, kids, out))
+    found = out.get(x)
+    if found is None or found.divisor < 0:
+        return most
+    if found.division.name == "udiv":
+        return min(most, _most(found.operand, terms, nodes, kids, out) // found.divisor)
+    return min(most, found.divisor - 1) if found.division.name == "urem" else most
 
 
 def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
               closed: list[bool]) -> list[int]:
     """The values node a may be the anchor of a division of: its operand x (`_anchor`),
-    and y where x is `y >> k` (llc shifts an even divisor's dividend first: `x udiv 54`
-    is `hi((x >> 1) * M) >> 3`)."""
+    y where x is `y >> k` (llc shifts an even divisor's dividend first: `x udiv 54`
+    is `hi((x >> 1) * M) >> 3`), and y where x is y's low bits or extension, or
+    those of such a value, and so on (opt narrows `srem i32` of a value it knows
+    small to an 8-bit one, which llc multiplies in 16 bits: `(x*86) >> 8` of
+    `cvt.s16.s8`, extended back to 32 bits)."""
     x = _anchor(a, nodes, kids, closed)
     if x is None:
         return []
     if nodes[x].kind == z3.Z3_OP_BLSHR and closed[kids[x][1]] and not closed[kids[x][0]]:
         return [x, kids[x][0]]
-    return [x]
+    y = x
+    while nodes[y].kind in _EXTENSIONS or nodes[y].kind == z3.Z3_OP_EXTRACT \
+            and nodes[y].params[1] == 0:
+        y = kids[y][0]
+    return [x] if y == x else [x, y]
 
 
 def _closed(nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> list[bool]:
@@ -301,26 +367,34 @@ def _closed(nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> list[bool
     return out
 
 
+_EXTENSIONS = (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT)
+_SHIFTS = (z3.Z3_OP_BLSHR, z3.Z3_OP_BASHR)
+
+
 def _anchor(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
             closed: list[bool]) -> int | None:
-    """x where node a is the upper half of x times a constant (`mul.hi`), or x's
-    sign spread (`x >>s (w-1)`)."""
+    """x where node a is x's sign spread (`x >>s (w-1)`, or any right shift of x by a
+    numeral), or bits above the lowest of x times a numeral: the upper half of the
+    wide product (`mul.hi`), its top bits (`hi(x * M) >> 16`, which z3 writes as one
+    extract), or a right shift of the product in x's own width (llc's magic multiply
+    of an 8-bit value in 16 bits)."""
     n = nodes[a]
     if n.sort.kind != "bv" or closed[a]:
         return None
     if n.kind == z3.Z3_OP_BASHR and closed[kids[a][1]]:
         return kids[a][0]
-    if n.kind != z3.Z3_OP_EXTRACT or n.params[1] != n.sort.width \
-            or n.params[0] != 2 * n.sort.width - 1:
+    high = n.kind == z3.Z3_OP_EXTRACT and n.params[1] > 0 or \
+        n.kind in _SHIFTS and closed[kids[a][1]]
+    if not high:
         return None
     product = kids[a][0]
     if nodes[product].kind != z3.Z3_OP_BMUL or len(kids[product]) != 2:
         return None
-    ext = (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT)
-    operands = [kids[e][0] for e in kids[product] if nodes[e].kind in ext]
-    if len(operands) != 2 or not any(closed[k] for k in operands):
+    free = [k for k in kids[product] if not closed[k]]
+    if len(free) != 1:
         return None
-    return next((k for k in operands if not closed[k]), None)
+    x = free[0]  # a wide product's operand extended, a shifted one as it is
+    return kids[x][0] if n.kind == z3.Z3_OP_EXTRACT and nodes[x].kind in _EXTENSIONS else x
 
 
 def _cone(i: int, x: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
@@ -348,10 +422,10 @@ def _cone(i: int, x: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]
 
 def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
           nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
-          greatest: int) -> Found | None:
+          domain: Domain) -> Found | None:
     """Node i (`cone` the nodes between it and x) as a division of x by a constant, for
-    x up to `greatest`, guessed from its values and proved (`_proved`); None where it
-    is none."""
+    x in `domain`, guessed from its values and proved (`_proved`); None where it is
+    none."""
     n = nodes[i]
     if i == x or n.sort.kind != "bv" or nodes[x].sort != n.sort:
         return None
@@ -363,14 +437,17 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
             held[j] = evaluate_node(nodes[j], [held[k] for k in kids[j]], None, len(xs))
         return held[i]
 
+    ends = {v for span in domain.intervals() for v in span}
     for division in DIVISIONS:
-        c = division.divisor(lambda v: values([v])[0], w, greatest)
-        if c is None or abs(c) < 2:
-            continue
-        xs = tuple({v % (greatest + 1) for v in _samples(w, c)} | {greatest})
-        if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
-                _proved(terms[i], terms[x], division, c, greatest):
-            return Found(division, x, c)
+        # guessed over x's domain, and over every x (where the candidate is 0 on all
+        # of x's domain: `(x urem 25) udiv 25`)
+        guesses = (division.divisor(lambda v: values([v])[0], d)
+                   for d in (domain, Domain.every(w)))
+        for c in dict.fromkeys(c for c in guesses if c is not None and abs(c) >= 2):
+            xs = tuple({domain.of(v) for v in _samples(w, c)} | ends)
+            if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
+                    _proved(terms[i], terms[x], division, c, domain):
+                return Found(division, x, c)
     return None
 
 
@@ -384,39 +461,36 @@ def _samples(w: int, c: int) -> tuple[int, ...]:
                                                                      - len(near))])
 
 
-_PROVED: dict[tuple[str, str, int, int | None], bool] = {}
+_PROVED: dict[tuple[str, str, int, Domain], bool] = {}
 
 
 def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int,
-            greatest: int | None = None) -> bool:
+            domain: Domain | None = None) -> bool:
     """z3's unsat in linear integer arithmetic: t, a function of x alone, is `division`
-    of x by c for every x up to `greatest` (None: every x; cached by the candidate's
-    text over a variable)."""
+    of x by c for every x in `domain` (None: every x; cached by the candidate's text
+    over a variable)."""
     w = x.size()
     v = z3.BitVec(" x", w)  # no input has this name
     g = z3.substitute(t, (x, v))
-    key = (g.sexpr(), division.name, c, greatest)
+    domain = domain or Domain.every(w)
+    key = (g.sexpr(), division.name, c, domain)
     if key not in _PROVED:
-        _PROVED[key] = _lemma(g, v, division, c, (1 << w) - 1 if greatest is None else greatest)
+        _PROVED[key] = _lemma(g, v, division, c, domain)
     return _PROVED[key]
 
 
 def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
-           greatest: int) -> bool:
-    """Unsat for x below 2^(w-1) and for x from it on, up to `greatest` (two halves,
-    where the signed ones are each one linear case)."""
+           domain: Domain) -> bool:
+    """Unsat on each interval of `domain` (each in one half of [0, 2^w), where the
+    signed operators are each one linear case)."""
     w = v.size()
     n = _variable(w)
     value = _integer(g, v, n)
     if value is None:
         return False
-    half = 1 << (w - 1)
-    for low, high in ((0, half), (half, 2 * half)):
-        if low > greatest:
-            continue
+    for low, high in domain.intervals():
         solver = z3.Solver()
-        solver.add(n >= low, n < high, n <= greatest,
-                   _mod(value - division.value(n, c, w), 1 << w) != 0)
+        solver.add(n >= low, n <= high, _mod(value - division.value(n, c, w), 1 << w) != 0)
         if budgets.check(solver, Budget(PROOF_SECONDS)) != z3.unsat:
             return False
     return True
