@@ -280,6 +280,7 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
     out: dict[int, Found] = {}
     hidden: set[int] = set()
     tried: set[tuple[int, int]] = set()
+    domains: dict[int, Domain] = {}  # x's, once x is read (it is below its anchor)
     for a in range(len(nodes)):
         for x in _operands(a, nodes, kids, closed):
             level = [a]
@@ -293,8 +294,11 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
                     if cone is None:
                         continue
                     up.extend(parents.get(i, ()))
-                    if i not in out and (found := _read(i, x, cone, terms, nodes, kids,
-                                                        _domain(x, terms, nodes, kids, out))):
+                    if i in out:
+                        continue
+                    if x not in domains:
+                        domains[x] = _domain(x, terms, nodes, kids, out)
+                    if found := _read(i, x, cone, terms, nodes, kids, domains[x]):
                         out[i] = found
                         inside = set(cone) | {i}
                         hidden.update(j for j in cone if j != i and not closed[j] and all(
@@ -438,12 +442,16 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
         return held[i]
 
     ends = {v for span in domain.intervals() for v in span}
+    # guessed over x's domain, then over every x (where the candidate is 0 on all of
+    # x's domain: `(x urem 25) udiv 25`)
+    domains = list(dict.fromkeys((domain, Domain.every(w))))
     for division in DIVISIONS:
-        # guessed over x's domain, and over every x (where the candidate is 0 on all
-        # of x's domain: `(x urem 25) udiv 25`)
-        guesses = (division.divisor(lambda v: values([v])[0], d)
-                   for d in (domain, Domain.every(w)))
-        for c in dict.fromkeys(c for c in guesses if c is not None and abs(c) >= 2):
+        tried: set[int | None] = {None}
+        for d in domains:
+            c = division.divisor(lambda v: values([v])[0], d)
+            if c in tried or abs(c) < 2:
+                continue
+            tried.add(c)
             xs = tuple({domain.of(v) for v in _samples(w, c)} | ends)
             if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
                     _proved(terms[i], terms[x], division, c, domain):
