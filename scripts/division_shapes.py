@@ -5,8 +5,9 @@ each back as a division (`ptxsmt/smt/sweeping/division.py`).
 
 Per equal pair (its -O0 and -O2 PTX beside MANIFEST), each product by a numeral that a
 right shift or an extract above the low bits reads (a multiply-high, a magic multiply
-in a wider type), and each sign spread (`x >>s (w-1)`), with the division found over
-it, or `NOT READ` and the term. One line per shape, then a count.
+in a wider type), and each sign spread (`x >>s (w-1)`) of anything else, with the
+division found over it, or `NOT READ` and the term. One line per shape not read, one
+count per file, then the total.
 """
 
 from __future__ import annotations
@@ -28,22 +29,23 @@ from ptxsmt.smt.sweeping.division import _closed, _cone, divisions
 _SHIFTS = (z3.Z3_OP_BLSHR, z3.Z3_OP_BASHR)
 
 
-def shapes(dag: fraig._Dag) -> list[int]:
+def shapes(dag: fraig._Dag) -> dict[int, str]:
     """The nodes that begin a division sequence: a product by a numeral read shifted
-    right (an extract above bit 0, a right shift by a numeral), and sign spreads."""
+    right (an extract above bit 0, a right shift by a numeral: "product"), and sign
+    spreads of anything else ("spread": often no division, an IR `ashr` or a compare)."""
     closed = _closed(dag.nodes, dag.kids)
-    out = []
+    out = {}
     for i, (n, ks) in enumerate(zip(dag.nodes, dag.kids, strict=True)):
         if closed[i] or n.sort.kind != "bv":
             continue
-        if n.kind == z3.Z3_OP_BASHR and closed[ks[1]] and z3.simplify(
-                dag.terms[ks[1]]).as_long() == n.sort.width - 1:
-            out.append(i)
         shifted = n.kind == z3.Z3_OP_EXTRACT and n.params[1] > 0 or \
             n.kind in _SHIFTS and closed[ks[1]]
         if shifted and dag.nodes[ks[0]].kind == z3.Z3_OP_BMUL and \
                 any(closed[k] for k in dag.kids[ks[0]]):
-            out.append(i)
+            out[i] = "product"
+        elif n.kind == z3.Z3_OP_BASHR and closed[ks[1]] and z3.simplify(
+                dag.terms[ks[1]]).as_long() == n.sort.width - 1:
+            out[i] = "spread"
     return out
 
 
@@ -69,13 +71,11 @@ def report(path: Path) -> Counter:
         for j in cone:
             inside[j] = max(inside.get(j, (0, 0)), (len(cone), i))
     count: Counter = Counter()
-    for s in shapes(dag):
+    for s, kind in shapes(dag).items():
         by = inside.get(s, (0, None))[1]
-        if by is None:  # a sign spread is often no division (an IR `ashr`, a compare)
-            spread = dag.nodes[s].kind == z3.Z3_OP_BASHR and \
-                dag.nodes[dag.kids[s][0]].kind != z3.Z3_OP_BMUL
-            count["spread not read" if spread else "not read"] += 1
-            print(f"  {path.name}: NOT READ {brief(dag.terms[s])}")
+        if by is None:
+            count[f"{kind} not read"] += 1
+            print(f"  {path.name}: NOT READ {kind} {brief(dag.terms[s])}")
         else:
             f = found[by]
             count[f"{f.division.name}{dag.nodes[by].sort.width} {f.divisor}"] += 1
