@@ -12,9 +12,9 @@ divisions meet as one term:
 1. A candidate is a value of one operand x alone, over the high bits of x times a
    constant (`mul.hi`, its top bits, a product in x's width shifted right) or x's
    sign spread (`x >>s (w-1)`), through the operators of INTEGER.
-2. Simulated on a few hundred values of x (`simulate.evaluate_node`), its divisor is
-   guessed (the least x where the quotient is 1, or where the remainder is not x) and
-   checked on every value: a guess only.
+2. Simulated on a few hundred values of x's domain (`simulate.evaluate_node`), its
+   divisor is guessed (the least x where the quotient is 1, or where the remainder is
+   not x; over the domain, then over every x) and checked on every value: a guess only.
 3. The guess is proved for every x by z3 in linear integer arithmetic: the candidate
    written over the integers (INTEGER: each operator's meaning on the unsigned value
    of its bits, wrap-around as `mod 2^w`; tests/test_division.py proves each row
