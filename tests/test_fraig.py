@@ -28,7 +28,13 @@ from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving import budget, portfolio
 from ptxsmt.smt.sweeping import fraig, sweep
-from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
+from ptxsmt.smt.sweeping.simulate import (
+    _bits_of_float,
+    _float_of_bits,
+    as_key,
+    evaluate_node,
+    read_node,
+)
 
 SCALE = Path(__file__).parent / "ptx" / "scale"
 F32, F16 = z3.FPSort(8, 24), z3.FPSort(5, 11)
@@ -892,3 +898,27 @@ def test_a_sweep_again_paces_its_walk_from_its_own_start(monkeypatch):
     fraig._again([x == 1], [x], fraig.SweepStats(done=True, undecided=1), share)
     assert len(given) == 1 and given[0] is not share
     assert given[0].seconds == pytest.approx(share.left(), abs=1.0) and given[0].spent() < 1.0
+
+
+def test_a_refutation_splits_the_classes_as_grouping_the_walked_nodes_anew_would(monkeypatch):
+    """A refuted candidate's model is one more simulated vector: each class is split by
+    it and each node's class key extended (`_add_vector`), not read anew. The classes
+    and keys after are those a grouping of the walked nodes by their values makes, and
+    the float pair the model set apart lies in two classes."""
+    x, y = z3.BitVecs("x y", 32)
+    fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
+    total = z3.fpAdd(z3.RNE(), fx, fy)
+    odd = z3.If(x == 0x12345678, fy, total)  # `total` but at one input
+    made = _sweeper(monkeypatch)
+    sweep([z3.fpToIEEEBV(total) != z3.fpToIEEEBV(odd)], [x, y], seconds=60)
+    w = made[0]
+    fresh: dict[tuple, list[int]] = {}
+    for i in w.walked:
+        if w.values[i] is not None:
+            sort = w.dag.nodes[i].sort
+            fresh.setdefault((sort, as_key(w.values[i], sort)), []).append(i)
+    assert {k: sorted(v) for k, v in w.classes.items()} == fresh
+    assert all(key == (w.dag.nodes[i].sort, as_key(w.values[i], w.dag.nodes[i].sort))
+               for i, key in w.keys.items())
+    a, b = (w.dag.index[t.get_id()] for t in (total, odd))
+    assert w.rep[b] != a and w.keys[a] != w.keys[b]

@@ -277,6 +277,9 @@ class _Sweep:
         self.classes_of = Classes(nodes, dag.kids, self.rep)
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, list[int]] = {}  # simulation values -> the nodes
+        # node -> its class key (`_key`): a float's values read as bits once, not at
+        # each look-up; extended, not made anew, by a vector more (`_add_vector`)
+        self.keys: dict[int, tuple] = {}
         # the node each term stands for (AST id; the terms kept alive, so that no id is
         # reused), and each node's children as its rebuilt term has them (`_term_kids`)
         self.node_of: dict[int, int] = dict(dag.index)
@@ -531,8 +534,11 @@ class _Sweep:
                    for a in self._term_kids(i) for b in self._term_kids(r))
 
     def _key(self, i: int) -> tuple:
-        sort = self.dag.nodes[i].sort
-        return sort, as_key(self.values[i], sort)
+        key = self.keys.get(i)
+        if key is None:
+            sort = self.dag.nodes[i].sort
+            key = self.keys[i] = (sort, as_key(self.values[i], sort))
+        return key
 
     def _join_class(self, i: int) -> None:
         members = self.classes.setdefault(self._key(i), [])
@@ -694,10 +700,17 @@ class _Sweep:
             extra = self._evaluate(i, one, given, 1) if v is not None else None
             one.append(extra)
             self.values[i] = None if extra is None else [*v, extra[0]]
-        self.classes = {}
-        for i in self.walked:
-            if self.values[i] is not None:
-                self._join_class(i)
+            key = self.keys.pop(i, None)
+            if key is not None and extra is not None:
+                self.keys[i] = (key[0], key[1] + as_key(extra, key[0]))
+        # each class split by the new value, its members in their order: the classes
+        # `_join_class` would make of the nodes walked, without reading them anew
+        classes: dict[tuple, list[int]] = {}
+        for members in self.classes.values():
+            for m in members:
+                if self.values[m] is not None:
+                    classes.setdefault(self._key(m), []).append(m)
+        self.classes = classes
         top = sorted(self.top)
         if self.read_at and all(self.values[t] is not None and self.values[t][-1] for t in top):
             # the roots hold on it as simulated: again with the open NaNs canonical (a
