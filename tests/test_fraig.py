@@ -27,7 +27,7 @@ from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving import budget, portfolio
-from ptxsmt.smt.sweeping import fraig, sweep
+from ptxsmt.smt.sweeping import fraig, simulate, sweep
 from ptxsmt.smt.sweeping.simulate import (
     _bits_of_float,
     _float_of_bits,
@@ -922,3 +922,33 @@ def test_a_refutation_splits_the_classes_as_grouping_the_walked_nodes_anew_would
                for i, key in w.keys.items())
     a, b = (w.dag.index[t.get_id()] for t in (total, odd))
     assert w.rep[b] != a and w.keys[a] != w.keys[b]
+
+
+@pytest.mark.parametrize("fmt", [(8, 24), (8, 8)])
+def test_the_edge_search_draws_fewer_vectors_where_each_costs_more(monkeypatch, fmt):
+    """The edge vectors' work (`fraig.EDGE_WORK`) is counted in what a node's value
+    costs (`simulate.cost`), not in nodes: a chain of float sums gets fewer batches
+    than a chain of integer sums as long, and a chain of bf16 sums (rounded through
+    fractions) fewer again, where the integers get every batch they got before."""
+    x, y = z3.BitVecs("x y", 32)
+    fx = z3.fpBVToFP(x, F32)
+    value = z3.fpToFP(z3.RNE(), fx, z3.FPSort(*fmt))
+    total = x
+    for _ in range(40):
+        value = z3.fpAdd(z3.RNE(), value, value)
+        total = total * 3 + y
+    drawn = []
+    monkeypatch.setattr(fraig, "edge_vectors", lambda sorts, count, seed: drawn.append(seed)
+                        or simulate.edge_vectors(sorts, count, seed))
+
+    def batches(root):
+        drawn.clear()
+        dag = fraig._Dag()
+        top = dag.add_roots([root])
+        fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0).edge_witness(top)
+        return len(drawn)
+    # roots true on no vector: the search runs to its end
+    integers, floats = total == y, z3.And(z3.fpIsNaN(value), x == y, x != y)
+    monkeypatch.setattr(fraig, "EDGE_WORK", 8 * fraig.EDGE_BATCH * 130)
+    assert batches(integers) == 8
+    assert 0 < batches(floats) < 8 if fmt == (8, 24) else batches(floats) == 0

@@ -39,14 +39,16 @@ from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
 from .order import structural
 from .rewrite import is_value, normal
-from .simulate import Node, as_key, edge_vectors, evaluate_node, input_vectors, read_node
+from .simulate import Node, as_key, cost, edge_vectors, evaluate_node, input_vectors, read_node
 from .truth import Table, Tables, shallow_table
 
 SIMULATIONS = 128  # input vectors to start with
 # Before the proofs, up to EDGE_VECTORS more (`simulate.edge_vectors`) are simulated for
-# a difference alone (not kept), in batches of EDGE_BATCH, while the node evaluations
-# stay within EDGE_WORK (about a CPU second)
-EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 4_000_000
+# a difference alone (not kept), in batches of EDGE_BATCH, while their cost stays within
+# EDGE_WORK (`simulate.cost`: about half a CPU second; counted in nodes, a float DAG's
+# search took seconds, a bf16 DAG's tens, and on the float pairs it found no difference
+# the first vectors did not: docs/scale.md)
+EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 8_000_000
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof (CPU seconds, as every limit here)
 CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
 # A pair only one function reads is asked whole where its terms hold at most this many
@@ -341,7 +343,7 @@ class _Sweep:
         alike, rarely show it."""
         if found := self.differs_at(top, self.given, SIMULATIONS):
             return found
-        count = min(EDGE_VECTORS, EDGE_WORK // max(1, len(self.dag.nodes)))
+        count = min(EDGE_VECTORS, EDGE_WORK // max(1, sum(map(cost, self.dag.nodes))))
         sorts = [self.dag.nodes[i].sort for i in self.inputs]
         for seed in range(1, 1 + count // EDGE_BATCH):
             if self.budget.expired():
