@@ -952,3 +952,29 @@ def test_the_edge_search_draws_fewer_vectors_where_each_costs_more(monkeypatch, 
     monkeypatch.setattr(fraig, "EDGE_WORK", 8 * fraig.EDGE_BATCH * 130)
     assert batches(integers) == 8
     assert 0 < batches(floats) < 8 if fmt == (8, 24) else batches(floats) == 0
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_a_constant_candidate_gets_longer_where_the_dag_holds_bf16(monkeypatch, bf16):
+    """A guard true on every simulated input is asked against true for an eighth of a
+    candidate's limit (`CONSTANT_SHARE`); where the DAG holds a bf16 value, whose
+    queries the fast solver reads only within f32, for a half (`TRANSLATED_SHARE`)."""
+    a, b = z3.BitVecs("a b", 32)
+    shift = b & 31
+    value = ((a << shift) ^ (a * 7)) & 0xFFFF
+    limits = []
+    check = fraig._check
+
+    def guards_only(query, seconds, names):
+        if not z3.substitute(query, (a, b)).eq(query):
+            return "unknown", None
+        limits.append(seconds)
+        return check(query, seconds, names)
+    monkeypatch.setattr(fraig, "_check", guards_only)
+    o2 = z3.If(z3.ULT(shift, 32), value, z3.BitVecVal(32, 32))
+    roots = [value != o2]
+    if bf16:
+        roots.append(z3.fpIsNaN(z3.fpBVToFP(z3.Extract(15, 0, a), z3.FPSort(8, 8))))
+    sweep(roots, [a, b], seconds=60)
+    share = fraig.TRANSLATED_SHARE if bf16 else fraig.CONSTANT_SHARE
+    assert limits and max(limits) == pytest.approx(fraig.QUERY_SECONDS / share)

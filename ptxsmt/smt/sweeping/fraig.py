@@ -34,7 +34,7 @@ import z3
 from ...sem.sorts import ieee_result
 from ..solving import budget as budgets
 from ..solving.budget import Budget
-from ..solving.portfolio import solve_here, unavailable
+from ..solving.portfolio import IN_F32, solve_here, unavailable
 from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
 from .order import structural
@@ -50,7 +50,11 @@ SIMULATIONS = 128  # input vectors to start with
 # the first vectors did not: docs/scale.md)
 EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 8_000_000
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof (CPU seconds, as every limit here)
-CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
+# a class constant in simulation gets 1/CONSTANT_SHARE of that (`_Sweep._sweep`); a
+# DAG holding a format the fast solver reads only within f32 (bf16, `bf16_in_f32`: larger
+# queries) 1/TRANSLATED_SHARE (at an eighth, 6 of 9 such proofs left undecided on a
+# bf16 pair were unsat at 0.15 to 0.34 s)
+CONSTANT_SHARE, TRANSLATED_SHARE = 8, 2
 # A pair only one function reads is asked whole where its terms hold at most this many
 # nodes (`_Sweep._one_side`): larger, bitwuzla's preprocessing alone takes most of a second
 ONE_SIDE_CONE = 500
@@ -275,6 +279,8 @@ class _Sweep:
         for i in range(len(nodes)):
             self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
+        self.constant_share = TRANSLATED_SHARE if any(
+            n.sort.kind == "fp" and n.sort.fmt == IN_F32 for n in nodes) else CONSTANT_SHARE
         self.divisions = divisions(dag.terms, nodes, dag.kids)  # magic multiplies, read
         self.classes_of = Classes(nodes, dag.kids, self.rep)
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
@@ -463,7 +469,7 @@ class _Sweep:
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
             v = self.values[i]
-            seconds = self._paced(i) / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
+            seconds = self._paced(i) / (self.constant_share if len(set(v)) == 1 else 1)
             result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
                 self._keep_fact(i, r)
@@ -493,7 +499,7 @@ class _Sweep:
         value = z3.BoolVal(bool(v[0])) if sort.kind == "bool" else z3.BitVecVal(v[0], sort.width)
         below = self._below(i, i)
         query = _assuming(self.term[i] != value, self._facts_over(below))
-        seconds = min(self._paced(i) / CONSTANT_SHARE, self._left())
+        seconds = min(self._paced(i) / self.constant_share, self._left())
         if seconds <= 0 or self._too_hard(below, seconds):
             return False
         result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
