@@ -978,3 +978,24 @@ def test_a_constant_candidate_gets_longer_where_the_dag_holds_bf16(monkeypatch, 
     sweep(roots, [a, b], seconds=60)
     share = fraig.TRANSLATED_SHARE if bf16 else fraig.CONSTANT_SHARE
     assert limits and max(limits) == pytest.approx(fraig.QUERY_SECONDS / share)
+
+
+def test_a_term_met_again_is_not_rewritten_again(monkeypatch):
+    """`rewrite.normal` runs once a term (`fraig._normal`): the same query swept again
+    asks it nothing new, and gives the same terms and the same merges."""
+    x, y = z3.BitVecs("x y", 32)
+    fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
+    lhs = z3.If(z3.fpGT(fx, fy), x * 3 + y, y + 3 * x)  # `a > b` is written `b < a`
+    rhs = z3.If(z3.fpLT(fy, fx), y + x * 3, (x << 1) + x + y)
+    calls = []
+    normal = fraig.normal
+    monkeypatch.setattr(fraig, "normal", lambda t: calls.append(t) or normal(t))
+    monkeypatch.setattr(fraig, "_NORMAL", {})
+    first, first_stats = sweep([lhs != rhs], [x, y], seconds=60)
+    asked = len(calls)
+    again, again_stats = sweep([lhs != rhs], [x, y], seconds=60)
+    assert asked > 0 and len(calls) == asked
+    assert first[0].eq(again[0]) and first_stats.merges == again_stats.merges
+    counts = [(s.proved, s.structural) for s in (first_stats, again_stats)]
+    assert counts[0] == counts[1]
+    assert z3.is_false(z3.simplify(first[0]))
