@@ -45,10 +45,11 @@ from .truth import Table, Tables, shallow_table
 SIMULATIONS = 128  # input vectors to start with
 # Before the proofs, up to EDGE_VECTORS more (`simulate.edge_vectors`) are simulated for
 # a difference alone (not kept), in batches of EDGE_BATCH, while their cost stays within
-# EDGE_WORK (`simulate.cost`: about half a CPU second; counted in nodes, a float DAG's
-# search took seconds, a bf16 DAG's tens, and on the float pairs it found no difference
-# the first vectors did not: docs/scale.md)
-EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 8_000_000
+# EDGE_WORK (`simulate.cost`, bit-vector operations: a fifth of a CPU second; an integer
+# DAG gets what it got when this counted nodes, a float DAG less: counted in nodes, a
+# bf16 DAG's search took tens of seconds, and on the float pairs it found no difference
+# the first vectors did not, docs/scale.md)
+EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 4_000_000
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof (CPU seconds, as every limit here)
 # a class constant in simulation gets 1/CONSTANT_SHARE of that (`_Sweep._sweep`); a
 # DAG holding a format the fast solver reads only within f32 (bf16, `bf16_in_f32`: larger
