@@ -999,3 +999,16 @@ def test_a_term_met_again_is_not_rewritten_again(monkeypatch):
     counts = [(s.proved, s.structural) for s in (first_stats, again_stats)]
     assert counts[0] == counts[1]
     assert z3.is_false(z3.simplify(first[0]))
+
+
+def test_a_nodes_operator_is_read_anew_once_its_term_is_rewritten():
+    """`_kind` (the likeness order's operator) keeps one read per term: a node whose
+    term was rewritten has its new term's operator, not the one read before."""
+    x, y = z3.BitVecs("x y", 32)
+    dag = fraig._Dag()
+    dag.add_roots([x * 3 + y != y])
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
+    j = dag.index[(x * 3 + y).get_id()]
+    assert sweeper._kind(j) == z3.Z3_OP_BADD
+    sweeper._set_term(j, x ^ y)
+    assert sweeper._kind(j) == z3.Z3_OP_BXOR

@@ -294,6 +294,7 @@ class _Sweep:
         self.node_of: dict[int, int] = dict(dag.index)
         self.alive: list[z3.ExprRef] = []
         self.term_kids: dict[int, tuple[z3.ExprRef, list[int]]] = {}
+        self.kinds: dict[int, tuple[z3.ExprRef, int | None]] = {}  # `_kind`
         self.walked: list[int] = []
         # conditions proved constant, kept as facts about their operands (`_facts_over`)
         self.facts: list[tuple[z3.BoolRef, frozenset[int]]] = []
@@ -445,6 +446,7 @@ class _Sweep:
         members in all); a node not merged joins its class, so that a node equal to it
         and not to the first member still meets it."""
         n, tried = self.dag.nodes[i], set()
+        likeness: dict[int, tuple] = {}  # per member, read once: a class may hold thousands
         if self._meets_a_phi(i, stats):
             return
         if self._proved_constant(i, stats):
@@ -457,8 +459,8 @@ class _Sweep:
             if not members or _constant(self.term[i]) and not _constant(self.term[members[0]]):
                 break  # a constant is its class's plainest member: the others are asked
                 # against it, not against a term that only simulates as one
-            r = next((m for m in sorted(members, key=lambda m: self._likeness(i, m))
-                      if m not in tried), None)
+            r = min((m for m in members if m not in tried), default=None,
+                    key=lambda m: likeness.get(m) or likeness.setdefault(m, self._likeness(i, m)))
             left = self._left()
             if r is None or left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
                 break
@@ -532,9 +534,18 @@ class _Sweep:
         then those of i's operator, then those sharing the most operands with i (a
         compiler's value and its counterpart mostly differ in one place; a class of
         conditions holds many that only simulate alike)."""
-        shared = set(self._term_kids(self.rep[i])) & set(self._term_kids(m))
-        return (self._one_side(i, m), self.term[m].decl().kind() != self.term[i].decl().kind(),
-                -len(shared))
+        shared = set(self._term_kids(self.rep[i])).intersection(self._term_kids(m))
+        return self._one_side(i, m), self._kind(m) != self._kind(i), -len(shared)
+
+    def _kind(self, j: int) -> int | None:
+        """The operator of node j's term as rebuilt, read from z3 once a term."""
+        t = self.term[j]
+        cached = self.kinds.get(j)
+        if cached is not None and cached[0] is t:  # `is`: no call into z3
+            return cached[1]
+        kind = t.decl().kind() if z3.is_app(t) else None
+        self.kinds[j] = (t, kind)
+        return kind
 
     def _above_undecided(self, i: int, r: int) -> bool:
         """Nodes i and r read two nodes whose pair was left undecided: theirs holds
