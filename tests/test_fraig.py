@@ -1012,3 +1012,21 @@ def test_a_nodes_operator_is_read_anew_once_its_term_is_rewritten():
     assert sweeper._kind(j) == z3.Z3_OP_BADD
     sweeper._set_term(j, x ^ y)
     assert sweeper._kind(j) == z3.Z3_OP_BXOR
+
+
+def test_a_terms_nearest_nodes_are_read_walking_each_subterm_once():
+    """`_term_kids` walks a rebuilt term down to the nodes it holds as a DAG: a
+    subterm shared by two operands is walked once, so a node under it is listed once
+    (walked as a tree, n levels of `s + s` take 2^n steps: a bf16 pair's sweep spent
+    57 of its 79 CPU s so)."""
+    x, y = z3.BitVecs("x y", 32)
+    dag = fraig._Dag()
+    dag.add_roots([x * 3 + y != y])
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
+    j = dag.index[(x * 3 + y).get_id()]
+    shared = x * y + 1  # no node of the DAG
+    tower = shared
+    for _ in range(3):
+        tower = tower + tower
+    sweeper._set_term(j, tower)
+    assert sweeper._term_kids(j) == [dag.index[x.get_id()], dag.index[y.get_id()]]

@@ -980,8 +980,13 @@ class _Sweep:
         if cached is not None and (cached[0] is t or cached[0].eq(t)):  # `is`: no call into z3
             return cached[1]
         out, todo = [], list(reversed(t.children())) if z3.is_app(t) else []
+        seen = set()  # subterms walked: the terms are DAGs, walked as trees they blew up
+        # (a bf16 pair's sweep spent 57 of its 79 CPU s here); a node met again adds nothing
         while todo:
             c = todo.pop()
+            if c.get_id() in seen:
+                continue
+            seen.add(c.get_id())
             k = self.node_of.get(c.get_id())
             if k is not None and self.term[k].eq(c):
                 out.append(k)
