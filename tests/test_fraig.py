@@ -27,8 +27,14 @@ from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving import budget, portfolio
-from ptxsmt.smt.sweeping import fraig, sweep
-from ptxsmt.smt.sweeping.simulate import _bits_of_float, _float_of_bits, evaluate_node, read_node
+from ptxsmt.smt.sweeping import fraig, simulate, sweep
+from ptxsmt.smt.sweeping.simulate import (
+    _bits_of_float,
+    _float_of_bits,
+    as_key,
+    evaluate_node,
+    read_node,
+)
 
 SCALE = Path(__file__).parent / "ptx" / "scale"
 F32, F16 = z3.FPSort(8, 24), z3.FPSort(5, 11)
@@ -892,3 +898,135 @@ def test_a_sweep_again_paces_its_walk_from_its_own_start(monkeypatch):
     fraig._again([x == 1], [x], fraig.SweepStats(done=True, undecided=1), share)
     assert len(given) == 1 and given[0] is not share
     assert given[0].seconds == pytest.approx(share.left(), abs=1.0) and given[0].spent() < 1.0
+
+
+def test_a_refutation_splits_the_classes_as_grouping_the_walked_nodes_anew_would(monkeypatch):
+    """A refuted candidate's model is one more simulated vector: each class is split by
+    it and each node's class key extended (`_add_vector`), not read anew. The classes
+    and keys after are those a grouping of the walked nodes by their values makes, and
+    the float pair the model set apart lies in two classes."""
+    x, y = z3.BitVecs("x y", 32)
+    fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
+    total = z3.fpAdd(z3.RNE(), fx, fy)
+    odd = z3.If(x == 0x12345678, fy, total)  # `total` but at one input
+    made = _sweeper(monkeypatch)
+    sweep([z3.fpToIEEEBV(total) != z3.fpToIEEEBV(odd)], [x, y], seconds=60)
+    w = made[0]
+    fresh: dict[tuple, list[int]] = {}
+    for i in w.walked:
+        if w.values[i] is not None:
+            sort = w.dag.nodes[i].sort
+            fresh.setdefault((sort, as_key(w.values[i], sort)), []).append(i)
+    assert {k: sorted(v) for k, v in w.classes.items()} == fresh
+    assert all(key == (w.dag.nodes[i].sort, as_key(w.values[i], w.dag.nodes[i].sort))
+               for i, key in w.keys.items())
+    a, b = (w.dag.index[t.get_id()] for t in (total, odd))
+    assert w.rep[b] != a and w.keys[a] != w.keys[b]
+
+
+@pytest.mark.parametrize("fmt", [(8, 24), (8, 8)])
+def test_the_edge_search_draws_fewer_vectors_where_each_costs_more(monkeypatch, fmt):
+    """The edge vectors' work (`fraig.EDGE_WORK`) is counted in what a node's value
+    costs (`simulate.cost`), not in nodes: a chain of float sums gets fewer batches
+    than a chain of integer sums as long, and a chain of bf16 sums (rounded through
+    fractions) fewer again, where the integers get every batch they got before."""
+    x, y = z3.BitVecs("x y", 32)
+    fx = z3.fpBVToFP(x, F32)
+    value = z3.fpToFP(z3.RNE(), fx, z3.FPSort(*fmt))
+    total = x
+    for _ in range(40):
+        value = z3.fpAdd(z3.RNE(), value, value)
+        total = total * 3 + y
+    drawn = []
+    monkeypatch.setattr(fraig, "edge_vectors", lambda sorts, count, seed: drawn.append(seed)
+                        or simulate.edge_vectors(sorts, count, seed))
+
+    def batches(root):
+        drawn.clear()
+        dag = fraig._Dag()
+        top = dag.add_roots([root])
+        fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0).edge_witness(top)
+        return len(drawn)
+    # roots true on no vector: the search runs to its end
+    integers, floats = total == y, z3.And(z3.fpIsNaN(value), x == y, x != y)
+    monkeypatch.setattr(fraig, "EDGE_WORK", 8 * fraig.EDGE_BATCH * 130)
+    assert batches(integers) == 8
+    assert 0 < batches(floats) < 8 if fmt == (8, 24) else batches(floats) == 0
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_a_constant_candidate_gets_longer_where_the_dag_holds_bf16(monkeypatch, bf16):
+    """A guard true on every simulated input is asked against true for an eighth of a
+    candidate's limit (`CONSTANT_SHARE`); where the DAG holds a bf16 value, whose
+    queries the fast solver reads only within f32, for a half (`TRANSLATED_SHARE`)."""
+    a, b = z3.BitVecs("a b", 32)
+    shift = b & 31
+    value = ((a << shift) ^ (a * 7)) & 0xFFFF
+    limits = []
+    check = fraig._check
+
+    def guards_only(query, seconds, names):
+        if not z3.substitute(query, (a, b)).eq(query):
+            return "unknown", None
+        limits.append(seconds)
+        return check(query, seconds, names)
+    monkeypatch.setattr(fraig, "_check", guards_only)
+    o2 = z3.If(z3.ULT(shift, 32), value, z3.BitVecVal(32, 32))
+    roots = [value != o2]
+    if bf16:
+        roots.append(z3.fpIsNaN(z3.fpBVToFP(z3.Extract(15, 0, a), z3.FPSort(8, 8))))
+    sweep(roots, [a, b], seconds=60)
+    share = fraig.TRANSLATED_SHARE if bf16 else fraig.CONSTANT_SHARE
+    assert limits and max(limits) == pytest.approx(fraig.QUERY_SECONDS / share)
+
+
+def test_a_term_met_again_is_not_rewritten_again(monkeypatch):
+    """`rewrite.normal` runs once a term (`fraig._normal`): the same query swept again
+    asks it nothing new, and gives the same terms and the same merges."""
+    x, y = z3.BitVecs("x y", 32)
+    fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
+    lhs = z3.If(z3.fpGT(fx, fy), x * 3 + y, y + 3 * x)  # `a > b` is written `b < a`
+    rhs = z3.If(z3.fpLT(fy, fx), y + x * 3, (x << 1) + x + y)
+    calls = []
+    normal = fraig.normal
+    monkeypatch.setattr(fraig, "normal", lambda t: calls.append(t) or normal(t))
+    monkeypatch.setattr(fraig, "_NORMAL", {})
+    first, first_stats = sweep([lhs != rhs], [x, y], seconds=60)
+    asked = len(calls)
+    again, again_stats = sweep([lhs != rhs], [x, y], seconds=60)
+    assert asked > 0 and len(calls) == asked
+    assert first[0].eq(again[0]) and first_stats.merges == again_stats.merges
+    counts = [(s.proved, s.structural) for s in (first_stats, again_stats)]
+    assert counts[0] == counts[1]
+    assert z3.is_false(z3.simplify(first[0]))
+
+
+def test_a_nodes_operator_is_read_anew_once_its_term_is_rewritten():
+    """`_kind` (the likeness order's operator) keeps one read per term: a node whose
+    term was rewritten has its new term's operator, not the one read before."""
+    x, y = z3.BitVecs("x y", 32)
+    dag = fraig._Dag()
+    dag.add_roots([x * 3 + y != y])
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
+    j = dag.index[(x * 3 + y).get_id()]
+    assert sweeper._kind(j) == z3.Z3_OP_BADD
+    sweeper._set_term(j, x ^ y)
+    assert sweeper._kind(j) == z3.Z3_OP_BXOR
+
+
+def test_a_terms_nearest_nodes_are_read_walking_each_subterm_once():
+    """`_term_kids` walks a rebuilt term down to the nodes it holds as a DAG: a
+    subterm shared by two operands is walked once, so a node under it is listed once
+    (walked as a tree, n levels of `s + s` take 2^n steps: a bf16 pair's sweep spent
+    57 of its 79 CPU s so)."""
+    x, y = z3.BitVecs("x y", 32)
+    dag = fraig._Dag()
+    dag.add_roots([x * 3 + y != y])
+    sweeper = fraig._Sweep(dag, [x, y], budget.Budget(None), 1.0)
+    j = dag.index[(x * 3 + y).get_id()]
+    shared = x * y + 1  # no node of the DAG
+    tower = shared
+    for _ in range(3):
+        tower = tower + tower
+    sweeper._set_term(j, tower)
+    assert sweeper._term_kids(j) == [dag.index[x.get_id()], dag.index[y.get_id()]]

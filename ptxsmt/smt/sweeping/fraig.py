@@ -34,21 +34,28 @@ import z3
 from ...sem.sorts import ieee_result
 from ..solving import budget as budgets
 from ..solving.budget import Budget
-from ..solving.portfolio import solve_here, unavailable
+from ..solving.portfolio import IN_F32, solve_here, unavailable
 from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
 from .order import structural
 from .rewrite import is_value, normal
-from .simulate import Node, as_key, edge_vectors, evaluate_node, input_vectors, read_node
+from .simulate import Node, as_key, cost, edge_vectors, evaluate_node, input_vectors, read_node
 from .truth import Table, Tables, shallow_table
 
 SIMULATIONS = 128  # input vectors to start with
 # Before the proofs, up to EDGE_VECTORS more (`simulate.edge_vectors`) are simulated for
-# a difference alone (not kept), in batches of EDGE_BATCH, while the node evaluations
-# stay within EDGE_WORK (about a CPU second)
+# a difference alone (not kept), in batches of EDGE_BATCH, while their cost stays within
+# EDGE_WORK (`simulate.cost`, bit-vector operations: a fifth of a CPU second; an integer
+# DAG gets what it got when this counted nodes, a float DAG less: counted in nodes, a
+# bf16 DAG's search took tens of seconds, and on the float pairs it found no difference
+# the first vectors did not, docs/scale.md)
 EDGE_VECTORS, EDGE_BATCH, EDGE_WORK = 2048, 256, 4_000_000
 QUERY_SECONDS = 1.0  # the limit of one candidate's proof (CPU seconds, as every limit here)
-CONSTANT_SHARE = 8  # a class constant in simulation gets 1/8 of that (`_Sweep.run`)
+# a class constant in simulation gets 1/CONSTANT_SHARE of that (`_Sweep._sweep`); a
+# DAG holding a format the fast solver reads only within f32 (bf16, `bf16_in_f32`: larger
+# queries) 1/TRANSLATED_SHARE (at an eighth, 6 of 9 such proofs left undecided on a
+# bf16 pair were unsat at 0.15 to 0.34 s)
+CONSTANT_SHARE, TRANSLATED_SHARE = 8, 2
 # A pair only one function reads is asked whole where its terms hold at most this many
 # nodes (`_Sweep._one_side`): larger, bitwuzla's preprocessing alone takes most of a second
 ONE_SIDE_CONE = 500
@@ -273,15 +280,21 @@ class _Sweep:
         for i in range(len(nodes)):
             self.values.append(self._evaluate(i, self.values, self.given, SIMULATIONS))
         self.rep: list[int] = list(range(len(nodes)))  # each node's representative
+        self.constant_share = TRANSLATED_SHARE if any(
+            n.sort.kind == "fp" and n.sort.fmt == IN_F32 for n in nodes) else CONSTANT_SHARE
         self.divisions = divisions(dag.terms, nodes, dag.kids)  # magic multiplies, read
         self.classes_of = Classes(nodes, dag.kids, self.rep)
         self.term: list[z3.ExprRef] = list(dag.terms)  # each node's rebuilt term
         self.classes: dict[tuple, list[int]] = {}  # simulation values -> the nodes
+        # node -> its class key (`_key`): a float's values read as bits once, not at
+        # each look-up; extended, not made anew, by a vector more (`_add_vector`)
+        self.keys: dict[int, tuple] = {}
         # the node each term stands for (AST id; the terms kept alive, so that no id is
         # reused), and each node's children as its rebuilt term has them (`_term_kids`)
         self.node_of: dict[int, int] = dict(dag.index)
         self.alive: list[z3.ExprRef] = []
         self.term_kids: dict[int, tuple[z3.ExprRef, list[int]]] = {}
+        self.kinds: dict[int, tuple[z3.ExprRef, int | None]] = {}  # `_kind`
         self.walked: list[int] = []
         # conditions proved constant, kept as facts about their operands (`_facts_over`)
         self.facts: list[tuple[z3.BoolRef, frozenset[int]]] = []
@@ -338,7 +351,7 @@ class _Sweep:
         alike, rarely show it."""
         if found := self.differs_at(top, self.given, SIMULATIONS):
             return found
-        count = min(EDGE_VECTORS, EDGE_WORK // max(1, len(self.dag.nodes)))
+        count = min(EDGE_VECTORS, EDGE_WORK // max(1, sum(map(cost, self.dag.nodes))))
         sorts = [self.dag.nodes[i].sort for i in self.inputs]
         for seed in range(1, 1 + count // EDGE_BATCH):
             if self.budget.expired():
@@ -433,6 +446,7 @@ class _Sweep:
         members in all); a node not merged joins its class, so that a node equal to it
         and not to the first member still meets it."""
         n, tried = self.dag.nodes[i], set()
+        likeness: dict[int, tuple] = {}  # per member, read once: a class may hold thousands
         if self._meets_a_phi(i, stats):
             return
         if self._proved_constant(i, stats):
@@ -445,8 +459,8 @@ class _Sweep:
             if not members or _constant(self.term[i]) and not _constant(self.term[members[0]]):
                 break  # a constant is its class's plainest member: the others are asked
                 # against it, not against a term that only simulates as one
-            r = next((m for m in sorted(members, key=lambda m: self._likeness(i, m))
-                      if m not in tried), None)
+            r = min((m for m in members if m not in tried), default=None,
+                    key=lambda m: likeness.get(m) or likeness.setdefault(m, self._likeness(i, m)))
             left = self._left()
             if r is None or left <= 0 or self._one_side(i, r) and n.sort.kind != "bv":
                 break
@@ -458,7 +472,7 @@ class _Sweep:
             # a class that simulates as a constant is mostly conditions that are false
             # on the inputs tried but not on all (found in seconds, if at all): asked briefly
             v = self.values[i]
-            seconds = self._paced(i) / (CONSTANT_SHARE if len(set(v)) == 1 else 1)
+            seconds = self._paced(i) / (self.constant_share if len(set(v)) == 1 else 1)
             result, vector = self._prove_equal(i, r, min(seconds, left))
             if result == "unsat":
                 self._keep_fact(i, r)
@@ -488,7 +502,7 @@ class _Sweep:
         value = z3.BoolVal(bool(v[0])) if sort.kind == "bool" else z3.BitVecVal(v[0], sort.width)
         below = self._below(i, i)
         query = _assuming(self.term[i] != value, self._facts_over(below))
-        seconds = min(self._paced(i) / CONSTANT_SHARE, self._left())
+        seconds = min(self._paced(i) / self.constant_share, self._left())
         if seconds <= 0 or self._too_hard(below, seconds):
             return False
         result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
@@ -520,9 +534,18 @@ class _Sweep:
         then those of i's operator, then those sharing the most operands with i (a
         compiler's value and its counterpart mostly differ in one place; a class of
         conditions holds many that only simulate alike)."""
-        shared = set(self._term_kids(self.rep[i])) & set(self._term_kids(m))
-        return (self._one_side(i, m), self.term[m].decl().kind() != self.term[i].decl().kind(),
-                -len(shared))
+        shared = set(self._term_kids(self.rep[i])).intersection(self._term_kids(m))
+        return self._one_side(i, m), self._kind(m) != self._kind(i), -len(shared)
+
+    def _kind(self, j: int) -> int | None:
+        """The operator of node j's term as rebuilt, read from z3 once a term."""
+        t = self.term[j]
+        cached = self.kinds.get(j)
+        if cached is not None and cached[0] is t:  # `is`: no call into z3
+            return cached[1]
+        kind = t.decl().kind() if z3.is_app(t) else None
+        self.kinds[j] = (t, kind)
+        return kind
 
     def _above_undecided(self, i: int, r: int) -> bool:
         """Nodes i and r read two nodes whose pair was left undecided: theirs holds
@@ -531,8 +554,11 @@ class _Sweep:
                    for a in self._term_kids(i) for b in self._term_kids(r))
 
     def _key(self, i: int) -> tuple:
-        sort = self.dag.nodes[i].sort
-        return sort, as_key(self.values[i], sort)
+        key = self.keys.get(i)
+        if key is None:
+            sort = self.dag.nodes[i].sort
+            key = self.keys[i] = (sort, as_key(self.values[i], sort))
+        return key
 
     def _join_class(self, i: int) -> None:
         members = self.classes.setdefault(self._key(i), [])
@@ -606,7 +632,7 @@ class _Sweep:
             negated = seen.get(table.negated())
             if negated is not None:
                 self._justify("truth table", i, z3.Not(self.term[self.rep[negated]]))
-                self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
+                self._set_term(i, _normal(z3.Not(self.term[self.rep[negated]])))
                 return self._same_term_as_earlier(i)
         return False
 
@@ -642,8 +668,8 @@ class _Sweep:
         if not kids:
             return
         if (division := self.divisions.get(i)) is not None:  # proved (`division.py`)
-            self._set_term(i, normal(division.over(self.term[self.rep[division.operand]],
-                                                   normal)))
+            self._set_term(i, _normal(division.over(self.term[self.rep[division.operand]],
+                                                    normal)))
             return
         n = self.dag.nodes[i]
         order = [self.rep[j] for j in kids]
@@ -660,7 +686,7 @@ class _Sweep:
                 return
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
             self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
-        self._set_term(i, normal(self.term[i]))
+        self._set_term(i, _normal(self.term[i]))
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The representative of the float whose `to_bits` wrote node `bits`
@@ -694,10 +720,17 @@ class _Sweep:
             extra = self._evaluate(i, one, given, 1) if v is not None else None
             one.append(extra)
             self.values[i] = None if extra is None else [*v, extra[0]]
-        self.classes = {}
-        for i in self.walked:
-            if self.values[i] is not None:
-                self._join_class(i)
+            key = self.keys.pop(i, None)
+            if key is not None and extra is not None:
+                self.keys[i] = (key[0], key[1] + as_key(extra, key[0]))
+        # each class split by the new value, its members in their order: the classes
+        # `_join_class` would make of the nodes walked, without reading them anew
+        classes: dict[tuple, list[int]] = {}
+        for members in self.classes.values():
+            for m in members:
+                if self.values[m] is not None:
+                    classes.setdefault(self._key(m), []).append(m)
+        self.classes = classes
         top = sorted(self.top)
         if self.read_at and all(self.values[t] is not None and self.values[t][-1] for t in top):
             # the roots hold on it as simulated: again with the open NaNs canonical (a
@@ -856,9 +889,9 @@ class _Sweep:
             args = t.children()
             first = 1 if kind in COMMUTATIVE_AFTER_ROUNDING else 0
             args[first:] = sorted(args[first:], key=self._order)
-            t = normal(t.decl()(*args))
+            t = _normal(t.decl()(*args))
         else:
-            t = normal(t)
+            t = _normal(t)
         k = self.node_of.get(t.get_id())
         return self.term[self.rep[k]] if k is not None else t
 
@@ -947,8 +980,13 @@ class _Sweep:
         if cached is not None and (cached[0] is t or cached[0].eq(t)):  # `is`: no call into z3
             return cached[1]
         out, todo = [], list(reversed(t.children())) if z3.is_app(t) else []
+        seen = set()  # subterms walked: the terms are DAGs, walked as trees they blew up
+        # (a bf16 pair's sweep spent 57 of its 79 CPU s here); a node met again adds nothing
         while todo:
             c = todo.pop()
+            if c.get_id() in seen:
+                continue
+            seen.add(c.get_id())
             k = self.node_of.get(c.get_id())
             if k is not None and self.term[k].eq(c):
                 out.append(k)
@@ -956,6 +994,25 @@ class _Sweep:
                 todo.extend(reversed(c.children()))
         self.term_kids[j] = (t, out)
         return out
+
+
+# `rewrite.normal` of each term met, by AST id (the term held, so that its id stays its
+# own): a term met again is not rewritten again. A sweep again's DAG is the first
+# pass's terms, most of them as `normal` left them, and `_given` rebuilds the same
+# terms for each member it reads; on float DAGs `normal` took most of a walk's time
+_NORMAL: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
+_NORMAL_LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
+
+
+def _normal(t: z3.ExprRef) -> z3.ExprRef:
+    found = _NORMAL.get(t.get_id())
+    if found is not None:
+        return found[1]
+    out = normal(t)
+    if len(_NORMAL) > _NORMAL_LIMIT:
+        _NORMAL.clear()
+    _NORMAL[t.get_id()] = (t, out)
+    return out
 
 
 def _named(sort: z3.SortRef, what: str, k: int) -> z3.ExprRef:

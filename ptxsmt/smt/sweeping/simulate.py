@@ -284,6 +284,26 @@ def _floating(n: Node, k: int, args: list[list]) -> Values:
     return None
 
 
+# What a node's value on one vector costs, in bit-vector operations (measured on one
+# core: a bit-vector sum 0.05 us; an f16, f32 or f64 sum or product, a float read from
+# its bits or compared as bits, 0.3 to 1 us; a bf16 sum or product 15 us, rounded
+# through fractions, `terms.floats.round_real`): what simulating many vectors costs
+# (`fraig.EDGE_WORK`) is counted in these, the same on every machine
+FLOAT_COST, SLOW_ROUNDING_COST = 16, 256
+HOST_ROUNDED = {(5, 11), (8, 24), (11, 53)}  # the formats the host rounds to
+_ROUNDING = {*_FP, z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_TO_FP_UNSIGNED}
+
+
+def cost(n: Node) -> int:
+    """What node `n`'s value on one vector costs (FLOAT_COST's unit)."""
+    if n.sort.kind == "fp" and n.kind in _ROUNDING and n.sort.fmt not in HOST_ROUNDED:
+        return SLOW_ROUNDING_COST
+    if n.sort.kind == "fp" or n.kind in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) and n.kids \
+            and n.kids[0].kind == "fp":
+        return FLOAT_COST
+    return 1
+
+
 # ---- inputs ----
 
 _FLOAT_WIDTHS = {16: (5, 11), 32: (8, 24), 64: (11, 53)}  # bits -> (exponent, precision)
@@ -398,5 +418,5 @@ def as_key(values: list, sort: Sort) -> tuple:
     return tuple(values)
 
 
-__all__ = ["Node", "Sort", "as_key", "edge_vectors", "evaluate_node", "input_vectors", "read_node",
-           "sort_of"]
+__all__ = ["Node", "Sort", "as_key", "cost", "edge_vectors", "evaluate_node", "input_vectors",
+           "read_node", "sort_of"]
