@@ -27,9 +27,12 @@ double: int-to-float casts, the __float2int_rn family, min/max; returns int).
 
 No undefined behaviour and no open value reaching a return: integer arithmetic is
 unsigned, a float becomes an int only through the __float2int_* intrinsics (which
-saturate), a copysign takes its sign from a parameter, and a product never feeds an
-addition (`-fmad=true`, nvcc's default, lets the unoptimised side's mul.f32 + add.f32
-be fused or not while -O3 writes fma.rn: a difference the compiler may make).
+saturate), a copysign takes its sign from a parameter, and a product (a float `*`,
+__hmul, __hmul2, or its negation or lane) never feeds an addition: `-fmad=true`, nvcc's
+default, lets the unoptimised side's mul.f32 + add.f32 be fused or not while -O3
+writes fma.rn, and cuda_fp16.h's mul.f16 (no rounding modifier) may be fused by ptxas
+into an add.f16 beside it at -O3 but not across the calls of -G or -O0: differences
+the compilers may make (half-O0-precise-4401 was one, before this rule).
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ class Source:
     def __init__(self, rng: random.Random, params: list[tuple[str, str]]):
         self.rng, self.params, self.lines, self.count = rng, params, [], 0
         self.pools: dict[str, list[str]] = {}
-        self.products: set[str] = set()  # values of a float product: kept from + and -
+        # products (__hmul's too), and their negations and lanes: kept from + and -
+        self.products: set[str] = set()
         for t, name in params:
             self.pools.setdefault(t, []).append(name)
 
@@ -71,11 +75,15 @@ class Source:
         pool = [v for v in self.pools[t] if v not in avoid] or self.pools[t]
         return self.rng.choice(pool[-recent:] if self.rng.random() < 0.7 else pool)
 
-    def emit(self, t: str, expr: str) -> str:
+    def emit(self, t: str, expr: str, product_of: tuple[str, ...] = ()) -> str:
+        """A new value of type t; a product if `product_of` holds one (-x of a product
+        still fuses into an fma)."""
         self.count += 1
         name = f"v{self.count}"
         self.lines.append(f"  {t} {name} = {expr};")
         self.pools.setdefault(t, []).append(name)
+        if self.products & set(product_of):
+            self.products.add(name)
         return name
 
     def has(self, t: str) -> bool:
@@ -205,10 +213,10 @@ def fsel_kind(ops: int, seed: int) -> str:
     def sign(s: Source) -> str:
         op, a = s.rng.choice(["fabsf", "-", "copysignf"]), s.pick("float")
         if op == "-":
-            return s.emit("float", f"-{a}")
+            return s.emit("float", f"-{a}", (a,))
         if op == "fabsf":
-            return s.emit("float", f"fabsf({a})")
-        return s.emit("float", f"copysignf({a}, {s.rng.choice(s.signs('float'))})")
+            return s.emit("float", f"fabsf({a})", (a,))
+        return s.emit("float", f"copysignf({a}, {s.rng.choice(s.signs('float'))})", (a,))
 
     def clamp(s: Source) -> str:
         return s.emit("float", f"fmaxf(fminf({s.pick('float')}, 1.0e4f), -1.0e4f)")
@@ -224,6 +232,10 @@ HALF_BINARY = ("__hadd", "__hsub", "__hmul", "__hmin", "__hmax", "__hmin_nan", "
 HALF_COMPARE = ("__heq", "__hne", "__hlt", "__hle", "__hgt", "__hge", "__hequ", "__hneu",
                 "__hltu", "__hleu", "__hgtu", "__hgeu")
 HALF2_BINARY = ("__hadd2", "__hmul2", "__hmin2", "__hmax2", "__hsub2")
+# cuda_fp16.h's __hmul is `mul.f16` without a rounding modifier: ptxas may fuse it into
+# the add.f16 that reads it (the ISA allows it; __hmul_rn is the one it may not)
+HALF_PRODUCTS = ("__hmul", "__hmul2")
+HALF_SUMS = ("__hadd", "__hsub", "__hadd2", "__hsub2")
 
 
 def half_kind(ops: int, seed: int) -> str:
@@ -234,7 +246,12 @@ def half_kind(ops: int, seed: int) -> str:
 
     def binary(s: Source) -> str:
         op = s.rng.choice(HALF_BINARY)
-        return s.emit("__half", f"{op}({s.pick('__half')}, {s.pick('__half')})")
+        avoid = s.products if op in HALF_SUMS else set()
+        v = s.emit("__half", f"{op}({s.pick('__half', avoid=avoid)}, "
+                             f"{s.pick('__half', avoid=avoid)})")
+        if op in HALF_PRODUCTS:
+            s.products.add(v)
+        return v
 
     def compare(s: Source) -> str:
         if s.rng.random() < 0.15:
@@ -247,15 +264,23 @@ def half_kind(ops: int, seed: int) -> str:
         if op == "__hfma":
             return s.emit("__half", f"__hfma({s.pick('__half')}, {s.pick('__half')}, "
                                     f"{s.pick('__half')})")
-        return s.emit("__half", f"{op}({s.pick('__half')})")
+        a = s.pick("__half")
+        return s.emit("__half", f"{op}({a})", (a,))
 
     def vector(s: Source) -> str:
         op = s.rng.choice([*HALF2_BINARY, "low", "high", "pack"])
         if op in ("low", "high"):
-            return s.emit("__half", f"__{op}2half({s.pick('__half2')})")
+            w = s.pick("__half2")
+            return s.emit("__half", f"__{op}2half({w})", (w,))
         if op == "pack":
-            return s.emit("__half2", f"__halves2half2({s.pick('__half')}, {s.pick('__half')})")
-        return s.emit("__half2", f"{op}({s.pick('__half2')}, {s.pick('__half2')})")
+            a, b = s.pick("__half"), s.pick("__half")
+            return s.emit("__half2", f"__halves2half2({a}, {b})", (a, b))
+        avoid = s.products if op in HALF_SUMS else set()
+        v = s.emit("__half2", f"{op}({s.pick('__half2', avoid=avoid)}, "
+                              f"{s.pick('__half2', avoid=avoid)})")
+        if op in HALF_PRODUCTS:
+            s.products.add(v)
+        return v
 
     def convert(s: Source) -> str:
         op = s.rng.choice(["h2f", "f2h", "f2h", "h2f"])
@@ -269,7 +294,7 @@ def half_kind(ops: int, seed: int) -> str:
                                   f"{s.pick('__half')})"))
     for c in s.pools.get("bool", [])[-2:]:
         s.emit("float", f"{c} ? 1.0f : -1.0f")
-    s.emit("float", f"__half2float({s.fold('__half', '__hadd({}, {})', 3)})")
+    s.emit("float", f"__half2float({s.fold('__half', '__hmax({}, {})', 3)})")
     s.emit("float", f"__high2float({s.pick('__half2', 2)})")
     return s.text("float", s.fold("float", "fmaxf({}, {})", 4))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -57,3 +58,26 @@ def test_two_pairs_compile_into_the_batch_layout(tmp_path):
 def test_each_nvcc_mutation_changes_what_it_names(line, name, planted):
     outcomes = dict(nvcc_heldout.plant(line, random.Random(s))[::-1] for s in range(20))
     assert outcomes == {name: planted}
+
+
+def test_no_product_feeds_a_sum():
+    """A product (float `*`, __hmul, __hmul2), or its negation or lane, is never an
+    operand of + or - (ptxas may fuse mul.f16 into add.f16 at -O3 only; -fmad lets
+    -G's mul.f32 + add.f32 fuse or not): the pairs stay equal under every fusion."""
+    assign = re.compile(r"(\w+) (v\d+) = (.*);")
+    for kind, make in nvcc_heldout.GENERATORS.items():
+        for seed in range(4400, 4600):
+            products: set[str] = set()
+            for t, name, expr in assign.findall(make(26, seed)):
+                if t not in ("float", "double", "__half", "__half2"):
+                    continue
+                operands = set(re.findall(r"\b(?:v\d+|[xhn]\d)\b", expr))
+                call = re.match(r"(\w+)\(", expr)
+                if re.search(r"[^=!<>]\s[+-]\s", expr) or (call and call[1] in
+                                                            nvcc_heldout.HALF_SUMS):
+                    assert not operands & products, (kind, seed, name, expr)
+                if " * " in expr or (call and call[1] in nvcc_heldout.HALF_PRODUCTS) or (
+                        call and call[1] in ("__hneg", "__habs", "fabsf", "copysignf",
+                                             "__low2half", "__high2half", "__halves2half2")
+                        or expr.startswith("-")) and operands & products:
+                    products.add(name)
