@@ -38,6 +38,7 @@ the compilers may make (half-O0-precise-4401 was one, before this rule).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import re
 import shutil
@@ -351,19 +352,24 @@ def find_nvcc() -> str | None:
 
 
 def compile_nvcc(source: str, level: str, math: str) -> tuple[str, str]:
-    """(the unoptimised side, -O3) of one translation unit, as PTX text."""
+    """(the unoptimised side, -O3) of one translation unit, as PTX text. nvcc names
+    internal functions by a hash of the source's path, and -G writes the path and the
+    working directory: the source is compiled as f.cu in a folder named by its digest
+    (the same source, the same bytes)."""
     nvcc = find_nvcc()
     if nvcc is None:
         raise RuntimeError("nvcc not found")
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / "nvcc_heldout" / digest
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "f.cu").write_text(source)
     out = []
     with tempfile.TemporaryDirectory(prefix="nvcc_heldout_") as tmp:
-        cu = Path(tmp) / "f.cu"
-        cu.write_text(source)
         for flags in (LEVELS[level], ["-O3"]):
             ptx = Path(tmp) / "f.ptx"
             subprocess.run([nvcc, f"-arch={TARGET}", "-ptx", "-rdc=true", *flags, *MATH[math],
-                            str(cu), "-o", str(ptx)], check=True, capture_output=True,
-                           text=True, timeout=300)
+                            "f.cu", "-o", str(ptx)], check=True, capture_output=True,
+                           text=True, timeout=300, cwd=folder)
             out.append(ptx.read_text())
     return out[0], out[1]
 

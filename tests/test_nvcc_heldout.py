@@ -47,6 +47,8 @@ def test_two_pairs_compile_into_the_batch_layout(tmp_path):
     o3 = (tmp_path / "half-G-precise-4400.O2.ptx").read_text()
     assert ".visible .func" in o3 and "call.uni" in o0  # -G keeps cuda_fp16.h's calls
     assert labels[1]["planted"] and labels[1]["expect"] == "different"  # unaudited
+    source = (tmp_path / "half-G-precise-4400.cu").read_text()
+    assert nvcc_heldout.compile_nvcc(source, "G", "precise") == (o0, o3)  # the same bytes
 
 
 @pytest.mark.parametrize("line,name,planted", [
