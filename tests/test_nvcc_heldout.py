@@ -4,7 +4,6 @@ it adds to heldout_corpus.py's."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import sys
@@ -15,8 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 import nvcc_heldout  # noqa: E402
-
-from ptxsmt import pairs  # noqa: E402
+from corpora import labels  # noqa: E402
 
 
 def test_the_same_seed_writes_the_same_source():
@@ -36,17 +34,13 @@ def test_level_and_math_alternate_by_seed():
 def test_two_pairs_compile_into_the_batch_layout(tmp_path):
     n, failed = nvcc_heldout.write(tmp_path, ("half",), 1, audit=False)
     assert failed == [] and n == 2  # the pair and its planted twin
-    labels = [json.loads(x) for x in (tmp_path / "manifest.jsonl").read_text().splitlines()]
-    lines = (tmp_path / "pairs.jsonl").read_text().splitlines()
-    for k, (label, line) in enumerate(zip(labels, lines, strict=True), 1):
-        pair = pairs.parse_line(k, line, {"timeout": 1, "target": "sm_90", "vset_merge": "c",
-                                          "solver": "auto", "unroll": 0}, tmp_path)
-        assert (pair.kind, pair.function) == ("functions", "f")
+    rows = labels(tmp_path)  # each checked against its batch line
+    for label in rows:
         assert (label["level"], label["math"], label["compiler"]) == ("G", "precise", "nvcc")
     o0 = (tmp_path / "half-G-precise-4400.O0.ptx").read_text()
     o3 = (tmp_path / "half-G-precise-4400.O2.ptx").read_text()
     assert ".visible .func" in o3 and "call.uni" in o0  # -G keeps cuda_fp16.h's calls
-    assert labels[1]["planted"] and labels[1]["expect"] == "different"  # unaudited
+    assert rows[1]["planted"] and rows[1]["expect"] == "different"  # unaudited
     source = (tmp_path / "half-G-precise-4400.cu").read_text()
     assert nvcc_heldout.compile_nvcc(source, "G", "precise") == (o0, o3)  # the same bytes
 
