@@ -29,7 +29,7 @@ import struct
 
 # type spelling -> (kind, width); kind: b bit, u unsigned, s signed, f float, x packed float
 TYPES = {
-    **{f"{k}{w}": (k, w) for k in "bus" for w in (16, 32, 64)},
+    **{f"{k}{w}": (k, w) for k in "bus" for w in (8, 16, 32, 64)},
     "f16": ("f", 16),
     "bf16": ("f", 16),
     "f32": ("f", 32),
@@ -411,7 +411,7 @@ def evaluate(desc: dict, inputs: dict, free=unspecified) -> dict:
         return rounding.convert(desc, inputs, free)
     if op in ("div", "rem", "mad") or (op == "mul" and desc.get("mode") == "wide"):
         return rounding.int_arith(desc, inputs, free)
-    if op in ("popc", "clz", "brev", "bfe", "prmt", "shf"):
+    if op in ("popc", "clz", "brev", "bfe", "bfi", "prmt", "shf"):
         return rounding.bits(desc, inputs, free)
     if op in ARITH:
         return _arith(desc, inputs, free)

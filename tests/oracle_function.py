@@ -3,9 +3,13 @@ independent oracle (tests/oracle.py, tests/oracle_rounding.py).
 
 Test-only, as the oracle: plain Python, no z3, no ``ptxsmt`` (it reads the PTX text
 itself). It runs one thread of the straight-line and branching code the generators of
-scripts/heldout_corpus.py and scripts/sweep_corpus.py produce: ld.param/st.param on the
-parameters' bytes, mov, bra/@p bra/ret, predicate logic, and every instruction the
-oracle knows (its descriptor is built from the opcode's dotted modifiers).
+scripts/heldout_corpus.py, scripts/sweep_corpus.py and scripts/nvcc_heldout.py produce:
+ld.param/st.param on the parameters' bytes, mov, bra/@p bra/ret, predicate logic, every
+instruction the oracle knows (its descriptor is built from the opcode's dotted
+modifiers), and what nvcc's unoptimised code adds: `call` of a function of the same
+module (its arguments and return through `.param` buffers, as the ABI passes them), a
+local stack (`__local_depotN`, `cvta.local`, generic ld/st on it; a byte read before it
+is written is open), and inline assembly's registers declared without `%`.
 
     run(function, params, free) -> Run(returns={name: bits}, formats={name: fmt}, opened=bool)
 
@@ -18,6 +22,7 @@ as docs/spec-notes.md note 14 reads a float-typed return; None where it is not o
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -25,21 +30,26 @@ import oracle
 from oracle import TYPES, unspecified
 
 _FUNCTION = re.compile(r"\.func\s+(?:\((?P<ret>[^)]*)\)\s*)?(?P<name>[\w$]+)\s*"
-                       r"\((?P<params>[^)]*)\)\s*\{(?P<body>.*?)\n\}", re.S)
+                       r"\((?P<params>[^)]*)\)\s*\{")
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?")
 _STATEMENT = re.compile(r"(?:@(?P<neg>!?)%(?P<guard>\w+)\s+)?(?P<op>[a-z][\w.]*)\s*(?P<args>.*)")
 _ADDRESS = re.compile(r"\[\s*(%?[\w$]+)\s*(?:\+\s*(\d+))?\s*\]")
 _ARGUMENT = re.compile(r"\{[^}]*\}|[^,\s][^,]*")  # `{%a, %b}` is one operand
+_LOCAL = re.compile(r"\.local\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)(?:\[(\d+)\])?")
+# `call.uni (retval0), callee, (param0, param1);` (nvcc spreads it over lines)
+_CALL = re.compile(r"call(?:\.uni)?\s+(?:\((?P<rets>[^)]*)\)\s*,\s*)?(?P<callee>[\w$]+)"
+                   r"\s*(?:,\s*\((?P<args>[^)]*)\))?\s*;")
 
 COMPARISONS = {*oracle.ORDERED, *oracle.UNSIGNED_ALIAS, *(c + "u" for c in oracle.ORDERED),
                "num", "nan"}
 ROUNDINGS = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"}
 MODES = {"lo", "hi", "wide"}
 FLAGS = {"ftz": "ftz", "sat": "sat", "NaN": "nan", "relu": "relu"}
-IGNORED = {"uni", "param"}  # bra.uni: a hint; the state space of ld/st.param is the opcode's
+# bra.uni: a hint; ld/st's state space: an address says which buffer it is in
+IGNORED = {"uni", "param", "local"}
 # operand slots read as predicates, and the width of a shift amount, by opcode
 PREDICATE_SLOTS = {"selp": {"c"}}
-FIXED_WIDTH = {"shl": {"b": "b32"}, "shr": {"b": "b32"}}
+FIXED_WIDTH = {"shl": {"b": "b32"}, "shr": {"b": "b32"}, "bfi": {"c": "b32", "d": "b32"}}
 STEP_LIMIT = 100_000
 
 
@@ -54,6 +64,8 @@ class Function:
     returns: dict[str, int]
     code: list[tuple]  # (guard register, negated, opcode, operands)
     labels: dict[str, int]  # label -> index into code
+    local: dict[str, int] = dataclasses.field(default_factory=dict)  # depot -> bytes
+    module: dict[str, Function] = dataclasses.field(default_factory=dict)  # callees by name
 
 
 @dataclass
@@ -69,19 +81,33 @@ def _size(typ: str, count: str | None) -> int:
     return int(typ[1:]) // 8 * int(count or 1)
 
 
-def read(text: str, name: str | None = None) -> Function:
-    """The `.func` called ``name`` (the first one without a name) of a PTX module's text."""
-    text = re.sub(r"//[^\n]*", "", text)
-    for m in _FUNCTION.finditer(text):
-        if name is None or m.group("name") == name:
-            break
-    else:
-        raise OracleError(f"no .func {name!r}")
+def _body(text: str, start: int) -> str:
+    """The text inside the braces opened at ``start`` (inline assembly nests its own)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start + 1:i]
+    raise OracleError("a function body without its closing brace")
+
+
+def _statements(body: str) -> list[str]:
+    """The body's statements and labels, a `call` spread over lines made one."""
+    body = _CALL_SPREAD.sub(lambda m: " ".join(m[0].split()), body)
+    return body.replace("\n", ";").split(";")
+
+
+_CALL_SPREAD = re.compile(r"\bcall(?:\.uni)?\s[^;]*;")
+
+
+def _function(m: re.Match, text: str) -> Function:
+    body = _body(text, m.end() - 1)
     params = {p: _size(t, n) for t, p, n in _PARAM.findall(m.group("params"))}
     returns = {p: _size(t, n) for t, p, n in _PARAM.findall(m.group("ret") or "")}
+    local = {d: int(n or 1) for d, n in _LOCAL.findall(body)}  # .b8 depots: bytes
     code: list[tuple] = []
     labels: dict[str, int] = {}
-    for part in m.group("body").replace("\n", ";").split(";"):
+    for part in _statements(body):
         part = part.strip()
         while lab := re.match(r"([\w$]+):\s*", part):
             labels[lab.group(1)] = len(code)
@@ -92,9 +118,32 @@ def read(text: str, name: str | None = None) -> Function:
         s = _STATEMENT.fullmatch(part)
         if not s:
             raise OracleError(f"unreadable statement {part!r}")
-        args = [a.strip() for a in _ARGUMENT.findall(s.group("args"))]
+        if s.group("op").split(".")[0] == "call":
+            c = _CALL.fullmatch(part[s.start("op"):] + ";")
+            if not c:
+                raise OracleError(f"unreadable call {part!r}")
+            args = [c["callee"], *([x.strip() for x in (c[k] or "").split(",") if x.strip()]
+                                   for k in ("rets", "args"))]
+        else:
+            args = [a.strip() for a in _ARGUMENT.findall(s.group("args"))]
         code.append((s.group("guard"), bool(s.group("neg")), s.group("op"), args))
-    return Function(m.group("name"), params, returns, code, labels)
+    return Function(m.group("name"), params, returns, code, labels, local)
+
+
+def read(text: str, name: str | None = None) -> Function:
+    """The `.func` called ``name`` (the first one without a name) of a PTX module's text,
+    the module's other functions beside it (``Function.module``) for its calls."""
+    text = re.sub(r"//[^\n]*", "", text)
+    module: dict[str, Function] = {}
+    for m in _FUNCTION.finditer(text):
+        module.setdefault(m.group("name"), _function(m, text))
+    for fn in module.values():
+        fn.module = module
+    if name is None and module:
+        return next(iter(module.values()))
+    if name not in module:
+        raise OracleError(f"no .func {name!r}")
+    return module[name]
 
 
 def describe(opcode: str) -> tuple[dict, list[str]]:
@@ -117,7 +166,10 @@ def describe(opcode: str) -> tuple[dict, list[str]]:
             desc[FLAGS[m]] = True
         elif m not in IGNORED:
             raise OracleError(f"unknown modifier .{m} of {opcode}")
-    if op == "cvt":
+    if op == "set":  # set.CmpOp.dtype.stype
+        desc["dtype"], desc["stype"] = types
+        desc["type"] = desc["stype"]
+    elif op == "cvt":
         desc["dtype"], desc["atype"] = types
         kinds = {TYPES[t][0] for t in types}
         if desc.get("rnd") or ("f" in kinds and kinds & {"s", "u"}):
@@ -141,18 +193,37 @@ def _float_format(typ: str) -> str | None:
     return typ if TYPES.get(typ, ("",))[0] == "f" else None
 
 
+class Memory:
+    """What an address may name, shared by a run and the calls it makes (a callee reads
+    its caller's stack through a pointer): 64 KiB slots from PARAM_SPACE up, each a
+    buffer and the offsets written into it."""
+
+    def __init__(self):
+        self.slots: dict[int, tuple[bytearray, set[int]]] = {}
+
+    def allocate(self, data: bytes, written: bool) -> int:
+        address = PARAM_SPACE + (len(self.slots) << 16)
+        self.slots[address] = (bytearray(data), set(range(len(data))) if written else set())
+        return address
+
+
 def run(fn: Function, params: dict[str, int], free=unspecified,
-        probe: tuple[int, tuple] | None = None) -> Run:
+        probe: tuple[int, tuple] | None = None, memory: Memory | None = None) -> Run:
     """One run; ``probe`` (index into ``fn.code``, another statement) also evaluates that
     statement in place of the one at the index, without taking its result, and
-    ``Run.activated`` says whether it would have written something else (NaNs alike)."""
+    ``Run.activated`` says whether it would have written something else (NaNs alike).
+    ``memory``: the caller's, for a call."""
     regs: dict[str, int | bool] = {}
     written_as: dict[str, str | None] = {}  # register -> float format of its last writer
-    param_address = {p: PARAM_SPACE + (i << 16) for i, p in enumerate(fn.params)}
-    param_at = {a: p for p, a in param_address.items()}
-    param_bytes = {p: params[p].to_bytes(n, "little") for p, n in fn.params.items()}
+    memory = memory or Memory()
+    # the parameters' and the local depots' addresses (mov.u64 %SPL, __local_depot0)
+    address_of = {p: memory.allocate(params[p].to_bytes(n, "little"), True)
+                  for p, n in fn.params.items()}
+    address_of |= {d: memory.allocate(bytes(n), False) for d, n in fn.local.items()}
     ret_bytes = {r: bytearray(n) for r, n in fn.returns.items()}
     unwritten = {r: set(range(n)) for r, n in fn.returns.items()}
+    # the `.param` buffers of the calls made, by name: bytes, and those written
+    named: dict[str, tuple[bytearray, set[int]]] = {}
     ret_formats: dict[str, set] = {r: set() for r in fn.returns}
     opened = False
 
@@ -162,7 +233,7 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
         return free(key, fmt)
 
     def value(text: str, typ: str):
-        if text.startswith("%") or text.startswith("!%"):
+        if text.startswith("%") or text.startswith("!%") or text.lstrip("!") in regs:
             neg, reg = text.startswith("!"), text.lstrip("!%")
             if reg not in regs:
                 raise OracleError(f"{reg} read before written")
@@ -170,31 +241,67 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
             if typ == "pred":
                 return (not v) if neg else v
             return v & ((1 << TYPES[typ][1]) - 1)
-        if text in fn.params:  # `mov.b64 %rd, k_param_0`: the parameter's address
-            return param_address[text]
+        if text in address_of:  # `mov.b64 %rd, k_param_0`: the parameter's address
+            return address_of[text]
         if typ == "pred":
             return bool(_immediate(text, "b32"))
         return _immediate(text, typ)
 
-    def location(text: str) -> tuple[str, int]:
-        """`[k_param_0+4]`, `[%rd3]`: the parameter and the offset into it."""
+    def location(text: str) -> tuple[int | str, int]:
+        """`[k_param_0+4]`, `[%rd3]`, `[%SP+2]`: the slot (or a return's or a call's
+        buffer, by name) and the offset into it."""
         m = _ADDRESS.fullmatch(text)
         if not m:
             raise OracleError(f"unreadable address {text!r}")
         base, off = m.group(1), int(m.group(2) or 0)
-        if base.startswith("%"):
+        if base.startswith("%") or base in regs:
             address = value(base, "b64") + off
-            base, off = param_at.get(address & ~0xFFFF), address & 0xFFFF
-            if base is None:
-                raise OracleError(f"{text} is no parameter's address")
-        return base, off
+        elif base in address_of:
+            address = address_of[base] + off
+        else:
+            return base, off
+        if address & ~0xFFFF not in memory.slots:
+            raise OracleError(f"{text} is no parameter's or depot's address")
+        return address & ~0xFFFF, address & 0xFFFF
+
+    def buffer(key: int | str) -> tuple[bytearray, set[int]]:
+        return memory.slots[key] if isinstance(key, int) else named.setdefault(
+            key, (bytearray(), set()))
+
+    def load(key: int | str, off: int, n: int) -> int:
+        """n bytes of a parameter, a depot or a call's `.param` buffer (a byte not yet
+        written is open)."""
+        data, written = buffer(key)
+        got = bytes(data[i] if i in written else chooser(("unwritten", key, i), "int8")
+                    for i in range(off, off + n))
+        return int.from_bytes(got, "little")
+
+    def store(key: int | str, off: int, data: bytes) -> None:
+        held, written = buffer(key)
+        held.extend(bytes(max(0, off + len(data) - len(held))))
+        held[off:off + len(data)] = data
+        written.update(range(off, off + len(data)))
+
+    def call(callee: str, rets: list[str], arguments: list[str]) -> None:
+        """The callee run on its arguments' `.param` buffers; its returns stored in
+        `rets`' (the ABI's `call (retval0), f, (param0, ...)`)."""
+        if callee not in fn.module:
+            raise OracleError(f"a call of {callee}, which has no body in the module")
+        target = fn.module[callee]
+        if len(arguments) != len(target.params) or len(rets) != len(target.returns):
+            raise OracleError(f"a call of {callee} with other arguments than it takes")
+        inputs = {p: load(a, 0, n) for a, (p, n) in zip(arguments, target.params.items(),
+                                                       strict=True)}
+        done = run(target, inputs, chooser, memory=memory)
+        for r, (name, n) in zip(rets, target.returns.items(), strict=True):
+            store(r, 0, done.returns[name].to_bytes(n, "little"))
 
     def compute(desc: dict, args: list[str]) -> list[tuple[str, object, str | None]]:
         """(register, value, float format) written by one computing instruction."""
         op = desc["opcode"]
         dests, srcs = args[0].split("|"), args[1:]
         inputs = {}
-        for slot, text in zip("abc", srcs, strict=False):
+        for slot, text in zip("abcd", srcs, strict=False):
             if slot in PREDICATE_SLOTS.get(op, ()) or (op in LOGIC_OPS and desc["type"] == "pred"):
                 inputs[slot] = value(text, "pred")
             elif op == "cvt":
@@ -202,7 +309,7 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
             else:
                 inputs[slot] = value(text, FIXED_WIDTH.get(op, {}).get(slot, desc["type"]))
         out = {"d": inputs["a"]} if op == "mov" else oracle.evaluate(desc, inputs, chooser)
-        dtype = desc["dtype"] if op == "cvt" else desc["type"]
+        dtype = desc["dtype"] if op in ("cvt", "set") else desc["type"]
         fmt = None if op == "setp" else _float_format(dtype)
         if op == "mov" and fmt is None and srcs[0].startswith("%"):  # mov.b32 passes a float on
             fmt = written_as.get(srcs[0].lstrip("%"))
@@ -225,20 +332,29 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
             pc = fn.labels[args[0]]
             continue
         desc, types = describe(opcode)
+        if op == "call":
+            call(*args)
+            continue
+        if op == "cvta":  # a local address is its generic address here: one numbering
+            regs[args[0].lstrip("%")] = value(args[1], "b64")
+            written_as[args[0].lstrip("%")] = None
+            continue
         if op in ("ld", "st"):
             typ = desc["type"]
             base, off = location(args[1] if op == "ld" else args[0])
             n = TYPES[typ][1] // 8
             if op == "ld":
-                regs[args[0].lstrip("%")] = int.from_bytes(param_bytes[base][off:off + n], "little")
+                regs[args[0].lstrip("%")] = load(base, off, n)
                 written_as[args[0].lstrip("%")] = _float_format(typ)
-            else:
+            elif base in ret_bytes:
                 src = args[1]
                 ret_bytes[base][off:off + n] = value(src, typ).to_bytes(n, "little")
                 unwritten[base] -= set(range(off, off + n))
                 fmt = _float_format(typ) or (written_as.get(src.lstrip("%")) if src.startswith("%")
                                              else None)
                 ret_formats[base].add(fmt if fmt and TYPES[fmt][1] // 8 == n else None)
+            else:
+                store(base, off, value(args[1], typ).to_bytes(n, "little"))
             continue
         if op == "mov" and "{" in args[0] + args[1]:  # mov.b32 {lo, hi}, r / r, {lo, hi}
             for reg in _vector_mov(args, desc["type"], regs, value):

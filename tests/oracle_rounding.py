@@ -1,5 +1,5 @@
 """The plain-Python oracle for the rounding families (float-arith, convert), the integer
-additions to arith (mul.wide, mad, div, rem) and bits (popc, clz, brev, bfe, prmt, shf).
+additions to arith (mul.wide, mad, div, rem) and bits (popc, clz, brev, bfe, bfi, prmt, shf).
 
 Test-only, as tests/oracle.py (which dispatches here): no z3, no ``ptxsmt``. Rounding
 is tests/exact_float.py's rational arithmetic; bit operations are Python ints, written
@@ -157,6 +157,15 @@ def bits(desc: dict, inputs: dict, free) -> dict:
         sbit = 0 if kind == "u" or length == 0 else (a >> min(pos + length - 1, msb)) & 1
         return {"d": sum((((a >> (pos + i)) & 1) if i < length and pos + i <= msb else sbit) << i
                          for i in range(w))}
+    if op == "bfi":  # "f = b; for (i=0; i<len && pos+i<=msb; i++) f[pos+i] = a[i];"
+        f = _reg(inputs, "b", w)
+        pos, length = _reg(inputs, "c", 32) & 0xFF, _reg(inputs, "d", 32) & 0xFF
+        for i in range(length):
+            if pos + i > w - 1:
+                break
+            bit = 1 << (pos + i)
+            f = (f | bit) if (a >> i) & 1 else (f & ~bit)
+        return {"d": f}
     b, c = _reg(inputs, "b", 32), _reg(inputs, "c", 32)
     if op == "shf":
         n = min(c, 32) if desc["mode"] == "clamp" else c & 0x1F

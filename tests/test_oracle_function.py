@@ -158,3 +158,49 @@ def test_the_oracle_stays_independent():
     out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------- nvcc's unoptimised shapes
+NVCC = Path(__file__).parent / "ptx" / "oracle" / "nvcc.ptx"
+
+
+def nvcc_returns(name: str, *params: int) -> int:
+    fn = of.read(NVCC.read_text(), name)
+    return of.run(fn, dict(zip(fn.params, params, strict=True))).returns["func_retval0"]
+
+
+def test_calls_by_hand():
+    """min through a call, max returned by pointer into the caller's depot, an inline
+    assembly compare on a register without `%`: (3 - 1) << 1 | (3 > 1)."""
+    assert nvcc_returns("calls", f32(1.0), f32(3.0)) == f32(2.0) << 1 & 0xFFFFFFFF | 1
+    assert nvcc_returns("calls", f32(3.0), 0x7FC00000) == 0  # min = max = 3: 0.0, not gt
+
+
+def test_widths_by_hand():
+    """cvt.s32.s8 sign-extends the low byte; set.nan.f16.f16 writes f16 1.0 for true."""
+    assert nvcc_returns("widths", 0x7E0000F0) == 0xFFFFFFF0 ^ 0x3C00
+    assert nvcc_returns("widths", 0x3C00007F) == 0x7F
+
+
+def test_bfi_by_hand():
+    """bfi: a's low `len` bits into b from `pos`, none past the msb (the ISA's loop)."""
+    assert nvcc_returns("insert", 0xAB, 0xFFFFFFFF, 28) == 0xBFFFFFFF  # 4 of 8 bits fit
+    bfi = {"opcode": "bfi", "type": "b32"}  # a[4] would be bit 32: dropped, not masked later
+    assert oracle.evaluate(bfi, {"a": 0x1B, "b": 0, "c": 28, "d": 8})["d"] == 0xB0000000
+    assert nvcc_returns("insert", 0xAB, 0, 4) == 0xAB0
+    assert nvcc_returns("insert", 0xAB, 0x12345678, 32) == 0x12345678  # past the msb: b
+    assert nvcc_returns("insert", 0xAB, 0, 0x104) == 0xAB0  # pos is c & 0xff
+
+
+def test_a_byte_read_before_written_is_open():
+    text = NVCC.read_text().replace("st.f32 \t[%SP+4], %f2;", "")
+    fn = of.read(text, "calls")
+    assert of.outcome(fn, {"calls_param_0": f32(1.0), "calls_param_1": f32(3.0)}) is None
+
+
+def test_ptxsmt_evaluator_agrees_on_nvcc_shapes():
+    """(`calls` not: ptxsmt's evaluator takes the local window's base as an input, which
+    `evaluator_disagreement` does not give.)"""
+    fn = of.read(NVCC.read_text(), "widths")
+    assert [d for params in vectors(fn.params, 60, "widths")
+            if (d := oracle_check.evaluator_disagreement(NVCC, fn, params))] == []
