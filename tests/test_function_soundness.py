@@ -21,6 +21,7 @@ from ptxsmt.eval.values import outputs_json
 from ptxsmt.function import read_function
 from ptxsmt.function.evaluate import evaluate_function
 from ptxsmt.isa.errors import PtxError
+from ptxsmt.sem.unspecified import UNSPECIFIED
 
 HERE = Path(__file__).parent / "ptx" / "functions"
 TABLE, OPAQUE, MEMORY = (HERE / f"{n}.ptx" for n in ("jump_table", "opaque", "memory"))
@@ -433,3 +434,67 @@ def test_a_tab_alone_ends_the_opcode(tmp_path, x, y, code):
     assert r.exit_code == code, r.output
     if code == 3:
         assert "bfi.b32" in r.stdout
+
+
+# ---- a branch on an open NaN ------------------------------------------------------------
+
+OPEN_BRANCH = HERE / "open_branch.ptx"  # each function stores where a * b is a NaN
+INF, ONE, TWO = 0x7F800000, 0x3F800000, 0x40000000
+PRODUCT_NAN = f"open[mul.rn.f32 NaN of {INF:#018x}]"  # of 0 * inf
+
+
+def test_a_branch_every_choice_of_an_open_nan_takes_alike_runs():
+    """setp.num of 0 * inf (through memory) is false whatever NaN the mul gives: num runs
+    without a choice of it."""
+    with numpy.errstate(invalid="ignore"):
+        assert numpy.isnan(numpy.float32(0) * numpy.float32(numpy.inf))
+    ev = evaluate_function(_fn(OPEN_BRANCH, "num"), {"q": 0x1000, "a": 0, "b": INF})
+    stores = {str(loc): v for loc, v in ev.stores.items()}
+    assert stores == {"global[0x1004]": UNSPECIFIED, "global[0x1000]": 7}
+    ev = evaluate_function(_fn(OPEN_BRANCH, "num"), {"q": 0x1000, "a": ONE, "b": TWO})
+    assert {str(loc): v for loc, v in ev.stores.items()} == {"global[0x1004]": TWO}
+
+
+@pytest.mark.parametrize("nan, stored", [(0x7FFFFFFF, 1), (0x7FC00000, 2), (0xFFC00001, 1)])
+def test_a_branch_on_an_open_nans_bits_runs_only_under_a_choice_of_it(nan, stored):
+    inputs = {"q": 0x1000, "a": 0, "b": INF}
+    with pytest.raises(PtxError, match=r"whether line 43 \(st.global.u32 \[%rd1\], 1\) runs"):
+        evaluate_function(_fn(OPEN_BRANCH, "parity"), inputs)
+    ev = evaluate_function(_fn(OPEN_BRANCH, "parity"), {**inputs, PRODUCT_NAN: nan})
+    assert {str(loc): v for loc, v in ev.stores.items()} == {"global[0x1000]": stored}
+
+
+def _f32(bits: int) -> float:
+    return float(numpy.uint32(bits).view(numpy.float32))
+
+
+def test_a_difference_through_a_branch_on_an_open_nan_is_different_under_a_choice():
+    """parity stores 1 or 2 where a * b is a NaN, three stores 3: different for every
+    choice of that NaN, shown under the H200's (0x7fffffff, odd: 1)."""
+    from ptxsmt.smt.queries.functions import check_function_equivalence
+    v = check_function_equivalence(_fn(OPEN_BRANCH, "parity"), _fn(OPEN_BRANCH, "three"))
+    cex = v.counterexample
+    with numpy.errstate(invalid="ignore"):
+        product = numpy.float32(_f32(cex.inputs["a"])) * numpy.float32(_f32(cex.inputs["b"]))
+    assert v.verdict == "different" and numpy.isnan(product)
+    assert [(c.name, c.value) for c in cex.chosen] == [("mul.rn.f32 NaN", 0x7FFFFFFF)]
+    assert ([*cex.lhs.stores.values()], [*cex.rhs.stores.values()]) == ([1], [3])
+    _reproduce(OPEN_BRANCH, OPEN_BRANCH, "parity", "three")
+
+
+def test_a_difference_only_through_a_branch_on_an_open_nan_is_unknown_or_exact():
+    """parity against one (1 where a * b is a NaN) differs only where that NaN's bits are
+    even: unknown (exit 3); under --nan exact, different under the model's choice."""
+    r = _cli("equiv", OPEN_BRANCH, OPEN_BRANCH, "--function", "parity", "--function-b",
+             "one")
+    assert r.exit_code == 3 and "mul.rn.f32 NaN" in r.output
+    r = _cli("equiv", OPEN_BRANCH, OPEN_BRANCH, "--function", "parity", "--function-b",
+             "one", "--nan", "exact", "--json")
+    cex = json.loads(r.stdout)["counterexample"]
+    assert r.exit_code == 1 and len(cex["open_values"]) == 1
+    assert int(cex["open_values"][0]["taken_as"], 16) & 1 == 0
+    assert (cex["lhs"], cex["rhs"]) == ({"global[0x10000]": "0x00000002"},
+                                        {"global[0x10000]": "0x00000001"})
+    r = _cli("equiv", OPEN_BRANCH, OPEN_BRANCH, "--function", "parity", "--function-b",
+             "one", "--nan", "exact")
+    assert "differ for this choice of them" in r.output

@@ -46,6 +46,17 @@ from .memory import load, store
 _LOCATION = re.compile(r"(\w+)\[\s*(\w+)\s*\](?:\.(\w+))?")
 
 
+class OpenDependence(PtxError):
+    """Whether an instruction runs, or its address, depends on a value the ISA leaves
+    open: no run exists on these inputs until a choice of it is given (`choose`)."""
+
+    def __init__(self, function: str, line: int, text: str):
+        self.instruction = f"line {line} ({' '.join(text.split())})"
+        super().__init__(f"{function}: whether {self.instruction} runs, or where, depends "
+                         "on a value the PTX ISA leaves open; ptxsmt cannot run it on these "
+                         "inputs unless that value is given (open[NAME of ARGUMENT]=VALUE)")
+
+
 @dataclass(frozen=True, order=True)
 class Location:
     """`global[0x1000]` read or written as a .u32."""
@@ -154,31 +165,33 @@ def evaluate_function(fn: Function, inputs: Mapping[str, object], opts: Options 
                               z3.BitVecVal(bits, t.width))
         given.add((space, at))
 
-    def value(term: z3.ExprRef, what: str = "") -> Value:
-        """A concrete value; an output the ISA leaves open (a free NaN, a return byte
-        never written) is UNSPECIFIED, and anything else that is not one is an error."""
+    def value(term: z3.ExprRef, what: str = "", at=None) -> Value:
+        """A concrete value, or one every choice of the open values gives alike (a
+        branch on a compare of an open NaN); an output the ISA leaves open (a free NaN, a
+        return byte never written) is UNSPECIFIED, and an address or a condition of the
+        instruction `at` that is not one is OpenDependence."""
         v = concrete(term, arrays)
         if z3.is_true(v) or z3.is_false(v):
             return z3.is_true(v)
         if z3.is_bv_value(v):
             return v.as_long()
-        if what:
-            return _settled(v)
-        raise PtxError(f"{fn.name}: an address or a branch depends on a value the PTX ISA "
-                       "leaves open; ptxsmt cannot run it on these inputs")
+        settled = _settled(v)
+        if what or settled is not UNSPECIFIED:
+            return settled
+        raise OpenDependence(fn.name, at.line, at.text)
 
     for a in enc.assumed:
-        if not value(a.holds):
+        if not value(a.holds, at=a):
             raise PtxError(f"{fn.name}: these inputs break what ptxsmt assumes at line "
                            f"{a.line} ({a.text}): {a.why}")
     for u in (*enc.undefined, *enc.bounded):
-        if value(u.when):
+        if value(u.when, at=u):
             raise PtxError(f"{fn.name}: line {u.line} ({u.text}) is reached with these "
                            f"inputs, where {u.why}")
 
     def locations(accesses: list[Access]) -> list[Location]:
-        return list(dict.fromkeys(Location(a.space, value(a.address), a.type)
-                                  for a in accesses if value(a.when)))
+        return list(dict.fromkeys(Location(a.space, value(a.address, at=a), a.type)
+                                  for a in accesses if value(a.when, at=a)))
 
     loaded = {loc: (value(load(arrays[loc.space], location_term(loc.space, loc.address),
                                 loc.type.width)), (loc.space, loc.address) in given)

@@ -29,13 +29,15 @@ def open_json(c: OpenValue) -> dict:
             "taken_as": c.spelled}
 
 
-def open_lines(taken: list[OpenValue], what: str) -> list[str]:
+def open_lines(taken: list[OpenValue], what: str, every: bool = True) -> list[str]:
     """The open values a counterexample was replayed under, as the text names them (none:
-    left open)."""
+    left open); `every`: the difference holds for every choice of them, not only this
+    one (a difference only in open NaN payloads, under --nan exact)."""
     if not taken:
         return []
-    return [f"  values the PTX ISA leaves open, as taken here (the {what} differ for every "
-            "choice of them):", *(f"    {c.input} = {str(c.spelled).lower()}" for c in taken)]
+    which = "every choice of them" if every else "this choice of them"
+    return [f"  values the PTX ISA leaves open, as taken here (the {what} differ for "
+            f"{which}):", *(f"    {c.input} = {str(c.spelled).lower()}" for c in taken)]
 
 
 def nan_fields(verdict: str, nan: str, up_to: bool, payloads_only: bool) -> dict:

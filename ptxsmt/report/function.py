@@ -129,7 +129,7 @@ def function_verdict_text(v: FunctionVerdict, lhs_file: str, rhs_file: str) -> s
         lines.append("  initial memory (any other byte: 0):")
         lines += [f"    {loc}.{loc.type.name} = {describe(val, loc.type)}"
                   for loc, val in cex.memory.items()]
-    lines += open_lines(list(cex.chosen), "functions")
+    lines += open_lines(list(cex.chosen), "functions", not cex.nan_payloads_only)
     for label, ev in (("lhs", cex.lhs), ("rhs", cex.rhs)):
         lines.append(f"  {label} ({ev.function}):")
         lines += [f"    {k} = {_partly(ev, k) or describe(val, t)}"

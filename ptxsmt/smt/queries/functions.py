@@ -24,7 +24,7 @@ import z3
 from ...eval.values import Value
 from ...function.effects import param_spelling, param_type
 from ...function.encode import FunctionEncoding, encode_function
-from ...function.evaluate import FunctionEvaluation, Location, evaluate_function
+from ...function.evaluate import FunctionEvaluation, Location, OpenDependence, evaluate_function
 from ...function.memory import address_bits, initial, load, observable
 from ...function.memory import at as memory_at
 from ...function.unroll import DEFAULT_UNROLL
@@ -275,8 +275,12 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                  else " (asking for a difference outside them ran out of time)")
     if free and all(name in OPEN_NANS for name in free):
         if nan == "exact":
-            cex = _replay(lhs, rhs, el, er, first, opts, rename, unroll, spaces, formats,
-                          nan, nan_payloads_only=True)
+            replay = partial(_replay, lhs, rhs, el, er, first, opts, rename, unroll, spaces,
+                             formats, nan, nan_payloads_only=True)
+            try:
+                cex = replay()
+            except OpenDependence:  # a branch on them: under the model's choice of them
+                cex = replay(choose=_chosen_by(first, made=False))
             return verdict("different", cex=cex)
         # "only" where no other difference is left; else it is what was found in time
         only = "" if not undecided else "; other differences were not ruled out" + undecided
@@ -570,12 +574,13 @@ def _replayed(replay: Callable[..., FunctionCounterexample],
     """`replay` (`_replay` of `model`, on which the functions differ for every choice of
     the values the ISA leaves open: `_agreement`) with them left open; where every output
     that differs is computed from them (unspecified to the evaluator: a NaN's bits
-    returned as .b32), under one choice of them, which the counterexample names: each
-    open NaN as the NaN an H200 makes, else (that choice reaches what ptxsmt assumes
-    away) each open value as the model took it, on which the query itself differs."""
+    returned as .b32) or a branch or an address is (no run exists until they are
+    chosen), under one choice of them, which the counterexample names: each open NaN as
+    the NaN an H200 makes, else (that choice reaches what ptxsmt assumes away) each open
+    value as the model took it, on which the query itself differs."""
     try:
         return replay()
-    except ReplayError:
+    except (ReplayError, OpenDependence):
         pass
     try:
         return replay(choose=_chosen_by(model, made=True))
