@@ -82,7 +82,7 @@ def execute(ins: Instruction, read: Callable[[str], z3.ExprRef],
 
     types = operand_types(ins.variant)
     src = {k: _source(o, types[k], read) for k, o in ins.sources.items()}
-    out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts)
+    out = semantics(ins, src.get("a"), src.get("b"), src.get("c"), opts, src.get("e"))
     if products is not None:
         out = products.contract(ins, src, out, opts)
         products.record(ins, src, out)

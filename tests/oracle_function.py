@@ -49,7 +49,7 @@ FLAGS = {"ftz": "ftz", "sat": "sat", "NaN": "nan", "relu": "relu"}
 IGNORED = {"uni", "param", "local"}
 # operand slots read as predicates, and the width of a shift amount, by opcode
 PREDICATE_SLOTS = {"selp": {"c"}}
-FIXED_WIDTH = {"shl": {"b": "b32"}, "shr": {"b": "b32"}, "bfi": {"c": "b32", "d": "b32"}}
+FIXED_WIDTH = {"shl": {"b": "b32"}, "shr": {"b": "b32"}, "bfi": {"c": "b32", "e": "b32"}}
 STEP_LIMIT = 100_000
 
 
@@ -301,7 +301,7 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
         op = desc["opcode"]
         dests, srcs = args[0].split("|"), args[1:]
         inputs = {}
-        for slot, text in zip("abcd", srcs, strict=False):
+        for slot, text in zip("abce", srcs, strict=False):  # e: bfi's length (the ISA's d)
             if slot in PREDICATE_SLOTS.get(op, ()) or (op in LOGIC_OPS and desc["type"] == "pred"):
                 inputs[slot] = value(text, "pred")
             elif op == "cvt":

@@ -159,7 +159,7 @@ def bits(desc: dict, inputs: dict, free) -> dict:
                          for i in range(w))}
     if op == "bfi":  # "f = b; for (i=0; i<len && pos+i<=msb; i++) f[pos+i] = a[i];"
         f = _reg(inputs, "b", w)
-        pos, length = _reg(inputs, "c", 32) & 0xFF, _reg(inputs, "d", 32) & 0xFF
+        pos, length = _reg(inputs, "c", 32) & 0xFF, _reg(inputs, "e", 32) & 0xFF  # e: the ISA's d
         for i in range(length):
             if pos + i > w - 1:
                 break

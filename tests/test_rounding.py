@@ -46,7 +46,7 @@ def text(v) -> str:
 
 
 def _operand(v, slot, t):
-    if v.opcode in ("bfe", "shf") and slot in ("b", "c") and t.width == 32 and \
+    if v.opcode in ("bfe", "bfi", "shf") and slot in ("b", "c", "e") and t.width == 32 and \
             t.kind.name == "UNSIGNED":
         return st.one_of(st.sampled_from([0, 1, 7, 8, 31, 32, 33, 63, 64, 255, 256, 0x1F1F]),
                          st.integers(0, (1 << 32) - 1))
@@ -179,6 +179,11 @@ def test_batch_path_matches_the_oracle(batch):
     ("bfe.s32 d, a, b, c;", {"a": 0x0000F000, "b": 12, "c": 4}, 0xFFFFFFFF),
     ("bfe.s32 d, a, b, c;", {"a": 0x80000000, "b": 40, "c": 4}, 0xFFFFFFFF),  # pos > msb
     ("bfe.u32 d, a, b, c;", {"a": 0x80000000, "b": 28, "c": 0}, 0),
+    ("bfi.b32 d, a, b, c, e;", {"a": 0xABCD, "b": 0x12345678, "c": 8, "e": 8}, 0x1234CD78),
+    ("bfi.b32 d, a, b, c, e;", {"a": 0xF, "b": 0, "c": 30, "e": 8}, 0xC0000000),  # past msb
+    ("bfi.b32 d, a, b, c, e;", {"a": 0xF, "b": 7, "c": 32, "e": 8}, 7),  # pos > msb: b
+    ("bfi.b32 d, a, b, c, e;", {"a": 2, "b": 1, "c": 0x101, "e": 0x102}, 5),  # & 0xff
+    ("bfi.b64 d, a, b, c, e;", {"a": 1, "b": 0, "c": 63, "e": 255}, 1 << 63),
     ("prmt.b32 d, a, b, c;", {"a": 0x33221100, "b": 0x77665544, "c": 0x7654}, 0x77665544),
     ("prmt.b32 d, a, b, c;", {"a": 0x33221100, "b": 0x80665544, "c": 0x010F}, 0x001100FF),
     ("prmt.b32.f4e d, a, b, c;", {"a": 0x33221100, "b": 0x77665544, "c": 1}, 0x44332211),
@@ -299,6 +304,32 @@ def test_every_family_is_reachable_from_a_snippet_and_the_cli_spelling():
                if v.opcode == "fma")
     assert PRED in operand_types(next(v for v in catalogue().family("float-arith")
                                       if v.opcode == "testp")).values()
+
+
+BFI_EDGES = (0, 1, 7, 31, 32, 33, 63, 64, 65, 255, 256, 257, 0x1F1F, 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_bfi_inserts_as_the_text_loops(width):
+    """bfi over every edge pos x len pair and random ones, against the text's loop written
+    as plain Python here (f = b; f[pos+i] = a[i] for i < len and pos+i <= msb, pos and
+    len masked to 8 bits), and against tests/oracle_rounding.py's."""
+    rng = random.Random(width)
+    pairs = [(p, n) for p in BFI_EDGES for n in BFI_EDGES] + \
+        [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(200)]
+    items = [(f"bfi.b{width} d, a, b, c, e;", {"a": rng.getrandbits(width),
+                                               "b": rng.getrandbits(width), "c": p, "e": n})
+             for p, n in pairs]
+    bad = []
+    for (ptx, inputs), got in zip(items, evaluate_bits(items), strict=True):
+        f = list(format(inputs["b"], f"0{width}b")[::-1])
+        for i in range(inputs["e"] & 0xFF):
+            if (inputs["c"] & 0xFF) + i < width:
+                f[(inputs["c"] & 0xFF) + i] = str(inputs["a"] >> i & 1)
+        want = int("".join(reversed(f)), 2)
+        if not got["d"] == want == reference(ptx, inputs)["d"]:
+            bad.append(({k: hex(x) for k, x in inputs.items()}, hex(got["d"]), hex(want)))
+    assert not bad, bad[:5]
 
 
 # ---- legality: ptxas 13.0 on each variant's claimed minimum, and just below -------------

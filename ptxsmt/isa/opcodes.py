@@ -112,10 +112,14 @@ SYNTAX: dict[str, Syntax] = {
     "testp": Syntax(("mode", "type"), {"p": PRED, "a": "type"}, family="float-arith",
                     modes=("finite", "infinite", "number", "notanumber", "normal",
                            "subnormal")),
-    # 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: bit manipulation, the "bits" family
+    # 9.7.1.14-9.7.1.20, 9.7.8.7, 9.7.9.5: bit manipulation, the "bits" family
     **{op: Syntax(("type",), {"d": _U32, "a": "type"}, family="bits") for op in ("popc", "clz")},
     "brev": Syntax(("type",), {"d": "type", "a": "type"}, family="bits"),
     "bfe": Syntax(("type",), {"d": "type", "a": "type", "b": _U32, "c": _U32}, family="bits"),
+    # `bfi.type f, a, b, c, d;`: the text's f is slot d (every destination is) and its
+    # fourth source, d, is slot e
+    "bfi": Syntax(("type",), {"d": "type", "a": "type", "b": "type", "c": _U32, "e": _U32},
+                  family="bits"),
     "prmt": Syntax(("type", "mode"), {"d": "type", "a": "type", "b": "type", "c": "type"},
                    family="bits", modes=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")),
     "shf": Syntax(("dir", "mode", "type"), {"d": "type", "a": "type", "b": "type", "c": _U32},

@@ -61,7 +61,7 @@ class Guard:
 @dataclass(frozen=True)
 class Instruction:
     variant: Variant
-    operands: dict[str, Operand]  # by slot name: d/p/q/a/b/c
+    operands: dict[str, Operand]  # by slot name: d/p/q/a/b/c/e (e: bfi's length)
     guard: Guard | None = None
     line: int = 1
     col: int = 1
@@ -100,7 +100,7 @@ def format_variant(v: Variant) -> str:
 def format_instruction(ins: Instruction) -> str:
     ops = dict(ins.operands)
     dest = "|".join(str(ops.pop(k)) for k in ("p", "q") if k in ops) or str(ops.pop("d"))
-    srcs = [str(ops[k]) for k in ("a", "b", "c") if k in ops]
+    srcs = [str(ops[k]) for k in ("a", "b", "c", "e") if k in ops]
     guard = f"{ins.guard} " if ins.guard else ""
     return f"{guard}{format_variant(ins.variant)} {', '.join([dest, *srcs])};"
 

@@ -405,7 +405,7 @@ FLOAT_FORMS: tuple[Form, ...] = (
          modes=SYNTAX["testp"].modes, section="9.7.3.1"),
 )
 
-# 9.7.1.14-9.7.1.19, 9.7.8.7, 9.7.9.5: the "bits" family
+# 9.7.1.14-9.7.1.20, 9.7.8.7, 9.7.9.5: the "bits" family
 _B3264 = _types("b32", "b64")
 BITS_FORMS: tuple[Form, ...] = (
     Form("popc", dict(type=_B3264), _req("2.0", 20), section="9.7.1.14"),
@@ -413,6 +413,7 @@ BITS_FORMS: tuple[Form, ...] = (
     Form("brev", dict(type=_B3264), _req("2.0", 20), section="9.7.1.18"),
     Form("bfe", dict(type=_types("u32", "u64", "s32", "s64")), _req("2.0", 20),
          section="9.7.1.19"),
+    Form("bfi", dict(type=_B3264), _req("2.0", 20), section="9.7.1.20"),
     Form("prmt", dict(type=_types("b32")), _req("2.0", 20),
          modes=(None, *SYNTAX["prmt"].modes), section="9.7.9.5"),
     Form("shf", dict(type=_types("b32")), _req("3.1", 32), modes=SYNTAX["shf"].modes,

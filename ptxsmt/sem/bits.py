@@ -1,6 +1,5 @@
-"""Bit manipulation: 9.7.1.14 popc, 9.7.1.15 clz, 9.7.1.18 brev, 9.7.1.19 bfe, 9.7.9.5 prmt
-and 9.7.8.7 shf. The docstrings quote the ISA pseudocode. (bfi, with four sources, is not
-modelled: an opaque instruction in a function; docs/arith-families.md.)"""
+"""Bit manipulation: 9.7.1.14 popc, 9.7.1.15 clz, 9.7.1.18 brev, 9.7.1.19 bfe, 9.7.1.20 bfi,
+9.7.9.5 prmt and 9.7.8.7 shf. The docstrings quote the ISA pseudocode."""
 
 from __future__ import annotations
 
@@ -13,7 +12,9 @@ from .prims import lanes, pack
 from .sorts import free_value
 
 
-def bits(v: Variant, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
+def bits(v: Variant, a, b, c, opts: Options, e=None) -> dict[str, z3.ExprRef]:
+    if e is not None:
+        return {"d": bfi(v, a, b, c, e)}
     return {"d": _OPS[v.opcode](v, a, b, c)}
 
 
@@ -64,6 +65,19 @@ def _bfe(v: Variant, a, b, c) -> z3.BitVecRef:
     top = _resize(_min(pos + length - 1, z3.BitVecVal(msb, 32)), n)
     sbit = z3.Extract(0, 0, z3.LShR(a, top))
     return z3.If(z3.And(length != 0, sbit == 1), field | ~mask, field)
+
+
+def bfi(v: Variant, a, b, c, e) -> z3.BitVecRef:
+    """`bfi.type f, a, b, c, d;` (the text's d is e here):
+    msb = (.type==.b32) ? 31 : 63;  pos = c & 0xff;  len = d & 0xff;
+    f = b;  for (i=0; i<len && pos+i<=msb; i++) f[pos+i] = a[i];"""
+    n, msb = a.size(), a.size() - 1
+    pos, length = c & 0xFF, e & 0xFF  # 32-bit: pos + len fits
+    taken = z3.If(z3.ULE(pos, msb), _min(length, msb + 1 - pos), z3.BitVecVal(0, 32))
+    # `taken` ones at pos (none when taken = 0, so pos past msb shifts nothing in)
+    at = _resize(z3.If(z3.ULE(pos, msb), pos, z3.BitVecVal(0, 32)), n)
+    mask = ((z3.BitVecVal(1, n) << _resize(taken, n)) - 1) << at
+    return (b & ~mask) | ((a << at) & mask)
 
 
 def _min(x, y) -> z3.BitVecRef:

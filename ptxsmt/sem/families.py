@@ -23,10 +23,12 @@ _SCALAR = {
 }
 
 
-def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT) -> dict[str, z3.ExprRef]:
-    """Destination terms of one instruction (unguarded) from its source terms; with
-    `opts.hardware`, the values the ISA leaves open as that chip gives them."""
-    out = _isa(ins, a, b, c, opts)
+def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT,
+              e=None) -> dict[str, z3.ExprRef]:
+    """Destination terms of one instruction (unguarded) from its source terms (e: the
+    fourth source, bfi's length); with `opts.hardware`, the values the ISA leaves open as
+    that chip gives them."""
+    out = _isa(ins, a, b, c, opts, e)
     rule = hardware.rule(ins.variant) if opts.hardware else None
     if rule is None:
         return out
@@ -35,8 +37,10 @@ def semantics(ins: Instruction, a, b, c, opts: Options = DEFAULT) -> dict[str, z
     return hardware.on_silicon(ins.variant, rule, (a, b, c), out, made)
 
 
-def _isa(ins: Instruction, a, b, c, opts: Options) -> dict[str, z3.ExprRef]:
+def _isa(ins: Instruction, a, b, c, opts: Options, e=None) -> dict[str, z3.ExprRef]:
     v = ins.variant
+    if e is not None:  # bfi, the one instruction with a fourth source (bits family)
+        return bits.bits(v, a, b, c, opts, e)
     if v.syntax.lane_prefix:  # vset: lanes chosen by the mask and selectors
         return video.vset(v, a, b, c, ins.lane_spec("d"), ins.lane_spec("a"),
                           ins.lane_spec("b"), opts)
