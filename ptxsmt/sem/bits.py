@@ -70,14 +70,13 @@ def _bfe(v: Variant, a, b, c) -> z3.BitVecRef:
 def bfi(v: Variant, a, b, c, e) -> z3.BitVecRef:
     """`bfi.type f, a, b, c, d;` (the text's d is e here):
     msb = (.type==.b32) ? 31 : 63;  pos = c & 0xff;  len = d & 0xff;
-    f = b;  for (i=0; i<len && pos+i<=msb; i++) f[pos+i] = a[i];"""
-    n, msb = a.size(), a.size() - 1
-    pos, length = c & 0xFF, e & 0xFF  # 32-bit: pos + len fits
-    taken = z3.If(z3.ULE(pos, msb), _min(length, msb + 1 - pos), z3.BitVecVal(0, 32))
-    # `taken` ones at pos (none when taken = 0, so pos past msb shifts nothing in)
-    at = _resize(z3.If(z3.ULE(pos, msb), pos, z3.BitVecVal(0, 32)), n)
-    mask = ((z3.BitVecVal(1, n) << _resize(taken, n)) - 1) << at
-    return (b & ~mask) | ((a << at) & mask)
+    f = b;  for (i=0; i<len && pos+i<=msb; i++) f[pos+i] = a[i];
+    The loop's bounds are the shifts': a shift by the width or more is 0 (SMT-LIB bvshl),
+    so len ones at pos lose the bits past msb and a pos past msb inserts nothing."""
+    n = a.size()
+    pos, length = _resize(c & 0xFF, n), _resize(e & 0xFF, n)
+    mask = ((z3.BitVecVal(1, n) << length) - 1) << pos
+    return (b & ~mask) | ((a << pos) & mask)
 
 
 def _min(x, y) -> z3.BitVecRef:
