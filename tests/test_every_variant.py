@@ -101,7 +101,7 @@ def rows(text: str) -> list[dict]:
 
 
 ROUNDING_FAMILIES = ("float-arith", "convert", "bits")
-AMOUNTS = (0, 1, 7, 8, 31, 32, 33, 63, 64, 255, 256)  # bfe's pos/len, shf's shift
+AMOUNTS = (0, 1, 7, 8, 31, 32, 33, 63, 64, 255, 256)  # bfe's and bfi's pos/len, shf's shift
 PER_FLOAT_VARIANT = 16  # rows of a rounding variant: sampled from its grid (fallback path)
 
 
@@ -113,7 +113,7 @@ def _rounding_rows(v, types, rng) -> list[dict]:
         t = types[slot]
         return AMOUNTS if v.family == "bits" and slot != "a" and t.name == "u32" and \
             v.opcode != "prmt" else specials(t)
-    sources = [s for s in ("a", "b", "c") if s in types and s in operand_slots(v)]
+    sources = [s for s in ("a", "b", "c", "e") if s in types and s in operand_slots(v)]
     t = types["a"]
     if len(sources) == 1:
         return [{"a": a} for a in values("a")]
@@ -122,7 +122,9 @@ def _rounding_rows(v, types, rng) -> list[dict]:
     else:
         grid = pairs(values("a"), t.lanes if t.is_packed else 1, t.lane_width)
     cs = values("c") if "c" in sources else ()
-    out = [{"a": a, "b": b, **({"c": cs[i % len(cs)]} if cs else {})}
+    es = values("e") if "e" in sources else ()  # bfi's length: against each of c's in turn
+    out = [{"a": a, "b": b, **({"c": cs[i % len(cs)]} if cs else {}),
+            **({"e": es[i // len(cs) % len(es)]} if es else {})}
            for i, (a, b) in enumerate(grid)]
     if v.family in ("float-arith", "convert") and len(out) > PER_FLOAT_VARIANT:
         out = rng.sample(out, PER_FLOAT_VARIANT)
