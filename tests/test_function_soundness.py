@@ -439,6 +439,19 @@ def test_a_tab_alone_ends_the_opcode(tmp_path, x, y, code):
         assert int(cex["rhs"]["func_retval0"], 16) == p & ~0xFF | q & 0xFF
 
 
+def test_nvcc_bfi_runs_as_the_oracle_runs_it():
+    """nvcc's `bfi.b32 %r4, %r1, %r2, %r3, 8` (tests/ptx/oracle/nvcc.ptx) through ptxsmt's
+    function evaluator and through tests/oracle_function.py, pos around the msb."""
+    import oracle_function as of
+
+    text = (Path(__file__).parent / "ptx" / "oracle" / "nvcc.ptx").read_text()
+    ours, theirs = read_function(text, "insert"), of.read(text, "insert")
+    for pos in (0, 1, 24, 25, 28, 31, 32, 33, 255, 256, 0x104, 0xFFFFFFFF):
+        args = {"insert_param_0": 0x5A3, "insert_param_1": 0xF0F0F0F0, "insert_param_2": pos}
+        got = evaluate_function(ours, args).returns["func_retval0"]
+        assert got == of.run(theirs, args).returns["func_retval0"], hex(pos)
+
+
 # ---- a branch on an open NaN ------------------------------------------------------------
 
 OPEN_BRANCH = HERE / "open_branch.ptx"  # each function stores where a * b is a NaN

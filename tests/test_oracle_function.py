@@ -185,8 +185,8 @@ def test_widths_by_hand():
 def test_bfi_by_hand():
     """bfi: a's low `len` bits into b from `pos`, none past the msb (the ISA's loop)."""
     assert nvcc_returns("insert", 0xAB, 0xFFFFFFFF, 28) == 0xBFFFFFFF  # 4 of 8 bits fit
-    bfi = {"opcode": "bfi", "type": "b32"}  # a[4] would be bit 32: dropped, not masked later
-    assert oracle.evaluate(bfi, {"a": 0x1B, "b": 0, "c": 28, "d": 8})["d"] == 0xB0000000
+    bfi = {"opcode": "bfi", "type": "b32"}  # e: the ISA's d (len); a[4] would be bit 32: dropped
+    assert oracle.evaluate(bfi, {"a": 0x1B, "b": 0, "c": 28, "e": 8})["d"] == 0xB0000000
     assert nvcc_returns("insert", 0xAB, 0, 4) == 0xAB0
     assert nvcc_returns("insert", 0xAB, 0x12345678, 32) == 0x12345678  # past the msb: b
     assert nvcc_returns("insert", 0xAB, 0, 0x104) == 0xAB0  # pos is c & 0xff
