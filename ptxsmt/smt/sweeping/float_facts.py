@@ -54,8 +54,9 @@ Normal = Callable[[z3.ExprRef], z3.ExprRef]
 _MEMO_LIMIT = 100_000  # entries per table before it starts afresh (memory, not meaning)
 
 
-class _Memo:
-    """A table keyed by AST id that holds its terms, so that no other term takes the id."""
+class Memo:
+    """A table keyed by AST id that holds its terms, so that no other term takes the id
+    (for a function of the term alone: looked up, never computed twice)."""
 
     def __init__(self) -> None:
         self.table: dict[object, tuple[z3.ExprRef, object]] = {}
@@ -71,7 +72,7 @@ class _Memo:
         return value
 
 
-_TESTED, _POISONED = _Memo(), _Memo()
+_TESTED, _POISONERS, _SIGN_FREE, _WITHOUT = Memo(), Memo(), Memo(), Memo()
 
 
 def _is_float(t: z3.ExprRef) -> bool:
@@ -92,20 +93,21 @@ def nan_tested(t: z3.ExprRef) -> dict[int, z3.ExprRef]:
     return _TESTED.get(t.get_id(), t, compute)
 
 
-def poisons(s: z3.ExprRef, t: z3.ExprRef) -> bool:
-    """A NaN `s` makes `t` a NaN, by `POISON`'s rows from t down to s."""
-    if s.eq(t):
-        return True
-
-    def compute() -> bool:
+def poisoners(t: z3.ExprRef) -> frozenset[int]:
+    """The AST ids of the terms s whose NaN makes `t` a NaN, by `POISON`'s rows from t
+    down to s: t itself, and those of its operands at the row's positions (of one of
+    them, or of both for an ite/min/max), read once per term for all s together."""
+    def compute() -> frozenset[int]:
+        own = frozenset((t.get_id(),))
         row = POISON.get(t.decl().kind()) if z3.is_app(t) else None
         if row is None or not _is_float(t):
-            return False
-        kids = [t.arg(k) for k in row[0] if k < t.num_args() and _is_float(t.arg(k))]
+            return own
+        kids = [poisoners(t.arg(k)) for k in row[0]
+                if k < t.num_args() and _is_float(t.arg(k))]
         if not kids:
-            return False  # to_fp of bits or of an integer: no float operand
-        return (all if row[1] else any)(poisons(s, k) for k in kids)
-    return _POISONED.get((s.get_id(), t.get_id()), t, compute)
+            return own  # to_fp of bits or of an integer: no float operand
+        return own | (frozenset.intersection if row[1] else frozenset.union)(*kids)
+    return _POISONERS.get(t.get_id(), t, compute)
 
 
 def poisoned_tests(t: z3.ExprRef, normal: Normal) -> z3.ExprRef | None:
@@ -114,23 +116,23 @@ def poisoned_tests(t: z3.ExprRef, normal: Normal) -> z3.ExprRef | None:
     result might not be a NaN where s is: kept as it was)."""
     if not _is_float(t) or not z3.is_app(t) or t.decl().kind() not in POISON:
         return None
-    found = [s for s in nan_tested(t).values() if poisons(s, t)]
+    found = poisoners(t).intersection(nan_tested(t))
     if not found:
         return None
-    out = _without(t, {s.get_id() for s in found}, normal, {})
-    return out if all(poisons(s, out) for s in found) and not out.eq(t) else None
+    out = _without(t, found, normal)
+    return out if found <= poisoners(out) and not out.eq(t) else None
 
 
-def _without(t: z3.ExprRef, nan: set[int], normal: Normal, done: dict) -> z3.ExprRef:
-    """t with `isNaN(x)` false for x in `nan` (ids), the terms above them renormalised."""
+def _without(t: z3.ExprRef, nan: set[int] | frozenset[int], normal: Normal) -> z3.ExprRef:
+    """t with `isNaN(x)` false for x in `nan` (ids), the terms above them renormalised
+    (once per term and the ids it tests: the walks from other roots share them)."""
     if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) and t.arg(0).get_id() in nan:
         return z3.BoolVal(False)
-    if not z3.is_app(t) or not nan.intersection(nan_tested(t)):
+    tested = frozenset(nan.intersection(nan_tested(t))) if z3.is_app(t) else None
+    if not tested:
         return t
-    if t.get_id() not in done:
-        kids = [_without(c, nan, normal, done) for c in t.children()]
-        done[t.get_id()] = (t, normal(t.decl()(*kids)))
-    return done[t.get_id()][1]
+    return _WITHOUT.get((t.get_id(), tested, normal), t, lambda: normal(
+        t.decl()(*[_without(c, tested, normal) for c in t.children()])))
 
 
 def _zero(t: z3.ExprRef) -> bool:
@@ -157,6 +159,10 @@ def sign_free(t: z3.ExprRef, normal: Normal, depth: int = 6) -> z3.ExprRef:
     so through the operators of `THROUGH`, `depth` levels down."""
     if depth == 0 or not z3.is_app(t) or not _is_float(t):
         return t
+    return _SIGN_FREE.get((t.get_id(), depth, normal), t, lambda: _sign_free(t, normal, depth))
+
+
+def _sign_free(t: z3.ExprRef, normal: Normal, depth: int) -> z3.ExprRef:
     kind = t.decl().kind()
     if kind in (z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB):
         rm, x, y = t.children()

@@ -716,9 +716,18 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
 }
 
 
+# `normal` of each term met, by AST id: the rules read a term's subterms again and
+# again (`_float_of_result`'s arms, `sign_free`, `poisoned_tests`' rebuilt terms)
+_NORMAL = float_facts.Memo()
+
+
 def normal(t: z3.ExprRef) -> z3.ExprRef:
     """t with the first rule for its root operator that matches applied (folding
     constants, for every operator, first)."""
+    return _NORMAL.get(t.get_id(), t, lambda: _first_rule(t))
+
+
+def _first_rule(t: z3.ExprRef) -> z3.ExprRef:
     for rule in (_fold, *RULES.get(t.decl().kind(), ())) if z3.is_app(t) else ():
         out = rule(t)
         if out is not None:
