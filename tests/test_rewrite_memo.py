@@ -150,3 +150,18 @@ def test_poisoners_are_the_pairs_that_poison():
             assert (s.get_id() in found) == _poisons(s, t), (s, t)
             both += s.get_id() in found and not s.eq(t)
     assert both > 50  # the relation is not only each term with itself
+
+
+def test_sign_free_is_looked_up_by_depth_and_by_rewrite():
+    """A table entry is the answer for its term, depth and `normal` only."""
+    x = z3.FP("sx", SORT)
+    chain = [x]
+    for _ in range(8):  # x + 0 + 0 ...: each level `sign_free` looks through drops a zero
+        chain.append(z3.fpAdd(z3.RNE(), chain[-1], z3.FPVal(0.0, SORT)))
+    assert float_facts.sign_free(chain[8], normal, 6).eq(chain[2])
+    assert float_facts.sign_free(chain[8], normal, 2).eq(chain[6])
+    c = z3.Bool("sc")
+    added = z3.fpAdd(z3.RNE(), x, z3.If(c, z3.fpMinusZero(SORT), z3.FPVal(0.0, SORT)))
+    as_built = float_facts.sign_free(added, lambda u: u)
+    assert as_built.eq(z3.If(c, x, x))  # the zero dropped below, the select as built
+    assert float_facts.sign_free(added, normal).eq(x)  # ite(c, x, x) is x (`_ite_known`)
