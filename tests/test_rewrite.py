@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import ml_dtypes
 import numpy as np
 import pytest
 import z3
@@ -585,3 +586,47 @@ def test_fp_mul_operands_in_order():
     lo, hi = sorted(z3.FPs("p q", z3.Float32()), key=structural)
     assert normal(z3.fpMul(z3.RTZ(), hi, lo)).eq(z3.fpMul(z3.RTZ(), lo, hi))
     assert normal(z3.fpMul(z3.RTZ(), lo, hi)).eq(z3.fpMul(z3.RTZ(), lo, hi))
+
+
+def _self_differences(x: z3.FPRef) -> list[z3.FPRef]:
+    """x - x, x + (-x) and (-x) + x, rounding to nearest."""
+    return [z3.fpSub(z3.RNE(), x, x), z3.fpAdd(z3.RNE(), x, -x), z3.fpAdd(z3.RNE(), -x, x)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_a_value_less_itself_is_plus_zero_or_the_nan(fmt):
+    """Proved for every x by z3, and the rewrite's value checked apart from z3 against
+    numpy (ml_dtypes for bf16) on the specials and random bits: +0 for a finite x
+    (its sign bit clear), a NaN for a NaN or an infinity."""
+    x = z3.FP("x", fp_sort(fmt))
+    dtype = {F16: np.float16, BF16: ml_dtypes.bfloat16, F32: np.float32, F64: np.float64}[fmt]
+    uint = {16: np.uint16, 32: np.uint32, 64: np.uint64}[fmt.width]
+    rng = random.Random(44)
+    sign, top = 1 << (fmt.width - 1), (1 << fmt.width) - 1
+    specials = [0, sign, 1, sign | 1, (1 << (fmt.sbits - 1)) - 1]
+    specials += [((1 << fmt.ebits) - 1) << (fmt.sbits - 1)] * 2  # +inf, and -inf below
+    specials[-1] |= sign
+    specials += [specials[-2] | 1, top, top ^ sign]  # NaNs
+    for t in _self_differences(x):
+        out = normal(t)
+        assert not out.eq(t)
+        assert _valid(t == out), t
+        for b in specials + [rng.getrandbits(fmt.width) for _ in range(40)]:
+            v = np.array([b], dtype=uint).view(dtype)[0]
+            with np.errstate(invalid="ignore"):
+                diff = np.array([v - v], dtype=dtype)
+            want = diff.view(uint)[0]
+            got = z3.simplify(z3.substitute(out, (x, z3.fpBVToFP(z3.BitVecVal(b, fmt.width),
+                                                                  fp_sort(fmt)))))
+            if np.isnan(diff.astype(np.float64))[0]:
+                assert z3.is_true(z3.simplify(z3.fpIsNaN(got))), (fmt.name, hex(b))
+            else:
+                assert z3.simplify(z3.fpToIEEEBV(got)).as_long() == int(want) == 0, hex(b)
+
+
+def test_a_value_less_itself_is_kept_in_other_modes_and_for_two_values():
+    """Toward negative x - x is -0; a - b of two values is no zero."""
+    x, y = z3.FPs("x y", fp_sort(F32))
+    for t in (z3.fpSub(z3.RTN(), x, x), z3.fpSub(z3.RNE(), x, y), z3.fpAdd(z3.RNE(), x, -y)):
+        out = normal(t)
+        assert not z3.is_app_of(out, z3.Z3_OP_ITE), t

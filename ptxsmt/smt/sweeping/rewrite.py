@@ -197,6 +197,24 @@ def _identity_arm(t: z3.ExprRef) -> z3.ExprRef | None:
     return None
 
 
+def _self_difference(t: z3.ExprRef) -> z3.ExprRef | None:
+    """x - x and x + (-x), rounding to nearest: +0 where x is finite (an exact zero sum
+    is +0 in every mode but toward negative), the NaN where x is a NaN or an infinity
+    (SMT-LIB's one NaN: the register's open NaN is `to_bits`'s, outside this term)."""
+    rm, a, b = t.children()
+    if not z3.is_app_of(rm, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN):
+        return None
+    if z3.is_app_of(t, z3.Z3_OP_FPA_ADD):
+        negated = [(x, y) for x, y in ((a, b), (b, a)) if z3.is_app_of(y, z3.Z3_OP_FPA_NEG)]
+        if not any(y.arg(0).eq(x) for x, y in negated):
+            return None
+    elif not a.eq(b):
+        return None
+    sort = t.sort()
+    return normal(z3.If(z3.Or(z3.fpIsNaN(a), z3.fpIsInf(a)), z3.fpNaN(sort),
+                        z3.fpPlusZero(sort)))
+
+
 def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
     """("ones", x) for `x == all ones`, ("nonzero", x) for `x != 0`, x an extract."""
     negated = z3.is_not(t)
@@ -693,9 +711,9 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_IS_NAN: (_nan_of_constant,),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result, _nan_poisoned),
-    z3.Z3_OP_FPA_ADD: (_nan_poisoned, _identity_arm, _ordered),
+    z3.Z3_OP_FPA_ADD: (_self_difference, _nan_poisoned, _identity_arm, _ordered),
     z3.Z3_OP_FPA_MUL: (_nan_poisoned, _identity_arm, _ordered),
-    z3.Z3_OP_FPA_SUB: (_nan_poisoned, _identity_arm),
+    z3.Z3_OP_FPA_SUB: (_self_difference, _nan_poisoned, _identity_arm),
     **dict.fromkeys(set(float_facts.POISON) - {z3.Z3_OP_ITE, z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_ADD,
                                                z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_SUB},
                     (_nan_poisoned,)),
