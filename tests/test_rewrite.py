@@ -630,3 +630,14 @@ def test_a_value_less_itself_is_kept_in_other_modes_and_for_two_values():
     for t in (z3.fpSub(z3.RTN(), x, x), z3.fpSub(z3.RNE(), x, y), z3.fpAdd(z3.RNE(), x, -y)):
         out = normal(t)
         assert not z3.is_app_of(out, z3.Z3_OP_ITE), t
+
+
+def test_an_operation_on_a_value_less_itself_is_rewritten():
+    """The select it becomes has SMT-LIB's NaN in an arm, a constant with no one bits
+    pattern (`_float_bits`: z3 leaves them a term): the identity rules above it read it
+    (a wide-float pair crashed here), and the result is still equal."""
+    x, y = z3.FPs("x y", fp_sort(F32))
+    zero = normal(z3.fpSub(z3.RNE(), x, x))  # children first, as sweeping rewrites
+    for t in (z3.fpAdd(z3.RNE(), y, zero), z3.fpMul(z3.RNE(), zero, y),
+              z3.fpSub(z3.RNE(), y, zero)):
+        assert _valid(t == normal(t)), t

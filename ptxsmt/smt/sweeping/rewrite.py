@@ -140,9 +140,10 @@ def _float_of_result(t: z3.ExprRef) -> z3.ExprRef | None:
 
 
 def _float_bits(t: z3.ExprRef) -> int | None:
-    """The bits of a float constant: a float value, or one read from constant bits."""
+    """The bits of a float constant: a float value, or one read from constant bits
+    (None for SMT-LIB's NaN: it has no one pattern, and z3 leaves its bits a term)."""
     if z3.is_fp_value(t):
-        return z3.simplify(z3.fpToIEEEBV(t)).as_long()
+        return None if t.isNaN() else z3.simplify(z3.fpToIEEEBV(t)).as_long()
     if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 and z3.is_bv_value(t.arg(0)):
         return t.arg(0).as_long()
     return None
