@@ -451,7 +451,8 @@ class Execution:
                                          self.prefix + register.lstrip("%")))
             if "nc" in g.modifiers:
                 self.enc.read_only.append(self.enc.loads[-1])
-            loaded = memory.load(self.memory(where), local_at, t.width)
+            frames = [(a, n) for space_of, a, n in self.enc.windowed if space_of == where]
+            loaded = memory.load(self.memory(where), local_at, t.width, frames)
             value = loaded if value is None else z3.If(inside, loaded, value)
         return value
 

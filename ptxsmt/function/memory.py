@@ -73,11 +73,74 @@ def address(term: z3.BitVecRef, bits: int = ADDRESS_BITS) -> z3.BitVecRef:
     return z3.Extract(bits - 1, 0, term) if term.size() > bits else term
 
 
-def load(memory: z3.ArrayRef, at: z3.BitVecRef, width: int) -> z3.BitVecRef:
-    """`width` bits from `at` upwards, the byte at `at` lowest."""
+def load(memory: z3.ArrayRef, at: z3.BitVecRef, width: int,
+         frames: Frames = ()) -> z3.BitVecRef:
+    """`width` bits from `at` upwards, the byte at `at` lowest. `frames`: the variables
+    of memory's space the function declares (`Execution.variable`), whose bytes a read
+    of one of them looks up past the writes to the others (`byte`)."""
     at = address(at, memory.domain().size())
-    parts = [z3.Select(memory, at + k) for k in reversed(range(width // 8))]
+    sizes = {a.get_id(): n for a, n in frames}
+    parts = [byte(memory, at + k, sizes) for k in reversed(range(width // 8))]
     return parts[0] if len(parts) == 1 else z3.Concat(*parts)
+
+
+# (address, bytes) of each .shared or .local variable of one space
+Frames = tuple[tuple[z3.BitVecRef, int], ...] | list[tuple[z3.BitVecRef, int]]
+
+
+def byte(memory: z3.ArrayRef, at: z3.BitVecRef, sizes: dict[int, int]) -> z3.BitVecRef:
+    """The byte at `at`, looked up past the writes that cannot reach it: where `at` is
+    byte k of a variable A (k < A's size, `frame_byte`), a write to byte j of another
+    variable B (j < B's size), or to another byte of A, is skipped; a write to byte k of
+    A gives its value. That rests on the assumption each query carries for every .local
+    or .shared variable (`Execution.variable`: "a .{space} variable lies in its window,
+    apart from the others"): A and B lie below 2^32 - size (so `extract(31, 0, A) + k` is
+    A + k, no wrap) and [A, A + size(A)) and [B, B + size(B)) do not overlap; on inputs
+    outside it the query asks nothing. Any other address, or a write that is no plain
+    `store` (a guard's or a join's `If`), ends the look-up: the write is kept."""
+    mine = frame_byte(at, sizes)
+    while mine is not None and z3.is_store(memory):
+        theirs = frame_byte(memory.arg(1), sizes)
+        if theirs is None:
+            break
+        if theirs == mine:
+            return memory.arg(2)
+        memory = memory.arg(0)
+    return z3.Select(memory, at)
+
+
+def frame_byte(at: z3.BitVecRef, sizes: dict[int, int]) -> tuple[int, int] | None:
+    """(A's id, k) where `at` is the encoder's address of byte k of variable A and k is
+    below A's size: `extract(31, 0, A)` plus constants, as bvadds (a depot's generic
+    address less its window's base, simplified: `bvadd(2, extract(31, 0, A))`, then + k),
+    or `extract(31, 0, A + c)` (`ld.local [%SPL+c]`); None for any other shape."""
+    base, k = _sum(at, sizes)
+    return (base, k % (1 << at.size())) if base is not None and \
+        k % (1 << at.size()) < sizes[base] else None
+
+
+def _sum(t: z3.BitVecRef, sizes: dict[int, int]) -> tuple[int | None, int]:
+    """(the one variable, the sum of the constants) of a bvadd of constants, of
+    `extract(31, 0, ·)` of such, and of exactly one variable of `sizes`; (None, 0) for
+    any other term. Only the low 32 bits of the sum count: `extract(31, 0, A + c)` is
+    `extract(31, 0, A) + extract(31, 0, c)` modulo 2^32."""
+    if z3.is_bv_value(t):
+        return None, t.as_long()
+    if t.get_id() in sizes:
+        return t.get_id(), 0
+    if z3.is_app_of(t, z3.Z3_OP_EXTRACT) and t.decl().params() == [31, 0]:
+        return _sum(t.arg(0), sizes)
+    if not z3.is_app_of(t, z3.Z3_OP_BADD):
+        return None, 0
+    base, total = None, 0
+    for part in t.children():
+        b, k = _sum(part, sizes)
+        if b is None and not z3.is_bv_value(part):
+            return None, 0
+        if b is not None and base is not None:
+            return None, 0
+        base, total = base if b is None else b, total + k
+    return base, total
 
 
 def store(memory: z3.ArrayRef, at: z3.BitVecRef, value: z3.BitVecRef) -> z3.ArrayRef:
