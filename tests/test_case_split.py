@@ -1,0 +1,163 @@
+"""The last query split by the cases of a float's NaN (ptxsmt/smt/sweeping/case_split.py).
+A min against a min.NaN of a sum differs only where exactly one operand is a NaN: the
+split finds it, and numpy (float32, apart from z3) confirms the difference at the model's
+inputs; an equal pair is unsat in every case; a case left undecided, or a model that
+fails its case, is never a verdict."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+import z3
+
+from ptxsmt.smt.solving.budget import Budget
+from ptxsmt.smt.solving.decide import Decision
+from ptxsmt.smt.sweeping import case_split
+from ptxsmt.smt.sweeping.case_split import Case, Split, by_cases, splits
+
+F32 = z3.Float32()
+X, Y, Z = z3.FPs("x y z", F32)
+SUM = z3.fpAdd(z3.RNE(), X, Y)
+
+
+def _min(a, b):
+    """PTX's min.f32: a NaN operand gives the other (zeros: the ordered compare's)."""
+    return z3.If(z3.fpIsNaN(a), b, z3.If(z3.fpIsNaN(b), a, z3.If(a < b, a, b)))
+
+
+def _min_nan(a, b):
+    """PTX's min.NaN.f32: a NaN operand gives a NaN."""
+    return z3.If(z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b)), z3.fpNaN(F32), z3.If(a < b, a, b))
+
+
+def _min_swapped(a, b):
+    """min.f32 with its NaN tests the other way round: equal to `_min` everywhere."""
+    return z3.If(z3.fpIsNaN(b), a, z3.If(z3.fpIsNaN(a), b, z3.If(a < b, a, b)))
+
+
+def _differ(lhs, rhs) -> list[z3.BoolRef]:
+    return [lhs != rhs]  # SMT-LIB's `=`: one NaN, so NaN = NaN
+
+
+def _decide(query: list[z3.BoolRef]) -> Decision:
+    return by_cases(query, splits(query), "z3", Budget(None))
+
+
+def _float32(model: z3.ModelRef, x: z3.FPRef) -> float:
+    """x's value in the model (z3 gives no bits of a NaN: to_ieee_bv leaves them open)."""
+    np = pytest.importorskip("numpy")
+    if z3.is_true(model.eval(z3.fpIsNaN(x), model_completion=True)):
+        return np.float32(np.nan)
+    bits = model.eval(z3.fpToIEEEBV(x), model_completion=True).as_long()
+    return np.float32(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+
+def test_the_split_is_by_the_sum_a_comparison_and_a_nan_test_read():
+    found = splits(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    assert [(s.term.eq(SUM), s.partition) for s in found] == [(True, "NaN")]
+
+
+def test_min_against_min_nan_differs_where_numpy_says_so():
+    """sat from the case where the sum is a NaN: at the model's inputs numpy's fmin
+    (min.f32) and minimum (min.NaN.f32) of x + y and z differ, one a NaN."""
+    np = pytest.importorskip("numpy")
+    decision = _decide(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    assert decision.result == z3.sat
+    x, y, z = (_float32(decision.model, v) for v in (X, Y, Z))
+    with np.errstate(all="ignore"):
+        s = x + y
+        lhs, rhs = np.fmin(s, z), np.minimum(s, z)
+    assert np.isnan(rhs) and not np.isnan(lhs)
+
+
+def test_a_difference_among_numbers_is_found_in_the_case_of_none():
+    """The pair differs only where the sum is a number (min against max): the case of
+    no NaN has it."""
+    np = pytest.importorskip("numpy")
+    maximum = z3.If(z3.fpIsNaN(SUM), Z, z3.If(z3.fpIsNaN(Z), SUM, z3.If(SUM > Z, SUM, Z)))
+    decision = _decide(_differ(_min(SUM, Z), maximum))
+    assert decision.result == z3.sat
+    x, y, z = (_float32(decision.model, v) for v in (X, Y, Z))
+    with np.errstate(all="ignore"):
+        s = x + y
+    assert not np.isnan(s) and np.fmin(s, z) != np.fmax(s, z)
+
+
+def test_an_equal_pair_is_unsat_in_every_case():
+    assert _decide(_differ(_min(SUM, Z), _min_swapped(SUM, Z))).result == z3.unsat
+
+
+def test_each_case_holds_exactly_where_the_query_and_its_literals_do():
+    """Putting a case's value in is equals for equals: under the case's literals its
+    query is the query; and the cases cover every value of the float."""
+    query = tuple(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    cases = Case((), query).cases(Split(SUM, "NaN"))
+    assert len(cases) == 2
+    for case in cases:
+        s = z3.Solver()
+        s.add(z3.And(*case.literals), z3.And(*case.query) != z3.And(*query))
+        assert s.check() == z3.unsat
+    s = z3.Solver()
+    s.add(*[z3.Not(z3.And(*c.literals)) for c in cases])
+    assert s.check() == z3.unsat
+
+
+def test_zero_cases_cover_both_signs_and_the_rest():
+    cases = Case((), (z3.BoolVal(True),)).cases(Split(SUM, "zero"))
+    assert len(cases) == 3
+    s = z3.Solver()
+    s.add(*[z3.Not(z3.And(*c.literals)) for c in cases])
+    assert s.check() == z3.unsat
+
+
+def test_a_case_left_undecided_is_no_unsat(monkeypatch):
+    """Every case but one unsat: unknown, never equivalent."""
+    real = case_split.check_with
+    asked = []
+
+    def first_unknown(solver, how, budget, emit=None):
+        asked.append(solver)
+        return Decision(z3.unknown, reason="stub") if len(asked) == 1 else \
+            real(solver, how, budget, emit)
+    monkeypatch.setattr(case_split, "check_with", first_unknown)
+    decision = _decide(_differ(_min(SUM, Z), _min_swapped(SUM, Z)))
+    assert decision.result == z3.unknown and len(asked) >= 2
+
+
+def test_a_model_that_fails_its_case_is_no_difference(monkeypatch):
+    """A solver's model that does not hold the case (here: every input zero, where the
+    two agree) gives unknown."""
+    def bogus(solver, how, budget, emit=None):
+        s = z3.Solver()
+        s.add(X == z3.FPVal(0, F32), Y == z3.FPVal(0, F32), Z == z3.FPVal(0, F32))
+        s.check()
+        return Decision(z3.sat, model=s.model())
+    monkeypatch.setattr(case_split, "check_with", bogus)
+    decision = _decide(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    assert decision.result == z3.unknown
+
+
+def test_the_plain_query_decided_first_is_not_split(monkeypatch):
+    """`check`: the plain query's own answer stands where it comes in its first try."""
+    calls = []
+    real = case_split.check_with
+
+    def counted(solver, how, budget, emit=None):
+        calls.append(budget)
+        return real(solver, how, budget, emit)
+    monkeypatch.setattr(case_split, "check_with", counted)
+    s = z3.Solver()
+    s.add(*_differ(_min(SUM, Z), _min_swapped(SUM, Z)))
+    assert case_split.check(s, "z3", 30.0).result == z3.unsat
+    assert len(calls) == 1
+
+
+def test_the_order_of_splits_is_structural():
+    """The same query built in another order splits by the same floats, in one order."""
+    a = z3.fpMul(z3.RNE(), X, Z)
+    query = [z3.Or(a < SUM, z3.fpIsNaN(SUM), SUM < Z, z3.fpIsNaN(a))]
+    first = [str(s.term) for s in splits(query)]
+    b = z3.fpMul(z3.RNE(), X, Z)
+    again = [z3.Or(z3.fpIsNaN(b), SUM < Z, b < SUM, z3.fpIsNaN(SUM))]
+    assert [str(s.term) for s in splits(again)] == first and len(first) == 2
