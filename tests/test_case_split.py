@@ -6,7 +6,11 @@ fails its case, is never a verdict."""
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import z3
@@ -18,7 +22,10 @@ from ptxsmt.smt.sweeping.case_split import Case, Split, by_cases, splits
 
 F32 = z3.Float32()
 X, Y, Z = z3.FPs("x y z", F32)
-SUM = z3.fpAdd(z3.RNE(), X, Y)
+
+
+def _sum() -> z3.FPRef:
+    return z3.fpAdd(z3.RNE(), X, Y)
 
 
 def _min(a, b):
@@ -54,15 +61,16 @@ def _float32(model: z3.ModelRef, x: z3.FPRef) -> float:
 
 
 def test_the_split_is_by_the_sum_a_comparison_and_a_nan_test_read():
-    found = splits(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
-    assert [(s.term.eq(SUM), s.partition) for s in found] == [(True, "NaN")]
+    found = splits(_differ(_min(_sum(), Z), _min_nan(_sum(), Z)))
+    assert [(s.term.eq(_sum()), s.partition) for s in found] == [(True, "NaN")]
 
 
 def test_min_against_min_nan_differs_where_numpy_says_so():
-    """sat from the case where the sum is a NaN: at the model's inputs numpy's fmin
-    (min.f32) and minimum (min.NaN.f32) of x + y and z differ, one a NaN."""
+    """sat from the case where the sum is a NaN (z a number): at the model's inputs
+    numpy's fmin (min.f32) and minimum (min.NaN.f32) of x + y and z differ."""
     np = pytest.importorskip("numpy")
-    decision = _decide(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    number = z3.Not(z3.fpIsNaN(Z))  # so the difference lies only in the sum's NaN
+    decision = _decide([*_differ(_min(_sum(), Z), _min_nan(_sum(), Z)), number])
     assert decision.result == z3.sat
     x, y, z = (_float32(decision.model, v) for v in (X, Y, Z))
     with np.errstate(all="ignore"):
@@ -75,8 +83,9 @@ def test_a_difference_among_numbers_is_found_in_the_case_of_none():
     """The pair differs only where the sum is a number (min against max): the case of
     no NaN has it."""
     np = pytest.importorskip("numpy")
-    maximum = z3.If(z3.fpIsNaN(SUM), Z, z3.If(z3.fpIsNaN(Z), SUM, z3.If(SUM > Z, SUM, Z)))
-    decision = _decide(_differ(_min(SUM, Z), maximum))
+    a = _sum()
+    maximum = z3.If(z3.fpIsNaN(a), Z, z3.If(z3.fpIsNaN(Z), a, z3.If(a > Z, a, Z)))
+    decision = _decide(_differ(_min(_sum(), Z), maximum))
     assert decision.result == z3.sat
     x, y, z = (_float32(decision.model, v) for v in (X, Y, Z))
     with np.errstate(all="ignore"):
@@ -85,14 +94,14 @@ def test_a_difference_among_numbers_is_found_in_the_case_of_none():
 
 
 def test_an_equal_pair_is_unsat_in_every_case():
-    assert _decide(_differ(_min(SUM, Z), _min_swapped(SUM, Z))).result == z3.unsat
+    assert _decide(_differ(_min(_sum(), Z), _min_swapped(_sum(), Z))).result == z3.unsat
 
 
 def test_each_case_holds_exactly_where_the_query_and_its_literals_do():
     """Putting a case's value in is equals for equals: under the case's literals its
     query is the query; and the cases cover every value of the float."""
-    query = tuple(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
-    cases = Case((), query).cases(Split(SUM, "NaN"))
+    query = tuple(_differ(_min(_sum(), Z), _min_nan(_sum(), Z)))
+    cases = Case((), query).cases(Split(_sum(), "NaN"))
     assert len(cases) == 2
     for case in cases:
         s = z3.Solver()
@@ -104,7 +113,7 @@ def test_each_case_holds_exactly_where_the_query_and_its_literals_do():
 
 
 def test_zero_cases_cover_both_signs_and_the_rest():
-    cases = Case((), (z3.BoolVal(True),)).cases(Split(SUM, "zero"))
+    cases = Case((), (z3.BoolVal(True),)).cases(Split(_sum(), "zero"))
     assert len(cases) == 3
     s = z3.Solver()
     s.add(*[z3.Not(z3.And(*c.literals)) for c in cases])
@@ -121,7 +130,7 @@ def test_a_case_left_undecided_is_no_unsat(monkeypatch):
         return Decision(z3.unknown, reason="stub") if len(asked) == 1 else \
             real(solver, how, budget, emit)
     monkeypatch.setattr(case_split, "check_with", first_unknown)
-    decision = _decide(_differ(_min(SUM, Z), _min_swapped(SUM, Z)))
+    decision = _decide(_differ(_min(_sum(), Z), _min_swapped(_sum(), Z)))
     assert decision.result == z3.unknown and len(asked) >= 2
 
 
@@ -130,11 +139,11 @@ def test_a_model_that_fails_its_case_is_no_difference(monkeypatch):
     two agree) gives unknown."""
     def bogus(solver, how, budget, emit=None):
         s = z3.Solver()
-        s.add(X == z3.FPVal(0, F32), Y == z3.FPVal(0, F32), Z == z3.FPVal(0, F32))
+        s.add(*[z3.fpIsZero(v) for v in (X, Y, Z)])
         s.check()
         return Decision(z3.sat, model=s.model())
     monkeypatch.setattr(case_split, "check_with", bogus)
-    decision = _decide(_differ(_min(SUM, Z), _min_nan(SUM, Z)))
+    decision = _decide(_differ(_min(_sum(), Z), _min_nan(_sum(), Z)))
     assert decision.result == z3.unknown
 
 
@@ -148,16 +157,42 @@ def test_the_plain_query_decided_first_is_not_split(monkeypatch):
         return real(solver, how, budget, emit)
     monkeypatch.setattr(case_split, "check_with", counted)
     s = z3.Solver()
-    s.add(*_differ(_min(SUM, Z), _min_swapped(SUM, Z)))
+    s.add(*_differ(_min(_sum(), Z), _min_swapped(_sum(), Z)))
     assert case_split.check(s, "z3", 30.0).result == z3.unsat
     assert len(calls) == 1
 
 
+def _two_floats(product_first: bool) -> list[z3.BoolRef]:
+    """A query that two floats (a sum, a product) meet a comparison in, each read by
+    as many, the one made first first (AST ids follow creation order)."""
+    rm = z3.RNE()
+    made = [z3.fpMul(rm, X, Z), z3.fpAdd(rm, X, Y)] if product_first else \
+        [z3.fpAdd(rm, X, Y), z3.fpMul(rm, X, Z)]
+    a, b = made
+    return [z3.Or(a < b, z3.fpIsNaN(a), z3.fpIsNaN(b))]
+
+
+_SPLITS = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from test_case_split import _two_floats, splits
+print([str(s.term) for s in splits(_two_floats(sys.argv[1] == "1"))])
+"""
+
+
 def test_the_order_of_splits_is_structural():
-    """The same query built in another order splits by the same floats, in one order."""
-    a = z3.fpMul(z3.RNE(), X, Z)
-    query = [z3.Or(a < SUM, z3.fpIsNaN(SUM), SUM < Z, z3.fpIsNaN(a))]
-    first = [str(s.term) for s in splits(query)]
-    b = z3.fpMul(z3.RNE(), X, Z)
-    again = [z3.Or(z3.fpIsNaN(b), SUM < Z, b < SUM, z3.fpIsNaN(SUM))]
-    assert [str(s.term) for s in splits(again)] == first and len(first) == 2
+    """The same query with its floats made in the other order (other AST ids: a
+    process each) splits by the same floats, in one order."""
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": str(tests.parent)}
+    orders = [subprocess.run([sys.executable, "-c", _SPLITS, first, str(tests)],
+                             capture_output=True, text=True, check=True, env=env).stdout
+              for first in ("1", "0")]
+    assert orders[0] == orders[1] == "['x + y', 'x * z']\n"
+
+
+def test_a_float_no_comparison_reads_is_no_split():
+    """x * z read only by an addition is not split by; the sum a comparison reads is."""
+    product = z3.fpMul(z3.RNE(), X, Z)
+    total = z3.fpAdd(z3.RNE(), product, Y)
+    assert [str(s.term) for s in splits([total < Z])] == [str(total)]
