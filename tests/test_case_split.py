@@ -121,17 +121,19 @@ def test_zero_cases_cover_both_signs_and_the_rest():
 
 
 def test_a_case_left_undecided_is_no_unsat(monkeypatch):
-    """Every case but one unsat: unknown, never equivalent."""
+    """Every case but one unsat, that one undecided when asked again with the time
+    left: unknown, never equivalent."""
     real = case_split.check_with
     asked = []
 
-    def first_unknown(solver, how, budget, emit=None):
+    def nan_case_unknown(solver, how, budget, emit=None):
+        """The case where the sum is a NaN (its last assertion an equation) undecided."""
         asked.append(solver)
-        return Decision(z3.unknown, reason="stub") if len(asked) == 1 else \
-            real(solver, how, budget, emit)
-    monkeypatch.setattr(case_split, "check_with", first_unknown)
+        return Decision(z3.unknown, reason="stub") if z3.is_eq(solver.assertions()[-1]) \
+            else real(solver, how, budget, emit)
+    monkeypatch.setattr(case_split, "check_with", nan_case_unknown)
     decision = _decide(_differ(_min(_sum(), Z), _min_swapped(_sum(), Z)))
-    assert decision.result == z3.unknown and len(asked) >= 2
+    assert decision.result == z3.unknown and len(asked) >= 3  # the NaN case asked again
 
 
 def test_a_model_that_fails_its_case_is_no_difference(monkeypatch):
@@ -196,3 +198,18 @@ def test_a_float_no_comparison_reads_is_no_split():
     product = z3.fpMul(z3.RNE(), X, Z)
     total = z3.fpAdd(z3.RNE(), product, Y)
     assert [str(s.term) for s in splits([total < Z])] == [str(total)]
+
+
+def test_a_split_that_decides_no_case_costs_its_probes_alone(monkeypatch):
+    """Every case undecided: each split's two cases asked once, within PROBE_SECONDS,
+    and no more (the plain query, not the cases, gets the time left)."""
+    asked = []
+
+    def undecided(solver, how, budget, emit=None):
+        asked.append(budget.seconds)
+        return Decision(z3.unknown, reason="stub")
+    monkeypatch.setattr(case_split, "check_with", undecided)
+    query = _differ(_min(_sum(), Z), _min_swapped(_sum(), Z))
+    decision = by_cases(query, splits(query), "z3", Budget(60.0))
+    assert decision.result == z3.unknown
+    assert asked == [case_split.PROBE_SECONDS] * 2

@@ -19,8 +19,10 @@ negation kept beside). The cases of a float cover all its values, so:
 Bounded and deterministic: at most LITERALS floats (`splits`: ranked by how many
 readers see their NaN, then by `order.structural`), each case first asked within
 PROBE_SECONDS; a case left undecided is split again by the next float (the decided ones
-are done), and the cases left after the last float share the time left. Only where
-the plain query was not decided in its first PLAIN_SECONDS (`check`).
+are done), a split that decides none of its cases is dropped, and the cases left after
+the last float share the time left where any split decided a case (else the split
+cost its probes alone). Only where the plain query was not decided in its first
+PLAIN_SECONDS (`check`).
 """
 
 from __future__ import annotations
@@ -123,27 +125,37 @@ def check(solver: z3.Solver, how: str, budget: Budget | float | None,
 
 def by_cases(assertions: Sequence[z3.BoolRef], found: Sequence[Split], how: str,
              budget: Budget) -> Decision:
-    """The query decided by its cases over `found` (module docstring)."""
-    open_ = [Case((), tuple(assertions))]
-    reason = "no case was asked"
-    for level, split in enumerate(found):
+    """The query decided by its cases over `found` (module docstring): each split's cases
+    asked within PROBE_SECONDS; a split that decides none of them is dropped (its cost
+    is that of its probes), one that decides some leaves the others to the next split;
+    the cases left after the last share the time left, where a split decided any."""
+    root = Case((), tuple(assertions))
+    open_ = [root]
+    for split in found:
         cases = [c for case in open_ for c in case.cases(split)]
-        open_ = []
-        for k, case in enumerate(cases):
-            left = budget.left()
-            if left is not None and left <= 0:
+        undecided = []
+        for case in cases:
+            if budget.expired():
                 return Decision(z3.unknown, reason="timeout (by cases)")
-            seconds = PROBE_SECONDS if level < len(found) - 1 else \
-                None if left is None else left / (len(cases) - k)
-            decision = _ask(case, assertions, how, budget.part(seconds))
+            decision = _ask(case, assertions, how, budget.part(PROBE_SECONDS))
             if decision.result == z3.sat:
                 return decision
             if decision.result == z3.unknown:
-                open_.append(case)
-                reason = decision.reason
-        if not open_:
+                undecided.append(case)
+        if not undecided:
             return Decision(z3.unsat, "z3 by cases")
-    return Decision(z3.unknown, reason=f"{reason} (by cases)")
+        if len(undecided) < len(cases):
+            open_ = undecided
+    if open_ == [root]:
+        return Decision(z3.unknown, reason="no split decided a case")
+    for k, case in enumerate(open_):
+        left = budget.left()
+        decision = _ask(case, assertions, how,
+                        budget.part(None if left is None else left / (len(open_) - k)))
+        if decision.result != z3.unsat:
+            return decision if decision.result == z3.sat else \
+                Decision(z3.unknown, decision.solver, f"{decision.reason} (by cases)")
+    return Decision(z3.unsat, "z3 by cases")
 
 
 def _ask(case: Case, assertions: Sequence[z3.BoolRef], how: str, budget: Budget) -> Decision:
