@@ -280,3 +280,68 @@ def test_a_rewrite_that_loses_the_nan_keeps_the_test():
             and z3.is_app_of(u.arg(2), z3.Z3_OP_ITE) else u
     assert float_facts.poisoned_tests(t, lambda u: u) is not None
     assert float_facts.poisoned_tests(t, losing) is None
+
+
+# Operators a NaN of numbers comes from (`BORN_NAN`) and those that make none, with
+# numbers (as numpy computes them in float32, apart from z3) at which each row does
+NOT_BORN_NAN = {z3.Z3_OP_FPA_NEG, z3.Z3_OP_FPA_ABS, z3.Z3_OP_FPA_MIN, z3.Z3_OP_FPA_MAX,
+                z3.Z3_OP_ITE, z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_ROUND_TO_INTEGRAL}
+NUMPY_BORN_NAN = {
+    z3.Z3_OP_FPA_ADD: lambda np: np.float32(np.inf) + np.float32(-np.inf),
+    z3.Z3_OP_FPA_SUB: lambda np: np.float32(np.inf) - np.float32(np.inf),
+    z3.Z3_OP_FPA_MUL: lambda np: np.float32(0) * np.float32(np.inf),
+    z3.Z3_OP_FPA_DIV: lambda np: np.float32(0) / np.float32(0),
+    z3.Z3_OP_FPA_FMA: lambda np: np.float32(0) * np.float32(np.inf) + np.float32(1),
+    z3.Z3_OP_FPA_SQRT: lambda np: np.sqrt(np.float32(-1)),
+    z3.Z3_OP_FPA_REM: lambda np: np.fmod(np.float32(np.inf), np.float32(1))}
+
+
+@pytest.mark.parametrize("kind", sorted(float_facts.BORN_NAN | NOT_BORN_NAN), ids=_name)
+def test_born_nan_rows_are_the_operators_that_make_a_nan_of_numbers(kind):
+    """A row of BORN_NAN has operands, none a NaN, whose result is a NaN (z3, the small
+    format); every other operator listed has none, in any rounding mode."""
+    xs = list(z3.FPs("x y z", SMALL))
+    no_nan = z3.And(*[z3.Not(z3.fpIsNaN(x)) for x in xs])
+    for rm in RMS:
+        t = _apply(kind, xs, rm())
+        made = not _valid(z3.Implies(no_nan, z3.Not(z3.fpIsNaN(t))))
+        assert made == (kind in float_facts.BORN_NAN)
+
+
+@pytest.mark.parametrize("kind", sorted(NUMPY_BORN_NAN), ids=_name)
+def test_born_nan_rows_on_numpy(kind):
+    np = pytest.importorskip("numpy")
+    assert kind in float_facts.BORN_NAN
+    with np.errstate(all="ignore"):
+        assert np.isnan(NUMPY_BORN_NAN[kind](np))
+
+
+CLASS_TESTS = {z3.Z3_OP_FPA_IS_NAN: z3.fpIsNaN, z3.Z3_OP_FPA_IS_ZERO: z3.fpIsZero,
+               z3.Z3_OP_FPA_IS_INF: z3.fpIsInf, z3.Z3_OP_FPA_IS_NORMAL: z3.fpIsNormal,
+               z3.Z3_OP_FPA_IS_SUBNORMAL: z3.fpIsSubnormal,
+               z3.Z3_OP_FPA_IS_NEGATIVE: z3.fpIsNegative,
+               z3.Z3_OP_FPA_IS_POSITIVE: z3.fpIsPositive}
+
+
+@pytest.mark.parametrize("kind", sorted(float_facts.SEES_NAN), ids=_name)
+def test_sees_nan_rows_are_decided_by_the_nan_or_give_the_other_operand(kind):
+    """Where an operand is a NaN, a SEES_NAN row's result is a fixed truth value or the
+    other operand, whatever the other operand is (z3, the small format)."""
+    y = z3.FP("y", SMALL)
+    nan = z3.fpNaN(SMALL)
+    for args in ([nan, y],) if kind in CLASS_TESTS else ([nan, y], [y, nan]):
+        t = CLASS_TESTS[kind](nan) if kind in CLASS_TESTS else _apply(kind, args, z3.RNE())
+        if z3.is_bool(t):
+            assert _valid(t) or _valid(z3.Not(t))
+        else:
+            assert _valid(t == y)
+
+
+def test_sees_nan_on_numpy():
+    """The same apart from z3: numpy's comparisons with a NaN are false, and fmin/fmax
+    (PTX's min/max, SMT-LIB's fp.min/fp.max) of a NaN and a number give the number."""
+    np = pytest.importorskip("numpy")
+    nan, one = np.float32(np.nan), np.float32(1)
+    for compare in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal):
+        assert not compare(nan, one) and not compare(one, nan)
+    assert np.fmin(nan, one) == one and np.fmax(one, nan) == one

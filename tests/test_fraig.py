@@ -484,6 +484,7 @@ def test_a_difference_simulation_shows_is_a_model_at_its_inputs(monkeypatch):
     def whole(*_args, **_kwargs):
         raise AssertionError("the whole query was asked")
     monkeypatch.setattr(functions, "check_with", whole)
+    monkeypatch.setattr(functions.case_split, "check", whole)
     monkeypatch.setattr(fraig._Sweep, "run", whole)
     verdict = check_function_equivalence(a, b, timeout=300)
     assert verdict.verdict == "different"

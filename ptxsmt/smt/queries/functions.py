@@ -44,6 +44,7 @@ from ..solving import budget as budgets
 from ..solving.budget import Budget
 from ..solving.decide import Decision, check_with
 from ..solving.smt2 import subterms
+from ..sweeping import case_split
 from ..sweeping.fraig import Certified, SweepStats, certify, sweep_if_large
 from .snippets import NICE_SECONDS, ReplayError, nice_values
 
@@ -186,7 +187,8 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
             # the sweep that the witness cut short runs whole
             solver, swept = swept_solver(until_witness=False)
     if decision is None:
-        decision = check_with(solver, how, limit.rest(NICE_SECONDS), emit)
+        # split by a float's NaN where the plain query is slow (`case_split.py`)
+        decision = case_split.check(solver, how, limit.rest(NICE_SECONDS), emit)
     rules = Counter(rule for rule, _, _ in swept.justified)
     result = decision.result
     uninterpreted = {**el.uninterpreted, **er.uninterpreted}

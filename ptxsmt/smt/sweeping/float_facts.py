@@ -15,6 +15,13 @@ mutation of a float operation is masked by what reads its value:
   a zero arm added is a select of the sum and `x`), so `x + ite(c, a, +0)` meets
   `ite(c, x + a, x)` under `fpEQ`, where as a value it differs at `x = -0`.
 
+And two tables the last query's case split (`case_split.py`) picks its floats by:
+`BORN_NAN`, the operators that make a NaN of operands that are none (inf - inf,
+0 * inf), and `SEES_NAN`, the operators whose answer on a NaN operand is not the
+answer on any number (a comparison is false, a class test says NaN, a min or max
+takes the other operand). Where a value of the first kind meets
+one of the second, a solver must reason about the NaN and the numbers at once.
+
 Every row of the tables is proved by z3 and checked against exact arithmetic in
 tests/test_float_facts.py; the rules look only at the terms, never at simulation.
 """
@@ -49,6 +56,18 @@ THROUGH: dict[int, tuple[int, ...]] = {
 # result back by its pattern `ite(isNaN(x), nan, to_ieee_bv(x))`, `sem.sorts.ieee_result`)
 SIGN_BLIND = {z3.Z3_OP_FPA_EQ, z3.Z3_OP_FPA_LT, z3.Z3_OP_FPA_LE, z3.Z3_OP_FPA_GT,
               z3.Z3_OP_FPA_GE}
+
+# Operators whose result is a NaN for some operands that are not NaNs (positions as in
+# POISON): inf - inf, 0 * inf, 0 / 0, sqrt(-1), rem(inf, y), fma(0, inf, z); neg, abs,
+# min, max, ite and a float-to-float conversion make no NaN of their own
+BORN_NAN = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_DIV,
+            z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_SQRT, z3.Z3_OP_FPA_REM}
+
+# Operators whose result, where a float operand is a NaN, is decided by the NaN alone
+# (a comparison is false, a class test says NaN) or is the other operand (fp.min, fp.max)
+SEES_NAN = {*SIGN_BLIND, z3.Z3_OP_FPA_IS_NAN, z3.Z3_OP_FPA_IS_ZERO, z3.Z3_OP_FPA_IS_INF,
+            z3.Z3_OP_FPA_IS_NORMAL, z3.Z3_OP_FPA_IS_SUBNORMAL, z3.Z3_OP_FPA_IS_NEGATIVE,
+            z3.Z3_OP_FPA_IS_POSITIVE, z3.Z3_OP_FPA_MIN, z3.Z3_OP_FPA_MAX}
 
 Normal = Callable[[z3.ExprRef], z3.ExprRef]
 _MEMO_LIMIT = 100_000  # entries per table before it starts afresh (memory, not meaning)
