@@ -27,7 +27,7 @@ from ptxsmt.sem.sorts import free_nan, to_bits, unordered
 from ptxsmt.smt.queries import functions
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving import budget, portfolio
-from ptxsmt.smt.sweeping import fraig, simulate, sweep
+from ptxsmt.smt.sweeping import float_facts, fraig, rewrite, simulate, sweep
 from ptxsmt.smt.sweeping.simulate import (
     _bits_of_float,
     _float_of_bits,
@@ -982,16 +982,16 @@ def test_a_constant_candidate_gets_longer_where_the_dag_holds_bf16(monkeypatch, 
 
 
 def test_a_term_met_again_is_not_rewritten_again(monkeypatch):
-    """`rewrite.normal` runs once a term (`fraig._normal`): the same query swept again
-    asks it nothing new, and gives the same terms and the same merges."""
+    """`rewrite.normal` rewrites a term once (its table): the same query swept again
+    rewrites nothing new, and gives the same terms and the same merges."""
     x, y = z3.BitVecs("x y", 32)
     fx, fy = (z3.fpBVToFP(v, F32) for v in (x, y))
     lhs = z3.If(z3.fpGT(fx, fy), x * 3 + y, y + 3 * x)  # `a > b` is written `b < a`
     rhs = z3.If(z3.fpLT(fy, fx), y + x * 3, (x << 1) + x + y)
     calls = []
-    normal = fraig.normal
-    monkeypatch.setattr(fraig, "normal", lambda t: calls.append(t) or normal(t))
-    monkeypatch.setattr(fraig, "_NORMAL", {})
+    first_rule = rewrite._first_rule
+    monkeypatch.setattr(rewrite, "_first_rule", lambda t: calls.append(t) or first_rule(t))
+    monkeypatch.setattr(rewrite, "_NORMAL", float_facts.Memo())
     first, first_stats = sweep([lhs != rhs], [x, y], seconds=60)
     asked = len(calls)
     again, again_stats = sweep([lhs != rhs], [x, y], seconds=60)

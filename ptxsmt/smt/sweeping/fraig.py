@@ -632,7 +632,7 @@ class _Sweep:
             negated = seen.get(table.negated())
             if negated is not None:
                 self._justify("truth table", i, z3.Not(self.term[self.rep[negated]]))
-                self._set_term(i, _normal(z3.Not(self.term[self.rep[negated]])))
+                self._set_term(i, normal(z3.Not(self.term[self.rep[negated]])))
                 return self._same_term_as_earlier(i)
         return False
 
@@ -668,7 +668,7 @@ class _Sweep:
         if not kids:
             return
         if (division := self.divisions.get(i)) is not None:  # proved (`division.py`)
-            self._set_term(i, _normal(division.over(self.term[self.rep[division.operand]],
+            self._set_term(i, normal(division.over(self.term[self.rep[division.operand]],
                                                     normal)))
             return
         n = self.dag.nodes[i]
@@ -686,7 +686,7 @@ class _Sweep:
                 return
         if order != list(kids) or any(self.term[j] is not self.dag.terms[j] for j in order):
             self.term[i] = self.dag.terms[i].decl()(*[self.term[j] for j in order])
-        self._set_term(i, _normal(self.term[i]))
+        self._set_term(i, normal(self.term[i]))
 
     def _ieee_result_of(self, bits: int) -> int | None:
         """The representative of the float whose `to_bits` wrote node `bits`
@@ -889,9 +889,9 @@ class _Sweep:
             args = t.children()
             first = 1 if kind in COMMUTATIVE_AFTER_ROUNDING else 0
             args[first:] = sorted(args[first:], key=self._order)
-            t = _normal(t.decl()(*args))
+            t = normal(t.decl()(*args))
         else:
-            t = _normal(t)
+            t = normal(t)
         k = self.node_of.get(t.get_id())
         return self.term[self.rep[k]] if k is not None else t
 
@@ -994,25 +994,6 @@ class _Sweep:
                 todo.extend(reversed(c.children()))
         self.term_kids[j] = (t, out)
         return out
-
-
-# `rewrite.normal` of each term met, by AST id (the term held, so that its id stays its
-# own): a term met again is not rewritten again. A sweep again's DAG is the first
-# pass's terms, most of them as `normal` left them, and `_given` rebuilds the same
-# terms for each member it reads; on float DAGs `normal` took most of a walk's time
-_NORMAL: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
-_NORMAL_LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
-
-
-def _normal(t: z3.ExprRef) -> z3.ExprRef:
-    found = _NORMAL.get(t.get_id())
-    if found is not None:
-        return found[1]
-    out = normal(t)
-    if len(_NORMAL) > _NORMAL_LIMIT:
-        _NORMAL.clear()
-    _NORMAL[t.get_id()] = (t, out)
-    return out
 
 
 def _named(sort: z3.SortRef, what: str, k: int) -> z3.ExprRef:
