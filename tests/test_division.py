@@ -6,6 +6,7 @@ number is read as none, and its pair differs where plain Python says it does."""
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
@@ -294,3 +295,45 @@ def test_a_sign_extended_value_is_divided_over_its_narrow_range():
     assert _read_as(term, x) == ("sdiv", 3)
     assert _read_as(((z3.ZeroExt(8, y) * 86) >> 8) + z3.LShR(z3.ZeroExt(8, y) * 86, 15),
                     z3.ZeroExt(8, y)) != ("sdiv", 3)
+
+
+CEIL25 = -(-2**32 // 25)  # ceil(2^32 / 25): x udiv 25 as hi(x * CEIL25) below 2^30 only
+LIMIT = 2**30
+
+
+@pytest.mark.parametrize("select, read", [
+    (lambda x: z3.If(z3.ULT(x, LIMIT), x, z3.BitVecVal(0, 32)), ("udiv", 25)),
+    (lambda x: z3.If(z3.ULE(x, LIMIT), x, z3.BitVecVal(0, 32)), None),  # one more: 2^30
+    (lambda x: z3.If(z3.ULT(x, LIMIT), x, z3.BitVecVal(LIMIT - 1, 32)), ("udiv", 25)),  # min
+    (lambda x: z3.If(z3.ULT(x, LIMIT), x, z3.BitVecVal(LIMIT, 32)), None),  # the arm 2^30
+    (lambda x: z3.If(z3.UGE(x, LIMIT), z3.BitVecVal(7, 32), x & (LIMIT - 1)), ("udiv", 25)),
+    (lambda x: z3.If(x < LIMIT, x, z3.BitVecVal(0, 32)), None),  # signed: x may be negative
+])
+def test_a_multiply_high_is_read_over_its_operands_range_through_a_select(select, read):
+    """llc's multiplier for a value it bounds through a select or a min: hi(m * CEIL25)
+    is m udiv 25 for every m below 2^30 and not at 2^30 (plain Python), so it is read
+    back where the select keeps m below 2^30, and not where one value of it reaches
+    2^30 (an arm, the compare one wider, a signed compare of a negative x)."""
+    assert all(v * CEIL25 >> 32 == v // 25 for v in (*range(1000), *range(LIMIT - 1000, LIMIT)))
+    assert LIMIT * CEIL25 >> 32 != LIMIT // 25
+    m = select(z3.BitVec("x", 32))
+    assert _read_as(_high(m, CEIL25), m) == read
+
+
+def test_the_high_half_of_a_quotient_read_back_meets_its_32_bit_division():
+    """div-100-llvm22-3: -O0 divides `udiv x, 65537` (hi(x * 0xFFFF0001) >> 16) by a
+    value in 32 bits, opt in 16 (`mov.b32 {lo, hi}` of the multiply-high, `div.u16`):
+    equal for every x and y (plain Python on a sample; the sweep's merge is proved), and
+    the sweep reads the 16 bits as the quotient's low bits, so the two meet as one term."""
+    rng = random.Random(3)
+    for x, y in [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(2000)]:
+        d = y & 0xffff | 1
+        assert x * 0xFFFF0001 >> 48 & 0xffff == x // 65537
+        assert (x // 65537) // d == (x * 0xFFFF0001 >> 48 & 0xffff) // d
+    x, y = z3.BitVecs("x y", 32)
+    high = _high(x, 0xFFFF0001)
+    o0 = z3.UDiv(z3.LShR(high, 16), (y & 0xffff) | 1)
+    o2 = z3.ZeroExt(16, z3.UDiv(z3.Extract(31, 16, high), z3.Extract(15, 0, y) | 1))
+    assert _read_as(z3.Extract(31, 16, high), x) == ("udiv", 65537)
+    roots, stats = fraig.sweep([o0 != o2], [x, y], 20.0)
+    assert z3.is_false(z3.simplify(roots[0])) and stats.undecided == 0

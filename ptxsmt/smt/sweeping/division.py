@@ -38,7 +38,7 @@ import z3
 
 from ..solving import budget as budgets
 from ..solving.budget import Budget
-from .known import known_zeros, sign_bits
+from .known import Range, Ranges, known_zeros, sign_bits
 from .simulate import Node, evaluate_node
 
 CONE = 64  # nodes a candidate may hold above its operand (llc's sequences hold < 30)
@@ -240,19 +240,27 @@ DIVISIONS = (
              lambda x, c, write: z3.SRem(x, z3.BitVecVal(c, x.size()))),
 )
 
+# the readings of a node narrower than its operand: its low bits, a quotient's or
+# remainder's of the operand's unsigned value (opt's `div.u16` of the 16 bits of
+# `udiv x, 65537` that llc keeps as `mov.b32 {lo, hi}` of the multiply-high)
+NARROW = tuple(d for d in DIVISIONS if d.name in ("udiv", "urem"))
+
 
 @dataclass(frozen=True)
 class Found:
-    """Node `node` is `division` of node `operand` by `divisor`."""
+    """Node `node` is `division` of node `operand` by `divisor`, or its low `width`
+    bits where the node is narrower than the operand (0: as wide)."""
 
     division: Division
     operand: int
     divisor: int
+    width: int = 0
 
     def over(self, x: z3.BitVecRef,
              write: Callable[[z3.ExprRef], z3.ExprRef] = lambda t: t) -> z3.BitVecRef:
         """The division over x (a term equal to the operand), its quotient `write`n."""
-        return self.division.term(x, self.divisor, write)
+        term = self.division.term(x, self.divisor, write)
+        return z3.Extract(self.width - 1, 0, term) if self.width else term
 
 
 @dataclass(frozen=True)
@@ -281,6 +289,8 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
     hidden: set[int] = set()
     tried: set[tuple[int, int]] = set()
     domains: dict[int, Domain] = {}  # x's, once x is read (it is below its anchor)
+    ranges = Ranges(nodes, kids, _read_back(out, nodes))  # each node's once asked: the
+    # divisions below it are read by then (their anchors come first)
     for a in range(len(nodes)):
         for x in _operands(a, nodes, kids, closed):
             level = [a]
@@ -297,7 +307,7 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
                     if i in out:
                         continue
                     if x not in domains:
-                        domains[x] = _domain(x, terms, nodes, kids, out)
+                        domains[x] = _domain(x, terms, nodes, ranges, out)
                     if found := _read(i, x, cone, terms, nodes, kids, domains[x]):
                         out[i] = found
                         inside = set(cone) | {i}
@@ -308,38 +318,39 @@ def divisions(terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
 
 
 def _domain(x: int, terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
-            kids: Sequence[tuple[int, ...]], out: dict[int, Found]) -> Domain:
-    """The values node x may take, as far as its known bits tell (`known.py`), its
-    greatest (`_most`), and a signed remainder's sign-extended range. llc divides such
-    a value by a multiplier exact only there (the sign extension of an 8-bit value
-    by 3 in 16 bits, `(x*86) >> 8`): read over x alone, as if x took every value, it
-    is no division."""
+            ranges: Ranges, out: dict[int, Found]) -> Domain:
+    """The values node x may take: up to the greatest its known bits and its range allow
+    (`known.py`: through selects, mins and maxes, masks, extensions, and the divisions
+    read back below it, `_read_back`), and a signed remainder's sign-extended range. llc
+    divides such a value by a multiplier exact only there (the sign extension of an
+    8-bit value by 3 in 16 bits, `(x*86) >> 8`; `(x udiv 7) urem 3` by (2^32 + 2)/3,
+    exact below 2^31; `(x urem 25) udiv 25` by 2^32/25 rounded up): read over x alone,
+    as if x took every value, it is no division."""
     w = nodes[x].sort.width
     bits = w - sign_bits(terms[x]) + 1
     found = out.get(x)
     if found is not None and found.division.name == "srem":  # in (-|c|, |c|)
         bits = min(bits, (abs(found.divisor) - 1).bit_length() + 1)
-    return Domain(w, _most(x, terms, nodes, kids, out), bits)
+    most = min(~known_zeros(terms[x]) & ((1 << w) - 1), ranges(x)[1])
+    return Domain(w, most, bits)
 
 
-def _most(x: int, terms: Sequence[z3.ExprRef], nodes: Sequence[Node],
-          kids: Sequence[tuple[int, ...]], out: dict[int, Found]) -> int:
-    """A bound on node x's unsigned value: its bits not known zero (an and's mask, an
-    extension's top bits), the bound of the value x is the zero extension or the low
-    bits of, (2^w - 1) / c where x is an unsigned quotient by c read back and c - 1
-    where it is an unsigned remainder: llc divides such an x again by a multiplier
-    exact only up to there (`(x udiv 7) urem 3` multiplies by (2^32 + 2)/3, exact
-    below 2^31; `(x urem 25) udiv 25` by 2^32/25 rounded up)."""
-    most = ~known_zeros(terms[x]) & ((1 << nodes[x].sort.width) - 1)
-    n = nodes[x]
-    if n.kind == z3.Z3_OP_ZERO_EXT or n.kind == z3.Z3_OP_EXTRACT and n.params[1] == 0:
-        most = min(most, _most(kids[x][0], terms, nodes, kids, out))
-    found = out.get(x)
-    if found is None or found.divisor < 0:
-        return most
-    if found.division.name == "udiv":
-        return min(most, _most(found.operand, terms, nodes, kids, out) // found.divisor)
-    return min(most, found.divisor - 1) if found.division.name == "urem" else most
+def _read_back(out: dict[int, Found], nodes: Sequence[Node]):
+    """The range of a node read back as a division (`known.Ranges`' hint): a quotient's
+    by c > 0 is its operand's divided by c, a remainder's below c (a signed one's where
+    the operand is not negative)."""
+
+    def hint(i: int, ranges: Ranges) -> Range | None:
+        found = out.get(i)
+        if found is None or found.divisor < 0:
+            return None
+        c, (lo, hi) = found.divisor, ranges(found.operand)
+        if found.division.name[0] == "s" and hi >> (nodes[found.operand].sort.width - 1):
+            return None
+        out_range = (lo // c, hi // c) if found.division.name[1:] == "div" else (0, min(hi, c - 1))
+        return out_range if out_range[1] >> nodes[i].sort.width == 0 else None
+
+    return hint
 
 
 def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
@@ -354,7 +365,7 @@ def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
     if x is None:
         return []
     if nodes[x].kind == z3.Z3_OP_BLSHR and closed[kids[x][1]] and not closed[kids[x][0]]:
-        return [x, kids[x][0]]
+        return [kids[x][0], x]  # the dividend before the shift first: the IR's division
     y = x
     while nodes[y].kind in _EXTENSIONS or nodes[y].kind == z3.Z3_OP_EXTRACT \
             and nodes[y].params[1] == 0:
@@ -430,10 +441,10 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
     """Node i (`cone` the nodes between it and x) as a division of x by a constant, for
     x in `domain`, guessed from its values and proved (`_proved`); None where it is
     none."""
-    n = nodes[i]
-    if i == x or n.sort.kind != "bv" or nodes[x].sort != n.sort:
+    n, w = nodes[i], nodes[x].sort.width
+    if i == x or n.sort.kind != "bv" or nodes[x].sort.kind != "bv" or n.sort.width > w:
         return None
-    w = n.sort.width
+    m = n.sort.width  # narrower: the low bits of an unsigned one (`NARROW`)
 
     def values(xs: Sequence[int]) -> list[int]:
         held: dict[int, list] = {x: list(xs)}
@@ -445,7 +456,7 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
     # guessed over x's domain, then over every x (where the candidate is 0 on all of
     # x's domain: `(x urem 25) udiv 25`)
     domains = list(dict.fromkeys((domain, Domain.every(w))))
-    for division in DIVISIONS:
+    for division in DIVISIONS if m == w else NARROW:
         tried: set[int | None] = {None}
         for d in domains:
             c = division.divisor(lambda v: values([v])[0], d)
@@ -453,9 +464,9 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
                 continue
             tried.add(c)
             xs = tuple({domain.of(v) for v in _samples(w, c)} | ends)
-            if values(xs) == [_mod(division.value(v, c, w), 1 << w) for v in xs] and \
+            if values(xs) == [_mod(division.value(v, c, w), 1 << m) for v in xs] and \
                     _proved(terms[i], terms[x], division, c, domain):
-                return Found(division, x, c)
+                return Found(division, x, c, 0 if m == w else m)
     return None
 
 
@@ -490,7 +501,8 @@ def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int,
 def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
            domain: Domain) -> bool:
     """Unsat on each interval of `domain` (each in one half of [0, 2^w), where the
-    signed operators are each one linear case)."""
+    signed operators are each one linear case); g's low bits only where it is narrower
+    than v."""
     w = v.size()
     n = _variable(w)
     value = _integer(g, v, n)
@@ -498,7 +510,8 @@ def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
         return False
     for low, high in domain.intervals():
         solver = z3.Solver()
-        solver.add(n >= low, n <= high, _mod(value - division.value(n, c, w), 1 << w) != 0)
+        solver.add(n >= low, n <= high,
+                   _mod(value - division.value(n, c, w), 1 << g.size()) != 0)
         if budgets.check(solver, Budget(PROOF_SECONDS)) != z3.unsat:
             return False
     return True

@@ -9,11 +9,14 @@ constants (tests/test_rewrite.py proves them on random terms).
 from __future__ import annotations
 
 import functools
+import math
 import operator
+from collections.abc import Callable, Sequence
 
 import z3
 
 from ...terms.ops import signed
+from .simulate import evaluate_node
 
 KNOWN_DEPTH = 4  # how far below a term `known_zeros` looks
 
@@ -142,3 +145,162 @@ def known_ones(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
 def nonzero(t: z3.BitVecRef) -> bool:
     """t is not 0 for any input: some bit of it is known one."""
     return known_ones(t) != 0
+
+
+# Unsigned ranges: bounds [lo, hi] on a node's unsigned value for every input, read
+# through a whole DAG (`Ranges`), where llc's own bounds come from: a select of
+# bounded arms, a min or max (`ite(a <u b, a, b)`), an arm a compare bounds, masks,
+# extensions, sums and products that do not wrap, divisions. Each row: the operator's
+# range given its operands' (`r`), its width `w`, its parameters `p` and its first
+# operand's width `kw`; (0, 2^w - 1) where it does not say (tests/test_known.py checks
+# each row against every value of 4-bit operands).
+Range = tuple[int, int]
+
+
+def _full(w: int) -> Range:
+    return 0, (1 << w) - 1
+
+
+def _fits_or_full(lo: int, hi: int, w: int) -> Range:
+    return (lo, hi) if lo >= 0 and hi < 1 << w else _full(w)
+
+
+def _below_power(hi: int) -> int:
+    """The greatest value of as many bits as hi: what an or or xor of values up to hi
+    reaches."""
+    return (1 << hi.bit_length()) - 1
+
+
+def _quotient_range(a: Range, b: Range, w: int) -> Range:
+    return (a[0] // b[1], a[1] // b[0]) if b[0] else _full(w)  # by 0: all ones
+
+
+def _remainder_range(a: Range, b: Range, w: int) -> Range:
+    return 0, min(a[1], b[1] - 1) if b[0] else a[1]  # by 0: the dividend
+
+
+def _shifted(a: Range, k: Range, w: int, right: bool) -> Range:
+    if k[0] != k[1]:
+        return (0, a[1]) if right else _full(w)
+    s = min(k[0], w)
+    return (a[0] >> s, a[1] >> s) if right else _fits_or_full(a[0] << s, a[1] << s, w)
+
+
+def _not_negative_ranges(r: list[Range], w: int) -> bool:
+    return all(hi < 1 << (w - 1) for _, hi in r)
+
+
+RANGES: dict[int, Callable[[tuple, list[Range], int, int], Range]] = {
+    z3.Z3_OP_BAND: lambda p, r, w, kw: (0, min(hi for _, hi in r)),
+    z3.Z3_OP_BOR: lambda p, r, w, kw: (max(lo for lo, _ in r),
+                                       min(_below_power(max(hi for _, hi in r)),
+                                           sum(hi for _, hi in r))),
+    z3.Z3_OP_BXOR: lambda p, r, w, kw: (0, _below_power(max(hi for _, hi in r))),
+    z3.Z3_OP_BNOT: lambda p, r, w, kw: ((1 << w) - 1 - r[0][1], (1 << w) - 1 - r[0][0]),
+    z3.Z3_OP_BADD: lambda p, r, w, kw: _fits_or_full(sum(lo for lo, _ in r),
+                                                     sum(hi for _, hi in r), w),
+    z3.Z3_OP_BSUB: lambda p, r, w, kw: _fits_or_full(r[0][0] - sum(hi for _, hi in r[1:]),
+                                                     r[0][1] - sum(lo for lo, _ in r[1:]), w),
+    z3.Z3_OP_BMUL: lambda p, r, w, kw: _fits_or_full(math.prod(lo for lo, _ in r),
+                                                     math.prod(hi for _, hi in r), w),
+    z3.Z3_OP_BSHL: lambda p, r, w, kw: _shifted(r[0], r[1], w, False),
+    z3.Z3_OP_BLSHR: lambda p, r, w, kw: _shifted(r[0], r[1], w, True),
+    z3.Z3_OP_BASHR: lambda p, r, w, kw: _shifted(r[0], r[1], w, True)
+    if _not_negative_ranges(r[:1], w) else _full(w),
+    z3.Z3_OP_BUDIV: lambda p, r, w, kw: _quotient_range(r[0], r[1], w),
+    z3.Z3_OP_BUREM: lambda p, r, w, kw: _remainder_range(r[0], r[1], w),
+    # a signed division of values not negative is the unsigned one; a remainder takes
+    # its dividend's sign and is no larger than it
+    z3.Z3_OP_BSDIV: lambda p, r, w, kw: _quotient_range(r[0], r[1], w)
+    if _not_negative_ranges(r, w) else _full(w),
+    z3.Z3_OP_BSREM: lambda p, r, w, kw: (_remainder_range(r[0], r[1], w)
+                                         if _not_negative_ranges(r[1:], w) else (0, r[0][1]))
+    if _not_negative_ranges(r[:1], w) else _full(w),
+    z3.Z3_OP_ZERO_EXT: lambda p, r, w, kw: r[0],
+    z3.Z3_OP_SIGN_EXT: lambda p, r, w, kw: r[0] if _not_negative_ranges(r, kw) else _full(w),
+    z3.Z3_OP_EXTRACT: lambda p, r, w, kw: _fits_or_full(r[0][0] >> p[1], r[0][1] >> p[1], w),
+    z3.Z3_OP_CONCAT: lambda p, r, w, kw: (r[0][0] << (w - kw) | r[1][0],
+                                          r[0][1] << (w - kw) | r[1][1])
+    if len(r) == 2 else _full(w),
+}
+
+# a compare's operator as (unsigned less-than, or-equal, signed): `p op q`
+_COMPARES = {z3.Z3_OP_ULT: (False, False), z3.Z3_OP_ULEQ: (True, False),
+             z3.Z3_OP_SLT: (False, True), z3.Z3_OP_SLEQ: (True, True)}
+_REVERSED = {z3.Z3_OP_UGT: z3.Z3_OP_ULT, z3.Z3_OP_UGEQ: z3.Z3_OP_ULEQ,
+             z3.Z3_OP_SGT: z3.Z3_OP_SLT, z3.Z3_OP_SGEQ: z3.Z3_OP_SLEQ}
+
+
+class Ranges:
+    """The unsigned range of each bit-vector node of a DAG (children first, as
+    `fraig._Dag` holds it: `nodes`, `kids`), computed up to a node when it is first
+    asked (so `hint`, further facts about a node, may grow as nodes above are read).
+    A node over numerals alone is its value (the DAG keeps `0x80 - 1` and
+    `ite(1 <u 32, 1, 32)` as the encoding wrote them)."""
+
+    def __init__(self, nodes: Sequence, kids: Sequence[tuple[int, ...]],
+                 hint: Callable[[int, Callable[[int], Range]], Range | None] = lambda i, r: None):
+        self.nodes, self.kids, self.hint = nodes, kids, hint
+        self.known: list[Range] = []
+        self.value: list = []  # a closed node's value (None: it depends on an input)
+
+    def __call__(self, i: int) -> Range:
+        while len(self.known) <= i:
+            self.value.append(self._closed(len(self.known)))
+            self.known.append(self._of(len(self.known)))
+        return self.known[i]
+
+    def _closed(self, i: int):
+        n, ks = self.nodes[i], self.kids[i]
+        if n.kind == z3.Z3_OP_UNINTERPRETED or n.leaf and n.kind == -1 or \
+                n.sort.kind not in ("bv", "bool") or any(self.value[k] is None for k in ks):
+            return None
+        out = evaluate_node(n, [[self.value[k]] for k in ks], None, 1)
+        return None if out is None else out[0]
+
+    def _of(self, i: int) -> Range:
+        n, ks = self.nodes[i], self.kids[i]
+        if n.sort.kind != "bv":
+            return 0, 0
+        w = n.sort.width
+        if self.value[i] is not None:
+            return self.value[i], self.value[i]
+        if n.kind == z3.Z3_OP_ITE:
+            out = self._select(ks)
+        elif n.kind in RANGES and ks:
+            kw = self.nodes[ks[0]].sort.width
+            out = RANGES[n.kind](n.params, [self(k) for k in ks], w, kw)
+        else:
+            out = _full(w)
+        more = self.hint(i, self)
+        return out if more is None else (max(out[0], more[0]), min(out[1], more[1]))
+
+    def _select(self, ks: tuple[int, ...]) -> Range:
+        """Both arms' ranges, each under what the condition tells of it there: a min or
+        max `ite(p <u q, p, q)` is below the lesser bound, `ite(p <u 10, p, e)` below 10."""
+        c, arms = ks[0], ks[1:]
+        within = [self._under(c, arm, yes) for arm, yes in zip(arms, (True, False), strict=True)]
+        return min(lo for lo, _ in within), max(hi for _, hi in within)
+
+    def _under(self, c: int, arm: int, holds: bool) -> Range:
+        """arm's range where condition node c is `holds`."""
+        lo, hi = self(arm)
+        while self.nodes[c].kind == z3.Z3_OP_NOT:
+            c, holds = self.kids[c][0], not holds
+        kind, ks = self.nodes[c].kind, self.kids[c]
+        if kind in _REVERSED:
+            kind, ks = _REVERSED[kind], ks[::-1]
+        if arm not in ks or kind not in _COMPARES and not (kind == z3.Z3_OP_EQ and holds):
+            return lo, hi
+        if kind == z3.Z3_OP_EQ:  # arm is the other operand there
+            other = self(ks[1] if ks[0] == arm else ks[0])
+            return max(lo, other[0]), min(hi, other[1])
+        equal, signed = _COMPARES[kind]
+        p, q = ks
+        if signed and not _not_negative_ranges([self(p), self(q)], self.nodes[p].sort.width):
+            return lo, hi
+        if not holds:  # not p < q is q <= p; not p <= q is q < p
+            p, q, equal = q, p, not equal
+        if arm == p:  # arm < q (or <=): below q's greatest
+            return lo, min(hi, self(q)[1] - (not equal))
+        return max(lo, self(p)[0] + (not equal)), hi  # p < arm: above p's least
