@@ -647,13 +647,25 @@ def _narrowed(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """The low m bits of a division whose operands are extensions of their low m bits
     (zero extensions for an unsigned one, sign extensions for a signed one) are the
     division of those bits: by 0 too (all ones, the dividend; a signed quotient 1 or
-    -1), and INT_MIN / -1, whose wide quotient 2^(m-1) has INT_MIN's low bits."""
+    -1), and INT_MIN / -1, whose wide quotient 2^(m-1) has INT_MIN's low bits. Fewer
+    low bits than m are those of that division (`cvt.u16.u32` of a 32-bit quotient,
+    which the semantics writes over a 33-bit extension of it)."""
     (hi, lo), x = t.params(), t.arg(0)
     op = x.decl().kind() if z3.is_app(x) else None
-    if lo != 0 or op not in _DIVISIONS \
-            or not all(_fits(c, hi + 1, _DIVISIONS[op][1]) for c in x.children()):
+    if lo != 0 or op not in _DIVISIONS:
         return None
-    return _DIVISIONS[op][0](*(normal(z3.Extract(hi, 0, c)) for c in x.children()))
+    m = max(hi + 1, *(_least_fit(c, _DIVISIONS[op][1]) for c in x.children()))
+    if m >= x.size():
+        return None
+    narrow = _DIVISIONS[op][0](*(normal(z3.Extract(m - 1, 0, c)) for c in x.children()))
+    return narrow if m == hi + 1 else normal(z3.Extract(hi, 0, narrow))
+
+
+def _least_fit(t: z3.BitVecRef, extension: int) -> int:
+    """The least m where t is the zero (sign) extension of its low m bits (`_fits`)."""
+    if extension == z3.Z3_OP_ZERO_EXT:
+        return max(t.size() - leading_zeros(known_zeros(t), t.size()), 1)
+    return t.size() - sign_bits(t) + 1
 
 
 def _small_dividend(t: z3.BitVecRef) -> z3.BitVecRef | None:
