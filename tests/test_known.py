@@ -114,6 +114,14 @@ def _selects() -> list[z3.BitVecRef]:
         z3.If(z3.ULT(x, 4), z3.BitVecVal(0, 4), x),  # x where x >= 4: from 4
         z3.If(mid < small, mid, small),  # a signed min of values not negative
         z3.If(x == 3, x, y & 1),  # a select of bounded arms
+        z3.If(y | 1 == 0, x, y & 7),  # -O0's guard of a division by y | 1: never taken
+        z3.If((y | 1) & 7 == 0, x, y & 3),  # masked: its bit 0 still known one
+        z3.If(x & 3 == (y | 3) & 7, x | 8, x & 1),  # [0, 3] and [3, 7] meet at 3: taken
+        z3.If(z3.ULT(x & 3, (y | 3) & 7), x & 1, x | 8),  # at 3, not less: both taken
+        z3.If(z3.ULT(x & 3, 4), y & 7, x),  # always taken
+        z3.If(z3.ULE(x & 3, 3), y & 7, x),
+        z3.If(z3.Not(z3.UGT(x | 8, 7)), x, y & 7),  # never taken
+        z3.If(z3.ULT(x, 5), x, x),  # one arm twice: each under its own polarity
     ]
 
 
@@ -140,7 +148,7 @@ def test_a_value_over_numerals_is_its_value():
 def test_ranges_are_read_deeper_than_known_bits():
     x = z3.BitVec("x", 32)
     t = x & 0xff
-    for k in range(6):
+    for k in range(1, 7):
         t = z3.If(z3.ULT(x, k), t + 1, t)
     assert _range(t)[1] == 0xff + 6
 

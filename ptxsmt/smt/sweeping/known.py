@@ -243,12 +243,33 @@ class Ranges:
         self.nodes, self.kids, self.hint = nodes, kids, hint
         self.known: list[Range] = []
         self.value: list = []  # a closed node's value (None: it depends on an input)
+        self.ones: list[int] = []  # bits known one: a value is at least them
 
     def __call__(self, i: int) -> Range:
         while len(self.known) <= i:
             self.value.append(self._closed(len(self.known)))
+            self.ones.append(self._ones(len(self.known)))
             self.known.append(self._of(len(self.known)))
         return self.known[i]
+
+    def _ones(self, i: int) -> int:
+        """Bits of node i known one (`d | 1`, masked: `(d | 1) & 0xffff` is not 0)."""
+        n, ks = self.nodes[i], self.kids[i]
+        if n.sort.kind != "bv":
+            return 0
+        if self.value[i] is not None:
+            return self.value[i]
+        below = [self.ones[k] for k in ks]
+        if n.kind in (z3.Z3_OP_BOR, z3.Z3_OP_BAND):
+            return functools.reduce(operator.or_ if n.kind == z3.Z3_OP_BOR else operator.and_,
+                                    below)
+        if n.kind == z3.Z3_OP_ITE:
+            truth = self._truth(ks[0])
+            return below[1] if truth else below[2] if truth is False else below[1] & below[2]
+        if n.kind in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_EXTRACT):
+            low = n.params[1] if n.kind == z3.Z3_OP_EXTRACT else 0
+            return below[0] >> low & ((1 << n.sort.width) - 1)
+        return 0
 
     def _closed(self, i: int):
         n, ks = self.nodes[i], self.kids[i]
@@ -272,33 +293,64 @@ class Ranges:
             out = RANGES[n.kind](n.params, [self(k) for k in ks], w, kw)
         else:
             out = _full(w)
-        more = self.hint(i, self)
-        return out if more is None else (max(out[0], more[0]), min(out[1], more[1]))
+        more = self.hint(i, self) or out
+        return max(out[0], more[0], self.ones[i]), min(out[1], more[1])
 
     def _select(self, ks: tuple[int, ...]) -> Range:
         """Both arms' ranges, each under what the condition tells of it there: a min or
         max `ite(p <u q, p, q)` is below the lesser bound, `ite(p <u 10, p, e)` below 10."""
-        c, arms = ks[0], ks[1:]
-        within = [self._under(c, arm, yes) for arm, yes in zip(arms, (True, False), strict=True)]
+        c, truth = ks[0], self._truth(ks[0])
+        within = [self._under(c, arm, holds) for arm, holds in zip(ks[1:], (True, False))
+                  if truth in (None, holds)]  # an arm the condition never takes: none
         return min(lo for lo, _ in within), max(hi for _, hi in within)
+
+    def _truth(self, c: int) -> bool | None:
+        """Condition node c's value where the ranges decide it, None elsewhere: -O0's
+        guard `d == 0` of a division by `d | 1` is false."""
+        holds = True
+        while self.nodes[c].kind == z3.Z3_OP_NOT:
+            c, holds = self.kids[c][0], not holds
+        if self.value[c] is not None:
+            return self.value[c] == holds
+        kind, ks = self._compare(c)
+        if kind is None:
+            return None
+        (p_lo, p_hi), (q_lo, q_hi) = self(ks[0]), self(ks[1])
+        if kind == z3.Z3_OP_EQ:
+            return None if p_lo <= q_hi and q_lo <= p_hi else not holds
+        equal = _COMPARES[kind][0]
+        if p_hi < q_lo or equal and p_hi == q_lo:  # p < q (p <= q) for every value
+            return holds
+        if q_hi < p_lo or not equal and q_hi == p_lo:
+            return not holds
+        return None
+
+    def _compare(self, c: int) -> tuple[int | None, tuple[int, ...]]:
+        """Node c as `p op q`, op of _COMPARES (a signed one where p and q are not
+        negative: then it is the unsigned one) or `=`, over bit-vectors; (None, ()) for
+        any other."""
+        kind, ks = self.nodes[c].kind, self.kids[c]
+        if kind in _REVERSED:
+            kind, ks = _REVERSED[kind], ks[::-1]
+        if kind not in _COMPARES and kind != z3.Z3_OP_EQ or self.nodes[ks[0]].sort.kind != "bv":
+            return None, ()
+        if kind in _COMPARES and _COMPARES[kind][1] and \
+                not _not_negative_ranges([self(k) for k in ks], self.nodes[ks[0]].sort.width):
+            return None, ()
+        return kind, ks
 
     def _under(self, c: int, arm: int, holds: bool) -> Range:
         """arm's range where condition node c is `holds`."""
         lo, hi = self(arm)
         while self.nodes[c].kind == z3.Z3_OP_NOT:
             c, holds = self.kids[c][0], not holds
-        kind, ks = self.nodes[c].kind, self.kids[c]
-        if kind in _REVERSED:
-            kind, ks = _REVERSED[kind], ks[::-1]
-        if arm not in ks or kind not in _COMPARES and not (kind == z3.Z3_OP_EQ and holds):
+        kind, ks = self._compare(c)
+        if arm not in ks or kind == z3.Z3_OP_EQ and not holds:
             return lo, hi
         if kind == z3.Z3_OP_EQ:  # arm is the other operand there
             other = self(ks[1] if ks[0] == arm else ks[0])
             return max(lo, other[0]), min(hi, other[1])
-        equal, signed = _COMPARES[kind]
-        p, q = ks
-        if signed and not _not_negative_ranges([self(p), self(q)], self.nodes[p].sort.width):
-            return lo, hi
+        equal, p, q = _COMPARES[kind][0], *ks
         if not holds:  # not p < q is q <= p; not p <= q is q < p
             p, q, equal = q, p, not equal
         if arm == p:  # arm < q (or <=): below q's greatest
