@@ -19,8 +19,11 @@ divisions meet as one term:
    written over the integers (INTEGER: each operator's meaning on the unsigned value
    of its bits, wrap-around as `mod 2^w`; tests/test_division.py proves each row
    against the bit-vector operator) differs from the division nowhere in x's domain:
-   [0, 2^w), or less where x's known bits bound it or x is a quotient or remainder
-   read back (llc divides it by a multiplier exact only there, `_domain`).
+   [0, 2^w), or less where x's known bits or its range bound it (`known.Ranges`:
+   through selects, mins and maxes, masks, guards a range decides) or x is a quotient
+   or remainder read back (llc divides it by a multiplier exact only there, `_domain`).
+   A candidate narrower than x is read as the low bits of x's unsigned quotient or
+   remainder (`NARROW`).
    There the magic multiply is a product by a numeral and the shifts divisions by
    powers of two: decided in milliseconds, where bit-blasting does not finish.
    Proved, the node is written `bvudiv x c` (`bvsdiv`, `bvurem`, `bvsrem`; opt's

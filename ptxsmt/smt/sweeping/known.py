@@ -3,7 +3,9 @@ how many top bits are known copies of the sign bit, read a few levels down the t
 (KNOWN_DEPTH: the patterns opt's known-bits analysis sees are near the operator it
 rewrites). The local rewrites (`rewrite.py`) and the division read-back
 (`division.py`) rest on them: each is a fact for every value of the term's free
-constants (tests/test_rewrite.py proves them on random terms).
+constants (tests/test_rewrite.py proves them on random terms). And each node's unsigned
+range through a whole DAG (`Ranges`), which bounds the values a division read back is
+proved over (tests/test_known.py checks each row against plain Python).
 """
 
 from __future__ import annotations
