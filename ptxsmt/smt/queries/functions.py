@@ -397,7 +397,8 @@ def _simplified(term: z3.BoolRef, **params) -> z3.BoolRef:
 def _at_inputs(solver: z3.Solver, inputs: list[tuple[z3.ExprRef, z3.ExprRef]],
                deadline: Budget | None) -> Decision | None:
     """A model of the query `solver` holds with each input fixed to its value (those of a
-    simulated vector on which the two sides differ: `fraig.SweepStats.witness`). The
+    simulated vector on which the two sides differ: `fraig.SweepStats.witness`; the
+    free functions' applications too, as the simulation took them). The
     query is first rewritten with the inputs' values (z3's rewriter computes the
     floating-point operations on constants, which its solver would bit-blast), then
     asked within AT_INPUTS_SECONDS. None where there is no model (the simulation's
