@@ -407,7 +407,11 @@ def _at_inputs(solver: z3.Solver, inputs: list[tuple[z3.ExprRef, z3.ExprRef]],
     left = _left(deadline)
     seconds = min(AT_INPUTS_SECONDS, left or AT_INPUTS_SECONDS)
     small = _solver(seconds)
-    small.add(*fixed, *[c == v for c, v in inputs])
+    # an application pinned over its arguments' values, not over the terms that compute
+    # them (the whole cone below it, for z3 to bit-blast)
+    plain = [(c, v) for c, v in inputs if c.num_args() == 0]
+    small.add(*fixed, *[(_simplified(z3.substitute(c, *plain)) if c.num_args() else c) == v
+                        for c, v in inputs])
     if budgets.check(small, Budget(seconds)) != z3.sat:
         return None
     # "simulation": a model z3 may find hard to make nice over the whole query
