@@ -204,7 +204,8 @@ def main() -> None:
     decided = sum(r is not None for r in results)
     print(f"{len(manifest)} pairs, {decided} with a result; {wrong} against the label"
           + (": each a ptxsmt bug until looked at" if wrong else "")
-          + (f"; {relabelled} plants relabelled masked by values ({args.masked})"
+          + (f"; {relabelled} plant{'s' * (relabelled != 1)} relabelled masked by values "
+             f"({args.masked})"
              if relabelled else "") + "\n")
     print("\n".join(findings + [""] * bool(findings) + by_kind(manifest, results) + [""]
                     + by_mutation(manifest, results)))

@@ -112,7 +112,7 @@ def test_a_record_of_an_oracle_run_relabels_a_plant_masked_by_values(tmp_path):
     done = _check_masked(tmp_path, {2: "equivalent", 3: "equivalent"}, _record(),
                          _record(name="of-another-corpus"))
     assert done.returncode == 0, done.stdout
-    assert done.stdout.startswith("4 pairs, 2 with a result; 0 against the label; 1 plants "
+    assert done.stdout.startswith("4 pairs, 2 with a result; 0 against the label; 1 plant "
                                   "relabelled masked by values")
     assert "| fsel | planted, masked by values | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in done.stdout
     assert "| nan-min | 1 | 0 | 1 | 0 | 0 | 1/0/0 | 0/0/0 |" in done.stdout
@@ -138,3 +138,13 @@ def test_a_verdict_alone_never_relabels(tmp_path, change, says):
     done = _check_masked(tmp_path, {3: "equivalent"}, _record(), _record(**change))
     assert done.returncode == 2 and "masked.jsonl, line 2: " in done.stderr
     assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_records_kept_in_scripts_hold():
+    """scripts/masked_plants.jsonl: each record relabels its plant (a label as generated)."""
+    path = SCRIPTS / "masked_plants.jsonl"
+    records = check_results.read_jsonl(path)
+    rows = [{"name": r["name"], "kind": "k", "planted": "p", "expect": "different"}
+            for r in records]
+    assert check_results.masked_by_values(rows, records, path) == len(records) >= 3
+    assert {check_results.label(row) for row in rows} == {check_results.BY_VALUES}
