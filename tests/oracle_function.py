@@ -4,12 +4,13 @@ independent oracle (tests/oracle.py, tests/oracle_rounding.py).
 Test-only, as the oracle: plain Python, no z3, no ``ptxsmt`` (it reads the PTX text
 itself). It runs one thread of the straight-line and branching code the generators of
 scripts/heldout_corpus.py, scripts/sweep_corpus.py and scripts/nvcc_heldout.py produce:
-ld.param/st.param on the parameters' bytes, mov, bra/@p bra/ret, predicate logic, every
-instruction the oracle knows (its descriptor is built from the opcode's dotted
-modifiers), and what nvcc's unoptimised code adds: `call` of a function of the same
-module (its arguments and return through `.param` buffers, as the ABI passes them), a
-local stack (`__local_depotN`, `cvta.local`, generic ld/st on it; a byte read before it
-is written is open), and inline assembly's registers declared without `%`.
+ld.param/st.param on the parameters' bytes (`.v2`/`.v4` too: consecutive elements), mov,
+bra/@p bra/ret, predicate logic, every instruction the oracle knows (its descriptor is
+built from the opcode's dotted modifiers), and what nvcc's unoptimised code adds: `call`
+of a function of the same module (its arguments and return through `.param` buffers, as
+the ABI passes them), a local stack (`__local_depotN`, `cvta.local`, generic ld/st on it;
+a byte read before it is written is open), and inline assembly's registers declared
+without `%`.
 
     run(function, params, free) -> Run(returns={name: bits}, formats={name: fmt}, opened=bool)
 
