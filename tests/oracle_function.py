@@ -4,12 +4,13 @@ independent oracle (tests/oracle.py, tests/oracle_rounding.py).
 Test-only, as the oracle: plain Python, no z3, no ``ptxsmt`` (it reads the PTX text
 itself). It runs one thread of the straight-line and branching code the generators of
 scripts/heldout_corpus.py, scripts/sweep_corpus.py and scripts/nvcc_heldout.py produce:
-ld.param/st.param on the parameters' bytes, mov, bra/@p bra/ret, predicate logic, every
-instruction the oracle knows (its descriptor is built from the opcode's dotted
-modifiers), and what nvcc's unoptimised code adds: `call` of a function of the same
-module (its arguments and return through `.param` buffers, as the ABI passes them), a
-local stack (`__local_depotN`, `cvta.local`, generic ld/st on it; a byte read before it
-is written is open), and inline assembly's registers declared without `%`.
+ld.param/st.param on the parameters' bytes (`.v2`/`.v4` too: consecutive elements), mov,
+bra/@p bra/ret, predicate logic, every instruction the oracle knows (its descriptor is
+built from the opcode's dotted modifiers), and what nvcc's unoptimised code adds: `call`
+of a function of the same module (its arguments and return through `.param` buffers, as
+the ABI passes them), a local stack (`__local_depotN`, `cvta.local`, generic ld/st on it;
+a byte read before it is written is open), and inline assembly's registers declared
+without `%`.
 
     run(function, params, free) -> Run(returns={name: bits}, formats={name: fmt}, opened=bool)
 
@@ -44,6 +45,7 @@ COMPARISONS = {*oracle.ORDERED, *oracle.UNSIGNED_ALIAS, *(c + "u" for c in oracl
                "num", "nan"}
 ROUNDINGS = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"}
 MODES = {"lo", "hi", "wide"}
+VECTORS = {"v2": 2, "v4": 4, "v8": 8}  # ld/st's vector forms: elements per access
 FLAGS = {"ftz": "ftz", "sat": "sat", "NaN": "nan", "relu": "relu"}
 # bra.uni: a hint; ld/st's state space: an address says which buffer it is in
 IGNORED = {"uni", "param", "local"}
@@ -162,6 +164,8 @@ def describe(opcode: str) -> tuple[dict, list[str]]:
             desc["rnd"] = m
         elif m in MODES:
             desc["mode"] = m
+        elif m in VECTORS and op in ("ld", "st"):
+            desc["vector"] = VECTORS[m]
         elif m in FLAGS:
             desc[FLAGS[m]] = True
         elif m not in IGNORED:
@@ -339,22 +343,23 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
             regs[args[0].lstrip("%")] = value(args[1], "b64")
             written_as[args[0].lstrip("%")] = None
             continue
-        if op in ("ld", "st"):
+        if op in ("ld", "st"):  # `.v2`/`.v4`: the elements at consecutive addresses
             typ = desc["type"]
             base, off = location(args[1] if op == "ld" else args[0])
             n = TYPES[typ][1] // 8
-            if op == "ld":
-                regs[args[0].lstrip("%")] = load(base, off, n)
-                written_as[args[0].lstrip("%")] = _float_format(typ)
-            elif base in ret_bytes:
-                src = args[1]
-                ret_bytes[base][off:off + n] = value(src, typ).to_bytes(n, "little")
-                unwritten[base] -= set(range(off, off + n))
-                fmt = _float_format(typ) or (written_as.get(src.lstrip("%")) if src.startswith("%")
-                                             else None)
-                ret_formats[base].add(fmt if fmt and TYPES[fmt][1] // 8 == n else None)
-            else:
-                store(base, off, value(args[1], typ).to_bytes(n, "little"))
+            elements = _elements(args[0] if op == "ld" else args[1], desc.get("vector", 1))
+            for at, elem in zip(range(off, off + n * len(elements), n), elements, strict=True):
+                if op == "ld":
+                    regs[elem.lstrip("%")] = load(base, at, n)
+                    written_as[elem.lstrip("%")] = _float_format(typ)
+                elif base in ret_bytes:
+                    ret_bytes[base][at:at + n] = value(elem, typ).to_bytes(n, "little")
+                    unwritten[base] -= set(range(at, at + n))
+                    fmt = _float_format(typ) or (written_as.get(elem.lstrip("%"))
+                                                 if elem.startswith("%") else None)
+                    ret_formats[base].add(fmt if fmt and TYPES[fmt][1] // 8 == n else None)
+                else:
+                    store(base, at, value(elem, typ).to_bytes(n, "little"))
             continue
         if op == "mov" and "{" in args[0] + args[1]:  # mov.b32 {lo, hi}, r / r, {lo, hi}
             for reg in _vector_mov(args, desc["type"], regs, value):
@@ -378,6 +383,14 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
 
 LOGIC_OPS = ("and", "or", "xor", "not", "mov")
 PARAM_SPACE = 0x7000_0000_0000  # where parameter addresses lie (one 64 KiB slot each)
+
+
+def _elements(operand: str, count: int) -> list[str]:
+    """A vector ld/st's `{%a, %b}` (count elements), or a scalar's one operand."""
+    lanes = [t.strip() for t in operand.strip("{}").split(",")]
+    if len(lanes) != count or ("{" in operand) != (count > 1):
+        raise OracleError(f"{operand!r} is not {count} element(s)")
+    return lanes
 
 
 def _vector_mov(args: list[str], typ: str, regs: dict, value) -> list[str]:

@@ -10,6 +10,7 @@ the predicate folding is read back from the SASS it writes.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -368,6 +369,52 @@ def test_a_header_ptxas_refuses_is_warned_of_alone(tmp_path):
     assert r.exit_code == 0 and r.stderr == (
         f"warning: {path}: .target sm_80 needs PTX ISA 7.0 or later (have 6.5): ptxas refuses "
         "it; ptxsmt reads the code as the PTX ISA defines it\n")
+
+
+@pytest.mark.parametrize("header, why, _", NAN_HEADERS)
+def test_a_batch_line_holds_what_ptxas_refuses_as_a_field(header, why, _, tmp_path):
+    """`equiv --batch` writes JSON lines: single `equiv`'s warning is the line's
+    `ptxas_refuses`, every refusal with its file (once where both sides are one file)."""
+    (tmp_path / "k.ptx").write_text(header + ".address_size 64\n" + NAN_CALLEE)
+    (tmp_path / "ok.ptx").write_text(NAN_HEADERS[2][0] + ".address_size 64\n" + NAN_CALLEE)
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(
+        {"a": a, "b": "k.ptx", "function": "f"}) + "\n" for a in ("k.ptx", "ok.ptx")))
+    r = CliRunner().invoke(main, ["equiv", "--batch", str(tmp_path / "pairs.jsonl")])
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.exit_code == 0 and [row["verdict"] for row in rows] == ["equivalent"] * 2, r.output
+    want = [f"{tmp_path / 'k.ptx'}: in g: line 8, col 1: 'max.NaN.f32' {why}"] if why else None
+    assert [row.get("ptxas_refuses") for row in rows] == [want, want] and r.stderr == ""
+
+
+# tv's own PTX, as llc-14 writes `llvm.maximum` for sm_70: LLVM 22 keeps its headers legal,
+# so the PTX is handed to tv in place of its compiler's
+MAXIMUM_IR = ("define float @f(float %a) {\n  %r = call float @llvm.maximum.f32(float %a, "
+              "float %a)\n  ret float %r\n}\ndeclare float @llvm.maximum.f32(float, float)\n")
+MAXIMUM_PTX = (".visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0)\n{\n"
+               ".reg .f32 %f<3>;\nld.param.f32 %f1, [f_param_0];\nmax.NaN.f32 %f2, %f1, %f1;\n"
+               "st.param.f32 [func_retval0], %f2;\nret;\n}\n")
+
+
+@pytest.mark.parametrize("header, why, _", NAN_HEADERS)
+@pytest.mark.parametrize("as_json", [False, True])
+def test_tv_says_what_ptxas_refuses_of_its_ptx(header, why, _, as_json, tmp_path, monkeypatch):
+    """tv: the warning on stderr, or with --json the function's `ptxas_refuses`."""
+    pytest.importorskip("llvmlite")
+    from ptxsmt.llvm import module
+    monkeypatch.setattr(module, "compile_to_ptx", lambda *a, **k: header + ".address_size 64\n"
+                        + MAXIMUM_PTX)
+    (tmp_path / "k.ll").write_text(MAXIMUM_IR)
+    r = CliRunner().invoke(main, ["tv", str(tmp_path / "k.ll"), *["--json"] * as_json])
+    assert r.exit_code == 0, r.output
+    first = r.stdout.splitlines()[0]
+    refusal = f"in f: line 8, col 1: 'max.NaN.f32' {why}"
+    if as_json:
+        assert json.loads(first).get("ptxas_refuses") == ([refusal] if why else None)
+        assert r.stderr == ""
+    else:
+        assert first == "@f: refines" and r.stderr == (
+            f"warning: the PTX of @f: {refusal}: ptxas refuses it; ptxsmt reads the code as "
+            "the PTX ISA defines it\n" if why else "")
 
 
 @ptxas

@@ -67,7 +67,7 @@ def test_the_soundness_findings_come_first_and_the_exit_status_says_so(tmp_path)
         [True] * 3
     assert "  kept-planted  nan-min  audit of kept-planted" in lines
     assert "| fsel | planted, kept | 1 | 1 | 0 | 0 | 0 | 0 | 1 |" in lines
-    assert "| zero-sign | 1 | 1 | 0 | 0 | 0/1/0 | 0/0/0 |" in lines
+    assert "| zero-sign | 1 | 1 | 0 | 0 | 0 | 0/1/0 | 0/0/0 |" in lines
 
 
 def test_verdicts_as_labelled_exit_zero_and_a_partial_results_file_is_read(tmp_path):
@@ -86,3 +86,65 @@ def test_bad_input_is_one_line(tmp_path, results, says):
     done = _check(tmp_path, results)
     assert done.returncode == 2 and says in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- --masked records
+ORACLE_ROW = {"name": "kept-planted", "expect": "different", "verdict": "equivalent",
+              "vectors": 10000, "skipped": 3, "separating": None, "activated": 120,
+              "wrong": False}  # scripts/oracle_check.py's row, as it prints it
+
+
+def _record(**change):
+    record = {"name": "kept-planted", "why": "its operand is never a NaN",
+              "oracle_run": "scripts/oracle_check.py M R --only kept-planted at abc1234",
+              "oracle": ORACLE_ROW}
+    return {k: v for k, v in (record | change).items() if v is not None}
+
+
+def _check_masked(tmp_path, verdicts: dict[int, str], *records: dict):
+    (tmp_path / "masked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = _check(tmp_path, verdicts)
+    return subprocess.run([*done.args, "--masked", str(tmp_path / "masked.jsonl")],
+                          capture_output=True, text=True, check=False)
+
+
+def test_a_record_of_an_oracle_run_relabels_a_plant_masked_by_values(tmp_path):
+    done = _check_masked(tmp_path, {2: "equivalent", 3: "equivalent"}, _record(),
+                         _record(name="of-another-corpus"))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith("4 pairs, 2 with a result; 0 against the label; 1 plant "
+                                  "relabelled masked by values")
+    assert "| fsel | planted, masked by values | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in done.stdout
+    assert "| nan-min | 1 | 0 | 1 | 0 | 0 | 1/0/0 | 0/0/0 |" in done.stdout
+    done = _check_masked(tmp_path, {3: "different"}, _record())  # a replayed difference
+    assert done.returncode == 1 and "recorded as masked by values" in done.stdout
+
+
+@pytest.mark.parametrize("change,says", [
+    ({"oracle": None}, "holds no scripts/oracle_check.py row"),
+    ({"oracle": ORACLE_ROW | {"name": "masked-planted"}}, "holds no scripts/oracle_check.py"),
+    ({"oracle": ORACLE_ROW | {"verdict": "unknown"}}, "verdict 'unknown', not `equivalent`"),
+    ({"oracle": ORACLE_ROW | {"separating": {"inputs": {}}}}, "separates the sides"),
+    ({"oracle": ORACLE_ROW | {"wrong": True}}, "separates the sides, is wrong"),
+    ({"oracle": ORACLE_ROW | {"error": "OracleError: x"}}, "is an error"),
+    ({"oracle": ORACLE_ROW | {"vectors": 5002}}, "ran 4999 vectors, under 5000"),
+    ({"why": " "}, 'says nothing of why ("why")'),
+    ({"oracle_run": None}, "cites no oracle run"),
+    ({"name": "equal", "oracle": ORACLE_ROW | {"name": "equal"}}, "no plant labelled different"),
+    ({"name": "masked-planted", "oracle": ORACLE_ROW | {"name": "masked-planted"}},
+     "no plant labelled different"),
+])
+def test_a_verdict_alone_never_relabels(tmp_path, change, says):
+    done = _check_masked(tmp_path, {3: "equivalent"}, _record(), _record(**change))
+    assert done.returncode == 2 and "masked.jsonl, line 2: " in done.stderr
+    assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_records_kept_in_scripts_hold():
+    """scripts/masked_plants.jsonl: each record relabels its plant (a label as generated)."""
+    path = SCRIPTS / "masked_plants.jsonl"
+    records = check_results.read_jsonl(path)
+    rows = [{"name": r["name"], "kind": "k", "planted": "p", "expect": "different"}
+            for r in records]
+    assert check_results.masked_by_values(rows, records, path) == len(records) >= 3
+    assert {check_results.label(row) for row in rows} == {check_results.BY_VALUES}

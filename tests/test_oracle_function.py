@@ -38,14 +38,21 @@ SPECIALS = {  # per parameter width in bytes: zeros, infinities, NaNs, ones, edg
         0x41EFFFFFFFE00000, 0x40EFFE0000000000, 0x40EFFE0000000001, 0x3E70 << 48],
 }
 FUNCTIONS = {"cmp_f32": 120, "cmp_f16": 120, "cmp_f64": 80, "arith": 20, "minmax": 40,
-             "cvts": 40, "ints": 60}
+             "cvts": 40, "ints": 60, "vecs": 40}
+
+
+def special(rng: random.Random, n: int) -> int:
+    """A special value of n bytes; a wider parameter: one in each 4-byte lane."""
+    if n in SPECIALS:
+        return rng.choice(SPECIALS[n])
+    return sum(rng.choice(SPECIALS[4]) << 32 * k for k in range(n // 4))
 
 
 def vectors(params: dict[str, int], count: int, seed: str):
     rng = random.Random(seed)
     for _ in range(count):
-        yield {p: rng.choice(SPECIALS[4 if n == 4 else n]) if rng.random() < 0.8
-               else rng.getrandbits(8 * n) for p, n in params.items()}
+        yield {p: special(rng, n) if rng.random() < 0.8 else rng.getrandbits(8 * n)
+               for p, n in params.items()}
 
 
 def disagreements(name: str, count: int) -> list[str]:
@@ -115,6 +122,18 @@ def test_arithmetic_by_hand():
     assert word(r, 0) == word(r, 4) == f32(-0.0)  # min/max of NaN and x: x
     assert all(oracle.is_nan(word(r, k), "f32") for k in (8, 12))  # .NaN: a NaN
     assert word(r, 32, 8) == 1 << 63  # min.f64(+0, -0) = -0
+
+
+def test_vector_loads_and_stores_by_hand():
+    """`.v2`/`.v4`: element k at the address plus k elements, lane 0 at the lowest."""
+    r = returns("vecs", c=f16(1.5) | f16(2.0) << 16, v=int.from_bytes(
+        struct.pack("<4I", 10, 3, 100, 4), "little"))
+    assert word(r, 0, 2) == f16(3.5) and word(r, 2, 2) == f16(2.0)
+    assert word(r, 4) == ((10 - 4) ^ 3) + 100  # %r1 - %r4, ^ %r2, + %r3
+    assert word(r, 8) == 100 and word(r, 12) == 4  # [v+8] again, as a v2
+    text = KINDS.read_text().replace("{%h1, %h2}, [c]", "{%h1}, [c]")
+    with pytest.raises(of.OracleError, match="not 2 element"):
+        of.run(of.read(text, "vecs"), {"c": 0, "v": 0})
 
 
 # ---------------------------------------------------------------- scripts/oracle_check.py

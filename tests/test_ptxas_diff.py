@@ -297,6 +297,18 @@ def test_ptxas_13_0_crashes_on_guarded_setp_with_sink():
 
 
 @needs_tools
+@pytest.mark.skipif(not _is_ptxas_13_0(), reason="documents ptxas 13.0 (docs/ptxas-diff.md)")
+def test_ptxas_13_0_folds_bfi_b64_pos_and_len_unmasked():
+    """docs/ptxas-diff.md, finding 10: pos = c & 0xff to the text (ptxsmt inserts 0xf1 at
+    bit 0), 256 to ptxas (past bit 63: nothing); bfi.b32 folds as the text says."""
+    wide = case("bfi.b64 d, a, b, c, e;", a="0x123456789abcdef1", b="0", c="0x100", e="8")
+    narrow = case("bfi.b32 d, a, b, c, e;", a="0x9abcdef1", b="0", c="0x100", e="8")
+    assert wide.expected == {"d": 0xF1} and narrow.expected == {"d": 0xF1}
+    [m] = run_diff([wide, narrow], ptxas=PTXAS).to_json()["mismatches"]
+    assert m["ptxas"] == {"d": f"{0:#018x}"} and m["ptxsmt"] == {"d": f"{0xF1:#018x}"}
+
+
+@needs_tools
 def test_a_case_without_outputs_counts_alike_anywhere_in_a_kernel():
     """A setp writing only `_` has nothing to read back, first or last in its kernel."""
     sink = case("setp.lt.f32 _, a, b;", a="1.0", b="2.0")

@@ -420,10 +420,18 @@ def read_function_file(path: str, name: str | None):
         fail(str(e))
     from ..check import header_refusals
 
-    if refusals := header_refusals(fn):  # llc-14's sm_80 `max.NaN` in sm_70 code
-        more = len(refusals) - 1
-        others = f" and {more} more (`ptxsmt check {path}` lists them)" if more else ""
-        report.err(f"warning: {path}: {refusals[0]}: ptxas refuses it{others}; ptxsmt reads "
-                   "the code as the PTX ISA defines it")
+    # llc-14's sm_80 `max.NaN` in sm_70 code
+    warn_refusals(path, header_refusals(fn), f"`ptxsmt check {path}`")
     return fn
+
+
+def warn_refusals(where: str, refusals: list[str], lister: str) -> None:
+    """What ptxas refuses of PTX for its module's `.target`/`.version`
+    (check.header_refusals), the first and how many more (`lister` lists them), as one
+    warning on stderr: ptxsmt reads the code as the ISA defines it."""
+    if refusals:
+        more = len(refusals) - 1
+        others = f" and {more} more ({lister} lists them)" if more else ""
+        report.err(f"warning: {where}: {refusals[0]}: ptxas refuses it{others}; ptxsmt reads "
+                   "the code as the PTX ISA defines it")
 

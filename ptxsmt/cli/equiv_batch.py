@@ -6,9 +6,32 @@ import sys
 from pathlib import Path
 
 from .. import pairs, report
+from ..check import header_refusals
+from ..function.evaluate import read_function_file
 from ..isa import source
 from ..isa.errors import PtxError
 from .common import fail
+
+REFUSALS = "ptxas_refuses"  # a result's field: the warning single `equiv` prints on stderr
+
+
+def ptxas_refusals(text: bytes, number: int, defaults: dict, base: Path) -> list[str]:
+    """What ptxas refuses of a pair's PTX functions for their modules' `.target` and
+    `.version` (check.header_refusals), each `PATH: why`, as single `equiv` warns of them;
+    none for snippets, or where a side does not read (its line says why)."""
+    try:
+        pair = pairs.parse_line(number, text, defaults, base)
+    except PtxError:
+        return []
+    sides = {"functions": [(pair.lhs, pair.function), (pair.rhs, pair.function_b)],
+             "ir": [(pair.rhs, pair.function_b)]}.get(pair.kind, [])
+    found = []
+    for path, name in sides:
+        try:
+            found += [f"{path}: {why}" for why in header_refusals(read_function_file(path, name))]
+        except PtxError:
+            continue
+    return list(dict.fromkeys(found))  # a file on both sides: once
 
 
 def run_batch(file, jobs: int, executor: str, scheduler: str | None, timeout: float,
@@ -27,7 +50,8 @@ def run_batch(file, jobs: int, executor: str, scheduler: str | None, timeout: fl
     try:
         for result in pairs.run(lines, defaults, base, jobs, executor, scheduler):
             results.append(result)
-            report.out(report.dumps(result))
+            refusals = ptxas_refusals(lines[result["line"] - 1], result["line"], defaults, base)
+            report.out(report.dumps(result | ({REFUSALS: refusals} if refusals else {})))
     except PtxError as e:  # the executor could not start (dask missing, ...)
         fail(str(e))
     sys.exit(pairs.exit_code(results))

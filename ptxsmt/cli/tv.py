@@ -10,7 +10,7 @@ from ..report import llvm as rendering
 from ..report.progress import Progress
 from ..smt.solving.phrases import EXIT
 from . import interrupts
-from .common import CONTEXT, check_features, fail, nan_option, read_text
+from .common import CONTEXT, check_features, fail, nan_option, read_text, warn_refusals
 
 
 @click.command("tv", context_settings=CONTEXT)
@@ -69,10 +69,12 @@ def tv(file, mcpu, mattr, opt, only, timeout, as_json, unroll, nan) -> None:
 def _stream(names: list[str], verdicts, as_json: bool) -> list:
     """Print each verdict as it comes, then the summary; on Ctrl-C or SIGTERM the summary
     of what was decided, then the interruption goes on (exit 130). Two solvers that
-    disagree are a bug, as for snippets (exit 4): the verdicts printed stay."""
+    disagree are a bug, as for snippets (exit 4): the verdicts printed stay. What ptxas
+    refuses of a function's PTX for its header is its JSON line's `ptxas_refuses`, or a
+    warning on stderr, as `equiv` warns of a file."""
+    from ..check import header_refusals
     from ..smt.solving.decide import SolverDisagreement
-    line, summary = (rendering.tv_json_line, rendering.tv_summary_json) if as_json else \
-        (rendering.tv_line, rendering.tv_summary)
+    summary = rendering.tv_summary_json if as_json else rendering.tv_summary
     results = []
     with Progress("tv", total=len(names), unit="functions", terminal_only=True) as bar:
         try:
@@ -80,8 +82,13 @@ def _stream(names: list[str], verdicts, as_json: bool) -> list:
                 if interrupts.seen():  # decided as z3 was stopped ("canceled"): no verdict
                     raise KeyboardInterrupt
                 bar.clear()
+                refusals = header_refusals(v.ptx) if v.ptx else []
                 with interrupts.held():  # the summary counts exactly the lines printed
-                    report.out(line(v))  # flushed: a pipe's reader has it now
+                    if not as_json:
+                        warn_refusals(f"the PTX of @{v.name}", refusals, "`tv --json`")
+                    # flushed: a pipe's reader has it now
+                    report.out(rendering.tv_json_line(v, refusals) if as_json
+                               else rendering.tv_line(v))
                     results.append(v)
                 bar.update()
         except PtxError as e:

@@ -5,6 +5,7 @@ the same for one function, with a `ptxsmt eval` line."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from ..smt.queries.refinement import Validated
 from ..smt.solving.phrases import phrase
@@ -97,9 +98,10 @@ def equiv_json(v: Validated, ptx_path: str, ptx_name: str) -> str:
     return dumps(equiv_row(v, ptx_path, ptx_name), indent=2)
 
 
-def tv_json_line(v: Validated) -> str:
-    """One function's JSON line."""
-    return dumps(_row(v))
+def tv_json_line(v: Validated, refusals: Sequence[str] = ()) -> str:
+    """One function's JSON line; `ptxas_refuses`: what ptxas refuses of its PTX for the
+    module's `.target`/`.version` (check.header_refusals), where it refuses anything."""
+    return dumps(_row(v) | ({"ptxas_refuses": list(refusals)} if refusals else {}))
 
 
 def tv_summary_json(results: list[Validated], functions: int, interrupted: bool) -> str:

@@ -409,6 +409,7 @@ class Validated:
     name: str
     refinement: Refinement | None
     refused: Unsupported | None = None
+    ptx: Function | None = None  # the PTX function checked, where it was read
 
     @property
     def verdict(self) -> str:
@@ -443,15 +444,15 @@ def validate_module(text: str, cpu: str = "sm_80", opt: int = 2,
 
     def verdicts() -> Iterator[Validated]:
         for name in names:  # each a pair, answering within its wall cap (`budget.pair`)
+            ptx_fn = read_function(ptx, name)
             try:
                 with budgets.pair(timeout_ms / 1000):
-                    refinement = budgets.bounded(ir_refines, functions[name],
-                                                 read_function(ptx, name), timeout_ms,
-                                                 solver, nan=nan, unroll=unroll)
+                    refinement = budgets.bounded(ir_refines, functions[name], ptx_fn,
+                                                 timeout_ms, solver, nan=nan, unroll=unroll)
             except budgets.OutOfTime:
                 refinement = Refinement("unknown", budgets.OUT_OF_TIME, nan=nan)
             except Unsupported as e:
-                yield Validated(name, None, e)
+                yield Validated(name, None, e, ptx=ptx_fn)
                 continue
-            yield Validated(name, refinement)
+            yield Validated(name, refinement, ptx=ptx_fn)
     return names, verdicts()
