@@ -412,3 +412,13 @@ def test_a_bad_mattr_is_one_line_and_exit_2(tmp_path, mattr, message):
     assert r.exit_code == 2 and r.stdout == "", r.output
     (line,) = r.stderr.splitlines()
     assert line.startswith("error: Invalid value for '--mattr': " + message), line
+
+
+def test_a_fatal_llvm_error_is_one_line_and_exit_2_not_different(tmp_path):
+    """LLVM ends its process on a PTX version below the target's (exit status 1, the
+    exit status of "different"): compiled apart, its message is the error."""
+    r = _tv(tmp_path, "--mcpu", "sm_80", "--mattr", "+ptx63")
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: NVPTX backend: PTX version 6.3 does not support target "
+                           "'sm_80'"), line

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pickle
 import re
 import tempfile
 from contextlib import suppress
@@ -201,17 +202,51 @@ _FEATURE = re.compile(r"[+-]([A-Za-z0-9_.]+)")
 def compile_to_ptx(text: str, cpu: str = "sm_80", opt: int = 2, features: str = "") -> str:
     """PTX for IR `text` from the NVPTX backend of the LLVM inside llvmlite (no GPU and
     no other tool needed); `features` as llc's -mattr spells them (`+ptx80`)."""
-    llvm = _nvptx()
     features = parse_features(features)
+    status, out = _apart(_emit, text, cpu, opt, features)
+    if status != "ok":
+        raise LlvmError(f"NVPTX backend: {out}")
+    return out
+
+
+def _emit(text: str, cpu: str, opt: int, features: str) -> tuple[str, str]:
+    llvm = _nvptx()
     try:
         module = llvm.parse_assembly(reader.legacy_denormal_attributes(text))
         module.triple = TRIPLE
         module.verify()
         target = llvm.Target.from_triple(TRIPLE)
-        return target.create_target_machine(cpu=cpu, features=features,
-                                            opt=opt).emit_assembly(module)
+        return "ok", target.create_target_machine(cpu=cpu, features=features,
+                                                  opt=opt).emit_assembly(module)
     except RuntimeError as e:
-        raise LlvmError(f"NVPTX backend: {str(e).strip().splitlines()[0]}") from None
+        return "error", str(e).strip().splitlines()[0]
+
+
+def _apart(fn, *args) -> tuple[str, str]:
+    """`fn(*args)` (a status and a text) in a forked child: LLVM ends the whole process
+    on a fatal error (`LLVM ERROR: PTX version 6.3 does not support target 'sm_80'`,
+    a selection it cannot make) with exit status 1, which a command would pass on as
+    its own exit status ("different"). The child's stderr is kept, and its fatal error
+    becomes the error's text."""
+    with tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as result:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.dup2(stderr.fileno(), 2)
+                result.write(pickle.dumps(fn(*args)))
+                result.flush()
+                code = 0
+            finally:
+                os._exit(code)
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        result.seek(0)
+        if status == 0:
+            return pickle.loads(result.read())
+        stderr.seek(0)
+        said = stderr.read().decode(errors="replace").splitlines()
+        fatal = [x.removeprefix("LLVM ERROR: ") for x in said if x.startswith("LLVM ERROR:")]
+        return "error", (fatal or said[-1:] or [f"LLVM ended with exit status {status}"])[0]
 
 
 def parse_features(text: str) -> str:
