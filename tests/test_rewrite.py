@@ -13,6 +13,7 @@ import pytest
 import z3
 
 from ptxsmt.isa.types import BF16, F16, F32, F64
+from ptxsmt.sem.arith import flush_bits
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
 from ptxsmt.smt.sweeping.known import known_zeros, sign_bits
 from ptxsmt.smt.sweeping.order import structural
@@ -158,6 +159,11 @@ def _cases() -> list[tuple[str, z3.ExprRef]]:
            ("signed gt", x > y), ("signed ge", x >= y), ("signed le", x <= y),
            ("unsigned gt", z3.UGT(x, y)), ("unsigned ge", z3.UGE(x, y)),
            ("unsigned le", z3.ULE(x, y)),
+           # nvcc's unoptimised spellings (their own tests: tests/test_rewrite_nvcc.py)
+           ("a select of numerals tested",
+            z3.If(c, z3.BitVecVal(1, 16), z3.BitVecVal(0, 16)) != 0),
+           ("a sign test unsigned", z3.ULT(x, 1 << 31)),
+           ("a flush of a flush", flush_bits(flush_bits(x, F32), F32)),
            ("or of disjoint bits", normal(x * 8192) | normal(47 + z3.LShR(y, 31))),
            ("or of a shifted value and a constant", normal(x << 4) | 3),
            # divisions by numerals, 8 bits (z3 bit-blasts the dividers)

@@ -535,6 +535,71 @@ def _zero_test(t: z3.BoolRef) -> z3.BoolRef | None:
     return z3.BoolVal(False) if x is not None and nonzero(x) else None
 
 
+def _select_test(t: z3.BoolRef) -> z3.BoolRef | None:
+    """k == ite(c, a, b) and k != ite(c, a, b), of numerals k, a, b, as a condition on
+    c: nvcc's unoptimised code keeps a bool in a register (`selp.u16 %rs, 1, 0, %p`)
+    and tests it (`setp.ne.s16 %q, %rs, 0`) where -O3 reads %p itself."""
+    if t.num_args() != 2 or not z3.is_bv(t.arg(0)):
+        return None
+    x, k = t.children()
+    if z3.is_bv_value(x):
+        x, k = k, x
+    if not (z3.is_bv_value(k) and z3.is_app_of(x, z3.Z3_OP_ITE)
+            and z3.is_bv_value(x.arg(1)) and z3.is_bv_value(x.arg(2))):
+        return None
+    c, a, b = x.children()
+    equal = {(True, True): z3.BoolVal(True), (True, False): c,
+             (False, True): normal(z3.Not(c)), (False, False): z3.BoolVal(False)}[
+        a.eq(k), b.eq(k)]
+    return equal if z3.is_eq(t) else normal(z3.Not(equal))
+
+
+def _sign_test(t: z3.BoolRef) -> z3.BoolRef | None:
+    """x <u 2^(w-1) is !(x <s 0), and 2^(w-1) - 1 <u x is x <s 0: nvcc -O0 writes
+    `(unsigned)v < 2147483648u` as written where -O3 tests the sign (`setp.lt.s32 %p,
+    %r, 0`)."""
+    a, b = t.children()
+    half = 1 << (a.size() - 1)
+    if z3.is_bv_value(b) and b.as_long() == half:
+        return z3.Not(a < 0)
+    return b < 0 if z3.is_bv_value(a) and a.as_long() == half - 1 else None
+
+
+def _flushed(t: z3.ExprRef) -> tuple[z3.BitVecRef, int] | None:
+    """(x, lo) where t is .ftz's flush of x's bits as `sem.arith.flush_bits` writes it,
+    `ite(x[w-2:lo] == 0, concat(x[w-1], 0), x)` (the equality's operands either way
+    round: the sweep sorts them)."""
+    if not z3.is_app_of(t, z3.Z3_OP_ITE) or not z3.is_bv(t.arg(2)):
+        return None
+    test, zero, x = t.children()
+    w = x.size()
+    if not z3.is_eq(test):
+        return None
+    field, nought = test.children()
+    if z3.is_bv_value(field):
+        field, nought = nought, field
+    sign = zero.arg(0) if z3.is_app_of(zero, z3.Z3_OP_CONCAT) and zero.num_args() == 2 \
+        else None
+    if not (z3.is_bv_value(nought) and nought.as_long() == 0
+            and z3.is_app_of(field, z3.Z3_OP_EXTRACT) and field.arg(0).eq(x)
+            and field.params()[0] == w - 2 and sign is not None
+            and z3.is_app_of(sign, z3.Z3_OP_EXTRACT) and sign.arg(0).eq(x)
+            and sign.params() == [w - 1, w - 1]
+            and z3.is_bv_value(zero.arg(1)) and zero.arg(1).as_long() == 0):
+        return None
+    return x, field.params()[1]
+
+
+def _flushed_twice(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A flush (`_flushed`) of a flushed value is that value: a zero exponent field
+    of the inner result means it is a signed zero already. The sweep reads -O3's
+    `add.ftz(selp(p, add.ftz(..), y))` with p true (`fraig._Sweep._given`) as the flush
+    of a flushed sum, where -O0's phi arm flushes the sum once."""
+    outer = _flushed(t)
+    inner = None if outer is None else _flushed(outer[0])
+    return outer[0] if inner is not None and inner[1] == outer[1] else None
+
+
 # The extensions, each with its division that a narrow one widens to, the known-bits
 # test that a value of w bits is the extension of its low m bits (`_fits`), and the
 # value of a numeral's bits so extended
@@ -720,7 +785,8 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     **dict.fromkeys(float_facts.SIGN_BLIND - {z3.Z3_OP_FPA_GT, z3.Z3_OP_FPA_GE}, (_sign_blind,)),
     z3.Z3_OP_NOT: (_not_not,),
     **dict.fromkeys(_STRICT, (_less,)),
-    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm, _nan_poisoned),
+    z3.Z3_OP_ITE: (_ite_known, _ite_of_not, _sorted_pair, _bounded_arm, _nan_poisoned,
+                   _flushed_twice),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_IS_NAN: (_nan_of_constant,),
     z3.Z3_OP_FPA_TO_FP: (_float_of_result, _nan_poisoned),
@@ -731,7 +797,9 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
                                                z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_SUB},
                     (_nan_poisoned,)),
     z3.Z3_OP_OR: (_connective,),
-    z3.Z3_OP_EQ: (_zero_test,),
+    z3.Z3_OP_EQ: (_zero_test, _select_test),
+    z3.Z3_OP_DISTINCT: (_select_test,),
+    z3.Z3_OP_ULT: (_sign_test,),
     z3.Z3_OP_BADD: (_sum,),
     z3.Z3_OP_BSUB: (_sum,),
     z3.Z3_OP_BNEG: (_linear,),
