@@ -121,3 +121,25 @@ def test_flushes_of_two_formats_are_kept():
     y = z3.BitVec("y", 16)
     term = flush_bits(flush_bits(y, BF16), F16)
     assert normal(term).eq(term) and not _valid(term == flush_bits(y, BF16))
+
+
+def _shaped_flush(x: z3.BitVecRef, test_of: z3.BitVecRef, top: int, sign: int) -> z3.BitVecRef:
+    """`ite(test_of[top:23] == 0, concat(x[sign], 0), x)`: flush_bits' shape with
+    another value tested, or other bits."""
+    return z3.If(z3.Extract(top, 23, test_of) == 0,
+                 z3.Concat(z3.Extract(sign, sign, x), z3.BitVecVal(0, 31)), x)
+
+
+@pytest.mark.parametrize("which", ["another value tested", "other bits"])
+def test_lookalikes_of_a_flush_are_kept(which):
+    """Not flushes: the outer select tests another value's field, or reads a field
+    below bit 30 and the sign from bit 30; neither equals the inner value (a model
+    says so), and the rule leaves both."""
+    x, y = z3.BitVecs("x y", 32)
+    if which == "another value tested":
+        inner = flush_bits(x, F32)
+        term = _shaped_flush(inner, y, 30, 31)
+    else:
+        inner = _shaped_flush(x, x, 29, 30)
+        term = _shaped_flush(inner, inner, 29, 30)
+    assert normal(term).eq(term) and not _valid(term == inner)
