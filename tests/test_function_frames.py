@@ -46,6 +46,13 @@ def test_a_read_of_one_frame_skips_the_writes_to_another():
     assert arrays_in("rewrite") == []  # a write to the frame read: its value
 
 
+def test_a_read_past_a_join_or_a_guarded_write_is_each_side_read():
+    """A branch's paths and a guard leave the memory `ite(c, M1, M2)`: the byte is read
+    in each, one term where both agree (frame 1's writes), a select of the two values
+    where they differ (frame 0's byte 0 on one path)."""
+    assert arrays_in("joined") == []
+
+
 def test_a_write_or_read_past_a_frame_is_kept():
     assert arrays_in("spill") != []  # frame 1's byte 4 may be frame 0's byte 0
     assert arrays_in("peek") != []
@@ -61,7 +68,7 @@ def placements(rng: random.Random):
 
 def test_the_evaluator_agrees_with_the_oracle():
     rng = random.Random("frames")
-    for name in ("frames", "rewrite"):
+    for name in ("frames", "rewrite", "joined"):
         fn, mine = of.read(FRAMES.read_text(), name), read_function(FRAMES.read_text(), name)
         windows = {k: v for k, v in WINDOWS.items() if k in encode_function(mine).inputs}
         for _ in range(12):
@@ -91,3 +98,11 @@ def test_a_write_that_may_reach_the_byte_keeps_the_pair_different():
 
 def test_a_write_to_another_frame_does_not_count():
     assert equiv("rewrite", ("st.local.u32 \t[%rd1], %r1;", "")) == "equivalent"
+
+
+def test_a_write_on_one_path_counts_only_on_the_frame_read():
+    assert equiv("joined", ("st.local.u32 \t[%rd1], %r2;", "")) == "equivalent"
+    assert equiv("joined", ("@%p2 st.local.u32 \t[%rd1], %r1;", "")) == "equivalent"
+    assert equiv("joined", ("st.local.u8 \t[%SP], %r2;", "")) == "different"
+    assert equiv("joined", ("st.local.u8 \t[%SP], %r2;", "st.local.u8 \t[%SP+4], %r2;")) \
+        == "different"

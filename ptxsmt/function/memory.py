@@ -96,17 +96,35 @@ def byte(memory: z3.ArrayRef, at: z3.BitVecRef, sizes: dict[int, int]) -> z3.Bit
     or .shared variable (`Execution.variable`: "a .{space} variable lies in its window,
     apart from the others"): A and B lie below 2^32 - size (so `extract(31, 0, A) + k` is
     A + k, no wrap) and [A, A + size(A)) and [B, B + size(B)) do not overlap; on inputs
-    outside it the query asks nothing. Any other address, or a write that is no plain
-    `store` (a guard's or a join's `If`), ends the look-up: the write is kept."""
+    outside it the query asks nothing. A memory that is one of two, `ite(c, M1, M2)` (a
+    join of two paths, a guarded write), is read in each: select(ite(c, M1, M2), i) is
+    ite(c, select(M1, i), select(M2, i)), one byte where both give it. Any other address
+    or write ends the look-up: the write is kept."""
     mine = frame_byte(at, sizes)
-    while mine is not None and z3.is_store(memory):
+    return z3.Select(memory, at) if mine is None else _look_up(memory, at, mine, sizes, {})
+
+
+def _look_up(memory: z3.ArrayRef, at: z3.BitVecRef, mine: tuple[int, int],
+             sizes: dict[int, int], read: dict[int, z3.BitVecRef]) -> z3.BitVecRef:
+    """`byte` of byte `mine` of its variable; `read`: the byte of each memory read so
+    far (by AST id: both sides of a join mostly share the memory before it)."""
+    start = memory.get_id()
+    if start in read:
+        return read[start]
+    found = None
+    while found is None and z3.is_store(memory):
         theirs = frame_byte(memory.arg(1), sizes)
         if theirs is None:
             break
         if theirs == mine:
-            return memory.arg(2)
+            found = memory.arg(2)
         memory = memory.arg(0)
-    return z3.Select(memory, at)
+    if found is None and z3.is_app_of(memory, z3.Z3_OP_ITE):
+        c, yes, no = memory.children()
+        yes, no = (_look_up(m, at, mine, sizes, read) for m in (yes, no))
+        found = yes if yes.eq(no) else z3.If(c, yes, no)
+    read[start] = z3.Select(memory, at) if found is None else found
+    return read[start]
 
 
 def frame_byte(at: z3.BitVecRef, sizes: dict[int, int]) -> tuple[int, int] | None:
