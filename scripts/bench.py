@@ -43,6 +43,12 @@ Rows:
                  its PTX): wall time and peak memory of a fresh process, vs the reader of
                  commit BIG_BASELINE (every body read) in the same run, capped; then the
                  growth of the time from the first size to the last (--only-big: these)
+  normal float N `rewrite.normal` over every node of the query DAG of a generated float
+                 pair of N operations (scale_functions.py, llc-14 -O0 against -O2),
+                 children first as the sweep rebuilds them, CPU s of a fresh process, vs
+                 the NaN-test rewrite with no limit on the terms it rebuilds
+                 (float_facts.REBUILT) in the same run, capped (300 CPU s; 60 --quick)
+                 (--only-normal: these)
   bf16 OP CPU    `ir_refines` of `OP bfloat` against its PTX, bf16 read through f32 vs
                  not (the baseline capped; "+": it did not finish) (--only-bf16: these)
   sweep bench    (--sweep only; issue 44) the fixed benchmark of scripts/sweep_corpus.py
@@ -650,6 +656,74 @@ def _big_verdict(kind: str, times: dict[float, tuple[float, float] | None]) -> N
 BF16_CASES = (("sm_90", "fdiv"), ("sm_80", "fdiv"), ("sm_80", "fsub"))  # issue 40 item 8
 
 
+_NORMAL_ONE = """
+import sys, time
+import z3
+from ptxsmt.cli.common import read_function_file
+from ptxsmt.smt.queries import functions
+from ptxsmt.smt.sweeping import float_facts, rewrite
+float_facts.REBUILT = float(sys.argv[3])
+got = []
+def grab(query, *args, **kwargs):
+    got.append(query)
+    raise KeyboardInterrupt
+functions.sweep_if_large = grab
+try:
+    functions.check_function_equivalence(*(read_function_file(f, "f") for f in sys.argv[1:3]),
+                                         timeout=600)
+except KeyboardInterrupt:
+    pass
+start, out, stack = time.process_time(), {}, list(reversed(got[0]))
+while stack:
+    t = stack[-1]
+    kids = t.children() if z3.is_app(t) else []
+    if todo := [c for c in kids if c.get_id() not in out]:
+        stack.extend(reversed(todo))
+        continue
+    stack.pop()
+    out[t.get_id()] = rewrite.normal(t.decl()(*[out[c.get_id()] for c in kids]) if kids else t)
+print(time.process_time() - start, len(out))
+"""
+
+
+def _normal_seconds(a: Path, b: Path, rebuilt: float, cap: float) -> float | None:
+    """CPU seconds of `rewrite.normal` over the query DAG of a against b (None: past
+    `cap` CPU seconds, the process's own limit, or it failed)."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cap), int(cap)))
+
+    done = subprocess.run([sys.executable, "-c", _NORMAL_ONE, str(a), str(b), str(rebuilt)],
+                          capture_output=True, text=True, preexec_fn=limit, check=False)
+    return float(done.stdout.split()[0]) if done.returncode == 0 else None
+
+
+def bench_normal(sizes: tuple[int, ...], cap: float) -> None:
+    """`rewrite.normal` over a float pair's query DAG (`_NORMAL_ONE`), the NaN-test
+    rewrite limited to REBUILT terms rebuilt against unlimited, each a fresh process,
+    both capped at `cap` CPU seconds ("+": the baseline did not finish)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import scale_functions
+
+    from ptxsmt.smt.sweeping.float_facts import REBUILT
+
+    if not scale_functions.available():
+        row("normal float", "skipped", "needs llc-14 and opt-14", "")
+        return
+    with tempfile.TemporaryDirectory() as place:
+        for n in sizes:
+            a, b = scale_functions.compile_pair(scale_functions.generate(n, "float", 0),
+                                                Path(place) / f"float-{n}")
+            ours = _normal_seconds(a, b, REBUILT, cap)
+            theirs = _normal_seconds(a, b, float("inf"), cap)
+            shown = f"{theirs:,.1f} CPU s" if theirs is not None else f"> {cap:.0f} CPU s"
+            ratio = "" if ours is None else f"{(theirs or cap) / ours:,.1f}x" + \
+                ("+" if theirs is None else "")
+            row(f"normal float {n:,}", "> cap" if ours is None else f"{ours:,.1f} CPU s",
+                f"{shown} (no limit)", ratio)
+
+
 def bench_bf16(cap: float) -> None:
     """`ir_refines` of `OP bfloat %a, %b` against llvmlite's PTX for CPU, with bf16 read
     through f32 and fma with constants as add/sub/mul (`sem.sorts.narrowed`, `fused`) vs
@@ -690,6 +764,8 @@ def main() -> None:
                     help="Only the issue-40 rows: one function out of a big module.")
     ap.add_argument("--only-bf16", action="store_true",
                     help="Only the issue-40 bf16 refinement rows.")
+    ap.add_argument("--only-normal", action="store_true",
+                    help="Only the issue-44 rows: rewrite.normal over a float pair's DAG.")
     ap.add_argument("--sweep", action="store_true",
                     help="Only the issue-44 sweep benchmark (scripts/sweep_corpus.py).")
     ap.add_argument("--corpus", type=Path, metavar="DIR",
@@ -730,6 +806,9 @@ def main() -> None:
         return
     if args.only_bf16:
         bench_bf16(20.0 if args.quick else 60.0)
+        return
+    if args.only_normal:
+        bench_normal((100,) if args.quick else (100, 300), 60.0 if args.quick else 300.0)
         return
     if args.batch_before:
         bench_batch_before_after(args.batch_before, 20_000 if args.quick else 150_000)

@@ -165,3 +165,50 @@ def test_sign_free_is_looked_up_by_depth_and_by_rewrite():
     as_built = float_facts.sign_free(added, lambda u: u)
     assert as_built.eq(z3.If(c, x, x))  # the zero dropped below, the select as built
     assert float_facts.sign_free(added, normal).eq(x)  # ite(c, x, x) is x (`_ite_known`)
+
+
+def _tested_under_a_chain(name: str, k: int) -> tuple[z3.ExprRef, z3.ExprRef]:
+    """(x, x * (ite(isNaN(x), y, z) + a1 + ... + ak)): x's NaN poisons the product, and
+    its NaN test lies k + 1 terms below it."""
+    x, y, z = (z3.FP(f"{name}{v}", SORT) for v in "xyz")
+    chain = z3.If(z3.fpIsNaN(x), y, z)
+    for i in range(k):
+        chain = z3.fpAdd(z3.RNE(), chain, z3.FP(f"{name}a{i}", SORT))
+    return x, z3.fpMul(z3.RNE(), x, chain)
+
+
+def test_the_terms_a_nan_test_rewrite_rebuilds_are_counted_before_it_is_made():
+    """`_rebuilt` counts what `_without` makes: one term a level, the test not."""
+    x, t = _tested_under_a_chain("cnt", 5)
+    found = frozenset((x.get_id(),))
+    before = len(float_facts._WITHOUT.table)
+    assert float_facts._rebuilt(t, found) == 7  # the product, 5 sums, the select
+    out = float_facts.poisoned_tests(t, normal)
+    assert out is not None and float_facts.nan_tested(out) == frozenset()
+    assert len(float_facts._WITHOUT.table) - before == 7
+
+
+def test_a_nan_test_rewrite_past_its_cone_limit_is_not_made(monkeypatch):
+    """Where it would rebuild more than REBUILT terms the test stays as written (on
+    float-300 one test's cone took minutes); at the limit it is made."""
+    x, t = _tested_under_a_chain("cap", 5)
+    monkeypatch.setattr(float_facts, "REBUILT", 6)
+    assert float_facts.poisoned_tests(t, normal) is None
+    monkeypatch.setattr(float_facts, "REBUILT", 7)
+    out = float_facts.poisoned_tests(t, normal)
+    assert out is not None and x.get_id() not in float_facts.nan_tested(out)
+
+
+def test_nan_tested_is_every_float_under_a_nan_test():
+    """The sets an operand's share (`nan_tested`) are the plain union, term by term."""
+    def plain(t: z3.ExprRef) -> set[int]:
+        if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN):
+            return {t.arg(0).get_id()}
+        return set().union(*(plain(c) for c in t.children())) if z3.is_app(t) else set()
+
+    below: dict[int, z3.ExprRef] = {}
+    for t in _random_floats(40, seed=9):
+        _subterms(t, below)
+    assert sum(bool(plain(t)) for t in below.values()) > 20
+    for t in below.values():
+        assert float_facts.nan_tested(t) == plain(t), t

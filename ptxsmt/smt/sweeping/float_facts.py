@@ -7,7 +7,8 @@ mutation of a float operation is masked by what reads its value:
   `POISON`), `t` is the term with every `isNaN(s)` inside it read as false: where `s`
   is no NaN the two compute alike, and where it is one both are NaNs (checked on the
   result: `s` still poisons it). So `setp.equ` against `setp.eq` of `s` (a `max.NaN`
-  against a `max` of it) meet where `s`'s NaN reaches the value anyway.
+  against a `max` of it) meet where `s`'s NaN reaches the value anyway. Not made where
+  it would rebuild more than REBUILT terms (`_rebuilt`).
 - **A zero's sign that a comparison cannot see.** `a ~ b`, equal or both zeros (of any
   signs), is kept by the operators of `THROUGH` (operands `~` theirs give results `~`),
   and a comparison (`SIGN_BLIND`) gives one answer on `~` operands: there
@@ -70,6 +71,11 @@ SEES_NAN = {*SIGN_BLIND, z3.Z3_OP_FPA_IS_NAN, z3.Z3_OP_FPA_IS_ZERO, z3.Z3_OP_FPA
             z3.Z3_OP_FPA_IS_POSITIVE, z3.Z3_OP_FPA_MIN, z3.Z3_OP_FPA_MAX}
 
 Normal = Callable[[z3.ExprRef], z3.ExprRef]
+# A NaN-test rewrite (`poisoned_tests`) that would rebuild more terms than this is not
+# made: each rebuilt term is renormalised, its comparisons' operands read `sign_free`
+# again, and on float-300 one test's cone took minutes (the masked mutations the rule is
+# for lie under a few dozen terms)
+REBUILT = 512
 _MEMO_LIMIT = 100_000  # entries per table before it starts afresh (memory, not meaning)
 
 
@@ -91,24 +97,34 @@ class Memo:
         return value
 
 
-_TESTED, _POISONERS, _SIGN_FREE, _WITHOUT = Memo(), Memo(), Memo(), Memo()
+_KIDS, _TESTED, _POISONERS, _SIGN_FREE, _WITHOUT = Memo(), Memo(), Memo(), Memo(), Memo()
+_NONE: frozenset[int] = frozenset()
 
 
 def _is_float(t: z3.ExprRef) -> bool:
     return z3.is_fp(t)
 
 
-def nan_tested(t: z3.ExprRef) -> dict[int, z3.ExprRef]:
-    """The floats x whose `isNaN(x)` occurs in t, by AST id."""
-    def compute() -> dict[int, z3.ExprRef]:
-        if not z3.is_app(t) or t.num_args() == 0:
-            return {}
+def kids(t: z3.ExprRef) -> tuple[z3.ExprRef, ...]:
+    """t's operands, read from z3 once per term (each read of an operand is a dozen
+    calls into z3; the walks below and `rewrite.normal` read the same terms again and
+    again: on float-300 most of their time)."""
+    if not z3.is_app(t):
+        return ()
+    return _KIDS.get(t.get_id(), t, lambda: tuple(t.children()))
+
+
+def nan_tested(t: z3.ExprRef) -> frozenset[int]:
+    """The AST ids of the floats x whose `isNaN(x)` occurs in t (an operand's own set
+    where it holds all of them: a rebuilt cone's sets are mostly its operands')."""
+    def compute() -> frozenset[int]:
         if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN):
-            return {t.arg(0).get_id(): t.arg(0)}
-        out: dict[int, z3.ExprRef] = {}
-        for c in t.children():
-            out.update(nan_tested(c))
-        return out
+            return frozenset((t.arg(0).get_id(),))
+        below = [s for s in map(nan_tested, kids(t)) if s]
+        if not below:
+            return _NONE
+        widest = max(below, key=len)
+        return widest if all(s <= widest for s in below) else widest.union(*below)
     return _TESTED.get(t.get_id(), t, compute)
 
 
@@ -121,11 +137,12 @@ def poisoners(t: z3.ExprRef) -> frozenset[int]:
         row = POISON.get(t.decl().kind()) if z3.is_app(t) else None
         if row is None or not _is_float(t):
             return own
-        kids = [poisoners(t.arg(k)) for k in row[0]
-                if k < t.num_args() and _is_float(t.arg(k))]
-        if not kids:
+        operands = kids(t)
+        below = [poisoners(operands[k]) for k in row[0]
+                 if k < len(operands) and _is_float(operands[k])]
+        if not below:
             return own  # to_fp of bits or of an integer: no float operand
-        return own | (frozenset.intersection if row[1] else frozenset.union)(*kids)
+        return own | (frozenset.intersection if row[1] else frozenset.union)(*below)
     return _POISONERS.get(t.get_id(), t, compute)
 
 
@@ -135,23 +152,41 @@ def poisoned_tests(t: z3.ExprRef, normal: Normal) -> z3.ExprRef | None:
     result might not be a NaN where s is: kept as it was)."""
     if not _is_float(t) or not z3.is_app(t) or t.decl().kind() not in POISON:
         return None
-    found = poisoners(t).intersection(nan_tested(t))
-    if not found:
+    tested = nan_tested(t)
+    if not tested:
+        return None
+    found = poisoners(t).intersection(tested)
+    if not found or _rebuilt(t, found) > REBUILT:
         return None
     out = _without(t, found, normal)
     return out if found <= poisoners(out) and not out.eq(t) else None
 
 
-def _without(t: z3.ExprRef, nan: set[int] | frozenset[int], normal: Normal) -> z3.ExprRef:
+def _rebuilt(t: z3.ExprRef, nan: frozenset[int]) -> int:
+    """How many terms `_without(t, nan)` rebuilds (those that test some x of `nan`),
+    counted up to one past REBUILT."""
+    seen: set[int] = set()
+    todo = [t]
+    while todo and len(seen) <= REBUILT:
+        u = todo.pop()
+        if z3.is_app_of(u, z3.Z3_OP_FPA_IS_NAN) or nan.isdisjoint(nan_tested(u)) \
+                or u.get_id() in seen:
+            continue
+        seen.add(u.get_id())
+        todo.extend(kids(u))
+    return len(seen)
+
+
+def _without(t: z3.ExprRef, nan: frozenset[int], normal: Normal) -> z3.ExprRef:
     """t with `isNaN(x)` false for x in `nan` (ids), the terms above them renormalised
     (once per term and the ids it tests: the walks from other roots share them)."""
     if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) and t.arg(0).get_id() in nan:
         return z3.BoolVal(False)
-    tested = frozenset(nan.intersection(nan_tested(t))) if z3.is_app(t) else None
+    tested = nan.intersection(nan_tested(t))
     if not tested:
         return t
     return _WITHOUT.get((t.get_id(), tested, normal), t, lambda: normal(
-        t.decl()(*[_without(c, tested, normal) for c in t.children()])))
+        t.decl()(*[_without(c, tested, normal) for c in kids(t)])))
 
 
 def _zero(t: z3.ExprRef) -> bool:
@@ -167,9 +202,9 @@ def _select(t: z3.ExprRef, normal: Normal) -> tuple[z3.BoolRef, z3.ExprRef, z3.E
     """(c, a, b) for a float ite(c, a, b), or one read from the bits ite(c, a, b)."""
     if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 \
             and z3.is_app_of(t.arg(0), z3.Z3_OP_ITE):
-        c, a, b = t.arg(0).children()
+        c, a, b = kids(t.arg(0))
         return c, normal(z3.fpBVToFP(a, t.sort())), normal(z3.fpBVToFP(b, t.sort()))
-    return tuple(t.children()) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
+    return kids(t) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
 
 
 def sign_free(t: z3.ExprRef, normal: Normal, depth: int = 6) -> z3.ExprRef:
@@ -184,7 +219,7 @@ def sign_free(t: z3.ExprRef, normal: Normal, depth: int = 6) -> z3.ExprRef:
 def _sign_free(t: z3.ExprRef, normal: Normal, depth: int) -> z3.ExprRef:
     kind = t.decl().kind()
     if kind in (z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_SUB):
-        rm, x, y = t.children()
+        rm, x, y = kids(t)
         sides = [(x, y)] if kind == z3.Z3_OP_FPA_SUB else [(x, y), (y, x)]
         for keep, other in sides:
             if _zero(other):  # x + 0 ~ x, x - 0 ~ x, in every rounding mode
@@ -197,18 +232,18 @@ def _sign_free(t: z3.ExprRef, normal: Normal, depth: int) -> z3.ExprRef:
                     return sign_free(normal(z3.If(c, *arms)), normal, depth - 1)
     if kind not in THROUGH:
         return t
-    kids = t.children()
+    operands = list(kids(t))
     for k in THROUGH[kind]:
-        kids[k] = sign_free(kids[k], normal, depth - 1)
-    out = normal(t.decl()(*kids))
+        operands[k] = sign_free(operands[k], normal, depth - 1)
+    out = normal(t.decl()(*operands))
     return t if out.eq(t) else out
 
 
 def sign_blind(t: z3.BoolRef, normal: Normal) -> z3.BoolRef | None:
     """A comparison (`SIGN_BLIND`) of operands in `sign_free` form: the
     same answer, since they are `~` the operands (None where none changes)."""
-    kids = t.children()
-    free = [sign_free(c, normal) if _is_float(c) else c for c in kids]
-    if all(a.eq(b) for a, b in zip(kids, free, strict=True)):
+    operands = kids(t)
+    free = [sign_free(c, normal) if _is_float(c) else c for c in operands]
+    if all(a.eq(b) for a, b in zip(operands, free, strict=True)):
         return None
     return t.decl()(*free)
