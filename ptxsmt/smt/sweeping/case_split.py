@@ -1,20 +1,25 @@
-"""The last query split by cases (issue 44). Where a float is made by arithmetic that can
+"""A query split by the NaN cases of a float (issue 44), in two places.
+
+The last query. Where a float is made by arithmetic that can
 give a NaN of numbers (`float_facts.BORN_NAN`: inf - inf, 0 * inf) and read by operators
 that see its NaN apart (`float_facts.SEES_NAN`: a comparison, a class test), z3 and
 bitwuzla bit-blast the NaN and the numbers at once, and the swept query of a small pair
 may take them the whole limit (fsel-llc14-1006-planted: 24 M of z3's resource count, 8 to
 10 CPU s; as the two cases of one such float, 0.1 M and 0.3 M, under half a second).
 
-A case is one value SMT-LIB's floats hold once (there is one NaN, one zero of each
-sign), or none of them. In the case `y = v`, v is put in for y everywhere (equals for
-equals, the equation kept beside: the case's query holds exactly where the query and
-`y = v` do) and z3's rewriter folds what reads it (`fp.lt(x, NaN)` is false, `x + NaN`
-is NaN); in the case of none, the class test those values answer is read false (its
-negation kept beside). The cases of a float cover all its values, so:
+Before the sweep (`swept_by_cases`). A min or max of a register with itself, which opt
+folds to the register, differs from it only in the bits of its NaN: no sweep merges
+them or anything above them. Each of the register's NaN cases is swept on its own.
+
+The cases of a float y: `y = NaN` (SMT-LIB's floats have one NaN), NaN put in for y
+everywhere (equals for equals, the equation kept beside: the case's query holds exactly
+where the query and `y = NaN` do), so that z3's rewriter or the sweep's folds what reads
+it (`fp.lt(x, NaN)` is false, `x + NaN` is NaN); and y no NaN, its NaN test read false
+(the negation kept beside). They cover all of y's values, so:
 - unsat only where every case is unsat, each by a solver's unsat;
 - sat from one case's model, once z3 evaluates the query and that case's literals true
   under it (the counterexample's replay, as for any model, is still the authority);
-- else unknown.
+- else unknown (before the sweep: the plain sweep decides, in the time left).
 
 Bounded and deterministic: at most LITERALS floats (`splits`: ranked by how many
 readers see their NaN, then by `order.structural`), each case first asked within
@@ -22,7 +27,9 @@ PROBE_SECONDS; a case left undecided is split again by the next float (the decid
 are done), a split that decides none of its cases is dropped, and the cases left after
 the last float share the time left where any split decided a case (else the split
 cost its probes alone). Only where the plain query was not decided in its first
-PLAIN_SECONDS (`check`).
+PLAIN_SECONDS (`check`). Before the sweep: at most SAME_OPERAND registers, in
+`order.structural`, their cases within SWEPT_SHARE of the pair's time, and nothing
+spent where no min or max reads a register twice.
 """
 
 from __future__ import annotations
