@@ -1,4 +1,5 @@
-"""A query split by the NaN cases of a float (issue 44), in two places.
+"""A query split by the NaN cases of a float (issue 44): the last query (`check`), and
+before the sweep, a pair where a min or max reads one register twice (`swept_by_cases`).
 
 The last query. Where a float is made by arithmetic that can
 give a NaN of numbers (`float_facts.BORN_NAN`: inf - inf, 0 * inf) and read by operators
