@@ -184,11 +184,10 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
     # (`case_split.swept_by_cases`); where that decides nothing, the plain sweep
     cases = case_split.swept_by_cases(asked_whole, sides, swept_solver, how, limit) \
         if sweeping and emit is None else None
-    decision = None if cases is None else cases.decision
     if cases is not None:
-        solver, swept = cases.solver, cases.stats
+        decision, solver, swept = cases.decision, cases.solver, cases.stats
     else:
-        solver, swept = swept_solver(asked_whole, sides, limit)
+        decision, (solver, swept) = None, swept_solver(asked_whole, sides, limit)
     if swept.witness and emit is None:
         decision = _at_inputs(solver, swept.witness, limit)
         if decision is None:

@@ -195,8 +195,8 @@ def _holds(model: z3.ModelRef, assertions: Sequence[z3.BoolRef],
 # is any NaN (`free_nan` of the pair): the two differ in the bits of x's NaN alone, so
 # the sweep merges neither them nor anything above them, and the last query holds both
 # functions whole (fsel-llvm22-2002: a dozen fp.add chains, unknown at 60 s). In the
-# case `x is a NaN` both are NaNs and z3's rewriter folds what reads them; in the other,
-# the min is x: each case sweeps as a pair without it does.
+# case `x is a NaN` both are NaNs and the sweep's rewrites fold what reads them; in the
+# other, the min is x: each case sweeps as a pair without it does.
 FOLDED = ("min", "max")  # the instructions (as their open NaNs are named) read so
 SAME_OPERAND = 2  # registers split by, at most (4 cases)
 SWEPT_SHARE = 0.5  # of the pair's time left, for the swept cases (the plain sweep, the rest)
