@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import count
@@ -46,7 +46,7 @@ from ..solving.decide import Decision, check_with
 from ..solving.portfolio import solve_here
 from ..solving.smt2 import subterms
 from ..sweeping import case_split
-from ..sweeping.fraig import Certified, SweepStats, certify, sweep_if_large
+from ..sweeping.fraig import Certified, Sides, SweepStats, certify, sweep_if_large
 from .snippets import NICE_SECONDS, ReplayError, nice_values
 
 
@@ -167,26 +167,33 @@ def check_function_equivalence(lhs: Function, rhs: Function, opts: Options = DEF
                    for t in observe.observed(ab[side], formats.get(k), nan)]
                   for side in (0, 1))
 
-    def swept_solver(**witness) -> tuple[z3.Solver, SweepStats]:
-        query, swept = asked_whole, SweepStats()
+    def swept_solver(query: Sequence[z3.BoolRef], sides: Sides, budget: Budget,
+                     **witness) -> tuple[z3.Solver, SweepStats]:
+        swept = SweepStats()
         if sweeping:
-            query, swept = sweep_if_large(query, inputs, limit, sides, **witness)
+            query, swept = sweep_if_large(list(query), inputs, budget, sides, **witness)
         # a multiplication by a constant (nvcc's `mul.wide.s32 d, i, 4` for an index) as
         # shifts and concatenations: -O0's `shl` of the same index then meets it, and the
         # proof of an -O0/-O3 pair takes milliseconds instead of seconds
-        s = _solver(_left(limit))
-        s.add(_simplified(query[0], mul2concat=True), query[1])
+        s = _solver(_left(budget))
+        s.add(_simplified(query[0], mul2concat=True), *query[1:])
         return s, swept
 
     how = solver
-    solver, swept = swept_solver()
-    decision = None
+    # a min or max of a register with itself: the query by its NaN's cases, each swept
+    # (`case_split.swept_by_cases`); where that decides nothing, the plain sweep
+    cases = case_split.swept_by_cases(asked_whole, sides, swept_solver, how, limit) \
+        if sweeping and emit is None else None
+    if cases is not None:
+        decision, solver, swept = cases.decision, cases.solver, cases.stats
+    else:
+        decision, (solver, swept) = None, swept_solver(asked_whole, sides, limit)
     if swept.witness and emit is None:
         decision = _at_inputs(solver, swept.witness, limit)
         if decision is None:
             # no difference there after all (the simulation's choice of an open value):
             # the sweep that the witness cut short runs whole
-            solver, swept = swept_solver(until_witness=False)
+            solver, swept = swept_solver(asked_whole, sides, limit, until_witness=False)
     if decision is None:
         # split by a float's NaN where the plain query is slow (`case_split.py`)
         decision = case_split.check(solver, how, limit.rest(NICE_SECONDS), emit)

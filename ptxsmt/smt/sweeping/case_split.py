@@ -1,20 +1,26 @@
-"""The last query split by cases (issue 44). Where a float is made by arithmetic that can
+"""A query split by the NaN cases of a float (issue 44): the last query (`check`), and
+before the sweep, a pair where a min or max reads one register twice (`swept_by_cases`).
+
+The last query. Where a float is made by arithmetic that can
 give a NaN of numbers (`float_facts.BORN_NAN`: inf - inf, 0 * inf) and read by operators
 that see its NaN apart (`float_facts.SEES_NAN`: a comparison, a class test), z3 and
 bitwuzla bit-blast the NaN and the numbers at once, and the swept query of a small pair
 may take them the whole limit (fsel-llc14-1006-planted: 24 M of z3's resource count, 8 to
 10 CPU s; as the two cases of one such float, 0.1 M and 0.3 M, under half a second).
 
-A case is one value SMT-LIB's floats hold once (there is one NaN, one zero of each
-sign), or none of them. In the case `y = v`, v is put in for y everywhere (equals for
-equals, the equation kept beside: the case's query holds exactly where the query and
-`y = v` do) and z3's rewriter folds what reads it (`fp.lt(x, NaN)` is false, `x + NaN`
-is NaN); in the case of none, the class test those values answer is read false (its
-negation kept beside). The cases of a float cover all its values, so:
+Before the sweep (`swept_by_cases`). A min or max of a register with itself, which opt
+folds to the register, differs from it only in the bits of its NaN: no sweep merges
+them or anything above them. Each of the register's NaN cases is swept on its own.
+
+The cases of a float y: `y = NaN` (SMT-LIB's floats have one NaN), NaN put in for y
+everywhere (equals for equals, the equation kept beside: the case's query holds exactly
+where the query and `y = NaN` do), so that z3's rewriter or the sweep's folds what reads
+it (`fp.lt(x, NaN)` is false, `x + NaN` is NaN); and y no NaN, its NaN test read false
+(the negation kept beside). They cover all of y's values, so:
 - unsat only where every case is unsat, each by a solver's unsat;
 - sat from one case's model, once z3 evaluates the query and that case's literals true
   under it (the counterexample's replay, as for any model, is still the authority);
-- else unknown.
+- else unknown (before the sweep: the plain sweep decides, in the time left).
 
 Bounded and deterministic: at most LITERALS floats (`splits`: ranked by how many
 readers see their NaN, then by `order.structural`), each case first asked within
@@ -22,7 +28,9 @@ PROBE_SECONDS; a case left undecided is split again by the next float (the decid
 are done), a split that decides none of its cases is dropped, and the cases left after
 the last float share the time left where any split decided a case (else the split
 cost its probes alone). Only where the plain query was not decided in its first
-PLAIN_SECONDS (`check`).
+PLAIN_SECONDS (`check`). Before the sweep: at most SAME_OPERAND registers, in
+`order.structural`, their cases within SWEPT_SHARE of the pair's time, and nothing
+spent where no min or max reads a register twice.
 """
 
 from __future__ import annotations
@@ -32,19 +40,14 @@ from dataclasses import dataclass
 
 import z3
 
+from ...isa.types import FloatFormat
+from ...sem.sorts import OPEN_NANS, as_float, is_nan, is_open_nan_application, unordered
 from ...terms.walk import subterms
 from ..solving.budget import Budget
 from ..solving.decide import Decision, check_with
 from .float_facts import BORN_NAN, SEES_NAN
+from .fraig import Sides, SweepStats
 from .order import structural
-
-# The partitions of a float's values: the values that have a case each (put in for the
-# float there), and the class test that the case of none of them reads false
-PARTITIONS: dict[str, tuple[tuple[Callable[[z3.FPSortRef], z3.FPRef], ...],
-                            Callable[[z3.FPRef], z3.BoolRef]]] = {
-    "NaN": ((z3.fpNaN,), z3.fpIsNaN),
-    "zero": ((z3.fpPlusZero, z3.fpMinusZero), z3.fpIsZero),
-}
 
 LITERALS = 3  # floats split by, at most (3 levels: at most 8 cases left at the last)
 PLAIN_SECONDS = 2.0  # the plain query's first try (CPU s), before any case
@@ -55,34 +58,45 @@ SPLIT_SHARE = 0.25  # of the time left after the plain first try, for the cases 
 
 @dataclass(frozen=True)
 class Split:
-    """Split by the values of `term` in `partition` (a row of PARTITIONS)."""
+    """Split by whether the float `term` is a NaN. `bits`: the register (and its format)
+    whose float `term` is (`sorts.as_float`), where the query also reads its NaN test on
+    the bits (`sorts.is_nan`): each case reads that test as its own too."""
 
     term: z3.FPRef
-    partition: str
+    bits: tuple[z3.BitVecRef, FloatFormat] | None = None
 
 
 @dataclass(frozen=True)
 class Case:
     """The query under `literals` (each case's equation or its negations), as asked:
-    `query`, the assertions with the case's values put in."""
+    `query`, the assertions with the case's values put in (and so `sides`, terms the
+    query holds, where given). `fold`: z3's rewriter then folds what reads them (for a
+    solver); else the terms keep the encoding's spelling, which the sweep's own rewrites
+    read (and fold: `rewrite.py`), and each side is still a term of the query
+    (fsel-llvm22-2002's case of no NaN, folded: 30 CPU s of sweeping, the -O2 side's
+    output no term of the query; as encoded: 2 s)."""
 
     literals: tuple[z3.BoolRef, ...]
     query: tuple[z3.BoolRef, ...]
+    sides: tuple[tuple[z3.ExprRef, ...], ...] = ()
+    fold: bool = True
 
     def cases(self, split: Split) -> list[Case]:
-        """This case split by the values of `split.term`: a case for each value of its
-        partition, then one for none of them."""
+        """This case split by `split.term`'s NaN: the case `y = NaN`, NaN put in for y
+        (SMT-LIB's floats have one NaN), and the case of none, `isNaN(y)` read false;
+        the register's NaN test on bits, where the split has one, read true and false."""
         y = split.term
-        values, test = PARTITIONS[split.partition]
-        out = [Case((*self.literals, y == v(y.sort())), _put(self.query, (y, v(y.sort()))))
-               for v in values]
-        none = z3.And(*[y != v(y.sort()) for v in values])
-        return [*out, Case((*self.literals, none), _put(self.query, (test(y), z3.BoolVal(False))))]
+        nan = z3.fpNaN(y.sort())
+        on_bits = [is_nan(*split.bits)] if split.bits is not None else []
+        return [self._put(y == nan, [(y, nan), *[(t, z3.BoolVal(True)) for t in on_bits]]),
+                self._put(y != nan, [(t, z3.BoolVal(False)) for t in (z3.fpIsNaN(y), *on_bits)])]
 
-
-def _put(query: Sequence[z3.BoolRef], pair: tuple[z3.ExprRef, z3.ExprRef]
-         ) -> tuple[z3.BoolRef, ...]:
-    return tuple(z3.simplify(z3.substitute(a, pair)) for a in query)
+    def _put(self, literal: z3.BoolRef, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> Case:
+        def put(terms: Sequence[z3.ExprRef]) -> tuple[z3.ExprRef, ...]:
+            put_in = (z3.substitute(t, *pairs) for t in terms)
+            return tuple(z3.simplify(t) if self.fold else t for t in put_in)
+        return Case((*self.literals, literal), put(self.query),
+                    tuple(put(side) for side in self.sides), self.fold)
 
 
 def splits(assertions: Sequence[z3.BoolRef]) -> list[Split]:
@@ -96,7 +110,7 @@ def splits(assertions: Sequence[z3.BoolRef]) -> list[Split]:
                 if z3.is_fp(y) and z3.is_app(y) and y.decl().kind() in BORN_NAN:
                     readers[y.get_id()] = (y, readers.get(y.get_id(), (y, 0))[1] + 1)
     ranked = sorted(readers.values(), key=lambda yn: (-yn[1], structural(yn[0])))
-    return [Split(y, "NaN") for y, _ in ranked[:LITERALS]]
+    return [Split(y) for y, _ in ranked[:LITERALS]]
 
 
 def check(solver: z3.Solver, how: str, budget: Budget | float | None,
@@ -165,7 +179,108 @@ def _ask(case: Case, assertions: Sequence[z3.BoolRef], how: str, budget: Budget)
     decision = check_with(s, how, budget)
     if decision.result != z3.sat:
         return decision
-    holds = decision.model.eval(z3.And(*assertions, *case.literals), model_completion=True)
-    if not z3.is_true(holds):
+    if not _holds(decision.model, assertions, case.literals):
         return Decision(z3.unknown, decision.solver, "a case's model fails its case")
     return decision
+
+
+def _holds(model: z3.ModelRef, assertions: Sequence[z3.BoolRef],
+           literals: Sequence[z3.BoolRef]) -> bool:
+    """z3 evaluates the query and a case's literals true under `model`."""
+    return z3.is_true(model.eval(z3.And(*assertions, *literals), model_completion=True))
+
+
+# Before the sweep: a min or max of one register with itself. An optimizer folds
+# min(x, x) and max(x, x) to x (LLVM's InstSimplify), but PTX's min and max of two NaNs
+# is any NaN (`free_nan` of the pair): the two differ in the bits of x's NaN alone, so
+# the sweep merges neither them nor anything above them, and the last query holds both
+# functions whole (fsel-llvm22-2002: a dozen fp.add chains, unknown at 60 s). In the
+# case `x is a NaN` both are NaNs and the sweep's rewrites fold what reads them; in the
+# other, the min is x: each case sweeps as a pair without it does.
+FOLDED = ("min", "max")  # the instructions (as their open NaNs are named) read so
+SAME_OPERAND = 2  # registers split by, at most (4 cases)
+SWEPT_SHARE = 0.3  # of the pair's time left, for the swept cases (the plain sweep, the rest:
+# the held-out splits that decide took 4 to 9 CPU s; at a half, a failed one spent 27 s and
+# fsel-llvm22-2006, 29 s to the plain sweep alone, ended unknown; at 0.3: 18 s, equivalent)
+
+# sweeps a query (its assertions, the two sides' outputs among their terms) within a
+# budget, and gives the solver that holds the result
+Solve = Callable[[Sequence[z3.BoolRef], Sides, Budget], tuple[z3.Solver, SweepStats]]
+
+
+@dataclass(frozen=True)
+class Swept:
+    """The query decided by swept cases: `solver` holds the case whose model
+    `decision` has (sat), and `stats` are the cases' sweeps, summed."""
+
+    decision: Decision
+    solver: z3.Solver | None
+    stats: SweepStats
+
+
+def same_operands(assertions: Sequence[z3.BoolRef]) -> list[Split]:
+    """The registers a min or max of `FOLDED` reads as both its operands (its open NaN's
+    argument is `sorts.unordered(x, x)`), at most SAME_OPERAND, in `order.structural`: a
+    split each, on the float the query reads the register as, its NaN test on bits beside."""
+    found: dict[int, tuple[z3.BitVecRef, FloatFormat]] = {}
+    for t in subterms(*assertions):
+        if is_open_nan_application(t) and t.decl().name().split(".")[0] in FOLDED:
+            fmt = OPEN_NANS[t.decl().name()]
+            x = _both_operands(t.arg(0), fmt)
+            if x is not None:
+                found[x.get_id()] = (x, fmt)
+    ranked = sorted(found.values(), key=lambda xf: structural(xf[0]))
+    return [Split(as_float(x, fmt), (x, fmt)) for x, fmt in ranked[:SAME_OPERAND]]
+
+
+def _both_operands(pair: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef | None:
+    """x where `pair` is `sorts.unordered(x, x)`, or the concatenation it folds to."""
+    concat = pair.arg(1) if z3.is_app_of(pair, z3.Z3_OP_ITE) else pair
+    if not (z3.is_app_of(concat, z3.Z3_OP_CONCAT) and concat.num_args() == 2):
+        return None
+    x = concat.arg(0)
+    same = pair.eq(unordered(x, x)) or pair.eq(z3.Concat(x, x))
+    return x if same and x.size() == fmt.width else None
+
+
+def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve, how: str,
+                   budget: Budget) -> Swept | None:
+    """The query decided by the cases of its `same_operands` (every combination of
+    their NaN cases), each case's query and literals swept and solved (`solve`, then
+    `check`) within its share of SWEPT_SHARE of `budget`'s time left: unsat where every
+    case is unsat; sat from a case's model under which z3 evaluates the query and the
+    case's literals true. None (nothing spent where no register is found), so that the
+    plain sweep decides: no such register, a case undecided or with a model that fails
+    it, or a case whose simulation holds the query (the plain sweep's witness finds it
+    at once)."""
+    found = same_operands(assertions)
+    if not found:
+        return None
+    left = budget.left()
+    share = budget.part(None if left is None else SWEPT_SHARE * left)
+    open_ = [Case((), tuple(assertions), tuple(tuple(side) for side in sides), fold=False)]
+    for split in found:
+        open_ = [c for case in open_ for c in case.cases(split)]
+    stats = []
+    for k, case in enumerate(open_):
+        left = share.left()
+        part = share.part(None if left is None else left / (len(open_) - k))
+        solver, swept = solve((*case.query, *case.literals), case.sides, part)
+        stats.append(swept)
+        if swept.witness:
+            return None
+        decision = check(solver, how, part)
+        if decision.result == z3.sat and _holds(decision.model, assertions, case.literals):
+            return Swept(decision, solver, _summed(stats))
+        if decision.result != z3.unsat:
+            return None
+    return Swept(Decision(z3.unsat, "z3 by swept cases"), None, _summed(stats))
+
+
+def _summed(stats: Sequence[SweepStats]) -> SweepStats:
+    """The merges of several sweeps (of several queries: their node numbers apart)."""
+    return SweepStats(sum(s.nodes for s in stats), sum(s.simulated for s in stats),
+                      sum(s.proved for s in stats), sum(s.structural for s in stats),
+                      sum(s.refuted for s in stats), sum(s.undecided for s in stats),
+                      sum(s.seconds for s in stats),
+                      justified=[j for s in stats for j in s.justified])

@@ -1,0 +1,223 @@
+"""The query swept under a NaN case split (`case_split.swept_by_cases`): -O0's `max.f32 d,
+x, x`, which opt folds to x, differs from x only where x is a NaN (PTX's max of two NaNs
+is any NaN), so no sweep merges the two. Split on x's NaN, each case sweeps alone: an
+equal pair is unsat in both cases; a pair that differs only where x is a NaN is sat in
+that case, and the independent oracle (tests/oracle_function.py, plain Python) runs both
+functions on the counterexample and sees them differ; the cases cover every value of
+x, as plain Python classifies its bits."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import oracle_function
+import z3
+
+from ptxsmt.function.evaluate import read_function_file
+from ptxsmt.smt.queries import functions
+from ptxsmt.smt.sweeping import case_split
+from ptxsmt.smt.sweeping.case_split import Case, same_operands
+
+_FUNCTION = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+\t.reg .pred \t%p<3>;
+\t.reg .f32 \t%f<8>;
+\tld.param.f32 \t%f1, [f_param_0];
+\tld.param.f32 \t%f2, [f_param_1];
+{body}
+\tst.param.f32 \t[func_retval0], %f6;
+\tret;
+}}
+"""
+# -O0: x's max with itself, added to y, and the smaller of the sum and y picked
+O0 = """\tmax.f32 \t%f3, %f1, %f1;
+\tadd.rn.f32 \t%f4, %f3, %f2;
+\tsetp.lt.f32 \t%p1, %f4, %f2;
+\tselp.f32 \t%f6, %f4, %f3, %p1;"""
+# -O2: the max folded to x (they differ only in the bits of x's NaN)
+O2 = """\tadd.rn.f32 \t%f4, %f1, %f2;
+\tsetp.lt.f32 \t%p1, %f4, %f2;
+\tselp.f32 \t%f6, %f4, %f1, %p1;"""
+# planted: where x is a NaN, y returned instead (no difference anywhere else)
+PLANTED = """\tadd.rn.f32 \t%f4, %f1, %f2;
+\tsetp.lt.f32 \t%p1, %f4, %f2;
+\tselp.f32 \t%f5, %f4, %f1, %p1;
+\tsetp.nan.f32 \t%p2, %f1, %f1;
+\tselp.f32 \t%f6, %f2, %f5, %p2;"""
+
+
+def _file(tmp_path, name: str, body: str):
+    path = tmp_path / f"{name}.ptx"
+    path.write_text(_FUNCTION.format(body=body))
+    return path
+
+
+def _decided(tmp_path, rhs: str, monkeypatch, lhs: str = O0
+             ) -> tuple[functions.FunctionVerdict, list]:
+    """The pair `lhs` (-O0) against `rhs`, and what the swept cases answered (spied on)."""
+    answers = []
+    real = case_split.swept_by_cases
+
+    def spy(*args, **kwargs):
+        answers.append((args, real(*args, **kwargs)))
+        return answers[-1][1]
+    monkeypatch.setattr(case_split, "swept_by_cases", spy)
+    a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
+            for n, t in (("O0", lhs), ("rhs", rhs)))
+    return functions.check_function_equivalence(a, b, timeout=60), answers
+
+
+def test_max_of_x_and_x_against_x_is_equivalent_by_the_swept_cases(tmp_path, monkeypatch):
+    verdict, answers = _decided(tmp_path, O2, monkeypatch)
+    assert verdict.verdict == "equivalent"
+    assert [a.decision.result for _, a in answers] == [z3.unsat]
+
+
+def _bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def test_a_difference_only_at_a_nan_x_is_found_in_its_case(tmp_path, monkeypatch):
+    """sat in the case where x is a NaN, replayed; the oracle (plain Python, no z3) runs
+    both functions on the counterexample's bits and they differ."""
+    verdict, answers = _decided(tmp_path, PLANTED, monkeypatch)
+    assert verdict.verdict == "different"
+    assert [a.decision.result for _, a in answers] == [z3.sat]
+    params = {k: v for k, v in verdict.counterexample.inputs.items() if k.startswith("f_param")}
+    runs = [oracle_function.outcome(oracle_function.read(_FUNCTION.format(body=body), "f"),
+                                    params) for body in (O0, PLANTED)]
+    assert oracle_function.nan_bits(params["f_param_0"], "f32")
+    assert not oracle_function.same(runs[0].returns["func_retval0"],
+                                    runs[1].returns["func_retval0"], "f32")
+
+
+VALUES = [0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0,
+          0x80000000, 1, 0x807FFFFF, _bits(1.0), _bits(-2.5), 0x7F7FFFFF, 0x12345678]
+
+
+def _is_nan(bits: int) -> bool:
+    """IEEE 754 binary32: exponent all ones, fraction not zero."""
+    return (bits >> 23) & 0xFF == 0xFF and bits & 0x7FFFFF != 0
+
+
+def test_the_cases_cover_every_value_and_each_is_the_query_there(tmp_path, monkeypatch):
+    """For each x (every class of bits) and y: exactly one case's literals hold, the
+    NaN case exactly where plain Python says x is a NaN, and there the case's query is
+    the query (a solver's unsat of their difference, the open NaNs alike on both)."""
+    _, answers = _decided(tmp_path, O2, monkeypatch)
+    (assertions, _sides, *_), _ = answers[0]
+    [split] = same_operands(assertions)
+    x, y = z3.BitVecs("f_param_0 f_param_1", 32)
+    assert split.bits[0].eq(x)
+    cases = Case((), tuple(assertions), fold=False).cases(split)
+    assert len(cases) == 2
+    query = z3.And(*assertions)
+    for vx in VALUES:
+        for vy in (_bits(1.0), 0x7FC00000, 0x80000000):
+            at = [(x, z3.BitVecVal(vx, 32)), (y, z3.BitVecVal(vy, 32))]
+            holds = [z3.is_true(z3.simplify(z3.substitute(z3.And(*c.literals), *at)))
+                     for c in cases]
+            assert holds == [_is_nan(vx), not _is_nan(vx)], hex(vx)
+            case = cases[holds.index(True)]
+            s = z3.Solver()
+            s.add(z3.substitute(z3.And(*case.query) != query, *at))
+            assert s.check() == z3.unsat, hex(vx)
+
+
+def test_a_max_of_two_registers_is_no_split(tmp_path, monkeypatch):
+    """max(x, y) is no max of one register: nothing is split, and nothing spent."""
+    body = O0.replace("%f3, %f1, %f1", "%f3, %f1, %f2")
+    _, answers = _decided(tmp_path, O2, monkeypatch, lhs=body)
+    (assertions, *_), answer = answers[0]
+    assert same_operands(assertions) == [] and answer is None
+
+
+def _roots_swept(monkeypatch) -> list[int]:
+    """How many roots each sweep is given (spied on): a case's query has its literal."""
+    sizes = []
+    real = functions.sweep_if_large
+
+    def spy(roots, *args, **kwargs):
+        sizes.append(len(roots))
+        return real(roots, *args, **kwargs)
+    monkeypatch.setattr(functions, "sweep_if_large", spy)
+    return sizes
+
+
+def test_an_undecided_case_leaves_the_pair_to_the_plain_sweep(tmp_path, monkeypatch):
+    """The first case's check unknown: the swept cases answer nothing (never unsat),
+    and the plain sweep gets the query itself (its two roots, no literal)."""
+    real = case_split.check
+    calls = []
+
+    def first_unknown(solver, how, budget, emit=None):
+        calls.append(solver)
+        if len(calls) == 1:
+            return case_split.Decision(z3.unknown, reason="stub")
+        return real(solver, how, budget, emit)
+    monkeypatch.setattr(case_split, "check", first_unknown)
+    sizes = _roots_swept(monkeypatch)
+    a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
+            for n, t in (("O0", O0), ("rhs", O2)))
+    answers = []
+    real_cases = case_split.swept_by_cases
+    monkeypatch.setattr(case_split, "swept_by_cases",
+                        lambda *args: answers.append(real_cases(*args)) or answers[-1])
+    functions.check_function_equivalence(a, b, timeout=2)
+    assert answers == [None] and sizes == [3, 2]
+
+
+def test_a_model_that_fails_its_case_is_no_difference(tmp_path, monkeypatch):
+    """A sat whose model does not hold the original query (every input zero, where the
+    two agree) is no verdict of the swept cases: the plain sweep follows."""
+    def zeros(solver, how, budget, emit=None):
+        s = z3.Solver()
+        s.add(*[v == 0 for v in z3.BitVecs("f_param_0 f_param_1", 32)])
+        s.check()
+        return case_split.Decision(z3.sat, model=s.model())
+    monkeypatch.setattr(case_split, "check", zeros)
+    sizes = _roots_swept(monkeypatch)
+    a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
+            for n, t in (("O0", O0), ("rhs", O2)))
+    answers = []
+    real = case_split.swept_by_cases
+    monkeypatch.setattr(case_split, "swept_by_cases",
+                        lambda *args: answers.append(real(*args)) or answers[-1])
+    functions.check_function_equivalence(a, b, timeout=2)
+    assert answers == [None] and sizes == [3, 2]
+
+
+def _two_maxes(y_first: bool) -> list[z3.BoolRef]:
+    """A query with max(x, x) and max(y, y) of two registers, the one made first first
+    (AST ids follow creation order)."""
+    from ptxsmt.isa.types import F32
+    from ptxsmt.sem.sorts import free_nan, unordered
+    regs = z3.BitVecs("y x" if y_first else "x y", 32)
+    a, b = (free_nan("max.f32", unordered(r, r), F32) for r in regs)
+    return [a != b]
+
+
+_ORDER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from test_swept_cases import _two_maxes, same_operands
+print([str(s.bits[0]) for s in same_operands(_two_maxes(sys.argv[1] == "1"))])
+"""
+
+
+def test_the_registers_split_by_follow_the_structural_order():
+    """The same query with its registers made in the other order (other AST ids: a
+    process each) splits by the same registers, in one order."""
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": f"{tests.parent}{os.pathsep}{tests}"}
+    orders = [subprocess.run([sys.executable, "-c", _ORDER, first, str(tests)],
+                             capture_output=True, text=True, check=True, env=env).stdout
+              for first in ("1", "0")]
+    assert orders[0] == orders[1] and orders[0].strip() in ("['x', 'y']", "['y', 'x']")
