@@ -163,15 +163,7 @@ def test_an_undecided_case_leaves_the_pair_to_the_plain_sweep(tmp_path, monkeypa
             return case_split.Decision(z3.unknown, reason="stub")
         return real(solver, how, budget, emit)
     monkeypatch.setattr(case_split, "check", first_unknown)
-    sizes = _roots_swept(monkeypatch)
-    a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
-            for n, t in (("O0", O0), ("rhs", O2)))
-    answers = []
-    real_cases = case_split.swept_by_cases
-    monkeypatch.setattr(case_split, "swept_by_cases",
-                        lambda *args: answers.append(real_cases(*args)) or answers[-1])
-    functions.check_function_equivalence(a, b, timeout=2)
-    assert answers == [None] and sizes == [3, 2]
+    assert _cases_then_plain(tmp_path, monkeypatch) == ([None], [3, 2])
 
 
 def test_a_model_that_fails_its_case_is_no_difference(tmp_path, monkeypatch):
@@ -183,6 +175,12 @@ def test_a_model_that_fails_its_case_is_no_difference(tmp_path, monkeypatch):
         s.check()
         return case_split.Decision(z3.sat, model=s.model())
     monkeypatch.setattr(case_split, "check", zeros)
+    assert _cases_then_plain(tmp_path, monkeypatch) == ([None], [3, 2])
+
+
+def _cases_then_plain(tmp_path, monkeypatch) -> tuple[list, list[int]]:
+    """What the swept cases answered, and the sizes of the queries swept after (the
+    pair max(x, x) against mov, decided with `case_split.check` as patched)."""
     sizes = _roots_swept(monkeypatch)
     a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
             for n, t in (("O0", O0), ("rhs", O2)))
@@ -191,7 +189,7 @@ def test_a_model_that_fails_its_case_is_no_difference(tmp_path, monkeypatch):
     monkeypatch.setattr(case_split, "swept_by_cases",
                         lambda *args: answers.append(real(*args)) or answers[-1])
     functions.check_function_equivalence(a, b, timeout=2)
-    assert answers == [None] and sizes == [3, 2]
+    return answers, sizes
 
 
 def _two_maxes(y_first: bool) -> list[z3.BoolRef]:
