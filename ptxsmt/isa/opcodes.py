@@ -49,6 +49,9 @@ class Syntax:
     family: str = ""  # a family of its own, named here ("arith")
     float_family: str = ""  # the family of its float forms, where it differs (add.f32)
     modes: tuple[str, ...] = ()  # the values of its `mode` modifier (mul: .hi/.lo/.wide)
+    # slots whose immediate ptxas 13.0 takes only in [0..255] (bfe/bfi's position and
+    # length: "value '256' out of range, expected to be in range [0..255]")
+    byte_immediates: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -115,11 +118,12 @@ SYNTAX: dict[str, Syntax] = {
     # 9.7.1.14-9.7.1.20, 9.7.8.7, 9.7.9.5: bit manipulation, the "bits" family
     **{op: Syntax(("type",), {"d": _U32, "a": "type"}, family="bits") for op in ("popc", "clz")},
     "brev": Syntax(("type",), {"d": "type", "a": "type"}, family="bits"),
-    "bfe": Syntax(("type",), {"d": "type", "a": "type", "b": _U32, "c": _U32}, family="bits"),
+    "bfe": Syntax(("type",), {"d": "type", "a": "type", "b": _U32, "c": _U32}, family="bits",
+                  byte_immediates=("b", "c")),
     # `bfi.type f, a, b, c, d;`: the text's f is slot d (every destination is) and its
     # fourth source, d, is slot e
     "bfi": Syntax(("type",), {"d": "type", "a": "type", "b": "type", "c": _U32, "e": _U32},
-                  family="bits"),
+                  family="bits", byte_immediates=("c", "e")),
     "prmt": Syntax(("type", "mode"), {"d": "type", "a": "type", "b": "type", "c": "type"},
                    family="bits", modes=("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")),
     "shf": Syntax(("dir", "mode", "type"), {"d": "type", "a": "type", "b": "type", "c": _U32},
