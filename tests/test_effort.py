@@ -14,7 +14,7 @@ import z3
 
 from ptxsmt.smt.solving import budget, portfolio
 from ptxsmt.smt.solving.budget import EFFORT_PER_SECOND, SAFETY, TERMINATOR_EVERY, Effort
-from ptxsmt.smt.sweeping import fraig
+from ptxsmt.smt.sweeping import fraig, sweep
 
 needs_bitwuzla = pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
 FROZEN = budget.Clocks(lambda thread: 0.0, budget.REAL.wall)  # CPU seconds never pass
@@ -27,12 +27,13 @@ def _racing() -> budget.Clocks:
     return budget.Clocks(lambda thread: 1000.0 * next(ticks), budget.REAL.wall)
 
 
-def _factoring() -> list[z3.BoolRef]:
-    """A 23-bit prime as a product of two 12-bit numbers greater than 1: unsat, after
-    some thousands of bitwuzla's terminator calls (hundreds of thousands of z3's units),
-    a few hundredths of a second."""
-    x, y = z3.BitVecs("x y", 24)
-    return [x * y == 8388593, z3.UGT(x, 1), z3.UGT(y, 1), z3.ULT(x, 1 << 12), z3.ULT(y, 1 << 12)]
+def _factoring(bits: int = 12, prime: int = 8388593, name: str = "") -> list[z3.BoolRef]:
+    """A prime as a product of two `bits`-bit numbers greater than 1: unsat. At 12 bits,
+    some 10,000 of bitwuzla's terminator calls (hundreds of thousands of z3's units), a
+    few hundredths of a second; at 14 bits (134217689), some 43,000."""
+    x, y = z3.BitVecs(f"x{name} y{name}", 2 * bits)
+    return [x * y == prime, z3.UGT(x, 1), z3.UGT(y, 1), z3.ULT(x, 1 << bits),
+            z3.ULT(y, 1 << bits)]
 
 
 def _bitwuzla(effort: Effort) -> tuple[str, int]:
@@ -150,3 +151,24 @@ def test_a_large_candidate_query_takes_its_effort_to_its_own_process(monkeypatch
     monkeypatch.setattr(portfolio, "_run_bitwuzla",
                         lambda text, limit: ("unknown", {}, repr(limit)))
     assert portfolio.solve_here(_factoring(), Effort(0.5)).reason == repr(Effort(0.5))
+
+
+@needs_bitwuzla
+def test_a_sweep_merges_alike_whatever_the_cpu_clocks_pace():
+    """Two factorings in one query, each false on every simulated input: the sweep asks
+    each against false (`_proved_constant`, an eighth of a candidate's second: 25,000
+    calls). The 12-bit one is proved (merged), the 14-bit one not, on a machine whose
+    CPU clock reads 1 ms and on one slowed four times (cache contention) alike. Held to
+    CPU seconds (the mutant), the slowed one stops the 12-bit proof short: no merge."""
+    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
+    root = z3.Or(*[z3.And(*p) for p in parts])
+    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+
+    def swept(step: float) -> tuple[list[tuple[int, int]], int, int]:
+        ticks = itertools.count()
+        with budget.using(budget.Clocks(lambda thread: step * next(ticks), budget.REAL.wall)):
+            _, stats = sweep([root], inputs, None, 1.0)
+        return stats.merges, stats.proved, stats.undecided
+
+    idle = swept(1e-3)
+    assert idle[1:] == (1, 1) and swept(4e-3) == idle
