@@ -219,3 +219,111 @@ def test_the_registers_split_by_follow_the_structural_order():
                              capture_output=True, text=True, check=True, env=env).stdout
               for first in ("1", "0")]
     assert orders[0] == orders[1] and orders[0].strip() in ("['x', 'y']", "['y', 'x']")
+
+
+# The other spellings of an operation of x with itself (`case_split.SOURCES`), each a
+# -O0 body against -O2's x, read through an instruction that sees x's NaN apart (abs, an
+# open NaN of its argument; an add): f6 is what is returned.
+COPYSIGN = """\tcopysign.f32 \t%f3, %f1, %f1;
+\tabs.f32 \t%f4, %f3;
+\tadd.rn.f32 \t%f6, %f4, %f2;"""
+# llc-14's copysign of x with itself: -|x| where x's sign bit is set, else |x|
+COPYSIGN_LLC14 = """\tabs.f32 \t%f3, %f1;
+\tneg.f32 \t%f4, %f3;
+\tmov.b32 \t%r1, %f1;
+\tshr.u32 \t%r2, %r1, 31;
+\tand.b32 \t%r3, %r2, 1;
+\tsetp.eq.b32 \t%p1, %r3, 1;
+\tselp.f32 \t%f5, %f4, %f3, %p1;
+\tabs.f32 \t%f7, %f5;
+\tadd.rn.f32 \t%f6, %f7, %f2;"""
+ABS_X = """\tabs.f32 \t%f4, %f1;
+\tadd.rn.f32 \t%f6, %f4, %f2;"""
+# setp.num of x with x: x, else y's min with x (-O0), against the choice after x's NaN test
+NUM_X = """\tsetp.num.f32 \t%p1, %f1, %f1;
+\tmin.NaN.f32 \t%f3, %f1, %f2;
+\tselp.f32 \t%f4, %f1, %f3, %p1;
+\tadd.rn.f32 \t%f6, %f4, %f2;"""
+NAN_X = """\tsetp.nan.f32 \t%p1, %f1, %f1;
+\tmin.NaN.f32 \t%f3, %f1, %f2;
+\tselp.f32 \t%f4, %f3, %f1, %p1;
+\tadd.rn.f32 \t%f6, %f4, %f2;"""
+
+
+def _with_regs(body: str) -> str:
+    return ("\t.reg .b32 \t%r<4>;\n" if "%r" in body else "") + body
+
+
+def _split_registers(tmp_path, body: str) -> list[str]:
+    """The registers `same_operands` splits by in the query of `body` against ABS_X."""
+    a, b = (read_function_file(str(_file(tmp_path, n, _with_regs(t))), "f")
+            for n, t in (("O0", body), ("rhs", ABS_X)))
+    ea, eb = (functions.encode_function(f, functions.DEFAULT) for f in (a, b))
+    query = [ea.returns["func_retval0"] != eb.returns["func_retval0"]]
+    return [str(s.bits[0]) for s in same_operands(query)]
+
+
+def test_each_spelling_of_an_operation_with_itself_is_a_source(tmp_path):
+    for body in (COPYSIGN, COPYSIGN_LLC14, NUM_X, NAN_X, O0):
+        assert _split_registers(tmp_path, body) == ["f_param_0"], body
+
+
+def test_the_same_operations_of_two_registers_are_no_source(tmp_path):
+    """copysign x, y (both spellings) and setp.num x, y read two registers: no split."""
+    two = [COPYSIGN.replace("%f1, %f1", "%f1, %f2"),
+           COPYSIGN_LLC14.replace("mov.b32 \t%r1, %f1", "mov.b32 \t%r1, %f2"),
+           NUM_X.replace("%p1, %f1, %f1", "%p1, %f1, %f2")]
+    for body in two:
+        assert _split_registers(tmp_path, body) == [], body
+
+
+def test_copysign_of_itself_read_by_abs_is_equivalent_by_the_swept_cases(tmp_path,
+                                                                         monkeypatch):
+    """|copysign(x, x)| + y against |x| + y (both spellings): every case unsat."""
+    for body in (COPYSIGN, COPYSIGN_LLC14):
+        verdict, answers = _decided(tmp_path, ABS_X, monkeypatch, lhs=_with_regs(body))
+        assert verdict.verdict == "equivalent", body
+        assert [a.decision.result for _, a in answers] == [z3.unsat], body
+
+
+def test_a_setp_num_choice_is_equivalent_by_the_swept_cases(tmp_path, monkeypatch):
+    verdict, answers = _decided(tmp_path, NAN_X, monkeypatch, lhs=NUM_X)
+    assert verdict.verdict == "equivalent"
+    assert [a.decision.result for _, a in answers] == [z3.unsat]
+
+
+def test_never_nan_is_the_value_itself_unless_a_nan_and_never_a_nan():
+    """Plain Python's IEEE classes: each NaN of every class goes to no NaN, each other
+    value to itself, in the binary32 and binary16 layouts."""
+    from ptxsmt.isa.types import F16, F32
+    for fmt, values in ((F32, VALUES), (F16, [0x7E00, 0xFC01, 0x7C01, 0x7FFF, 0x7C00,
+                                               0xFC00, 0, 0x8000, 1, 0x3C00, 0x7BFF])):
+        exp_bits, man_bits = fmt.ebits, fmt.sbits - 1
+        for v in values:
+            out = z3.simplify(case_split.never_nan(z3.BitVecVal(v, fmt.width), fmt)).as_long()
+            is_nan = (v >> man_bits) & ((1 << exp_bits) - 1) == (1 << exp_bits) - 1 \
+                and v & ((1 << man_bits) - 1) != 0
+            out_nan = (out >> man_bits) & ((1 << exp_bits) - 1) == (1 << exp_bits) - 1 \
+                and out & ((1 << man_bits) - 1) != 0
+            assert not out_nan, hex(v)
+            assert is_nan or out == v, hex(v)
+
+
+def test_the_last_case_gets_the_time_the_first_left(tmp_path, monkeypatch):
+    """The case of a NaN unsat: the case of numbers gets LAST_SHARE of the pair's time
+    left, more than the cases' share (SWEPT_SHARE) whole."""
+    limits = []
+    real = case_split.swept_by_cases
+
+    def spy(assertions, sides, solve, how, budget):
+        def timed(query, sides, part):
+            limits.append((part.seconds, budget.seconds))
+            return solve(query, sides, part)
+        return real(assertions, sides, timed, how, budget)
+    monkeypatch.setattr(case_split, "swept_by_cases", spy)
+    a, b = (read_function_file(str(_file(tmp_path, n, t)), "f")
+            for n, t in (("O0", O0), ("rhs", O2)))
+    assert functions.check_function_equivalence(a, b, timeout=60).verdict == "equivalent"
+    (first, whole), (last, _) = limits
+    assert first <= case_split.SWEPT_SHARE * whole / 2 + 1e-9
+    assert last > case_split.SWEPT_SHARE * whole

@@ -41,7 +41,15 @@ from dataclasses import dataclass
 import z3
 
 from ...isa.types import FloatFormat
-from ...sem.sorts import OPEN_NANS, as_float, is_nan, is_open_nan_application, unordered
+from ...sem.sorts import (
+    FORMATS,
+    OPEN_NANS,
+    as_float,
+    fields,
+    is_nan,
+    is_open_nan_application,
+    unordered,
+)
 from ...terms.walk import subterms
 from ..solving.budget import Budget
 from ..solving.decide import Decision, check_with
@@ -84,12 +92,15 @@ class Case:
     def cases(self, split: Split) -> list[Case]:
         """This case split by `split.term`'s NaN: the case `y = NaN`, NaN put in for y
         (SMT-LIB's floats have one NaN), and the case of none, `isNaN(y)` read false;
-        the register's NaN test on bits, where the split has one, read true and false."""
+        the register's NaN test on bits, where the split has one, read true and false,
+        and in the case of none the register's bits put in as `never_nan` of them."""
         y = split.term
         nan = z3.fpNaN(y.sort())
         on_bits = [is_nan(*split.bits)] if split.bits is not None else []
+        no_nan = [(split.bits[0], never_nan(*split.bits))] if split.bits is not None else []
         return [self._put(y == nan, [(y, nan), *[(t, z3.BoolVal(True)) for t in on_bits]]),
-                self._put(y != nan, [(t, z3.BoolVal(False)) for t in (z3.fpIsNaN(y), *on_bits)])]
+                self._put(y != nan, [*[(t, z3.BoolVal(False)) for t in (z3.fpIsNaN(y), *on_bits)],
+                                     *no_nan])]
 
     def _put(self, literal: z3.BoolRef, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> Case:
         def put(terms: Sequence[z3.ExprRef]) -> tuple[z3.ExprRef, ...]:
@@ -97,6 +108,18 @@ class Case:
             return tuple(z3.simplify(t) if self.fold else t for t in put_in)
         return Case((*self.literals, literal), put(self.query),
                     tuple(put(side) for side in self.sides), self.fold)
+
+
+def never_nan(bits: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef:
+    """`bits` where they are no NaN, and the infinity of their sign where they are: a
+    value that is never a NaN and takes every other value. Put in for a register in its
+    case of no NaN (where the literal says it is none, it is the register itself), it
+    makes that case's query hold only of numbers: the sweep's simulation draws no NaN
+    for it and its candidates are proved for numbers alone (fsel-llvm22-2000's case of
+    no NaN, the literal alone: unknown at 16 CPU s, unsat only at 45; so: unsat in 1)."""
+    sign, exp, frac = fields(bits, fmt)
+    return z3.If(exp == (1 << fmt.ebits) - 1, z3.Concat(sign, exp, z3.BitVecVal(0, frac.size())),
+                 bits)
 
 
 def splits(assertions: Sequence[z3.BoolRef]) -> list[Split]:
@@ -203,6 +226,10 @@ SWEPT_SHARE = 0.3  # of the pair's time left, for the swept cases (the plain swe
 # the held-out splits that decide took 4 to 9 CPU s; at a half, a failed one spent 27 s and
 # fsel-llvm22-2006, 29 s to the plain sweep alone, ended unknown; at 0.3: 18 s, equivalent)
 
+LAST_SHARE = 0.7  # of the pair's time left, for the last case where the others were unsat
+# (the cases of NaNs are unsat in a second or two on the held-out pairs; the case of
+# numbers then took 15 to 45 CPU s: fsel-llc14-2008 unknown at the share's 16)
+
 # sweeps a query (its assertions, the two sides' outputs among their terms) within a
 # budget, and gives the solver that holds the result
 Solve = Callable[[Sequence[z3.BoolRef], Sides, Budget], tuple[z3.Solver, SweepStats]]
@@ -219,18 +246,28 @@ class Swept:
 
 
 def same_operands(assertions: Sequence[z3.BoolRef]) -> list[Split]:
-    """The registers a min or max of `FOLDED` reads as both its operands (its open NaN's
-    argument is `sorts.unordered(x, x)`), at most SAME_OPERAND, in `order.structural`: a
-    split each, on the float the query reads the register as, its NaN test on bits beside."""
+    """The registers x that the query reads through an operation of x with itself
+    (SOURCES: `min`/`max x, x`, `setp.num x, x`, `copysign x, x`), at most SAME_OPERAND,
+    in `order.structural`: a split each, on the float the query reads the register as,
+    its NaN test on bits beside."""
     found: dict[int, tuple[z3.BitVecRef, FloatFormat]] = {}
     for t in subterms(*assertions):
-        if is_open_nan_application(t) and t.decl().name().split(".")[0] in FOLDED:
-            fmt = OPEN_NANS[t.decl().name()]
-            x = _both_operands(t.arg(0), fmt)
-            if x is not None:
-                found[x.get_id()] = (x, fmt)
+        for source in SOURCES:
+            if (xf := source(t)) is not None:
+                found[xf[0].get_id()] = xf
+                break
     ranked = sorted(found.values(), key=lambda xf: structural(xf[0]))
     return [Split(as_float(x, fmt), (x, fmt)) for x, fmt in ranked[:SAME_OPERAND]]
+
+
+def _min_or_max_of_itself(t: z3.ExprRef) -> tuple[z3.BitVecRef, FloatFormat] | None:
+    """(x, its format) where `t` is the open NaN of a min or max of `FOLDED` whose
+    argument is `sorts.unordered(x, x)`."""
+    if not (is_open_nan_application(t) and t.decl().name().split(".")[0] in FOLDED):
+        return None
+    fmt = OPEN_NANS[t.decl().name()]
+    x = _both_operands(t.arg(0), fmt)
+    return None if x is None else (x, fmt)
 
 
 def _both_operands(pair: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef | None:
@@ -241,6 +278,72 @@ def _both_operands(pair: z3.BitVecRef, fmt: FloatFormat) -> z3.BitVecRef | None:
     x = concat.arg(0)
     same = pair.eq(unordered(x, x)) or pair.eq(z3.Concat(x, x))
     return x if same and x.size() == fmt.width else None
+
+
+# A comparison of one register with itself (prims.compare_float's `either_nan` of x and
+# x): `setp.num x, x` is x's NaN test, and -O0's `selp d, x, min.NaN(x, y), num(x)`
+# against -O2's phi of x and a NaN after a branch on `setp.nan x, x` (fsel-llvm22-2000)
+# read each other only through x's NaN cases: in each case the choice folds.
+def _compared_with_itself(either_nan: z3.ExprRef) -> tuple[z3.BitVecRef, FloatFormat] | None:
+    """(x, its format) where `either_nan` is `Or(isNaN(a), isNaN(a))` of the float a
+    that the query reads register x as (`sorts.as_float`)."""
+    if not (z3.is_or(either_nan) and either_nan.num_args() == 2
+            and either_nan.arg(0).eq(either_nan.arg(1))
+            and z3.is_app_of(either_nan.arg(0), z3.Z3_OP_FPA_IS_NAN)):
+        return None
+    a = either_nan.arg(0).arg(0)
+    if not (z3.is_app_of(a, z3.Z3_OP_FPA_TO_FP) and a.num_args() == 1):
+        return None
+    x = a.arg(0)
+    fmt = next((f for f in FORMATS if f.width == x.size() and as_float(x, f).eq(a)), None)
+    return None if fmt is None else (x, fmt)
+
+
+# `copysign.f32 d, x, x` is x's bits, but read by `abs` (an open NaN of its argument)
+# it meets -O2's `abs x` only where x is no NaN (fsel-llvm22-2008); llc-14 spells it
+# `selp d, -|x|, |x|, sign(x)`, each of abs and neg an open NaN (fsel-llc14-2008).
+def _copysign_of_itself(t: z3.ExprRef) -> tuple[z3.BitVecRef, FloatFormat] | None:
+    """(x, its format) where `t` is `copysign x, x` as `floatarith.copysign` writes it
+    (x's sign bit over x's other bits), or as llc-14 does: If(c, neg(|x|), |x|), |x|
+    `abs` of x (its open NaN of x beside) and c reading x."""
+    if z3.is_app_of(t, z3.Z3_OP_CONCAT) and t.num_args() == 2:
+        sign, rest = t.children()
+        if not all(z3.is_app_of(e, z3.Z3_OP_EXTRACT) for e in (sign, rest)):
+            return None
+        x, w = sign.arg(0), sign.arg(0).size()
+        fmt = _of_width(w)
+        exact = (sign.params() == [w - 1, w - 1] and rest.params() == [w - 2, 0]
+                 and rest.arg(0).eq(x))
+        return (x, fmt) if exact and fmt is not None else None
+    if not (z3.is_app_of(t, z3.Z3_OP_ITE) and z3.is_bv(t)):
+        return None
+    c, negated, magnitude = t.children()
+    abs_x, neg_abs = _open_arm(magnitude, "abs"), _open_arm(negated, "neg")
+    if abs_x is None or neg_abs is None or not neg_abs.arg(0).eq(magnitude):
+        return None
+    x, fmt = abs_x.arg(0), OPEN_NANS[abs_x.decl().name()]
+    reads_x = any(u.eq(x) for u in subterms(c))
+    return (x, fmt) if reads_x and x.size() == fmt.width else None
+
+
+def _open_arm(t: z3.ExprRef, operation: str) -> z3.ExprRef | None:
+    """The open NaN application of `operation` in `t`, where `t` is an operation's
+    result as `sorts.free_nan` writes it: If(NaN test, If(NaN test, u, canonical), value)."""
+    if not (z3.is_app_of(t, z3.Z3_OP_ITE) and z3.is_app_of(t.arg(1), z3.Z3_OP_ITE)):
+        return None
+    u = t.arg(1).arg(1)
+    named = is_open_nan_application(u) and u.decl().name().split(".")[0] == operation
+    return u if named else None
+
+
+def _of_width(width: int) -> FloatFormat | None:
+    """The one format of `width` bits (none for 16: f16 and bf16; copysign has neither)."""
+    fmts = [f for f in FORMATS if f.width == width]
+    return fmts[0] if len(fmts) == 1 else None
+
+
+# the spellings of an operation of one register with itself, each read as (x, format)
+SOURCES = (_min_or_max_of_itself, _compared_with_itself, _copysign_of_itself)
 
 
 def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve, how: str,
@@ -263,8 +366,13 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
         open_ = [c for case in open_ for c in case.cases(split)]
     stats = []
     for k, case in enumerate(open_):
-        left = share.left()
-        part = share.part(None if left is None else left / (len(open_) - k))
+        # every case before the last was unsat (else the loop has returned): the last,
+        # that of numbers, gets LAST_SHARE of the pair's time left, not what the others
+        # left of the share
+        pool, share_of_left = (budget, LAST_SHARE) if 0 < k == len(open_) - 1 \
+            else (share, 1 / (len(open_) - k))
+        left = pool.left()
+        part = pool.part(None if left is None else share_of_left * left)
         solver, swept = solve((*case.query, *case.literals), case.sides, part)
         stats.append(swept)
         if swept.witness:
