@@ -1,5 +1,6 @@
 """A query split by the NaN cases of a float (issue 44): the last query (`check`), and
-before the sweep, a pair where a min or max reads one register twice (`swept_by_cases`).
+before the sweep, a pair where an operation reads one register twice (min/max, setp.num,
+copysign: `swept_by_cases`).
 
 The last query. Where a float is made by arithmetic that can
 give a NaN of numbers (`float_facts.BORN_NAN`: inf - inf, 0 * inf) and read by operators
@@ -10,7 +11,9 @@ may take them the whole limit (fsel-llc14-1006-planted: 24 M of z3's resource co
 
 Before the sweep (`swept_by_cases`). A min or max of a register with itself, which opt
 folds to the register, differs from it only in the bits of its NaN: no sweep merges
-them or anything above them. Each of the register's NaN cases is swept on its own.
+them or anything above them (so too `setp.num x, x` and `copysign x, x`: `SOURCES`).
+Each of the register's NaN cases is swept on its own, the case of numbers over
+`never_nan` of it.
 
 The cases of a float y: `y = NaN` (SMT-LIB's floats have one NaN), NaN put in for y
 everywhere (equals for equals, the equation kept beside: the case's query holds exactly
