@@ -189,6 +189,21 @@ def _without(t: z3.ExprRef, nan: frozenset[int], normal: Normal) -> z3.ExprRef:
         t.decl()(*[_without(c, tested, normal) for c in kids(t)])))
 
 
+def always_nan(bits: z3.BitVecRef, sort: z3.FPSortRef, normal: Normal) -> bool:
+    """`bits` encode a NaN of `sort` on every input: a NaN constant, or `ite(isNaN(u), u,
+    k)` of such bits k, the test as `normal` writes it (`sem.sorts.free_nan`: an open
+    NaN's bits where they are a NaN, else the canonical one)."""
+    if z3.is_bv_value(bits):
+        man, ones = sort.sbits() - 1, (1 << sort.ebits()) - 1
+        exponent, fraction = (bits.as_long() >> man) & ones, bits.as_long() & ((1 << man) - 1)
+        return exponent == ones and fraction != 0
+    if not z3.is_app_of(bits, z3.Z3_OP_ITE):
+        return False
+    test, u, k = kids(bits)
+    return test.eq(normal(z3.fpIsNaN(normal(z3.fpBVToFP(u, sort))))) \
+        and always_nan(k, sort, normal)
+
+
 def _zero(t: z3.ExprRef) -> bool:
     """t is a float zero constant, of either sign (a value, or read from constant bits)."""
     if z3.is_fp_value(t):

@@ -21,6 +21,7 @@ import z3
 from ...sem.sorts import ieee_result
 from ...terms.ops import signed
 from . import division, float_facts
+from .float_facts import kids
 from .known import known_zeros, leading_zeros, nonzero, not_negative, sign_bits
 from .order import structural
 
@@ -137,6 +138,56 @@ def _float_of_result(t: z3.ExprRef) -> z3.ExprRef | None:
     if all(z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1 for x in arms):
         return None  # neither arm is a result, nor a select that holds one
     return normal(z3.If(c, *arms))
+
+
+def _sign_operation(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A float read from the bits of a neg or an abs (`sem.arith.fneg`, `fabs`: `ite(
+    isNaN(a), a NaN, a with its sign bit flipped or cleared)`) is fp.neg or fp.abs of
+    a's float: the same number, and a NaN where a is one (a float has one NaN). So
+    -O0's `add(neg(b), a)` reads as opt's `sub(a, b)` does (`_added_negation`)."""
+    if t.num_args() != 1 or not z3.is_app_of(t.arg(0), z3.Z3_OP_ITE):
+        return None
+    test, nan, value = kids(t.arg(0))
+    found = _sign_changed(value)
+    if found is None:
+        return None
+    operation, a = found
+    x = normal(z3.fpBVToFP(a, t.sort()))
+    if not test.eq(normal(z3.fpIsNaN(x))) or not (
+            nan.eq(a) or float_facts.always_nan(nan, t.sort(), normal)):
+        return None
+    return normal(operation(x))
+
+
+def _sign_changed(bits: z3.BitVecRef) -> tuple[Callable, z3.BitVecRef] | None:
+    """(fp.neg, a) where `bits` are a's with the sign bit flipped, (fp.abs, a) where it is
+    cleared (`sem.arith._sign`)."""
+    if not (z3.is_app_of(bits, z3.Z3_OP_CONCAT) and bits.num_args() == 2):
+        return None
+    sign, rest = kids(bits)
+    w = bits.size()
+    if not (z3.is_app_of(rest, z3.Z3_OP_EXTRACT) and rest.params() == [w - 2, 0]
+            and rest.arg(0).size() == w):
+        return None
+    a = rest.arg(0)
+    if z3.is_app_of(sign, z3.Z3_OP_BNOT) and sign.arg(0).eq(normal(z3.Extract(w - 1, w - 1, a))):
+        return z3.fpNeg, a
+    return (z3.fpAbs, a) if z3.is_bv_value(sign) and sign.as_long() == 0 else None
+
+
+_NEGATED = {z3.Z3_OP_FPA_ADD: z3.fpSub, z3.Z3_OP_FPA_SUB: z3.fpAdd}
+
+
+def _added_negation(t: z3.ExprRef) -> z3.ExprRef | None:
+    """a + (-b) and (-b) + a are a - b, a - (-b) is a + b: SMT-LIB's fp.sub is the sum
+    with the negation, in every rounding mode (an exact zero's sign too). opt writes
+    `fsub a, b` for IR's `fadd (fneg b), a`, -O0 keeps the neg."""
+    rm, x, y = kids(t)
+    sides = [(x, y)] if z3.is_app_of(t, z3.Z3_OP_FPA_SUB) else [(x, y), (y, x)]
+    for keep, other in sides:
+        if z3.is_app_of(other, z3.Z3_OP_FPA_NEG):
+            return normal(_NEGATED[t.decl().kind()](rm, keep, other.arg(0)))
+    return None
 
 
 def _float_bits(t: z3.ExprRef) -> int | None:
@@ -789,10 +840,11 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
                    _flushed_twice),
     z3.Z3_OP_AND: (_connective, _bits_nan_test),
     z3.Z3_OP_FPA_IS_NAN: (_nan_of_constant,),
-    z3.Z3_OP_FPA_TO_FP: (_float_of_result, _nan_poisoned),
-    z3.Z3_OP_FPA_ADD: (_self_difference, _nan_poisoned, _identity_arm, _ordered),
+    z3.Z3_OP_FPA_TO_FP: (_sign_operation, _float_of_result, _nan_poisoned),
+    z3.Z3_OP_FPA_ADD: (_self_difference, _added_negation, _nan_poisoned, _identity_arm,
+                       _ordered),
     z3.Z3_OP_FPA_MUL: (_nan_poisoned, _identity_arm, _ordered),
-    z3.Z3_OP_FPA_SUB: (_self_difference, _nan_poisoned, _identity_arm),
+    z3.Z3_OP_FPA_SUB: (_self_difference, _added_negation, _nan_poisoned, _identity_arm),
     **dict.fromkeys(set(float_facts.POISON) - {z3.Z3_OP_ITE, z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_ADD,
                                                z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_SUB},
                     (_nan_poisoned,)),
