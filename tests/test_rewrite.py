@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 import z3
 
+from ptxsmt.isa.syntax import parse_variant
 from ptxsmt.isa.types import BF16, F16, F32, F64
-from ptxsmt.sem.arith import flush_bits
+from ptxsmt.sem.arith import fabs, flush_bits, fneg
 from ptxsmt.sem.sorts import fp_sort, free_nan, is_nan, to_bits
+from ptxsmt.smt.sweeping import float_facts
 from ptxsmt.smt.sweeping.known import known_zeros, sign_bits
 from ptxsmt.smt.sweeping.order import structural
 from ptxsmt.smt.sweeping.rewrite import RULES, _identity_arm, _remainder, normal
@@ -657,3 +659,138 @@ def test_an_operation_on_a_value_less_itself_is_rewritten():
     for t in (z3.fpAdd(z3.RNE(), y, zero), z3.fpMul(z3.RNE(), zero, y),
               z3.fpSub(z3.RNE(), y, zero)):
         assert _valid(t == normal(t)), t
+
+
+# A neg's bits read as a float (`_sign_operation`), and a sum with a negation
+# (`_added_negation`): -O0's `neg.f32 %f10, %f3; add.rn.f32 %f16, %f10, %f4` against opt's
+# `sub.rn.f32 %f27, %f5, %f3` (fsel-llc14-2006: IR's `fadd (fneg v5), v6`)
+_PTX_TYPE = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
+_DTYPES = {F16: (np.float16, np.uint16), BF16: (ml_dtypes.bfloat16, np.uint16),
+           F32: (np.float32, np.uint32), F64: (np.float64, np.uint64)}
+
+
+def _neg_bits(fmt, flush: bool = False, op=fneg) -> tuple[z3.BitVecRef, z3.BitVecRef]:
+    """(a, the bits of neg a) as the semantics writes them (`sem.arith.fneg`; or `op`'s)."""
+    a = z3.BitVec(f"a{fmt.name}", fmt.width)
+    name = "neg" if op is fneg else "abs"
+    v = parse_variant(f"{name}{'.ftz' if flush else ''}.{_PTX_TYPE[fmt]}")
+    return a, op(v, fmt, flush, a, None)
+
+
+def _specials(fmt, rng: random.Random, count: int = 60) -> list[int]:
+    """Zeros, ones, infinities, NaNs (quiet and signalling, both signs), the least
+    subnormal and the greatest finite value, then random bits."""
+    sign, man = 1 << (fmt.width - 1), fmt.sbits - 1
+    inf = ((1 << fmt.ebits) - 1) << man
+    one = ((1 << (fmt.ebits - 1)) - 1) << man
+    base = [0, 1, one, inf - 1, inf, inf | 1, inf | (1 << (man - 1))]
+    return base + [b | sign for b in base] + [rng.getrandbits(fmt.width) for _ in range(count)]
+
+
+def _value(t: z3.ExprRef, *pairs: tuple[z3.ExprRef, z3.ExprRef]) -> z3.ExprRef:
+    return z3.simplify(z3.substitute(t, *pairs))
+
+
+@pytest.mark.parametrize("flush", [False, True], ids=["", "ftz"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_a_neg_read_as_a_float_is_fp_neg(fmt, flush):
+    """Proved by z3 in each format, and its value checked against numpy (ml_dtypes for
+    bf16) on the specials and random bits: -x of the (flushed) operand, any NaN for a
+    NaN."""
+    a, bits = _neg_bits(fmt, flush)
+    sort = fp_sort(fmt)
+    t = _bottom_up(z3.fpBVToFP(bits, sort))
+    assert z3.is_app_of(t, z3.Z3_OP_FPA_NEG), t
+    assert _valid(t == z3.fpBVToFP(bits, sort))
+    dtype, uint = _DTYPES[fmt]
+    for b in _specials(fmt, random.Random(fmt.width), 16):
+        x = np.array([b], dtype=uint)
+        flushed = flush and (b >> (fmt.sbits - 1)) & ((1 << fmt.ebits) - 1) == 0
+        x = (x & np.array([1 << (fmt.width - 1)], dtype=uint)) if flushed else x
+        want = np.negative(x.view(dtype))
+        got = _value(t, (a, z3.BitVecVal(b, fmt.width)))
+        if np.isnan(want.astype(np.float64))[0]:
+            assert z3.is_true(z3.simplify(z3.fpIsNaN(got))), hex(b)
+        else:
+            assert z3.simplify(z3.fpToIEEEBV(got)).as_long() == int(want.view(uint)[0]), hex(b)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_a_sum_with_a_negation_is_a_difference(fmt):
+    """a + (-b), (-b) + a and a - (-b), b a neg's bits read as a float, become a - b and
+    a + b in every rounding mode (proved by z3 in each format), and their values are
+    numpy's `a + (-b)` on the specials and random bits (rounding to nearest)."""
+    b, bits = _neg_bits(fmt)
+    sort = fp_sort(fmt)
+    x = z3.FP(f"x{fmt.name}", sort)
+    minus_b = z3.fpBVToFP(bits, sort)  # numpy below
+    for rm in (z3.RNE(), z3.RTZ(), z3.RTN(), z3.RTP()):
+        y = z3.FP(f"y{fmt.name}", sort)  # proved over fp.neg (the read above: its own test)
+        for t, root in ((z3.fpAdd(rm, x, -y), z3.Z3_OP_FPA_SUB),
+                        (z3.fpAdd(rm, -y, x), z3.Z3_OP_FPA_SUB),
+                        (z3.fpSub(rm, x, -y), None)):
+            out = _bottom_up(t)
+            assert z3.is_app_of(out, root) if root else not _has_neg(out), out
+            assert _valid(out == t)
+    dtype, uint = _DTYPES[fmt]
+    rng = random.Random(fmt.width + 1)
+    out = _bottom_up(z3.fpAdd(z3.RNE(), x, minus_b))
+    values = _specials(fmt, rng, 2)[::2]
+    for u, v in itertools.product(values, values):
+        xs, bs = (np.array([w], dtype=uint).view(dtype) for w in (u, v))
+        with np.errstate(all="ignore"):
+            want = (xs + np.negative(bs)).astype(dtype)
+        got = _value(out, (x, z3.fpBVToFP(z3.BitVecVal(u, fmt.width), sort)),
+                     (b, z3.BitVecVal(v, fmt.width)))
+        if np.isnan(want.astype(np.float64))[0]:
+            assert z3.is_true(z3.simplify(z3.fpIsNaN(got))), (hex(u), hex(v))
+        else:
+            assert z3.simplify(z3.fpToIEEEBV(got)).as_long() == int(want.view(uint)[0]), \
+                (hex(u), hex(v))
+
+
+def _has_neg(t: z3.ExprRef) -> bool:
+    return z3.is_app_of(t, z3.Z3_OP_FPA_NEG) or any(_has_neg(c) for c in t.children())
+
+
+def test_sign_lookalikes_are_left_alone():
+    """The sign of another value's bits, a sign bit set or cleared, the NaN test of
+    another value, and an arm that is not always a NaN: each is no neg of a's float
+    (nor read as an abs: see `_sign_operation`), and z3 shows the first four differ from
+    what a neg or abs would be."""
+    a, b = z3.BitVecs("la lb", 32)
+    sort = fp_sort(F32)
+    rest = z3.Extract(30, 0, a)
+    nan_a = z3.fpIsNaN(z3.fpBVToFP(a, sort))
+    canonical = z3.BitVecVal(0x7FC00000, 32)
+    for bits, op in [
+            (z3.If(nan_a, canonical, z3.Concat(~z3.Extract(31, 31, b), rest)), z3.fpNeg),
+            (z3.If(nan_a, canonical, z3.Concat(z3.BitVecVal(1, 1), rest)), z3.fpAbs),
+            (z3.If(z3.fpIsNaN(z3.fpBVToFP(b, sort)), canonical,
+                   z3.Concat(~z3.Extract(31, 31, a), rest)), z3.fpNeg),
+            (z3.If(nan_a, z3.BitVecVal(0x7F800000, 32),  # +inf: no NaN
+                   z3.Concat(~z3.Extract(31, 31, a), rest)), z3.fpNeg),
+            (z3.If(nan_a, b, z3.Concat(~z3.Extract(31, 31, a), rest)), z3.fpNeg)]:
+        t = _bottom_up(z3.fpBVToFP(bits, sort))
+        assert not z3.is_app_of(t, z3.Z3_OP_FPA_NEG) and not z3.is_app_of(t, z3.Z3_OP_FPA_ABS)
+        assert not _valid(z3.fpBVToFP(bits, sort) == op(z3.fpBVToFP(a, sort)))
+    _, abs_bits = _neg_bits(F32, op=fabs)
+    assert not z3.is_app_of(_bottom_up(z3.fpBVToFP(abs_bits, sort)), z3.Z3_OP_FPA_ABS)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_always_nan_bits(fmt):
+    """`float_facts.always_nan`: NaN constants (quiet, signalling, either sign) and an
+    open NaN as `sem.sorts.free_nan` builds it are; infinities, zeros and free bits are
+    not (checked against numpy's isnan, and by z3 for the open NaN)."""
+    sort, (dtype, uint) = fp_sort(fmt), _DTYPES[fmt]
+    for b in _specials(fmt, random.Random(fmt.width + 2)):
+        nan = bool(np.isnan(np.array([b], dtype=uint).view(dtype).astype(np.float64))[0])
+        assert float_facts.always_nan(z3.BitVecVal(b, fmt.width), sort, normal) == nan, hex(b)
+    u = z3.BitVec(f"u{fmt.name}", fmt.width)
+    opened = _bottom_up(free_nan("neg", u, fmt))
+    assert float_facts.always_nan(opened, sort, normal)
+    assert _valid(z3.fpIsNaN(z3.fpBVToFP(opened, sort)))
+    assert not float_facts.always_nan(u, sort, normal)
+    assert not float_facts.always_nan(_bottom_up(z3.If(z3.fpIsNaN(z3.fpBVToFP(u, sort)), u, 0)),
+                                      sort, normal)
