@@ -13,7 +13,9 @@ Before the sweep (`swept_by_cases`). A min or max of a register with itself, whi
 folds to the register, differs from it only in the bits of its NaN: no sweep merges
 them or anything above them (so too `setp.num x, x` and `copysign x, x`: `SOURCES`).
 Each of the register's NaN cases is swept on its own, the case of numbers over
-`never_nan` of it.
+`never_nan` of it, and where that is undecided, as read (its NaN test false: fsel-llvm22-2000
+needs the first, 1 CPU s against unknown at 16; fsel-llc14-2002 the second, 8 CPU s against
+unknown at 60).
 
 The cases of a float y: `y = NaN` (SMT-LIB's floats have one NaN), NaN put in for y
 everywhere (equals for equals, the equation kept beside: the case's query holds exactly
@@ -92,15 +94,17 @@ class Case:
     sides: tuple[tuple[z3.ExprRef, ...], ...] = ()
     fold: bool = True
 
-    def cases(self, split: Split) -> list[Case]:
+    def cases(self, split: Split, as_never_nan: bool = True) -> list[Case]:
         """This case split by `split.term`'s NaN: the case `y = NaN`, NaN put in for y
         (SMT-LIB's floats have one NaN), and the case of none, `isNaN(y)` read false;
         the register's NaN test on bits, where the split has one, read true and false,
-        and in the case of none the register's bits put in as `never_nan` of them."""
+        and in the case of none (`as_never_nan`) the register's bits put in as
+        `never_nan` of them."""
         y = split.term
         nan = z3.fpNaN(y.sort())
         on_bits = [is_nan(*split.bits)] if split.bits is not None else []
-        no_nan = [(split.bits[0], never_nan(*split.bits))] if split.bits is not None else []
+        no_nan = [(split.bits[0], never_nan(*split.bits))] \
+            if split.bits is not None and as_never_nan else []
         return [self._put(y == nan, [(y, nan), *[(t, z3.BoolVal(True)) for t in on_bits]]),
                 self._put(y != nan, [*[(t, z3.BoolVal(False)) for t in (z3.fpIsNaN(y), *on_bits)],
                                      *no_nan])]
@@ -366,26 +370,33 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
         return None
     left = budget.left()
     share = budget.part(None if left is None else SWEPT_SHARE * left)
-    open_ = [Case((), tuple(assertions), tuple(tuple(side) for side in sides), fold=False)]
+    whole = Case((), tuple(assertions), tuple(tuple(side) for side in sides), fold=False)
+    open_, as_read = [whole], whole
     for split in found:
         open_ = [c for case in open_ for c in case.cases(split)]
-    stats = []
+        as_read = as_read.cases(split, as_never_nan=False)[-1]
+    stats: list[SweepStats] = []
     for k, case in enumerate(open_):
         # every case before the last was unsat (else the loop has returned): the last,
         # that of numbers, gets LAST_SHARE of the pair's time left, not what the others
-        # left of the share
-        pool, share_of_left = (budget, LAST_SHARE) if 0 < k == len(open_) - 1 \
-            else (share, 1 / (len(open_) - k))
-        left = pool.left()
-        part = pool.part(None if left is None else share_of_left * left)
-        solver, swept = solve((*case.query, *case.literals), case.sides, part)
-        stats.append(swept)
-        if swept.witness:
-            return None
-        decision = check(solver, how, part)
-        if decision.result == z3.sat and _holds(decision.model, assertions, case.literals):
-            return Swept(decision, solver, _summed(stats))
-        if decision.result != z3.unsat:
+        # left of the share; half of it over `never_nan`, then (undecided) as read
+        last = 0 < k == len(open_) - 1
+        tries = [(case, LAST_SHARE / 2), (as_read, LAST_SHARE / (2 - LAST_SHARE))] if last \
+            else [(case, 1 / (len(open_) - k))]
+        for tried, share_of_left in tries:
+            pool = budget if last else share
+            left = pool.left()
+            part = pool.part(None if left is None else share_of_left * left)
+            solver, swept = solve((*tried.query, *tried.literals), tried.sides, part)
+            stats.append(swept)
+            if swept.witness:
+                return None
+            decision = check(solver, how, part)
+            if decision.result == z3.sat and _holds(decision.model, assertions, tried.literals):
+                return Swept(decision, solver, _summed(stats))
+            if decision.result == z3.unsat:
+                break
+        else:
             return None
     return Swept(Decision(z3.unsat, "z3 by swept cases"), None, _summed(stats))
 
