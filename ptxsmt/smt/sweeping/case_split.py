@@ -376,8 +376,11 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
         open_ = [c for case in open_ for c in case.cases(split)]
         as_read = as_read.cases(split, as_never_nan=False)[-1]
     stats: list[SweepStats] = []
+    # a model of a case of NaNs is kept while the case of numbers is asked: one there
+    # differs in more than NaN bits where it can (Triton's maximum: +0 against -0)
+    nan_model: Swept | None = None
     for k, case in enumerate(open_):
-        # every case before the last was unsat (else the loop has returned): the last,
+        # the cases before the last were decided (else the loop has returned): the last,
         # that of numbers, gets LAST_SHARE of the pair's time left, not what the others
         # left of the share; half of it over `never_nan`, then (undecided) as read
         last = 0 < k == len(open_) - 1
@@ -390,15 +393,18 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
             solver, swept = solve((*tried.query, *tried.literals), tried.sides, part)
             stats.append(swept)
             if swept.witness:
-                return None
+                return nan_model
             decision = check(solver, how, part)
             if decision.result == z3.sat and _holds(decision.model, assertions, tried.literals):
-                return Swept(decision, solver, _summed(stats))
+                if last:
+                    return Swept(decision, solver, _summed(stats))
+                nan_model = nan_model or Swept(decision, solver, _summed(stats))
+                break
             if decision.result == z3.unsat:
                 break
         else:
-            return None
-    return Swept(Decision(z3.unsat, "z3 by swept cases"), None, _summed(stats))
+            return nan_model
+    return nan_model or Swept(Decision(z3.unsat, "z3 by swept cases"), None, _summed(stats))
 
 
 def _summed(stats: Sequence[SweepStats]) -> SweepStats:
