@@ -378,7 +378,7 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
     stats: list[SweepStats] = []
     # a model of a case of NaNs is kept while the case of numbers is asked: one there
     # differs in more than NaN bits where it can (Triton's maximum: +0 against -0)
-    nan_model: Swept | None = None
+    nan_model: tuple[Decision, z3.Solver] | None = None
     for k, case in enumerate(open_):
         # the cases before the last were decided (else the loop has returned): the last,
         # that of numbers, gets LAST_SHARE of the pair's time left, not what the others
@@ -393,18 +393,24 @@ def swept_by_cases(assertions: Sequence[z3.BoolRef], sides: Sides, solve: Solve,
             solver, swept = solve((*tried.query, *tried.literals), tried.sides, part)
             stats.append(swept)
             if swept.witness:
-                return nan_model
+                return _with(nan_model, stats)
             decision = check(solver, how, part)
             if decision.result == z3.sat and _holds(decision.model, assertions, tried.literals):
                 if last:
                     return Swept(decision, solver, _summed(stats))
-                nan_model = nan_model or Swept(decision, solver, _summed(stats))
+                nan_model = nan_model or (decision, solver)
                 break
             if decision.result == z3.unsat:
                 break
         else:
-            return nan_model
-    return nan_model or Swept(Decision(z3.unsat, "z3 by swept cases"), None, _summed(stats))
+            return _with(nan_model, stats)
+    return _with(nan_model or (Decision(z3.unsat, "z3 by swept cases"), None), stats)
+
+
+def _with(decided: tuple[Decision, z3.Solver | None] | None,
+          stats: Sequence[SweepStats]) -> Swept | None:
+    """The decision (and the solver holding its model) with every case's sweep counted."""
+    return None if decided is None else Swept(*decided, _summed(stats))
 
 
 def _summed(stats: Sequence[SweepStats]) -> SweepStats:
