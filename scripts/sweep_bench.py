@@ -36,7 +36,7 @@ STRATA: tuple[Callable[[dict], object], ...] = (
     lambda label: label["kind"], lambda label: label["planted"] is not None,
     lambda label: label["ops"], lambda label: label["compiler"])
 WALL_CAP_SHARE = 0.9  # a run past this share of its wall cap ran to it (`at_wall_cap`)
-KILL_AFTER = 30.0  # wall seconds past a configuration's own wall cap (2 x the limit)
+KILL_AFTER = 30.0  # wall seconds past a configuration's own wall cap (`wall_cap` x the limit)
 
 # the monolithic query (`--no-sweep`, as `ptxsmt equiv` builds it), handed to bitwuzla
 # alone (a sat is not replayed: a baseline, not a verdict ptxsmt gives); the limit is
@@ -85,9 +85,18 @@ def command(config: str, a: Path, b: Path, limit: float) -> list[str]:
 
 def measure(config: str, a: Path, b: Path, limit: float) -> dict:
     """{"verdict", "cpu", "wall"} of one configuration on one pair, in a fresh process."""
-    got = measured(command(config, a, b, limit), 2 * limit + KILL_AFTER)
+    got = measured(command(config, a, b, limit), wall_cap() * limit + KILL_AFTER)
     return {"verdict": verdict_of(got["out"]), "cpu": round(got["cpu"], 3),
             "wall": round(got["wall"], 3)}
+
+
+def wall_cap() -> float:
+    """The wall cap of every run, in multiples of its CPU limit: ptxsmt's (2), or
+    PTXSMT_WALL_CAP's where set, which the runs inherit (on a loaded machine a
+    measurement raises it, so that the CPU seconds decide: docs/scale.md)."""
+    from ptxsmt.smt.solving import budget
+
+    return budget.wall_cap()
 
 
 def measured(cmd: list[str], kill_after: float) -> dict:
@@ -163,9 +172,10 @@ def solved(m: dict, limit: float) -> bool:
 
 
 def at_wall_cap(m: dict, limit: float) -> bool:
-    """Not solved, and ended by the wall cap (2 x the limit) with CPU seconds left: the
-    machine's load decided it, not the limit."""
-    return not solved(m, limit) and m["cpu"] < limit and m["wall"] >= WALL_CAP_SHARE * 2 * limit
+    """Not solved, and ended by the wall cap (`wall_cap` x the limit) with CPU seconds
+    left: the machine's load decided it, not the limit."""
+    return not solved(m, limit) and m["cpu"] < limit \
+        and m["wall"] >= WALL_CAP_SHARE * wall_cap() * limit
 
 
 def par2(results: Sequence[dict], limit: float, clock: str = "cpu") -> float:

@@ -224,6 +224,44 @@ def test_a_budget_is_cpu_seconds_within_a_wall_cap():
     assert Budget(None).left() is None and not Budget(None).expired()
 
 
+def test_a_measurement_raises_the_wall_cap_by_the_environment(monkeypatch):
+    """PTXSMT_WALL_CAP=20: a command's limit of 10 CPU seconds ends at 200 wall seconds,
+    and a pair's deadline is as far; unset, the default cap (2) holds."""
+    now = {"cpu": 0.0, "wall": 0.0}
+    clocks = Clocks(lambda thread: now["cpu"], lambda: now["wall"])
+    monkeypatch.setenv(budget.WALL_CAP_VARIABLE, "20")
+    with budget.using(clocks):
+        assert Budget.capped(10).wall_end == 200
+        with budget.pair(10):
+            assert Budget(None).wall_end == (1 - budget.REPORT_SHARE) * 200
+    monkeypatch.delenv(budget.WALL_CAP_VARIABLE)
+    with budget.using(clocks):
+        assert Budget.capped(10).wall_end == 20
+
+
+@pytest.mark.parametrize("value", ["", "fast", "0.5", "nan", "inf", "1e9"])
+def test_a_wall_cap_that_is_no_number_from_1_is_refused(monkeypatch, value):
+    """A cap below 1 (a pair stopped before its CPU seconds), or none at all, is refused
+    with the variable named, not replaced by the default."""
+    monkeypatch.setenv(budget.WALL_CAP_VARIABLE, value)
+    with pytest.raises(budget.PtxError, match="PTXSMT_WALL_CAP=.* is not a wall cap"):
+        budget.wall_cap()
+
+
+def test_equiv_refuses_a_bad_wall_cap_in_one_line():
+    """The command line: one line naming the variable, exit 2, no traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "ptxsmt", "equiv", "add.u32 d, a, b;",
+                           "add.u32 d, b, a;"], capture_output=True, text=True,
+                          env={**os.environ, budget.WALL_CAP_VARIABLE: "0"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        'error: PTXSMT_WALL_CAP="0" is not a wall cap (a number from 1 to 1000: times the '
+        'CPU seconds of --timeout)']
+
+
 def _hard() -> list[z3.BoolRef]:
     """Factoring a product of two 31-bit primes: far beyond a second of bit-blasting."""
     p, q = 2147483647, 2147483629

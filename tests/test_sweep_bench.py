@@ -83,6 +83,20 @@ def test_a_run_the_load_stopped_at_the_wall_cap_is_counted_as_such():
     assert not sweep_bench.at_wall_cap(_m("equivalent", 20.0, 119.0), 60)
 
 
+def test_a_measurement_with_a_raised_wall_cap_counts_and_kills_by_it(monkeypatch):
+    """PTXSMT_WALL_CAP=20 (docs/scale.md): 119 wall seconds of a 60 CPU s limit are no
+    longer the cap, 1,100 are; a run is killed past 20 x its limit, not 2 x."""
+    monkeypatch.setenv("PTXSMT_WALL_CAP", "20")
+    assert not sweep_bench.at_wall_cap(_m("unknown", 20.0, 119.0), 60)
+    assert sweep_bench.at_wall_cap(_m("unknown", 20.0, 1100.0), 60)
+    kills = []
+    monkeypatch.setattr(sweep_bench, "measured",
+                        lambda cmd, kill_after: kills.append(kill_after) or
+                        {"out": None, "cpu": 0.0, "wall": 0.0})
+    sweep_bench.measure("sweep", Path("a.ptx"), Path("b.ptx"), 60)
+    assert kills == [20 * 60 + sweep_bench.KILL_AFTER]
+
+
 def test_the_table_counts_verdicts_against_the_label_apart():
     labels = [{"name": n, "kind": "int", "ops": 50, "expect": e}
               for n, e in (("a", "equivalent"), ("b", "different"), ("c", "different"))]

@@ -90,6 +90,7 @@ class Main(click.Group):
         if not kwargs.get("standalone_mode", True):
             return super().main(*args, **kwargs)
         _read_max_input_env()
+        _read_wall_cap_env()
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.NoArgsIsHelpError as e:
@@ -365,6 +366,17 @@ def _read_max_input_env() -> None:
             _max_input(None, None, Size().convert(value, None, None))  # bytes for workers too
         except click.BadParameter:
             fail(f"PTXSMT_MAX_INPUT={quote(value)} is not a size (e.g. 1000000, 512M, 2G)")
+
+
+def _read_wall_cap_env() -> None:
+    """PTXSMT_WALL_CAP (`budget.wall_cap`, the variable's one reader) is refused before any
+    command where it is no cap; budget (and z3) imported only where it is set."""
+    if "PTXSMT_WALL_CAP" in os.environ:
+        from ..smt.solving.budget import wall_cap
+        try:
+            wall_cap()
+        except PtxError as e:
+            fail(str(e))
 
 
 max_input_option = click.option(

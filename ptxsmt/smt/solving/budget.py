@@ -7,7 +7,8 @@ load (a wall-clock limit turned `equivalent` into `unknown` at load 8).
 solver process it starts, each its own T at most; whatever the load, the pair answers
 within WALL_CAP * T wall seconds of its start (`unknown`), reading, encoding, replay
 and report included (`pair`: one deadline for the whole pair, a share of it kept for
-the report), so that no command runs unboundedly past its limit. How each solver is
+the report), so that no command runs unboundedly past its limit; a measurement on a
+loaded machine raises the cap (PTXSMT_WALL_CAP, `wall_cap`). How each solver is
 held to a budget:
 - bitwuzla in this process: a terminator that asks the budget (`terminator`);
 - z3 in this process: a watcher thread interrupts it when the budget is spent
@@ -27,6 +28,7 @@ fast as its work shows the verdicts unchanged.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -41,9 +43,12 @@ import z3
 
 from ... import solver as z3_solver
 from ...batch import cache
+from ...isa.errors import PtxError, quote
 from .child import race
 
 WALL_CAP = 2.0  # a limit of T CPU seconds ends at WALL_CAP * T wall seconds whatever
+# A measurement on a loaded machine sets this variable to a larger cap (`wall_cap`)
+WALL_CAP_VARIABLE, MOST_WALL_CAP = "PTXSMT_WALL_CAP", 1000.0
 TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the clocks
 POLL = 0.01  # seconds between a watcher's looks at the CPU time it guards
 MAX_MS = 4294967295  # z3's default limit: none
@@ -54,6 +59,25 @@ REPORT_SHARE = 0.05
 OUT_OF_TIME = ("out of time: stopped at the pair's wall cap, in a solver that did not stop "
                "at its limit or in work with no clock of its own (reading, encoding, "
                "simulating or writing out the query)")
+
+
+def wall_cap() -> float:
+    """WALL_CAP, or PTXSMT_WALL_CAP where set: a measurement on a loaded machine raises
+    the cap so that the CPU seconds bind, not the load (docs/scale.md), and a run of
+    its own keeps the default. Read at each use, so that a test or a process's child
+    sees what is set; a value that is no number from 1 to MOST_WALL_CAP is refused,
+    never replaced by the default."""
+    text = os.environ.get(WALL_CAP_VARIABLE)
+    if text is None:
+        return WALL_CAP
+    try:
+        cap = float(text)
+    except ValueError:
+        cap = math.nan
+    if not 1 <= cap <= MOST_WALL_CAP:
+        raise PtxError(f"{WALL_CAP_VARIABLE}={quote(text)} is not a wall cap (a number "
+                       f"from 1 to {MOST_WALL_CAP:g}: times the CPU seconds of --timeout)")
+    return cap
 
 
 def _thread_cpu(thread: int) -> float:
@@ -110,8 +134,8 @@ class Budget:
 
     @staticmethod
     def capped(seconds: float | None) -> Budget:
-        """A command's whole limit: `seconds` CPU seconds, WALL_CAP times that in wall."""
-        return Budget(seconds, None if seconds is None else WALL_CAP * seconds)
+        """A command's whole limit: `seconds` CPU seconds, `wall_cap()` times that in wall."""
+        return Budget(seconds, None if seconds is None else wall_cap() * seconds)
 
     @staticmethod
     def of(limit: Budget | float | None) -> Budget:
@@ -165,7 +189,7 @@ class Budget:
         left, wall = self.left(), self.wall_left()
         if left is None:
             return Budget(None)
-        return Budget(max(least, left), None if wall is None else max(WALL_CAP * least, wall))
+        return Budget(max(least, left), None if wall is None else max(wall_cap() * least, wall))
 
     def terminator(self) -> Callable[[], bool]:
         """For bitwuzla's `configure_terminator`: true once the budget is spent. It is
@@ -179,17 +203,17 @@ class Budget:
 def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
     """Deciding one pair (an `equiv` command's, a batch line's) that began at `start` (a
     reading of the wall clock; None: now): within, every budget made and every z3 search
-    ends by the pair's deadline, (1 - REPORT_SHARE) * WALL_CAP * `seconds` wall seconds
+    ends by the pair's deadline, (1 - REPORT_SHARE) * `wall_cap()` * `seconds` wall seconds
     from `start`, whatever its own limit (None: no deadline), and the work `bounded` runs
     is killed at its stop, halfway from that deadline to the cap. The CPU seconds of
     each budget stay its own: where they bind first, the load changes nothing."""
     if seconds is None:
         yield
         return
-    now = _clocks.wall()
+    now, cap = _clocks.wall(), wall_cap() * seconds
     start = now if start is None else start
-    whole = Budget(None, start + (1 - REPORT_SHARE) * WALL_CAP * seconds - now)
-    token = _stop_at.set(start + (1 - REPORT_SHARE / 2) * WALL_CAP * seconds)
+    whole = Budget(None, start + (1 - REPORT_SHARE) * cap - now)
+    token = _stop_at.set(start + (1 - REPORT_SHARE / 2) * cap)
     try:
         with whole.spending(), z3_solver.guarded(_guarded):
             yield

@@ -33,7 +33,7 @@ from ...isa.errors import PtxError
 from ...terms import walk
 from . import bf16_in_f32
 from . import budget as budgets
-from .budget import GRACE, WALL_CAP, Budget, milliseconds
+from .budget import GRACE, Budget, milliseconds, wall_cap
 from .child import Outcome, race
 from .smt2 import script, sorts
 
@@ -244,7 +244,7 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
     solver.setOption("fp-exp", "true")  # f16 and bf16 sorts
     solver.setOption("arrays-exp", "true")  # a constant array (memory that starts as zeros)
     if timeout:  # its own limit is wall-clock: the cap (the parent stops it at its CPU time)
-        solver.setOption("tlimit-per", str(milliseconds(WALL_CAP * timeout)))
+        solver.setOption("tlimit-per", str(milliseconds(wall_cap() * timeout)))
     symbols = cvc5.SymbolManager(solver.getTermManager())
     parser = cvc5.InputParser(solver, symbols)
     parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "query")
@@ -302,7 +302,7 @@ def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
     process, stopped at the limit: bitwuzla's own limit does not stop its
     preprocessing, which on such a query takes seconds."""
     if len(text) > LARGE:
-        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, WALL_CAP * timeout,
+        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, wall_cap() * timeout,
                        cpu=timeout)["bitwuzla"]
         return None if outcome.status == "error" else _answer("bitwuzla", outcome)
     try:
