@@ -16,6 +16,12 @@ held to a budget:
 - a solver in a child process: the child holds itself to a budget of its own (its
   thread's CPU time starts at zero), and the parent kills it once its CPU time
   (`child.process_cpu`) passes the limit by GRACE, or at the wall cap.
+A candidate's proof in a sweep (thousands of them, each a second or less) is held
+to an `Effort` instead: the work a solver counts itself, at points that are the same
+in every run (bitwuzla's calls of its terminator, z3's resource units), so that a
+proof near its limit ends the same way whatever the machine's load, and the sweep
+makes the same merges in the same order; a CPU-second cap well above it (SAFETY)
+stops a query whose solver seldom counts.
 A z3 search with no budget of its own (a counterexample's nice values, the IR
 replay's, under a wall-clock limit of their own) is watched within a pair until the
 pair's deadline (`ptxsmt.solver.guarded`). And since a solver may not answer its
@@ -52,10 +58,25 @@ WALL_CAP_VARIABLE, MOST_WALL_CAP = "PTXSMT_WALL_CAP", 1000.0
 TERMINATOR_EVERY = 256  # calls of bitwuzla's terminator per reading of the clocks
 POLL = 0.01  # seconds between a watcher's looks at the CPU time it guards
 MAX_MS = 4294967295  # z3's default limit: none
+UNLIMITED = 4294967295  # the largest count of an effort (z3's rlimit is 32 bits)
 GRACE = 2.0  # CPU (or wall) seconds past its limit before a child is killed
 # the share of a pair's wall cap kept for what follows its last search: a
 # counterexample's replay, the report, the process's exit (6 s of 120 at --timeout 60)
 REPORT_SHARE = 0.05
+# An `Effort` of s seconds is s times this much of a solver's own count of its work
+# (one place): bitwuzla's calls of its terminator, which its SAT solver makes at the
+# same points of its search in every run (the count at which a query ends was the
+# same in two runs for 945 of 945 sweep queries), and z3's resource units (`rlimit`).
+# Calibrated on the candidate queries of three held-out pairs (half, fsel): bitwuzla
+# reached a median of 57,000 calls at 0.25 CPU s, 120,000 at 0.5, 230,000 at 1 and
+# 432,000 at 2 (fewer while it rewrites and bit-blasts: a median of 18,000 at 0.125);
+# z3, 2.9 to 6.6 million units a CPU second on the queries it finished. At 200,000
+# calls fsel-llc14-2002 lost its merges (equivalent in 8.6 CPU s on the clock, unknown
+# at 60): a small query calls far faster than the median; at 400,000, equivalent in
+# 13.4 (docs/scale.md)
+EFFORT_PER_SECOND = {"bitwuzla": 400_000, "z3": 4_000_000}
+SAFETY = 3.0  # an effort's CPU cap: this many times the seconds it stands for
+STEPS = 8  # an effort's seconds are rounded to the nearest of 2^(k/STEPS)
 OUT_OF_TIME = ("out of time: stopped at the pair's wall cap, in a solver that did not stop "
                "at its limit or in work with no clock of its own (reading, encoding, "
                "simulating or writing out the query)")
@@ -199,6 +220,49 @@ class Budget:
         return lambda: next(calls) % TERMINATOR_EVERY == 0 and self.expired()
 
 
+@dataclass(frozen=True)
+class Effort:
+    """A candidate proof's limit: `seconds` of CPU time as the work a solver counts
+    (EFFORT_PER_SECOND), the same in every run, within SAFETY times the seconds of CPU
+    (and the wall cap of the budget being spent). The seconds are rounded to a step
+    (STEPS an octave): a limit computed from the CPU seconds spent so far (a sweep's
+    pace, `fraig._Sweep._paced`) moves by a little with the load, and within a step
+    its effort does not."""
+
+    seconds: float
+
+    def units(self, solver: str) -> int:
+        """The solver's count this effort allows: at least 1 (z3 reads 0 as none)."""
+        if self.seconds <= 0:
+            return 1
+        if math.isinf(self.seconds):
+            return UNLIMITED
+        step = 2 ** (round(math.log2(self.seconds) * STEPS) / STEPS)
+        return max(1, round(EFFORT_PER_SECOND[solver] * step))
+
+    def cap(self) -> Budget:
+        """The CPU seconds past which the search is stopped whatever its count."""
+        return Budget(SAFETY * max(0.0, self.seconds))
+
+    def terminator(self) -> Counted:
+        """For bitwuzla's `configure_terminator`, its CPU cap counted from now."""
+        return Counted(self.units("bitwuzla"), self.cap())
+
+
+class Counted:
+    """bitwuzla's terminator under an `Effort`: true from its `limit`-th call on, or
+    once `cap` is spent (read on every TERMINATOR_EVERY-th call, as `Budget.terminator`).
+    `calls`: the calls so far (the same in every run for one query and limit)."""
+
+    def __init__(self, limit: int, cap: Budget):
+        self.limit, self.cap, self.calls = limit, cap, 0
+
+    def __call__(self) -> bool:
+        self.calls += 1
+        return self.calls >= self.limit or (
+            self.calls % TERMINATOR_EVERY == 0 and self.cap.expired())
+
+
 @contextmanager
 def pair(seconds: float | None, start: float | None = None) -> Iterator[None]:
     """Deciding one pair (an `equiv` command's, a batch line's) that began at `start` (a
@@ -296,13 +360,17 @@ def started() -> float | None:
     return _clocks.wall() - max(0.0, age)
 
 
-def check(solver: z3.Solver, budget: Budget | None, *assumptions: z3.BoolRef
+def check(solver: z3.Solver, budget: Budget | Effort | None, *assumptions: z3.BoolRef
           ) -> z3.CheckSatResult:
     """`solver.check` (through `ptxsmt.solver.check`) within `budget`: z3's own limit is
     the wall cap, and a watcher interrupts z3 once the CPU seconds are spent (an
-    "unknown", never a KeyboardInterrupt). None: the solver's own limit, if any."""
+    "unknown", never a KeyboardInterrupt). An `Effort`: z3's resource limit, and its
+    CPU cap as the budget. None: the solver's own limit, if any."""
     if budget is None:
         return z3_solver.check(solver, *assumptions)
+    if isinstance(budget, Effort):
+        solver.set("rlimit", budget.units("z3"))
+        budget = budget.cap()
     if budget.left() is None:
         solver.set("timeout", milliseconds(None))
         return z3_solver.check(solver, *assumptions)

@@ -33,7 +33,7 @@ from ...isa.errors import PtxError
 from ...terms import walk
 from . import bf16_in_f32
 from . import budget as budgets
-from .budget import GRACE, Budget, milliseconds, wall_cap
+from .budget import GRACE, Budget, Effort, milliseconds, wall_cap
 from .child import Outcome, race
 from .smt2 import script, sorts
 
@@ -207,17 +207,19 @@ def _run_z3(text: str, timeout: float | None) -> tuple[str, dict, str]:
     return "sat", values, ""
 
 
-def _run_bitwuzla(text: str, timeout: float | None) -> tuple[str, dict, str]:
+def _run_bitwuzla(text: str, timeout: float | Effort | None) -> tuple[str, dict, str]:
+    """`timeout` may be an `Effort` too (a sweep's candidate proof, `solve_here`)."""
     bw = import_module("bitwuzla")  # the optional extra, present: `unavailable()` asked
 
     tm, opts = bw.TermManager(), bw.Options()
     opts.set(bw.Option.PRODUCE_MODELS, True)
-    budget = Budget(timeout)  # the parse's time counts
+    # made before the parse, whose time counts
+    stop = timeout.terminator() if isinstance(timeout, Effort) else Budget(timeout).terminator()
     parser = bw.Parser(tm, opts)
     parser.parse(text, True, False)
     solver = parser.bitwuzla()
     if timeout is not None:
-        solver.configure_terminator(budget.terminator())
+        solver.configure_terminator(stop)
     result = str(solver.check_sat())
     if result != "sat":
         return result, {}, "bitwuzla gave up" if result == "unknown" else ""
@@ -267,10 +269,11 @@ def _run_cvc5(text: str, timeout: float | None) -> tuple[str, dict, str]:
 RUNNERS = {"z3": _run_z3, "bitwuzla": _run_bitwuzla, "cvc5": _run_cvc5}
 
 
-def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
+def solve_here(assertions: Sequence[z3.BoolRef], timeout: float | Effort) -> Answer:
     """bitwuzla on a small query in this process (sweeping's many small proofs, where a
     process of its own would cost more than the query; not the race's runners, which
-    are the race's own); unknown where it is missing. The text is z3's own printing
+    are the race's own), within `timeout` CPU seconds or an `Effort` (a candidate's
+    proof: the same answer in every run); unknown where it is missing. The text is z3's own printing
     where that is standard already (printed in C; `smt2.script` walks the terms in
     Python), else `smt2.script`'s."""
     if "bitwuzla" in unavailable():
@@ -296,14 +299,15 @@ def solve_here(assertions: Sequence[z3.BoolRef], timeout: float) -> Answer:
         "unknown", "bitwuzla", reason="bitwuzla could not read the query")
 
 
-def _bitwuzla_here(text: str, timeout: float) -> Answer | None:
+def _bitwuzla_here(text: str, timeout: float | Effort) -> Answer | None:
     """bitwuzla's answer; None where it cannot read the text (z3 printed something
     it does not: `(or x)`). A query of more than LARGE characters goes to a child
-    process, stopped at the limit: bitwuzla's own limit does not stop its
-    preprocessing, which on such a query takes seconds."""
+    process, stopped at the limit (an effort's: its CPU cap): bitwuzla's own limit
+    does not stop its preprocessing, which on such a query takes seconds."""
     if len(text) > LARGE:
-        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, wall_cap() * timeout,
-                       cpu=timeout)["bitwuzla"]
+        cpu = timeout.cap().seconds if isinstance(timeout, Effort) else timeout
+        outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, wall_cap() * cpu,
+                       cpu=cpu)["bitwuzla"]
         return None if outcome.status == "error" else _answer("bitwuzla", outcome)
     try:
         result, values, reason = _run_bitwuzla(text, timeout)

@@ -33,7 +33,7 @@ import z3
 
 from ...sem.sorts import ieee_result
 from ..solving import budget as budgets
-from ..solving.budget import Budget
+from ..solving.budget import Budget, Effort
 from ..solving.portfolio import IN_F32, solve_here, unavailable
 from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
@@ -1058,16 +1058,18 @@ def _free(dag: _Dag, inputs: set[int]) -> set[int]:
 
 def _check(term: z3.BoolRef, seconds: float,
            names: dict[str, int]) -> tuple[str, dict[int, object] | None]:
-    """The query's answer, and for sat the values of the named inputs (by node)."""
+    """The query's answer, and for sat the values of the named inputs (by node), within
+    `seconds` as an `Effort`: the solver's own count of its work, so that a proof near
+    its limit ends alike in every run, whatever the load."""
     if _fast_solver() is not None:
-        answer = solve_here([term], seconds)
+        answer = solve_here([term], Effort(seconds))
         if answer.result != "sat":
             return answer.result, None
         return "sat", {i: answer.values[name] for name, i in names.items()
                        if name in answer.values}
     solver = z3.Solver()
     solver.add(term)
-    result = budgets.check(solver, Budget(seconds))
+    result = budgets.check(solver, Effort(seconds))
     if result != z3.sat:
         return str(result), None
     model, out = solver.model(), {}
@@ -1079,10 +1081,10 @@ def _check(term: z3.BoolRef, seconds: float,
 
 
 def _check_z3(term: z3.BoolRef, seconds: float, names: dict) -> tuple[str, None]:
-    """z3 alone (no model read back)."""
+    """z3 alone (no model read back), within `seconds` as an `Effort`, as `_check`."""
     solver = z3.Solver()
     solver.add(term)
-    return str(budgets.check(solver, Budget(seconds))), None
+    return str(budgets.check(solver, Effort(seconds))), None
 
 
 @cache

@@ -1,0 +1,175 @@
+"""A candidate proof's limit is an `Effort` (issue 44, item 2: the same merges on every
+run): the work the solver counts itself, at points that are the same in every run
+(bitwuzla's calls of its terminator, z3's resource units), never the CPU clock, which
+a loaded machine moves (cache contention); a CPU cap well above it stops a query whose
+solver seldom counts. The CPU clock here is a fake one, frozen (an infinitely fast
+machine) or racing (each reading a thousand seconds): no test depends on this machine's speed."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import z3
+
+from ptxsmt.smt.solving import budget, portfolio
+from ptxsmt.smt.solving.budget import EFFORT_PER_SECOND, SAFETY, TERMINATOR_EVERY, Effort
+from ptxsmt.smt.sweeping import fraig, sweep
+
+needs_bitwuzla = pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+FROZEN = budget.Clocks(lambda thread: 0.0, budget.REAL.wall)  # CPU seconds never pass
+
+
+def _racing() -> budget.Clocks:
+    """Each reading of the CPU clock is a thousand seconds more: a limit of less is
+    spent at its first reading."""
+    ticks = itertools.count()
+    return budget.Clocks(lambda thread: 1000.0 * next(ticks), budget.REAL.wall)
+
+
+def _factoring(bits: int = 12, prime: int = 8388593, name: str = "") -> list[z3.BoolRef]:
+    """A prime as a product of two `bits`-bit numbers greater than 1: unsat. At 12 bits,
+    some 10,000 of bitwuzla's terminator calls (hundreds of thousands of z3's units), a
+    few hundredths of a second; at 14 bits (134217689), some 43,000."""
+    x, y = z3.BitVecs(f"x{name} y{name}", 2 * bits)
+    return [x * y == prime, z3.UGT(x, 1), z3.UGT(y, 1), z3.ULT(x, 1 << bits),
+            z3.ULT(y, 1 << bits)]
+
+
+def _bitwuzla(effort: Effort) -> tuple[str, int]:
+    """bitwuzla's answer on the factoring within `effort`, and its terminator's calls."""
+    made = []
+    real = Effort.terminator
+
+    def spy(self: Effort) -> budget.Counted:
+        made.append(real(self))
+        return made[-1]
+
+    text = portfolio.smt2(_factoring())
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Effort, "terminator", spy)
+        result = portfolio._run_bitwuzla(text, effort)[0]
+    return result, made[0].calls
+
+
+def _soon_after(stop: int, calls: int) -> bool:
+    """bitwuzla, told to stop at call `stop`, ends within a few calls more."""
+    return stop <= calls < stop + 32
+
+
+def _z3(effort: Effort) -> tuple[str, int]:
+    """z3's answer on the factoring within `effort`, in a context of its own, and the
+    resource units it counted."""
+    solver = z3.Solver(ctx=z3.Context())
+    solver.from_string(portfolio.smt2(_factoring()) + "(check-sat)")
+    result = str(budget.check(solver, effort))
+    stats = solver.statistics()
+    return result, stats.get_key_value("rlimit count")
+
+
+def test_an_effort_is_its_seconds_in_each_solvers_count_rounded_to_a_step():
+    """s seconds are s times EFFORT_PER_SECOND, the seconds rounded to the nearest
+    2^(k/8): a limit moved by a little (a sweep's pace read off the CPU clock) keeps its
+    count; never 0 (z3's "no limit"), an infinite one the largest."""
+    for solver, rate in EFFORT_PER_SECOND.items():
+        assert Effort(1.0).units(solver) == rate
+        assert Effort(0.125).units(solver) == rate // 8
+        assert Effort(0.97).units(solver) == Effort(1.03).units(solver) == rate
+        assert Effort(0.9).units(solver) == round(rate * 2 ** -0.125)
+        assert Effort(0.0).units(solver) == Effort(-1.0).units(solver) == 1
+        assert Effort(float("inf")).units(solver) == budget.UNLIMITED
+    assert Effort(2.0).cap().seconds == SAFETY * 2.0
+
+
+@needs_bitwuzla
+def test_bitwuzla_ends_a_query_at_the_same_count_in_every_run():
+    """The same query: the same answer after the same number of terminator calls, and
+    stopped within half that effort at its count (bitwuzla asks a few times more once
+    told to stop), the same twice."""
+    done = _bitwuzla(Effort(10.0))
+    assert done[0] == "unsat" and done == _bitwuzla(Effort(10.0))
+    half = Effort(done[1] / 2 / EFFORT_PER_SECOND["bitwuzla"])
+    with budget.using(FROZEN):  # the count binds, not the CPU cap of a loaded machine
+        stopped = _bitwuzla(half)
+        assert stopped[0] == "unknown" and stopped == _bitwuzla(half)
+    assert _soon_after(half.units("bitwuzla"), stopped[1])
+
+
+@needs_bitwuzla
+def test_bitwuzlas_effort_is_counted_not_read_off_the_cpu_clock():
+    """On a machine infinitely fast (the CPU clock frozen) an effort still ends the
+    search at its count; on one where each reading is a thousand seconds, the CPU cap (SAFETY
+    times the seconds) stops it at the first reading of the clocks, long before."""
+    effort = Effort(1000 / EFFORT_PER_SECOND["bitwuzla"])
+    with budget.using(FROZEN):
+        result, calls = _bitwuzla(effort)
+    assert result == "unknown" and _soon_after(1000, calls)
+    with budget.using(_racing()):
+        result, calls = _bitwuzla(Effort(10.0))
+    assert result == "unknown" and _soon_after(TERMINATOR_EVERY, calls)
+
+
+def test_z3_ends_a_query_at_the_same_count_in_every_run():
+    """z3 within an effort: its resource limit, the same answer and count twice; short
+    of its count, unknown (a CPU clock that never moves does not save it)."""
+    done = _z3(Effort(10.0))
+    assert done[0] == "unsat" and done == _z3(Effort(10.0))
+    with budget.using(FROZEN):
+        stopped = _z3(Effort(done[1] / 2 / EFFORT_PER_SECOND["z3"]))
+    assert stopped[0] == "unknown" and stopped[1] < done[1]
+
+
+def test_an_effort_of_nothing_is_unknown():
+    """0 is "no limit" to z3: an effort of none is one unit, and the search ends at once."""
+    assert _z3(Effort(0.0))[0] == "unknown"
+    if not portfolio.unavailable():
+        result, calls = _bitwuzla(Effort(0.0))
+        assert result == "unknown" and _soon_after(1, calls)
+
+
+@pytest.mark.parametrize("solver", ["bitwuzla", "z3"])
+def test_a_candidate_proof_is_held_to_its_effort(monkeypatch, solver):
+    """The sweep's `_check` (each solver in turn) gives a query its seconds as an
+    effort: on an infinitely fast machine a tiny one still ends it, unknown; a large
+    one decides it."""
+    if solver == "bitwuzla" and portfolio.unavailable():
+        pytest.skip("needs bitwuzla")
+    if solver == "z3":
+        monkeypatch.setattr(fraig, "_fast_solver", lambda: None)
+    query = z3.And(*_factoring())
+    with budget.using(FROZEN):
+        assert fraig._check(query, 1e-4, {})[0] == "unknown"
+        assert fraig._check_z3(query, 1e-4, {})[0] == "unknown"
+    assert fraig._check(query, 10.0, {})[0] == "unsat"
+
+
+@needs_bitwuzla
+def test_a_large_candidate_query_takes_its_effort_to_its_own_process(monkeypatch):
+    """A query over LARGE characters is solved in a child process, handed the effort
+    itself (not its CPU cap: its count binds there too)."""
+    monkeypatch.setattr(portfolio, "LARGE", 0)
+    assert portfolio.solve_here(_factoring(), Effort(10.0)).result == "unsat"
+    monkeypatch.setattr(portfolio, "_run_bitwuzla",
+                        lambda text, limit: ("unknown", {}, repr(limit)))
+    assert portfolio.solve_here(_factoring(), Effort(0.5)).reason == repr(Effort(0.5))
+
+
+@needs_bitwuzla
+def test_a_sweep_merges_alike_whatever_the_cpu_clocks_pace():
+    """Two factorings in one query, each false on every simulated input: the sweep asks
+    each against false (`_proved_constant`, an eighth of a candidate's half second:
+    25,000 calls). The 12-bit one is proved (merged), the 14-bit one not, on a machine whose
+    CPU clock reads 1 ms and on one slowed four times (cache contention) alike. Held to
+    CPU seconds (the mutant), the slowed one stops the 12-bit proof short: no merge."""
+    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
+    root = z3.Or(*[z3.And(*p) for p in parts])
+    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+
+    def swept(step: float) -> tuple[list[tuple[int, int]], int, int]:
+        ticks = itertools.count()
+        with budget.using(budget.Clocks(lambda thread: step * next(ticks), budget.REAL.wall)):
+            _, stats = sweep([root], inputs, None, 0.5)
+        return stats.merges, stats.proved, stats.undecided
+
+    idle = swept(1e-3)
+    assert idle[1:] == (1, 1) and swept(4e-3) == idle
