@@ -66,7 +66,7 @@ REPORT_SHARE = 0.05
 # An `Effort` of s seconds is s times this much of a solver's own count of its work
 # (one place): bitwuzla's calls of its terminator, which its SAT solver makes at the
 # same points of its search in every run (the count at which a query ends was the
-# same in two runs for 945 of 945 sweep queries), and z3's resource units (`rlimit`).
+# same in two runs for 818 of 818 sweep queries), and z3's resource units (`rlimit`).
 # Calibrated on the candidate queries of three held-out pairs (half, fsel): bitwuzla
 # reached a median of 57,000 calls at 0.25 CPU s, 120,000 at 0.5, 230,000 at 1 and
 # 432,000 at 2 (fewer while it rewrites and bit-blasts: a median of 18,000 at 0.125);
