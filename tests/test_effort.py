@@ -143,6 +143,21 @@ def test_a_candidate_proof_is_held_to_its_effort(monkeypatch, solver):
     assert fraig._check(query, 10.0, {})[0] == "unsat"
 
 
+def test_an_efforts_cpu_cap_is_no_more_than_its_budget_has_left():
+    """SAFETY times a proof's seconds, but never past `most` (what the sweep has left):
+    a sweep's last proofs do not take it past its whole. Told 0 CPU seconds left, a
+    large effort ends at the cap's first reading, unknown, in each solver."""
+    assert Effort(2.0).cap().seconds == SAFETY * 2.0
+    assert Effort(2.0, most=1.5).cap().seconds == 1.5
+    assert Effort(2.0, most=100.0).cap().seconds == SAFETY * 2.0
+    query = z3.And(*_factoring())
+    with budget.using(FROZEN):
+        assert fraig._check_z3(query, 10.0, {}, 0.0)[0] == "unknown"
+        if not portfolio.unavailable():
+            assert fraig._check(query, 10.0, {}, 0.0)[0] == "unknown"
+            assert fraig._check(query, 10.0, {}, 100.0)[0] == "unsat"
+
+
 @needs_bitwuzla
 def test_a_large_candidate_query_takes_its_effort_to_its_own_process(monkeypatch):
     """A query over LARGE characters is solved in a child process, handed the effort
@@ -173,3 +188,22 @@ def test_a_sweep_merges_alike_whatever_the_cpu_clocks_pace():
 
     idle = swept(1e-3)
     assert idle[1:] == (1, 1) and swept(4e-3) == idle
+
+
+def test_a_sweeps_proofs_are_capped_by_what_the_sweep_has_left(monkeypatch):
+    """Every candidate's proof of a sweep within 5 CPU seconds is told what is left of
+    them (`most`): never more than the 5, never none. The clock frozen, so the sweep
+    asks both factorings as above."""
+    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
+    root = z3.Or(*[z3.And(*p) for p in parts])
+    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+    told, real = [], fraig._check
+
+    def spy(term, seconds, names, most=None):
+        told.append(most)
+        return real(term, seconds, names, most)
+
+    monkeypatch.setattr(fraig, "_check", spy)
+    with budget.using(FROZEN):
+        sweep([root], inputs, 5.0, 0.5)
+    assert told and all(most is not None and most <= 5.0 for most in told)

@@ -678,9 +678,9 @@ def test_a_sweep_done_with_time_left_sweeps_again_with_longer_proofs(monkeypatch
         tops.append(v)
     real, limits = fraig._check, []
 
-    def slow(term, seconds, names):
+    def slow(term, seconds, names, most=None):
         limits.append(seconds)
-        return real(term, seconds, names) if seconds >= fraig.QUERY_SECONDS * fraig.AGAIN \
+        return real(term, seconds, names, most) if seconds >= fraig.QUERY_SECONDS * fraig.AGAIN \
             else ("unknown", None)
     monkeypatch.setattr(fraig, "_check", slow)
     roots, stats = sweep([z3.Distinct(*tops)], [x, y], 600.0, sides=([tops[0]], [tops[1]]))
@@ -744,7 +744,7 @@ def test_a_pair_whose_terms_lie_apart_gets_an_eighth_of_the_time(monkeypatch, ap
     r = x * 3
     i = z3.If(x == 0x12345678, junk if apart else z3.BitVecVal(0, 32), x * 3)
     limits = []
-    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names: (
+    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names, most=None: (
         limits.append(seconds), ("unknown", None))[1])
     sweep([z3.Distinct(i, r)], [x, y], seconds=60)
     assert limits and max(limits) == pytest.approx(
@@ -881,7 +881,7 @@ def test_a_query_too_hard_for_its_limit_is_not_asked(monkeypatch, query_seconds)
         f = z3.fpAdd(z3.RNE(), f, z3.fpBVToFP(y + k, z3.Float32()))
     i = z3.If(x == 0x12345678, z3.FPVal(0.0, z3.Float32()), f)
     whole = []
-    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names: (
+    monkeypatch.setattr(fraig, "_check", lambda term, seconds, names, most=None: (
         whole.append(seconds) if names else None, ("unknown", None))[1])
     monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
     _, stats = sweep([z3.Distinct(i, f)], [x, y], 60, query_seconds, sides=([i], [f]))
@@ -966,11 +966,11 @@ def test_a_constant_candidate_gets_longer_where_the_dag_holds_bf16(monkeypatch, 
     limits = []
     check = fraig._check
 
-    def guards_only(query, seconds, names):
+    def guards_only(query, seconds, names, most=None):
         if not z3.substitute(query, (a, b)).eq(query):
             return "unknown", None
         limits.append(seconds)
-        return check(query, seconds, names)
+        return check(query, seconds, names, most)
     monkeypatch.setattr(fraig, "_check", guards_only)
     o2 = z3.If(z3.ULT(shift, 32), value, z3.BitVecVal(32, 32))
     roots = [value != o2]

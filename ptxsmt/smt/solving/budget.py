@@ -227,9 +227,11 @@ class Effort:
     (and the wall cap of the budget being spent). The seconds are rounded to a step
     (STEPS an octave): a limit computed from the CPU seconds spent so far (a sweep's
     pace, `fraig._Sweep._paced`) moves by a little with the load, and within a step
-    its effort does not."""
+    its effort does not. `most`: CPU seconds the cap does not pass (what is left of the
+    budget being spent: a sweep's), so that SAFETY never takes a step past its whole."""
 
     seconds: float
+    most: float | None = None
 
     def units(self, solver: str) -> int:
         """The solver's count this effort allows: at least 1 (z3 reads 0 as none)."""
@@ -242,7 +244,8 @@ class Effort:
 
     def cap(self) -> Budget:
         """The CPU seconds past which the search is stopped whatever its count."""
-        return Budget(SAFETY * max(0.0, self.seconds))
+        cap = SAFETY * max(0.0, self.seconds)
+        return Budget(cap if self.most is None else min(cap, self.most))
 
     def terminator(self) -> Counted:
         """For bitwuzla's `configure_terminator`, its CPU cap counted from now."""

@@ -512,7 +512,7 @@ class _Sweep:
         if seconds <= 0 or self._too_hard(below, seconds):
             return False
         result, vector = _check(self._standard(query, [j for j in below if self._is_ieee(j)]),
-                                seconds, self._names())
+                                seconds, self._names(), self._left())
         if result == "sat":
             stats.refuted += 1
             self._add_vector(vector)
@@ -763,7 +763,7 @@ class _Sweep:
                 continue
             query = _assuming(a != b, self._facts_over(reached))
             query = self._standard(query, [j for j in kept if self._is_ieee(j)], cut)
-            if _check(query, seconds / 8, {})[0] == "unsat":
+            if _check(query, seconds / 8, {}, self._left())[0] == "unsat":
                 return "unsat", None
         names = self._names()
         mine, theirs = self._below(i, i), self._below(r, r)  # each cone walked once
@@ -776,7 +776,7 @@ class _Sweep:
             return "unknown", None
         query = _assuming(a != b, self._facts_over(below))
         return _check(self._standard(query, [j for j in below if self._is_ieee(j)]), seconds,
-                      names)
+                      names, self._left())
 
     def _too_hard(self, nodes: Iterable[int], seconds: float) -> bool:
         """A query over `nodes` holds more hard operations than its solver turns into
@@ -1057,19 +1057,22 @@ def _free(dag: _Dag, inputs: set[int]) -> set[int]:
 
 
 def _check(term: z3.BoolRef, seconds: float,
-           names: dict[str, int]) -> tuple[str, dict[int, object] | None]:
+           names: dict[str, int], most: float | None = None
+           ) -> tuple[str, dict[int, object] | None]:
     """The query's answer, and for sat the values of the named inputs (by node), within
     `seconds` as an `Effort`: the solver's own count of its work, so that a proof near
-    its limit ends alike in every run, whatever the load."""
+    its limit ends alike in every run, whatever the load; its CPU cap at most `most`
+    seconds (what the sweep has left)."""
+    effort = Effort(seconds, most)
     if _fast_solver() is not None:
-        answer = solve_here([term], Effort(seconds))
+        answer = solve_here([term], effort)
         if answer.result != "sat":
             return answer.result, None
         return "sat", {i: answer.values[name] for name, i in names.items()
                        if name in answer.values}
     solver = z3.Solver()
     solver.add(term)
-    result = budgets.check(solver, Effort(seconds))
+    result = budgets.check(solver, effort)
     if result != z3.sat:
         return str(result), None
     model, out = solver.model(), {}
@@ -1080,11 +1083,12 @@ def _check(term: z3.BoolRef, seconds: float,
     return "sat", out
 
 
-def _check_z3(term: z3.BoolRef, seconds: float, names: dict) -> tuple[str, None]:
+def _check_z3(term: z3.BoolRef, seconds: float, names: dict, most: float | None = None
+              ) -> tuple[str, None]:
     """z3 alone (no model read back), within `seconds` as an `Effort`, as `_check`."""
     solver = z3.Solver()
     solver.add(term)
-    return str(budgets.check(solver, Effort(seconds))), None
+    return str(budgets.check(solver, Effort(seconds, most))), None
 
 
 @cache
@@ -1116,7 +1120,8 @@ def certify(justified: Sequence[tuple[str, z3.ExprRef, z3.ExprRef]],
         result = "unknown"
         for ask in (_check, _check_z3):
             if result == "unknown" and not share.expired():
-                result = ask(a != b, share.left(), {})[0]
+                left = share.left()  # an effort, its CPU cap no more than the share
+                result = ask(a != b, left, {}, left)[0]
         if result == "unsat":
             done += 1
         else:
