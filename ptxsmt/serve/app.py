@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import BaseConverter
 
 from ..isa.errors import quote
-from ..smt.solving.budget import WALL_CAP
+from ..smt.solving.budget import wall_cap
 from .jobs import ACTIVE, Busy, Job, Pool
 from .request import FILES, MAX_SIDE, BadRequest, Request, parse
 from .store import Store
@@ -55,7 +55,7 @@ def create_app(db: Path, workers: int = 2, queue: int = 8, memory: int = 2 << 30
         # a request stored by `equiv --link` may ask for more time than this server gives
         timeout = min(req.options["timeout"], max_timeout)
         req = replace(req, options={**req.options, "timeout": timeout})
-        limit = REPLAY_LIMIT if stored else WALL_CAP * timeout + MARGIN
+        limit = REPLAY_LIMIT if stored else wall_cap() * timeout + MARGIN
         return pool.submit(key, prove, (req.to_json(), stored), limit)
 
     def state(key: str) -> tuple[Request, dict]:
