@@ -38,7 +38,8 @@ def _operators():
     a, b = z3.BitVecs("a b", 8)
     k = z3.BitVecVal(3, 8)
     return [a + b, a - b, -a, a * 77, a << k, z3.LShR(a, k), a >> k, z3.Extract(6, 2, a),
-            z3.ZeroExt(8, a), z3.SignExt(8, a), z3.Concat(a, b), a & 0x1f, a & 0xe0]
+            z3.ZeroExt(8, a), z3.SignExt(8, a), z3.Concat(a, b), a & 0x1f, a & 0xe0,
+            a & 0x3c]  # low ones, high ones, a run in between
 
 
 @pytest.mark.parametrize("term", _operators(), ids=lambda t: t.decl().name())
@@ -337,3 +338,64 @@ def test_the_high_half_of_a_quotient_read_back_meets_its_32_bit_division():
     assert _read_as(z3.Extract(31, 16, high), x) == ("udiv", 65537)
     roots, stats = fraig.sweep([o0 != o2], [x, y], 20.0)
     assert z3.is_false(z3.simplify(roots[0])) and stats.undecided == 0
+
+
+def test_a_mask_of_more_than_one_run_of_ones_is_not_linear():
+    """`_and` reads a mask of one run of ones only: the 8-bit masks of two runs or none
+    (every mask whose ones are not contiguous, by plain Python) have no row."""
+    n = z3.Int("n")
+    for m in range(256):
+        bits = f"{m:08b}".strip("0")
+        assert (division._and([n, m], 8) is None) == (m == 0 or "0" in bits), m
+
+
+MAGIC69 = -(-2**37 // 69)  # ceil(2^37 / 69): hi(x * MAGIC69) >> 5 is x udiv 69
+EDGES = [0, 1, 68, 69, 70, 137, 138, 139, 2**31 - 1, 2**31, 2**32 - 1, 2**32 - 69,
+         69 * (2**32 // 69), 69 * (2**32 // 69) - 1]
+
+
+def _python_scaled(magic: int, mask: int) -> tuple[int, int] | None:
+    """(c, k) where plain Python finds `hi(x * magic) & mask` equal to (x // c) * 2^k
+    on a sample of x and the edges, k the mask's trailing zeros, c the least x where
+    the value is 2^k; None where it finds it equal to no such quotient."""
+    k = (mask & -mask).bit_length() - 1
+    values = {x: (x * magic >> 32) & mask for x in
+              EDGES + [random.Random(x).getrandbits(32) for x in range(4000)]}
+    c = next((x for x in range(1, 1 << 12) if (x * magic >> 32) & mask), None)
+    ok = c is not None and all(v == (x // c) << k & 0xffffffff for x, v in values.items())
+    return (c, k) if ok else None
+
+
+@pytest.mark.parametrize("magic, mask", [
+    (MAGIC69, 0x7fffffe0),  # wide-int-300-llvm22-0: opt's `(x udiv 69) << 5`
+    (MAGIC69, 0xffffffe0),  # the same with the top bit in the mask (a negative numeral)
+    (MAGIC69, 0x7fffffc0),  # one more bit masked: (x udiv 138) << 6
+    (MAGIC69 - 1, 0x7fffffe0),  # the magic one less
+    (MAGIC69, 0x7ffffff0),  # one bit fewer masked: the remainder's top bit shows
+    (MAGIC69, 0x7fffffa0),  # a mask of two runs
+])
+def test_a_multiply_high_masked_below_is_read_as_a_quotient_shifted_left(magic, mask):
+    """opt folds `(x udiv c) << k` into `hi(x * M) & mask` (the shifts of the quotient
+    become the mask's low zeros): read back as the quotient times 2^k exactly where
+    plain Python finds it so, and as nothing where it finds no such quotient."""
+    x = z3.BitVec("x", 32)
+    dag, top, found = _found(_high(x, magic) & mask)
+    got = found.get(top)
+    read = None if got is None else (got.divisor, got.scale)
+    assert read == _python_scaled(magic, mask)
+    assert got is None or got.division.name == "udiv" and dag.terms[got.operand].eq(x)
+
+
+def test_a_quotient_shifted_left_meets_its_o0_spelling_and_nothing_else():
+    """The sweep writes the masked multiply-high as the quotient times 32 (`Found.over`),
+    so it meets -O0's `32 * (x udiv 69)` as one term; against the quotient alone, which
+    plain Python finds different (x = 69), it stays apart."""
+    assert (69 * MAGIC69 >> 32) & 0x7fffffe0 == 32 != 69 // 69
+    x = z3.BitVec("x", 32)
+    o2 = _high(x, MAGIC69) & 0x7fffffe0
+    roots, stats = fraig.sweep([32 * z3.UDiv(x, 69) != o2], [x], 20.0)
+    assert z3.is_false(z3.simplify(roots[0])) and stats.undecided == 0
+    roots, _ = fraig.sweep([z3.UDiv(x, 69) != o2], [x], 20.0)
+    s = z3.Solver()
+    s.add(roots[0], x == 69)
+    assert s.check() == z3.sat

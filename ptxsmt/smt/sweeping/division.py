@@ -41,7 +41,7 @@ import z3
 
 from ..solving import budget as budgets
 from ..solving.budget import Budget
-from .known import Range, Ranges, known_zeros, sign_bits
+from .known import Range, Ranges, known_zeros, sign_bits, trailing_zeros
 from .simulate import Node, evaluate_node
 
 CONE = 64  # nodes a candidate may hold above its operand (llc's sequences hold < 30)
@@ -75,18 +75,22 @@ def _shift(n: int, w: int) -> int:
 
 
 def _and(a: list, w: int):
-    """An and of one value and a mask of low ones (a mod 2^k) or high ones (a less
-    that); None for any other."""
+    """An and of one value and a mask of one run of ones, bits k to j: the value's bits
+    below j + 1 less those below k (a mod 2^(j+1) - a mod 2^k; opt folds the shifts of
+    `(x udiv c) << k` into `hi(x * M) & mask`); None for any other."""
     symbolic = [isinstance(x, z3.ArithRef) for x in a]
     if len(a) != 2 or all(symbolic):
         return None
     if not any(symbolic):
         return a[0] & a[1]
     x, m = a if isinstance(a[0], z3.ArithRef) else a[::-1]
-    if (m + 1) & m == 0:
-        return _mod(x, m + 1)
-    high = (1 << w) - m
-    return x - _mod(x, high) if high & (high - 1) == 0 else None
+    m %= 1 << w  # a numeral comes signed (`_integer`)
+    low = m & -m  # 2^k
+    top = m + low  # 2^(j+1)
+    if m == 0 or top & (top - 1):
+        return None  # no run, or more than one
+    below = x if top == 1 << w else _mod(x, top)  # congruent mod 2^w: no mod needed
+    return below - _mod(x, low) if low > 1 else below
 
 
 def _product(args: list):
@@ -252,18 +256,21 @@ NARROW = tuple(d for d in DIVISIONS if d.name in ("udiv", "urem"))
 @dataclass(frozen=True)
 class Found:
     """Node `node` is `division` of node `operand` by `divisor`, or its low `width`
-    bits where the node is narrower than the operand (0: as wide)."""
+    bits where the node is narrower than the operand (0: as wide), times 2^`scale`
+    (opt's `(x udiv c) << k` is `hi(x * M) & mask`, the shifts folded into the mask)."""
 
     division: Division
     operand: int
     divisor: int
     width: int = 0
+    scale: int = 0
 
     def over(self, x: z3.BitVecRef,
              write: Callable[[z3.ExprRef], z3.ExprRef] = lambda t: t) -> z3.BitVecRef:
         """The division over x (a term equal to the operand), its quotient `write`n."""
         term = self.division.term(x, self.divisor, write)
-        return z3.Extract(self.width - 1, 0, term) if self.width else term
+        term = z3.Extract(self.width - 1, 0, term) if self.width else term
+        return term * (1 << self.scale) if self.scale else term
 
 
 @dataclass(frozen=True)
@@ -457,19 +464,21 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
 
     ends = {v for span in domain.intervals() for v in span}
     # guessed over x's domain, then over every x (where the candidate is 0 on all of
-    # x's domain: `(x urem 25) udiv 25`)
+    # x's domain: `(x urem 25) udiv 25`); as it is, then over its bits above those
+    # known zero (a division shifted left)
     domains = list(dict.fromkeys((domain, Domain.every(w))))
-    for division in DIVISIONS if m == w else NARROW:
+    scales = [k for k in dict.fromkeys((0, trailing_zeros(known_zeros(terms[i])))) if k < m]
+    for scale, division in ((k, d) for k in scales for d in (DIVISIONS if m == w else NARROW)):
         tried: set[int | None] = {None}
         for d in domains:
-            c = division.divisor(lambda v: values([v])[0], d)
+            c = division.divisor(lambda v, k=scale: values([v])[0] >> k, d)
             if c in tried or abs(c) < 2:
                 continue
             tried.add(c)
             xs = tuple({domain.of(v) for v in _samples(w, c)} | ends)
-            if values(xs) == [_mod(division.value(v, c, w), 1 << m) for v in xs] and \
-                    _proved(terms[i], terms[x], division, c, domain):
-                return Found(division, x, c, 0 if m == w else m)
+            if values(xs) == [_mod(division.value(v, c, w) << scale, 1 << m) for v in xs] \
+                    and _proved(terms[i], terms[x], division, c, domain, scale):
+                return Found(division, x, c, 0 if m == w else m, scale)
     return None
 
 
@@ -483,26 +492,26 @@ def _samples(w: int, c: int) -> tuple[int, ...]:
                                                                      - len(near))])
 
 
-_PROVED: dict[tuple[str, str, int, Domain], bool] = {}
+_PROVED: dict[tuple[str, str, int, Domain, int], bool] = {}
 
 
 def _proved(t: z3.BitVecRef, x: z3.BitVecRef, division: Division, c: int,
-            domain: Domain | None = None) -> bool:
+            domain: Domain | None = None, scale: int = 0) -> bool:
     """z3's unsat in linear integer arithmetic: t, a function of x alone, is `division`
-    of x by c for every x in `domain` (None: every x; cached by the candidate's text
-    over a variable)."""
+    of x by c, times 2^`scale`, for every x in `domain` (None: every x; cached by the
+    candidate's text over a variable)."""
     w = x.size()
     v = z3.BitVec(" x", w)  # no input has this name
     g = z3.substitute(t, (x, v))
     domain = domain or Domain.every(w)
-    key = (g.sexpr(), division.name, c, domain)
+    key = (g.sexpr(), division.name, c, domain, scale)
     if key not in _PROVED:
-        _PROVED[key] = _lemma(g, v, division, c, domain)
+        _PROVED[key] = _lemma(g, v, division, c, domain, scale)
     return _PROVED[key]
 
 
 def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
-           domain: Domain) -> bool:
+           domain: Domain, scale: int = 0) -> bool:
     """Unsat on each interval of `domain` (each in one half of [0, 2^w), where the
     signed operators are each one linear case); g's low bits only where it is narrower
     than v."""
@@ -514,7 +523,7 @@ def _lemma(g: z3.BitVecRef, v: z3.BitVecRef, division: Division, c: int,
     for low, high in domain.intervals():
         solver = z3.Solver()
         solver.add(n >= low, n <= high,
-                   _mod(value - division.value(n, c, w), 1 << g.size()) != 0)
+                   _mod(value - division.value(n, c, w) * (1 << scale), 1 << g.size()) != 0)
         if budgets.check(solver, Budget(PROOF_SECONDS)) != z3.unsat:
             return False
     return True
