@@ -210,6 +210,74 @@ def test_a_function_differing_in_open_nan_bits_says_whether_that_is_all(tmp_path
     assert "not ruled out" in out["reason"]
 
 
+# llc-14's f16 return: the half's bits stored with st.param.b16 into a .b32 parameter,
+# whose upper two bytes neither function writes
+_HALF_DOUBLED = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+	.reg .b16 %h<4>;
+	.reg .b32 %r<2>;
+	ld.param.b16 %h1, [f_param_0];
+	DOUBLE;
+	st.param.b16 [func_retval0+0], %h2;
+	ret;
+}
+"""
+_HALF_TIMES_TWO = "mov.b16 %h3, 0x4000; mul.rn.f16 %h2, %h1, %h3"
+_HALF_PLUS_ITSELF = "add.rn.f16 %h2, %h1, %h1"
+
+
+def _half_doubled(tmp_path, a: str, b: str, *options: str,
+                  template: str = _HALF_DOUBLED) -> tuple[int, dict]:
+    files = [tmp_path / "a.ptx", tmp_path / "b.ptx"]
+    for f, body in zip(files, (a, b), strict=True):
+        f.write_text(template.replace("DOUBLE", body))
+    r = CliRunner().invoke(main, ["equiv", *map(str, files), "--function", "f", "--json",
+                                  "--no-cache", *options])
+    return r.exit_code, json.loads(r.stdout)
+
+
+def test_half_doubling_differs_in_nan_payloads_only():
+    """The independent fact the next test rests on: x * 2 and x + x are the same f16
+    for every x, a NaN for a NaN (numpy, all 65,536 halves)."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a, b = x * np.float16(2), x + x
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.array_equal(a[~np.isnan(a)].view(np.uint16), b[~np.isnan(b)].view(np.uint16))
+
+
+def test_an_f16_return_under_unwritten_bytes_is_compared_as_its_float(tmp_path):
+    """llc-14 returns an f16 with st.param.b16 into a .b32 parameter: the low lane is the
+    bits a float instruction wrote, the upper bytes are the same unwritten bytes on both
+    sides, so the return is an f16 (payload-free by default), as LLVM 22's .b16 is."""
+    code, out = _half_doubled(tmp_path, _HALF_TIMES_TWO, _HALF_PLUS_ITSELF)
+    assert (code, out["verdict"], out["up_to_nan_payloads"]) == (0, "equivalent", True)
+    code, out = _half_doubled(tmp_path, _HALF_TIMES_TWO, _HALF_PLUS_ITSELF, "--nan", "exact")
+    assert (code, out["verdict"]) == (1, "different")
+    # a side that views the bits as bits (and.b16): bits
+    code, out = _half_doubled(tmp_path, _HALF_TIMES_TWO + "; and.b16 %h2, %h2, -1",
+                              _HALF_PLUS_ITSELF)
+    assert code == 3 and "observed as bits" in out["reason"]
+    # bytes above the half that the functions write, a NaN's bits as data (0x7e00
+    # against 0x7e01): no float wrote them, so the return is bits, and they differ
+    for upper, side in (("0x7E00", "a"), ("0x7E01", "b")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "f.ptx").write_text(_HALF_DOUBLED.replace(
+            "DOUBLE", _HALF_PLUS_ITSELF).replace(
+            "st.param.b16 [func_retval0+0], %h2",
+            f"mov.b16 %h3, {upper}; mov.b32 %r1, {{%h2, %h3}}; "
+            "st.param.b32 [func_retval0+0], %r1"))
+    r = CliRunner().invoke(main, ["equiv", str(tmp_path / "a" / "f.ptx"),
+                                  str(tmp_path / "b" / "f.ptx"), "--function", "f",
+                                  "--json", "--no-cache"])
+    out = json.loads(r.stdout)
+    assert (r.exit_code, out["verdict"]) == (1, "different")
+    assert out["counterexample"]
+
+
 @pytest.mark.parametrize("nan", ["payload-free", "exact"])
 def test_functions_find_the_zeros_of_maximum(nan):
     v = functions("maximum", nan)

@@ -60,9 +60,22 @@ def observed(a: z3.BitVecRef, fmt: FloatFormat | None, nan: str) -> list[z3.Expr
     query, and the query may not hold the bits at all)."""
     if fmt is None or nan == "exact":
         return [a]
-    if a.size() == fmt.width:
-        return [as_float(a, fmt)]
-    return [as_float(z3.Extract(lo + fmt.width - 1, lo, a), fmt) for lo in _lanes(a.size(), fmt)]
+    return [as_float(x, fmt) for x in lanes(a, fmt)]
+
+
+def lanes(a: z3.BitVecRef, fmt: FloatFormat) -> list[z3.BitVecRef]:
+    """The bits of each `fmt` lane of `a`, low lane first; where `a` is a concatenation
+    with a part on the lane, that part itself (an IEEE result stays one for `as_float`:
+    llc-14's f16 return, `st.param.b16` into a `.b32` parameter, is the f16's bits
+    under the two bytes it never writes)."""
+    parts = {(0, a.size()): a}
+    if z3.is_app_of(a, z3.Z3_OP_CONCAT):
+        hi = a.size()
+        for part in a.children():  # most significant first
+            hi -= part.size()
+            parts[hi, part.size()] = part
+    return [parts[lo, fmt.width] if (lo, fmt.width) in parts
+            else z3.Extract(lo + fmt.width - 1, lo, a) for lo in _lanes(a.size(), fmt)]
 
 
 def payloads_only(a: z3.BitVecRef, b: z3.BitVecRef, fmt: FloatFormat | None) -> z3.BoolRef:

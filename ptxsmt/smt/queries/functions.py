@@ -324,14 +324,22 @@ def _observed(el: FunctionEncoding, er: FunctionEncoding, key: str) -> FloatForm
 
 
 def _computed_format(a: z3.BitVecRef, b: z3.BitVecRef) -> FloatFormat | None:
-    """The float format whose IEEE bits both returns are, as a float instruction writes
-    its result (`sorts.ieee_result`: a float's bits, an open NaN where it is a NaN), else
-    None. LLVM 22 stores every float return with `st.param.b32`/`.b16` (its registers are
-    untyped): the value is still a float both functions computed, and is compared as one
-    (Spec notes 14); a `.b` view that changes the bits (`and.b32`) is not such a value."""
-    return next((f for f in FORMATS if f.width == a.size() == b.size()
-                 and ieee_result(a, fp_sort(f)) is not None
-                 and ieee_result(b, fp_sort(f)) is not None), None)
+    """The float format whose IEEE bits both returns are, lane by lane, as a float
+    instruction writes its result (`sorts.ieee_result`: a float's bits, an open NaN where
+    it is a NaN), a lane being else the same term on both sides (the bytes neither
+    writes); None where no format is. LLVM 22 stores every float return with
+    `st.param.b32`/`.b16` (its registers are untyped), llc-14 an f16 with `st.param.b16`
+    into a `.b32` parameter: the value is still a float both functions computed, and is
+    compared as one (Spec notes 14); a `.b` view that changes the bits (`and.b32`) is not
+    such a value."""
+    def computed(fmt: FloatFormat) -> bool:
+        pairs = list(zip(observe.lanes(a, fmt), observe.lanes(b, fmt), strict=True))
+        floats = [all(ieee_result(x, fp_sort(fmt)) is not None for x in xy) for xy in pairs]
+        return any(floats) and all(is_float or x.eq(y)
+                                   for is_float, (x, y) in zip(floats, pairs, strict=True))
+
+    return next((f for f in FORMATS if a.size() == b.size() and a.size() % f.width == 0
+                 and computed(f)), None)
 
 
 def _blockers(pairs, points, formats, differ, nan) -> list[z3.BoolRef]:
