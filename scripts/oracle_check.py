@@ -9,12 +9,15 @@ vectors (M for a pair labelled different that ptxsmt called equivalent): every s
 value of each parameter (+-0, +-inf, NaNs, +-1, extreme normals and subnormals, integer
 edges, the function's immediates and their neighbours in every float format) with the
 other parameters drawn from the same lists or random bits, then random bits. A vector
-whose return depends on a value the ISA leaves open is skipped and counted; float-typed
-returns compare NaNs payload-free, as ptxsmt's default. A counterexample of a `different`
-verdict is replayed. `--evaluator K` also runs ptxsmt's own function evaluator on the
-first K vectors of both sides and names any byte where it and the oracle disagree. One
-JSON line per pair, then a summary; exit 1 on any `equivalent` the oracle separates, a
-counterexample it does not replay, or an evaluator disagreement.
+whose return depends on a value the ISA leaves open is skipped and counted (not the
+bytes neither function writes: the same open value on both sides, compared as bits);
+float-typed returns compare NaNs payload-free, as ptxsmt's default, lane by lane
+(llc-14's f16 stored with `st.param.b16` into a `.b32` return is that f16). A
+counterexample of a `different` verdict is replayed. `--evaluator K` also runs ptxsmt's
+own function evaluator on the first K vectors of both sides and names any byte where it
+and the oracle disagree. One JSON line per pair, then a summary; exit 1 on any
+`equivalent` the oracle separates, a counterexample it does not replay, or an evaluator
+disagreement.
 """
 
 from __future__ import annotations
@@ -122,19 +125,19 @@ def vectors(params: dict[str, int], cands: dict[str, list[int]], count: int, see
 
 
 def compare(fa: of.Function, fb: of.Function, params: dict[str, int], probe=None):
-    """'skip' (a return depends on an open value), None (equal), or the differing returns;
+    """'skip' (a return's written bytes depend on an open value), None (equal), or the
+    differing returns, lane by lane (`of.same_return`: an f16 stored into a wider return
+    is that f16; the bytes neither side writes, the same open value on both, as bits);
     with `probe`, also whether b's probed statement was activated."""
     ra, rb = of.outcome(fa, params), of.outcome(fb, params, probe)
     if ra is None or rb is None:
         return "skip"
     if probe and rb.activated:
         compare.activated += 1
-    differ = {}
-    for r in ra.returns:
-        fmt = ra.formats[r] if ra.formats[r] == rb.formats[r] else None
-        if not of.same(ra.returns[r], rb.returns[r], fmt):
-            differ[r] = (hex(ra.returns[r]), hex(rb.returns[r]))
-    return differ or None
+    if any(of.unwritten(ra, r) != of.unwritten(rb, r) for r in ra.returns):
+        return "skip"  # a byte one side writes is open on the other
+    return {r: (hex(ra.returns[r]), hex(rb.returns[r])) for r in ra.returns
+            if not of.same_return(ra.returns[r], rb.returns[r], ra.lanes[r], rb.lanes[r])} or None
 
 
 compare.activated = 0

@@ -12,13 +12,15 @@ the ABI passes them), a local stack (`__local_depotN`, `cvta.local`, generic ld/
 a byte read before it is written is open), and inline assembly's registers declared
 without `%`.
 
-    run(function, params, free) -> Run(returns={name: bits}, formats={name: fmt}, opened=bool)
+    run(function, params, free) -> Run(returns={name: bits}, lanes={name: (Lane, ...)}, opened=bool)
 
 ``params`` maps each parameter to its bits (the little-endian value of its bytes).
 ``free`` chooses the values the ISA leaves open (oracle.unspecified by default: raise);
-``Run.opened`` says whether one was asked for. ``formats`` is the float format a return
-was stored as (``st.param.f32``, or the bits a float instruction of one format wrote),
-as docs/spec-notes.md note 14 reads a float-typed return; None where it is not one.
+``Run.opened`` says whether one was asked for. ``lanes`` cuts each return into what its
+stores wrote, each with the float format it was stored as (``st.param.f32``, or the bits
+a float instruction of one format wrote), as docs/spec-notes.md note 14 reads a
+float-typed return lane by lane (llc-14 stores an f16 with ``st.param.b16`` into a
+``.b32`` return); the bytes no store wrote are lanes of their own, compared as bits.
 """
 
 from __future__ import annotations
@@ -70,10 +72,22 @@ class Function:
     module: dict[str, Function] = dataclasses.field(default_factory=dict)  # callees by name
 
 
+@dataclass(frozen=True)
+class Lane:
+    """Bytes of a return one store wrote (or one byte no store wrote)."""
+    offset: int
+    size: int
+    fmt: str | None  # the float format it was stored as; None: bits
+    written: bool = True  # False: the open value's byte, the same term on both sides
+
+    def bits(self, whole: int) -> int:
+        return (whole >> 8 * self.offset) & ((1 << 8 * self.size) - 1)
+
+
 @dataclass
 class Run:
     returns: dict[str, int]
-    formats: dict[str, str | None]
+    lanes: dict[str, tuple[Lane, ...]]  # each return's, low bytes first
     opened: bool
     activated: bool = False  # the probed statement would have written something else
 
@@ -228,7 +242,8 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
     unwritten = {r: set(range(n)) for r, n in fn.returns.items()}
     # the `.param` buffers of the calls made, by name: bytes, and those written
     named: dict[str, tuple[bytearray, set[int]]] = {}
-    ret_formats: dict[str, set] = {r: set() for r in fn.returns}
+    # per return byte: the store that wrote it last, as (offset, size, float format)
+    writer: dict[str, dict[int, tuple]] = {r: {} for r in fn.returns}
     opened = False
 
     def chooser(key, fmt):
@@ -357,7 +372,8 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
                     unwritten[base] -= set(range(at, at + n))
                     fmt = _float_format(typ) or (written_as.get(elem.lstrip("%"))
                                                  if elem.startswith("%") else None)
-                    ret_formats[base].add(fmt if fmt and TYPES[fmt][1] // 8 == n else None)
+                    store_lane = (at, n, fmt if fmt and TYPES[fmt][1] // 8 == n else None)
+                    writer[base] |= dict.fromkeys(range(at, at + n), store_lane)
                 else:
                     store(base, at, value(elem, typ).to_bytes(n, "little"))
             continue
@@ -376,9 +392,20 @@ def run(fn: Function, params: dict[str, int], free=unspecified,
     for r, positions in unwritten.items():  # a return byte never written is open too
         for i in positions:
             ret_bytes[r][i] = chooser(("unwritten", r, i), "int8")
-    formats = {r: (f.pop() if len(f) == 1 else None) for r, f in ret_formats.items()}
-    return Run({r: int.from_bytes(b, "little") for r, b in ret_bytes.items()}, formats, opened,
-               activated)
+    return Run({r: int.from_bytes(b, "little") for r, b in ret_bytes.items()},
+               {r: _lanes(writer[r], n) for r, n in fn.returns.items()}, opened, activated)
+
+
+def _lanes(writer: dict[int, tuple], size: int) -> tuple[Lane, ...]:
+    """A return's lanes from the store that wrote each byte last: a store's bytes that no
+    later store overwrote in part are its lane; any other byte is a lane of bits."""
+    lanes, i = [], 0
+    while i < size:
+        at, n, fmt = writer.get(i, (i, 1, None))
+        whole = at == i and all(writer.get(j) == (at, n, fmt) for j in range(i, i + n))
+        lanes.append(Lane(i, n, fmt, i in writer) if whole else Lane(i, 1, None, i in writer))
+        i += n if whole else 1
+    return tuple(lanes)
 
 
 LOGIC_OPS = ("and", "or", "xor", "not", "mov")
@@ -437,16 +464,36 @@ def same(a: int, b: int, fmt: str | None) -> bool:
     return a == b or (nan_bits(a, fmt) and nan_bits(b, fmt))
 
 
+def same_return(a: int, b: int, lanes_a: tuple[Lane, ...], lanes_b: tuple[Lane, ...],
+                written_only: bool = False) -> bool:
+    """Two values of a return compared lane by lane: as its float where both sides stored
+    that lane as one format (any NaN equal to any NaN, --nan payload-free), else as bits
+    (bytes the two sides cut otherwise: byte by byte); ``written_only``: the bytes no
+    store wrote on either side left out."""
+    shared = set(lanes_a) & set(lanes_b)
+    lanes = [*shared, *(Lane(i, 1, None, lane.written) for lane in {*lanes_a, *lanes_b} - shared
+                        for i in range(lane.offset, lane.offset + lane.size))]
+    return all(same(lane.bits(a), lane.bits(b), lane.fmt) for lane in lanes
+               if lane.written or not written_only)
+
+
+def unwritten(run_: Run, r: str) -> set[int]:
+    """The bytes of return ``r`` no store wrote."""
+    return {lane.offset for lane in run_.lanes[r] if not lane.written}
+
+
 def outcome(fn: Function, params: dict[str, int], probe=None) -> Run | None:
-    """One run with what the ISA leaves open ruled out: None where a return depends on
-    which open value is chosen (three choosers tried), else the first chooser's run."""
+    """One run with what the ISA leaves open ruled out: None where a return's written
+    bytes depend on which open value is chosen (three choosers tried), else the first
+    chooser's run. The bytes no store wrote are the chooser's by construction: the same
+    open value on both sides of a pair, compared as bits."""
     first = run(fn, params, chooser(0), probe)
     if not first.opened:
         return first
     for k in CHOOSERS[1:]:
         other = run(fn, params, chooser(k))
-        if any(not same(first.returns[r], other.returns[r], first.formats[r])
-               for r in first.returns):
+        if any(not same_return(first.returns[r], other.returns[r], first.lanes[r],
+                               other.lanes[r], written_only=True) for r in first.returns):
             return None
     return first
 

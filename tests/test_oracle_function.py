@@ -223,3 +223,85 @@ def test_ptxsmt_evaluator_agrees_on_nvcc_shapes():
     fn = of.read(NVCC.read_text(), "widths")
     assert [d for params in vectors(fn.params, 60, "widths")
             if (d := oracle_check.evaluator_disagreement(NVCC, fn, params))] == []
+
+
+# llc-14 returns an f16 with `st.param.b16` into a `.b32` return: its two upper bytes are
+# never written (the same open value on both sides), its lower two are the f16
+LLC14_HALF = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .func (.param .b32 func_retval0) f(.param .b32 f_param_0, .param .b32 f_param_1)
+{{
+	.reg .b16 %h<5>;
+	.reg .b32 %r<2>;
+	ld.param.b16 %h1, [f_param_0];
+	ld.param.b16 %h2, [f_param_1];
+	{body}
+	ret;
+}}
+"""
+RETURN_F16 = "st.param.b16 [func_retval0+0], %h3;"
+
+
+def check_half_pair(tmp_path, capsys, a: str, b: str) -> tuple[int, dict]:
+    """The llc-14 half function with body a against body b, called equivalent, through
+    the script on 300 vectors."""
+    for name, body in (("a.ptx", a), ("b.ptx", b)):
+        (tmp_path / name).write_text(LLC14_HALF.format(body=body))
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({"a": "a.ptx", "b": "b.ptx"}) + "\n")
+    (tmp_path / "manifest.jsonl").write_text(json.dumps({"name": "h", "expect": "?"}) + "\n")
+    (tmp_path / "results.jsonl").write_text(json.dumps({"verdict": "equivalent"}) + "\n")
+    rc = oracle_check.main([str(tmp_path / "manifest.jsonl"), str(tmp_path / "results.jsonl"),
+                            "--vectors", "300"])
+    return rc, json.loads(capsys.readouterr().out.splitlines()[0])
+
+
+def test_an_f16_under_unwritten_bytes_is_compared_as_that_f16(tmp_path, capsys):
+    """x + y against y + x: a NaN on both sides (an open one: any NaN) is no difference and
+    no vector is skipped for the bytes neither writes (they were all skipped: bits)."""
+    rc, row = check_half_pair(tmp_path, capsys, f"add.rn.f16 %h3, %h1, %h2; {RETURN_F16}",
+                              f"add.rn.f16 %h3, %h2, %h1; {RETURN_F16}")
+    assert rc == 0 and row["separating"] is None and row["skipped"] == 0
+
+
+def test_a_nan_against_a_number_in_the_f16_separates(tmp_path, capsys):
+    """max against max.NaN: where one operand is a NaN, a number against a NaN."""
+    rc, row = check_half_pair(tmp_path, capsys, f"max.f16 %h3, %h1, %h2; {RETURN_F16}",
+                              f"max.NaN.f16 %h3, %h1, %h2; {RETURN_F16}")
+    assert rc == 1 and row["wrong"] and row["separating"]
+    a, b = (int(x, 16) & 0xFFFF for x in row["separating"]["returns"]["func_retval0"])
+    assert {oracle.is_nan(a, "f16"), oracle.is_nan(b, "f16")} == {True, False}
+
+
+def test_a_byte_one_side_writes_and_the_other_leaves_open_is_skipped(tmp_path, capsys):
+    """The f16 zero-extended into a `.b32` store against it stored alone: the upper bytes
+    are 0 on one side, open on the other; the oracle cannot say, so it skips."""
+    rc, row = check_half_pair(tmp_path, capsys, f"add.rn.f16 %h3, %h1, %h2; {RETURN_F16}",
+                              "add.rn.f16 %h3, %h1, %h2; cvt.u32.u16 %r1, %h3; "
+                              "st.param.b32 [func_retval0+0], %r1;")
+    assert rc == 0 and row["separating"] is None and row["skipped"] == row["vectors"] == 300
+
+
+F16_LOW = (of.Lane(0, 2, "f16"), of.Lane(2, 1, None, False), of.Lane(3, 1, None, False))
+F32_PAIR = (of.Lane(0, 4, "f32"), of.Lane(4, 4, "f32"))
+
+
+def test_returns_compare_lane_by_lane():
+    assert of.same_return(0xABCD7E00, 0xABCDFFFF, F16_LOW, F16_LOW)  # NaNs, unwritten alike
+    assert not of.same_return(0xABCD7E00, 0xABCD3C00, F16_LOW, F16_LOW)  # NaN against 1.0
+    assert not of.same_return(0x00007E00, 0xFFFF7E01, F16_LOW, F16_LOW)  # unwritten: bits
+    assert of.same_return(0x00007E00, 0xFFFF7E01, F16_LOW, F16_LOW, written_only=True)
+    bits = (of.Lane(0, 2, None), *F16_LOW[1:])  # a `.b16` that no float wrote: bits
+    assert not of.same_return(0x7E00, 0x7FFF, F16_LOW, bits)
+    # two f32 in a `.b64` (st.param.v2.f32): a NaN in the low lane leaves the high one apart
+    assert not of.same_return(1 << 32 | 0x7FC00000, 2 << 32 | 0x7FC00001, F32_PAIR, F32_PAIR)
+    assert of.same_return(1 << 32 | 0x7FC00000, 1 << 32 | 0x7FC00001, F32_PAIR, F32_PAIR)
+
+
+def test_a_float_store_overwritten_in_part_is_bits():
+    fn = of.read(LLC14_HALF.format(body="add.rn.f16 %h3, %h1, %h2; "
+                                        "st.param.b16 [func_retval0+1], %h3; "
+                                        "mov.b16 %h4, 0; st.param.b8 [func_retval0+2], %h4;"))
+    lanes = of.run(fn, {"f_param_0": f16(1.0), "f_param_1": f16(2.0)}, of.chooser(0)).lanes
+    assert lanes["func_retval0"] == (of.Lane(0, 1, None, False), of.Lane(1, 1, None),
+                                     of.Lane(2, 1, None), of.Lane(3, 1, None, False))
