@@ -200,6 +200,45 @@ def test_a_nan_test_rewrite_past_its_cone_limit_is_not_made(monkeypatch):
     assert out is not None and x.get_id() not in float_facts.nan_tested(out)
 
 
+def test_the_count_of_terms_rebuilt_is_the_plain_one_on_random_terms(monkeypatch):
+    """`_rebuilt` (each term's shape read from z3 once, `_shape`) against the plain
+    count, read off the terms anew: the distinct terms that test some x of `nan`,
+    reached from t through such terms, a NaN test itself not counted; at most
+    REBUILT + 1. Every subterm is counted first, so that the roots' counts read the
+    shapes their subterms' counts stored."""
+    tests: dict[int, set[int]] = {}  # term -> the floats NaN-tested in it
+
+    def tested(t: z3.ExprRef) -> set[int]:
+        if t.get_id() not in tests:
+            tests[t.get_id()] = {t.arg(0).get_id()} if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) \
+                else set().union(*map(tested, t.children()))
+        return tests[t.get_id()]
+
+    def plain(t: z3.ExprRef, nan: frozenset[int], seen: set[int]) -> set[int]:
+        if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) or not tested(t) & nan or t.get_id() in seen:
+            return seen
+        seen.add(t.get_id())
+        for c in t.children():
+            plain(c, nan, seen)
+        return seen
+
+    below: dict[int, z3.ExprRef] = {}
+    roots = _random_floats(40, seed=12)
+    for t in roots:
+        _subterms(t, below)
+    floats = sorted(frozenset().union(*map(float_facts.nan_tested, roots)))
+    asked = [frozenset(floats[:1]), frozenset(floats)]
+    counted = 0
+    for cap in (float_facts.REBUILT, 3):
+        monkeypatch.setattr(float_facts, "REBUILT", cap)
+        for t in [*below.values(), *roots]:
+            for nan in asked:
+                want = min(len(plain(t, nan, set())), cap + 1)
+                assert float_facts._rebuilt(t, nan) == want, t
+                counted += want > 1
+    assert counted > 100
+
+
 def test_nan_tested_is_every_float_under_a_nan_test():
     """The sets an operand's share (`nan_tested`) are the plain union, term by term."""
     def plain(t: z3.ExprRef) -> set[int]:

@@ -21,8 +21,9 @@ from functools import total_ordering
 
 import z3
 
-# AST id -> (the term, held so that its id stays its own; its hash)
-_HASHES: dict[int, tuple[z3.ExprRef, int]] = {}
+# AST id -> (the term, held so that its id stays its own; its hash; whether that is
+# z3's own, no float numeral below it)
+_HASHES: dict[int, tuple[z3.ExprRef, int, bool]] = {}
 _LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
 
 
@@ -45,39 +46,41 @@ class _Key:
         return self.hash
 
 
-def _known(t: z3.ExprRef) -> int | None:
+def _known(t: z3.ExprRef) -> tuple[z3.ExprRef, int, bool] | None:
     found = _HASHES.get(t.get_id())
-    return found[1] if found is not None and found[0].eq(t) else None
+    return found if found is not None and found[0].eq(t) else None
 
 
 def _hash(t: z3.ExprRef) -> int:
     """z3's hash of `t`, but for a float numeral (its text and sort) and a term above
     one (its operator's hash and its operands' `_hash`)."""
     if (known := _known(t)) is not None:
-        return known
+        return known[1]
     if len(_HASHES) > _LIMIT:
         _HASHES.clear()
-    stack = [t]
-    while stack:  # operands first, without recursion (terms run thousands deep)
-        n = stack[-1]
-        if _known(n) is not None:
-            stack.pop()
-            continue
-        kids = n.children() if z3.is_app(n) else []
-        missing = [k for k in kids if _known(k) is None]
-        if missing:
-            stack.extend(missing)
+    # operands first, without recursion (terms run thousands deep); each term's
+    # operands read from z3 once (on the way down), its hash made on the way up
+    stack: list[tuple[z3.ExprRef, list[z3.ExprRef] | None]] = [(t, None)]
+    while stack:
+        n, kids = stack[-1]
+        if kids is None:
+            if _known(n) is not None:
+                stack.pop()
+                continue
+            kids = n.children() if z3.is_app(n) else []
+            stack[-1] = (n, kids)
+            stack.extend((k, None) for k in kids if _known(k) is None)
             continue
         stack.pop()
+        below = [_HASHES[k.get_id()] for k in kids]
         if z3.is_fp_value(n):
-            h = zlib.crc32(" ".join(_text(n)).encode())
-        elif kids:
-            hashes = [_HASHES[k.get_id()][1] for k in kids]
-            h = n.hash() if all(k.hash() == hk for k, hk in zip(kids, hashes)) else \
-                zlib.crc32(struct.pack(f"<{len(kids) + 1}I", n.decl().hash(), *hashes))
+            h, own = zlib.crc32(" ".join(_text(n)).encode()), False
+        elif all(b[2] for b in below):
+            h, own = n.hash(), True
         else:
-            h = n.hash()
-        _HASHES[n.get_id()] = (n, h)
+            h, own = zlib.crc32(struct.pack(f"<{len(kids) + 1}I", n.decl().hash(),
+                                            *[b[1] for b in below])), False
+        _HASHES[n.get_id()] = (n, h, own)
     return _HASHES[t.get_id()][1]
 
 

@@ -35,7 +35,7 @@ def _full_extract(t: z3.ExprRef) -> z3.ExprRef | None:
 
 def _greater(t: z3.ExprRef) -> z3.ExprRef | None:
     """a > b is b < a; a >= b is b <= a (floats: both false on a NaN, alike)."""
-    a, b = t.children()
+    a, b = kids(t)
     return normal(z3.fpLT(b, a) if t.decl().kind() == z3.Z3_OP_FPA_GT else z3.fpLEQ(b, a))
 
 
@@ -67,7 +67,7 @@ def _less(t: z3.ExprRef) -> z3.ExprRef | None:
     """A bit-vector order as `<`: a > b is b < a, a >= b is !(a < b), a <= b is
     !(b < a) (signed and unsigned alike), so that -O0's `ite(a >= b, 0, x)` of a phi
     and opt's `ite(a < b, x, 0)` of a select meet (`_ite_of_not`)."""
-    a, b = t.children()
+    a, b = kids(t)
     kind = t.decl().kind()
     less = z3.ULT if _STRICT[kind][0] == z3.Z3_OP_ULT else lambda x, y: x < y
     if kind in (z3.Z3_OP_SGEQ, z3.Z3_OP_UGEQ):
@@ -82,7 +82,7 @@ def _not_not(t: z3.ExprRef) -> z3.ExprRef | None:
 
 def _ite_of_not(t: z3.ExprRef) -> z3.ExprRef | None:
     """ite(!c, a, b) is ite(c, b, a) (and that, written by `normal`: a pair in order)."""
-    c, a, b = t.children()
+    c, a, b = kids(t)
     return normal(z3.If(c.arg(0), b, a)) if z3.is_not(c) else None
 
 
@@ -90,13 +90,13 @@ def _sorted_pair(t: z3.ExprRef) -> z3.ExprRef | None:
     """The pair {x, y} whatever their order (`sem.sorts.unordered`), `ite(y < x, y.x,
     x.y)` (`.` a concat), with x and y in one order (`order.structural`): the open NaN of -O0's
     `min(a, b)` and of opt's `min(b, a)` is then one function's one value."""
-    c, yes, no = t.children()
+    c, yes, no = kids(t)
     if not (z3.is_app_of(c, z3.Z3_OP_ULT) and z3.is_app_of(yes, z3.Z3_OP_CONCAT)
             and yes.num_args() == 2 and yes.arg(0).eq(c.arg(0)) and yes.arg(1).eq(c.arg(1))
             and z3.is_app_of(no, z3.Z3_OP_CONCAT) and no.num_args() == 2
             and no.arg(0).eq(c.arg(1)) and no.arg(1).eq(c.arg(0))):
         return None
-    y, x = c.children()
+    y, x = kids(c)
     if structural(y) < structural(x):
         return None
     return z3.If(z3.ULT(x, y), z3.Concat(x, y), z3.Concat(y, x))
@@ -106,7 +106,7 @@ def _bits_nan_test(t: z3.ExprRef) -> z3.ExprRef | None:
     """The NaN test on a float's bits, exponent all ones and fraction not zero
     (`sem.sorts.is_nan`), is fp.isNaN of the float they stand for (the low bits of a
     wider value, where its fields are read from that value: `_extract_of_extract`)."""
-    tests = dict(f for c in t.children() if (f := _field_test(c)) is not None)
+    tests = dict(f for c in kids(t) if (f := _field_test(c)) is not None)
     if t.num_args() != 2 or set(tests) != {"ones", "nonzero"}:
         return None
     exp, frac = tests["ones"], tests["nonzero"]
@@ -133,7 +133,7 @@ def _float_of_result(t: z3.ExprRef) -> z3.ExprRef | None:
         return found
     if not z3.is_app_of(bits, z3.Z3_OP_ITE):
         return None
-    c, a, b = bits.children()
+    c, a, b = kids(bits)
     arms = [normal(z3.fpBVToFP(x, sort)) for x in (a, b)]
     if all(z3.is_app_of(x, z3.Z3_OP_FPA_TO_FP) and x.num_args() == 1 for x in arms):
         return None  # neither arm is a result, nor a select that holds one
@@ -202,16 +202,16 @@ def _select(t: z3.ExprRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef] | None:
     ite(c, a, b)."""
     if z3.is_app_of(t, z3.Z3_OP_FPA_TO_FP) and t.num_args() == 1 \
             and z3.is_app_of(t.arg(0), z3.Z3_OP_ITE):
-        c, a, b = t.arg(0).children()
+        c, a, b = kids(t.arg(0))
         return c, normal(z3.fpBVToFP(a, t.sort())), normal(z3.fpBVToFP(b, t.sort()))
-    return tuple(t.children()) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
+    return tuple(kids(t)) if z3.is_app_of(t, z3.Z3_OP_ITE) else None
 
 
 def _ordered(t: z3.ExprRef) -> z3.ExprRef | None:
     """fp.add and fp.mul with their operands in one order (`order.structural`): SMT-LIB's
     have one NaN, so they commute exactly, and a term a rule builds (`_identity_arm`)
     meets the one a compiler wrote."""
-    rm, a, b = t.children()
+    rm, a, b = kids(t)
     return None if structural(a) <= structural(b) else t.decl()(rm, b, a)
 
 
@@ -228,7 +228,7 @@ def _identity_arm(t: z3.ExprRef) -> z3.ExprRef | None:
     select of `x op a` and `x` into the operation (InstCombine's select-into-op), -O0
     keeps the select; the same for ite(c, e, b), and for e on the left of + and *.
     Rounding to nearest even only, where the identity holds in every mode (`_IDENTITY`)."""
-    rm, x, y = t.children()
+    rm, x, y = kids(t)
     kind = t.decl().kind()
     bits_of, nearest_only = _IDENTITY[kind]
     if nearest_only and not z3.is_app_of(rm, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN):
@@ -250,7 +250,7 @@ def _self_difference(t: z3.ExprRef) -> z3.ExprRef | None:
     """x - x and x + (-x), rounding to nearest: +0 where x is finite (an exact zero sum
     is +0 in every mode but toward negative), the NaN where x is a NaN or an infinity
     (SMT-LIB's one NaN: the register's open NaN is `to_bits`'s, outside this term)."""
-    rm, a, b = t.children()
+    rm, a, b = kids(t)
     if not z3.is_app_of(rm, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN):
         return None
     if z3.is_app_of(t, z3.Z3_OP_FPA_ADD):
@@ -273,7 +273,7 @@ def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
     if kind not in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT) or t.num_args() != 2:
         return None
     equal = (kind == z3.Z3_OP_EQ) != negated
-    x, c = t.children()
+    x, c = kids(t)
     if z3.is_bv_value(x):
         x, c = c, x
     if not (z3.is_app_of(x, z3.Z3_OP_EXTRACT) and z3.is_bv_value(c)):
@@ -287,7 +287,7 @@ def _field_test(t: z3.ExprRef) -> tuple[str, z3.ExprRef] | None:
 
 def _ite_known(t: z3.ExprRef) -> z3.ExprRef | None:
     """ite(true, a, b) is a, ite(false, a, b) is b, ite(c, a, a) is a."""
-    c, a, b = t.children()
+    c, a, b = kids(t)
     if z3.is_true(c) or a.eq(b):
         return a
     return b if z3.is_false(c) else None
@@ -295,8 +295,8 @@ def _ite_known(t: z3.ExprRef) -> z3.ExprRef | None:
 
 def _complements(t: z3.ExprRef) -> bool:
     """Some operand of t is the negation of another."""
-    ids = {c.get_id() for c in t.children()}
-    return any(z3.is_not(c) and c.arg(0).get_id() in ids for c in t.children())
+    ids = {c.get_id() for c in kids(t)}
+    return any(z3.is_not(c) and c.arg(0).get_id() in ids for c in kids(t))
 
 
 def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
@@ -306,14 +306,14 @@ def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
     so: a branch and its join leave `c or !c` where the live condition was true."""
     conjunction = z3.is_and(t)
     absorbing, neutral = (z3.is_false, z3.is_true) if conjunction else (z3.is_true, z3.is_false)
-    kids = t.children()
-    if any(absorbing(c) for c in kids) or _complements(t):
+    operands = kids(t)
+    if any(absorbing(c) for c in operands) or _complements(t):
         return z3.BoolVal(not conjunction)
-    ids = {c.get_id() for c in kids}
+    ids = {c.get_id() for c in operands}
     inner = z3.is_or if conjunction else z3.is_and
-    keep = [c for c in kids if not neutral(c) and not (
-        inner(c) and any(d.get_id() in ids for d in c.children()))]
-    if len(keep) == len(kids):
+    keep = [c for c in operands if not neutral(c) and not (
+        inner(c) and any(d.get_id() in ids for d in kids(c)))]
+    if len(keep) == len(operands):
         return None
     if len(keep) < 2:
         return keep[0] if keep else z3.BoolVal(conjunction)
@@ -329,7 +329,7 @@ def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
     `False`). Not a function symbol's application (free), nor a float's (z3's
     `fp.to_ieee_bv` gives one NaN's bits, where the semantics leaves them open)."""
     if t.decl().kind() == z3.Z3_OP_UNINTERPRETED or t.num_args() == 0 \
-            or not all(is_value(c) for c in t.children()):
+            or not all(is_value(c) for c in kids(t)):
         return None
     out = z3.simplify(t)
     return out if is_value(out) and not out.eq(t) else None
@@ -355,7 +355,7 @@ def _summands(t: z3.BitVecRef) -> Linear:
     """t (an operand, in its normal form already) as a sum."""
     if not z3.is_app_of(t, z3.Z3_OP_BADD):
         return _monomial(t)
-    return _add([_monomial(c) for c in t.children()], t.size())
+    return _add([_monomial(c) for c in kids(t)], t.size())
 
 
 def _add(parts: list[Linear], width: int, scales: list[int] | None = None) -> Linear:
@@ -370,21 +370,21 @@ def _add(parts: list[Linear], width: int, scales: list[int] | None = None) -> Li
 def _as_sum(t: z3.BitVecRef) -> Linear | None:
     """t's root (+, -, negation, a product or shift by a constant) over its operands'
     sums; None where the root is none of those."""
-    kind, kids, width = t.decl().kind(), t.children(), t.size()
+    kind, operands, width = t.decl().kind(), kids(t), t.size()
     if kind == z3.Z3_OP_BADD:
-        return _add([_summands(c) for c in kids], width)
+        return _add([_summands(c) for c in operands], width)
     if kind == z3.Z3_OP_BSUB:
-        return _add([_summands(c) for c in kids], width, [1] + [-1] * (len(kids) - 1))
+        return _add([_summands(c) for c in operands], width, [1] + [-1] * (len(operands) - 1))
     if kind == z3.Z3_OP_BNEG:
-        return _add([_summands(kids[0])], width, [-1])
-    if kind == z3.Z3_OP_BSHL and z3.is_bv_value(kids[1]):
-        shift = kids[1].as_long()
-        return _add([_summands(kids[0])], width, [1 << shift if shift < width else 0])
+        return _add([_summands(operands[0])], width, [-1])
+    if kind == z3.Z3_OP_BSHL and z3.is_bv_value(operands[1]):
+        shift = operands[1].as_long()
+        return _add([_summands(operands[0])], width, [1 << shift if shift < width else 0])
     if kind == z3.Z3_OP_BMUL:
-        factors = [c for c in kids if not z3.is_bv_value(c)]
+        factors = [c for c in operands if not z3.is_bv_value(c)]
         if len(factors) == 1:
             scale = 1
-            for c in kids:
+            for c in operands:
                 scale *= c.as_long() if z3.is_bv_value(c) else 1
             return _add([_summands(factors[0])], width, [scale])
     return None
@@ -418,8 +418,8 @@ def _flat(t: z3.BitVecRef) -> tuple[int, Atoms]:
     operands' operands of the same operator taken in (they are flat already)."""
     kind, ones = t.decl().kind(), (1 << t.size()) - 1
     const, atoms = ones if kind == z3.Z3_OP_BAND else 0, {}
-    for c in t.children():
-        for x in c.children() if z3.is_app_of(c, kind) else [c]:
+    for c in kids(t):
+        for x in kids(c) if z3.is_app_of(c, kind) else [c]:
             if z3.is_bv_value(x):
                 v = x.as_long()
                 const = const & v if kind == z3.Z3_OP_BAND else \
@@ -507,24 +507,24 @@ def _disjoint(t: z3.BitVecRef) -> z3.BitVecRef | None:
     (y >> 31)`, x's low 13 bits zero)."""
     width = t.size()
     ones, seen = (1 << width) - 1, 0
-    for c in t.children():
+    for c in kids(t):
         may = ~known_zeros(c) & ones
         if may & seen:
             return None
         seen |= may
-    return normal((t.arg(0) + t.arg(1)).decl()(*t.children()))
+    return normal((t.arg(0) + t.arg(1)).decl()(*kids(t)))
 
 
 def _shifted_constant(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """`(x op c) << k` is `(x << k) op (c << k)` for op and/or/xor: the constant comes
     out to the chain above (-O0's `(x ^ 734) << 8` in a xor chain where opt folded
     the 187904 into the chain's constant)."""
-    y, k = t.children()
+    y, k = kids(t)
     if not (z3.is_bv_value(k) and k.as_long() < t.size() and z3.is_app(y)
             and y.decl().kind() in (z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR)
             and z3.is_bv_value(y.arg(0)) and y.num_args() > 1):
         return None
-    rest = y.arg(1) if y.num_args() == 2 else normal(y.decl()(*y.children()[1:]))
+    rest = y.arg(1) if y.num_args() == 2 else normal(y.decl()(*kids(y)[1:]))
     mask = (1 << t.size()) - 1
     shifted = normal(rest << k)
     return normal(y.decl()(shifted, z3.BitVecVal((y.arg(0).as_long() << k.as_long()) & mask,
@@ -538,7 +538,7 @@ def _factors(t: z3.BitVecRef) -> list[z3.BitVecRef]:
     """The operands of a product, nested products flattened."""
     if not z3.is_app_of(t, z3.Z3_OP_BMUL):
         return [t]
-    return [f for c in t.children() for f in _factors(c)]
+    return [f for c in kids(t) for f in _factors(c)]
 
 
 def _remainder(t: z3.BitVecRef) -> z3.BitVecRef | None:
@@ -548,7 +548,7 @@ def _remainder(t: z3.BitVecRef) -> z3.BitVecRef | None:
     if not (z3.is_app_of(t, z3.Z3_OP_BADD) and t.num_args() == 2):
         return None
     mask = (1 << t.size()) - 1
-    for x, product in (t.children(), reversed(t.children())):
+    for x, product in (kids(t), reversed(kids(t))):
         factors = _factors(product)
         numerals = [f for f in factors if z3.is_bv_value(f)]
         divs = [f for f in factors
@@ -577,7 +577,7 @@ def _zero_test(t: z3.BoolRef) -> z3.BoolRef | None:
     `(d & 0xffff) | 1` meets the division opt writes unguarded."""
     if t.num_args() != 2 or not z3.is_bv(t.arg(0)):
         return None
-    a, b = t.children()
+    a, b = kids(t)
     x = b if z3.is_bv_value(a) and a.as_long() == 0 else \
         a if z3.is_bv_value(b) and b.as_long() == 0 else None
     return z3.BoolVal(False) if x is not None and nonzero(x) else None
@@ -589,13 +589,13 @@ def _select_test(t: z3.BoolRef) -> z3.BoolRef | None:
     and tests it (`setp.ne.s16 %q, %rs, 0`) where -O3 reads %p itself."""
     if t.num_args() != 2 or not z3.is_bv(t.arg(0)):
         return None
-    x, k = t.children()
+    x, k = kids(t)
     if z3.is_bv_value(x):
         x, k = k, x
     if not (z3.is_bv_value(k) and z3.is_app_of(x, z3.Z3_OP_ITE)
             and z3.is_bv_value(x.arg(1)) and z3.is_bv_value(x.arg(2))):
         return None
-    c, a, b = x.children()
+    c, a, b = kids(x)
     equal = {(True, True): z3.BoolVal(True), (True, False): c,
              (False, True): normal(z3.Not(c)), (False, False): z3.BoolVal(False)}[
         a.eq(k), b.eq(k)]
@@ -606,7 +606,7 @@ def _sign_test(t: z3.BoolRef) -> z3.BoolRef | None:
     """x <u 2^(w-1) is !(x <s 0), and 2^(w-1) - 1 <u x is x <s 0: nvcc -O0 writes
     `(unsigned)v < 2147483648u` as written where -O3 tests the sign (`setp.lt.s32 %p,
     %r, 0`)."""
-    a, b = t.children()
+    a, b = kids(t)
     half = 1 << (a.size() - 1)
     if z3.is_bv_value(b) and b.as_long() == half:
         return z3.Not(a < 0)
@@ -619,11 +619,11 @@ def _flushed(t: z3.ExprRef) -> tuple[z3.BitVecRef, int] | None:
     round: the sweep sorts them)."""
     if not z3.is_app_of(t, z3.Z3_OP_ITE) or not z3.is_bv(t.arg(2)):
         return None
-    test, zero, x = t.children()
+    test, zero, x = kids(t)
     w = x.size()
     if not z3.is_eq(test):
         return None
-    field, nought = test.children()
+    field, nought = kids(test)
     if z3.is_bv_value(field):
         field, nought = nought, field
     sign = zero.arg(0) if z3.is_app_of(zero, z3.Z3_OP_CONCAT) and zero.num_args() == 2 \
@@ -697,7 +697,7 @@ def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
     op = x.decl().kind() if z3.is_app(x) else None
     if op not in _DIVISIONS or _DIVISIONS[op][1] != kind:
         return None
-    a, b = x.children()
+    a, b = kids(x)
     if op == z3.Z3_OP_BUDIV and not nonzero(b) \
             or op == z3.Z3_OP_BSDIV and not (not_negative(b) or sign_bits(a) >= 2):
         return None
@@ -725,7 +725,7 @@ def _resized_bitwise(t: z3.BitVecRef) -> z3.BitVecRef | None:
     if not (z3.is_app(x) and x.decl().kind() in _BITWISE and x.num_args() == 2) \
             or z3.is_app_of(t, z3.Z3_OP_EXTRACT) and t.params()[1] != 0:
         return None
-    c, y = sorted(x.children(), key=lambda k: not z3.is_bv_value(k))
+    c, y = sorted(kids(x), key=lambda k: not z3.is_bv_value(k))
     if not z3.is_bv_value(c) or z3.is_bv_value(y):
         return None
     inner = normal(z3.ZeroExt(t.params()[0], y) if z3.is_app_of(t, z3.Z3_OP_ZERO_EXT)
@@ -767,10 +767,10 @@ def _narrowed(t: z3.BitVecRef) -> z3.BitVecRef | None:
     op = x.decl().kind() if z3.is_app(x) else None
     if lo != 0 or op not in _DIVISIONS:
         return None
-    m = max(hi + 1, *(_least_fit(c, _DIVISIONS[op][1]) for c in x.children()))
+    m = max(hi + 1, *(_least_fit(c, _DIVISIONS[op][1]) for c in kids(x)))
     if m >= x.size():
         return None
-    narrow = _DIVISIONS[op][0](*(normal(z3.Extract(m - 1, 0, c)) for c in x.children()))
+    narrow = _DIVISIONS[op][0](*(normal(z3.Extract(m - 1, 0, c)) for c in kids(x)))
     return narrow if m == hi + 1 else normal(z3.Extract(hi, 0, narrow))
 
 
@@ -785,7 +785,7 @@ def _small_dividend(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """A division by a numeral c of a dividend known in [0, |c|) (its known zeros) is
     0, its remainder the dividend: `(x urem 3) sdiv 10`, which llc's sequences leave
     for the divider to bit-blast. (Below |c| <= 2^(w-1), a signed one's sign bit is 0.)"""
-    a, c = t.children()
+    a, c = kids(t)
     is_signed = t.decl().kind() in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM)
     if not z3.is_bv_value(c):
         return None
@@ -800,7 +800,7 @@ def _bounded_arm(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """ite(x < y, x urem d, e) is ite(x < y, x, e) where y is at most d (its known
     zeros): x is below d in that arm, and a quotient x udiv d is 0 there. opt drops
     such a remainder under the compare that bounds it (`x < p urem 7`)."""
-    c, a, b = t.children()
+    c, a, b = kids(t)
     if not (z3.is_app_of(c, z3.Z3_OP_ULT) and z3.is_app(a) and a.num_args() == 2
             and a.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BUDIV)
             and z3.is_bv_value(a.arg(1)) and a.arg(0).eq(c.arg(0))):
@@ -818,9 +818,9 @@ def _not_negative_operands(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """A signed division of two values not negative (their sign bits known zero) is
     the unsigned one (by 0 too: all ones, the dividend): opt's `urem` for an `srem` it
     knows so."""
-    if not all(not_negative(c) for c in t.children()):
+    if not all(not_negative(c) for c in kids(t)):
         return None
-    return _UNSIGNED[t.decl().kind()](*t.children())
+    return _UNSIGNED[t.decl().kind()](*kids(t))
 
 
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
