@@ -18,7 +18,7 @@ from ptxsmt.function.encode import encode_function
 from ptxsmt.sem.options import DEFAULT
 from ptxsmt.smt.queries.functions import check_function_equivalence
 from ptxsmt.smt.solving.smt2 import script
-from ptxsmt.smt.sweeping import division, fraig
+from ptxsmt.smt.sweeping import division, fraig, rewrite
 from ptxsmt.smt.sweeping.division import INTEGER, Domain, divisions
 
 CORPUS = Path(__file__).parent / "ptx" / "division"
@@ -399,3 +399,94 @@ def test_a_quotient_shifted_left_meets_its_o0_spelling_and_nothing_else():
     s = z3.Solver()
     s.add(roots[0], x == 69)
     assert s.check() == z3.sat
+
+
+def _trunc(a: int, b: int) -> tuple[int, int]:
+    """C's quotient and remainder (truncated toward zero), plain Python."""
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return q, a - b * q
+
+
+def _value(t: z3.ExprRef, y: z3.BitVecRef, v: int) -> int:
+    return z3.simplify(z3.substitute(t, (y, z3.BitVecVal(v, y.size())))).as_long()
+
+
+@pytest.mark.parametrize("op", ["sdiv", "srem"])
+@pytest.mark.parametrize("c", [-1, -2, -3, -7, -100, -128])
+def test_a_dividend_not_negative_by_a_negative_numeral_is_an_unsigned_division(op, c):
+    """`a sdiv c` of an a known not negative (here `y udiv 3`, `y >> 1` and `y & 127`
+    over 8 bits) by c < 0 is written `-(a udiv |c|)`, `a srem c` as `a urem |c|`: equal
+    to C's truncated division (plain Python) for every y."""
+    y = z3.BitVec("y", 8)
+    for a, python in ((z3.UDiv(y, 3), lambda v: v // 3), (z3.LShR(y, 1), lambda v: v >> 1),
+                      (y & 127, lambda v: v & 127)):
+        t = rewrite.normal(a / c if op == "sdiv" else z3.SRem(a, c))
+        assert not z3.is_app_of(t, z3.Z3_OP_BSDIV) and not z3.is_app_of(t, z3.Z3_OP_BSREM)
+        for v in range(256):
+            want = _trunc(python(v), c)[op == "srem"] & 0xff
+            assert _value(t, y, v) == want, (str(a), c, v)
+
+
+def test_a_dividend_that_may_be_negative_is_left_signed():
+    y = z3.BitVec("y", 8)
+    assert z3.is_app_of(rewrite.normal(y / -3), z3.Z3_OP_BSDIV)
+    assert z3.is_app_of(rewrite.normal(z3.SRem(z3.LShR(y, 1) - 1, -3)), z3.Z3_OP_BSREM)
+
+
+def test_a_quotient_divided_by_a_negative_numeral_meets_opts_single_division():
+    """div-300-llc14-0: -O0's `(x udiv 7) sdiv -100` where opt writes `-(x udiv 700)`
+    (equal for every x: plain Python on a sample) are one term, and by 100 `x udiv 700`."""
+    rng = random.Random(5)
+    for x in [0, 699, 700, 2**32 - 1] + [rng.getrandbits(32) for _ in range(2000)]:
+        assert _trunc(x // 7, -100)[0] % 2**32 == -(x // 700) % 2**32
+    x = z3.BitVec("x", 32)
+    seven = rewrite.normal(z3.UDiv(x, 7))
+    assert rewrite.normal(seven / -100).eq(rewrite.normal(-1 * z3.UDiv(x, 700)))
+    assert rewrite.normal(seven / 100).eq(z3.UDiv(x, 700))
+
+
+MAGIC10 = 0x66666667  # llc's multiplier of `sdiv i32 s, 10`: hi(s * M) >>s 2, plus its sign
+
+
+def _narrow_srem10(s: z3.BitVecRef, magic: int) -> z3.BitVecRef:
+    """llc's `trunc i8 (srem i32 s, 10)`: the quotient's shift made logical (only the
+    low 8 bits of s - 10 q are used)."""
+    high = z3.Extract(63, 32, z3.SignExt(32, s) * z3.BitVecVal(magic, 64))
+    return z3.Extract(7, 0, s - 10 * (z3.LShR(high, 2) + z3.LShR(high, 31)))
+
+
+def _python_srem10(v: int, magic: int) -> int:
+    sv = v - (v >> 31 << 32)
+    high = (sv * magic >> 32) % 2**32
+    return (sv - 10 * ((high >> 2) + (high >> 31))) & 0xff
+
+
+@pytest.mark.parametrize("magic, read", [(MAGIC10, ("srem", 10)), (MAGIC10 - 1, None),
+                                         (MAGIC10 + 1, None)])
+def test_the_low_bits_of_a_signed_remainder_are_read_as_its_low_bits(magic, read):
+    """div-300-llc14-0: the low 8 bits of llc's `s srem 10` (a logical shift where the
+    signed one's high bits are dropped) are `s srem 10`'s low 8 bits for every s where
+    plain Python finds it so on a sample (a magic one off: Python finds an s where not)."""
+    rng = random.Random(7)
+    xs = [0, 1, 9, 10, 2**31 - 1, 2**31, 2**32 - 1, 2**32 - 10] + \
+        [rng.getrandbits(32) for _ in range(20000)]
+    exact = all(_python_srem10(v, magic) == _trunc(v - (v >> 31 << 32), 10)[1] & 0xff
+                for v in xs)
+    assert exact == (read is not None)
+    s = z3.BitVec("s", 32)
+    assert _read_as(_narrow_srem10(s, magic), s) == read
+
+
+def test_a_narrow_signed_remainder_meets_its_32_bit_spelling_and_nothing_else():
+    """Sign-extended back, the 8 bits meet -O0's `s srem 10` (in (-10, 10): its low 8
+    bits extended are it); against `s urem 10`, which plain Python finds different at
+    s = -1, they stay apart."""
+    assert _trunc(-1, 10)[1] != (2**32 - 1) % 10
+    s = z3.BitVec("s", 32)
+    o2 = z3.SignExt(24, _narrow_srem10(s, MAGIC10))
+    roots, stats = fraig.sweep([z3.SRem(s, 10) != o2], [s], 20.0)
+    assert z3.is_false(z3.simplify(roots[0])) and stats.undecided == 0
+    roots, _ = fraig.sweep([z3.URem(s, 10) != o2], [s], 20.0)
+    solver = z3.Solver()
+    solver.add(roots[0], s == 2**32 - 1)
+    assert solver.check() == z3.sat

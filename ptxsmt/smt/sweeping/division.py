@@ -22,8 +22,8 @@ divisions meet as one term:
    [0, 2^w), or less where x's known bits or its range bound it (`known.Ranges`:
    through selects, mins and maxes, masks, guards a range decides) or x is a quotient
    or remainder read back (llc divides it by a multiplier exact only there, `_domain`).
-   A candidate narrower than x is read as the low bits of x's unsigned quotient or
-   remainder (`NARROW`).
+   A candidate narrower than x is read as the low bits of x's quotient or remainder
+   (`Found.width`).
    There the magic multiply is a product by a numeral and the shifts divisions by
    powers of two: decided in milliseconds, where bit-blasting does not finish.
    Proved, the node is written `bvudiv x c` (`bvsdiv`, `bvurem`, `bvsrem`; opt's
@@ -247,11 +247,6 @@ DIVISIONS = (
              lambda x, c, write: z3.SRem(x, z3.BitVecVal(c, x.size()))),
 )
 
-# the readings of a node narrower than its operand: its low bits, a quotient's or
-# remainder's of the operand's unsigned value (opt's `div.u16` of the 16 bits of
-# `udiv x, 65537` that llc keeps as `mov.b32 {lo, hi}` of the multiply-high)
-NARROW = tuple(d for d in DIVISIONS if d.name in ("udiv", "urem"))
-
 
 @dataclass(frozen=True)
 class Found:
@@ -380,7 +375,7 @@ def _operands(a: int, nodes: Sequence[Node], kids: Sequence[tuple[int, ...]],
     while nodes[y].kind in _EXTENSIONS or nodes[y].kind == z3.Z3_OP_EXTRACT \
             and nodes[y].params[1] == 0:
         y = kids[y][0]
-    return [x] if y == x else [x, y]
+    return [x] if y == x else [y, x]  # the narrow value first: the IR's division of it
 
 
 def _closed(nodes: Sequence[Node], kids: Sequence[tuple[int, ...]]) -> list[bool]:
@@ -454,7 +449,10 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
     n, w = nodes[i], nodes[x].sort.width
     if i == x or n.sort.kind != "bv" or nodes[x].sort.kind != "bv" or n.sort.width > w:
         return None
-    m = n.sort.width  # narrower: the low bits of an unsigned one (`NARROW`)
+    # narrower: its low bits (opt's `div.u16` of the 16 bits of `udiv x, 65537` that
+    # llc keeps as `mov.b32 {lo, hi}` of the multiply-high; llc's `trunc i8 (srem i32
+    # s, 10)`, whose quotient's shift is logical, the high bits dropped)
+    m = n.sort.width
 
     def values(xs: Sequence[int]) -> list[int]:
         held: dict[int, list] = {x: list(xs)}
@@ -468,7 +466,7 @@ def _read(i: int, x: int, cone: list[int], terms: Sequence[z3.ExprRef],
     # known zero (a division shifted left)
     domains = list(dict.fromkeys((domain, Domain.every(w))))
     scales = [k for k in dict.fromkeys((0, trailing_zeros(known_zeros(terms[i])))) if k < m]
-    for scale, division in ((k, d) for k in scales for d in (DIVISIONS if m == w else NARROW)):
+    for scale, division in ((k, d) for k in scales for d in DIVISIONS):
         tried: set[int | None] = {None}
         for d in domains:
             c = division.divisor(lambda v, k=scale: values([v])[0] >> k, d)

@@ -817,10 +817,20 @@ _UNSIGNED = {z3.Z3_OP_BSDIV: z3.UDiv, z3.Z3_OP_BSREM: z3.URem}
 def _not_negative_operands(t: z3.BitVecRef) -> z3.BitVecRef | None:
     """A signed division of two values not negative (their sign bits known zero) is
     the unsigned one (by 0 too: all ones, the dividend): opt's `urem` for an `srem` it
-    knows so."""
-    if not all(not_negative(c) for c in kids(t)):
+    knows so; of a dividend not negative by a negative numeral, minus the unsigned
+    quotient by its magnitude (the remainder that by it)."""
+    a, b = kids(t)
+    if not not_negative(a):
         return None
-    return _UNSIGNED[t.decl().kind()](*kids(t))
+    if not_negative(b):
+        return normal(_UNSIGNED[t.decl().kind()](a, b))
+    if not z3.is_bv_value(b):
+        return None
+    # b a negative numeral: truncated toward zero, a's quotient by b is minus that by
+    # |b| (-b's bits, 2^(w-1) for the least b), its remainder a's sign, that by |b|:
+    # -O0's `(x udiv 7) sdiv -100`, opt's `-(x udiv 700)`
+    by = _UNSIGNED[t.decl().kind()](a, normal(-b))
+    return normal(-normal(by)) if z3.is_app_of(t, z3.Z3_OP_BSDIV) else normal(by)
 
 
 RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
