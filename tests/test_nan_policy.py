@@ -172,10 +172,11 @@ _TIMES_TWO, _PLUS_ITSELF = "mul.rn.f32 %r2, %r1, 0f40000000", "add.rn.f32 %r2, %
 _AS_BITS = "; and.b32 %r2, %r2, -1"  # a view of the bits as bits
 
 
-def _doubled(tmp_path, a: str, b: str, *options: str):
+def _doubled(tmp_path, a: str, b: str, *options: str,
+             template: str = _DOUBLED) -> tuple[int, dict]:
     files = [tmp_path / "a.ptx", tmp_path / "b.ptx"]
     for f, body in zip(files, (a, b), strict=True):
-        f.write_text(_DOUBLED.replace("DOUBLE", body))
+        f.write_text(template.replace("DOUBLE", body))
     r = CliRunner().invoke(main, ["equiv", *map(str, files), "--function", "f", "--json",
                                   "--no-cache", *options])
     return r.exit_code, json.loads(r.stdout)
@@ -231,12 +232,7 @@ _HALF_PLUS_ITSELF = "add.rn.f16 %h2, %h1, %h1"
 
 def _half_doubled(tmp_path, a: str, b: str, *options: str,
                   template: str = _HALF_DOUBLED) -> tuple[int, dict]:
-    files = [tmp_path / "a.ptx", tmp_path / "b.ptx"]
-    for f, body in zip(files, (a, b), strict=True):
-        f.write_text(template.replace("DOUBLE", body))
-    r = CliRunner().invoke(main, ["equiv", *map(str, files), "--function", "f", "--json",
-                                  "--no-cache", *options])
-    return r.exit_code, json.loads(r.stdout)
+    return _doubled(tmp_path, a, b, *options, template=template)
 
 
 def test_half_doubling_differs_in_nan_payloads_only():
