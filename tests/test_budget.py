@@ -203,7 +203,8 @@ def test_a_command_counts_from_the_start_of_its_process(tmp_path):
 
 def test_a_budget_is_cpu_seconds_within_a_wall_cap():
     """CPU seconds left, and none once the wall cap (WALL_CAP times the seconds) has
-    passed; a part gets its share of the wall too; a step's budget has no cap of its
+    passed; a part gets the wall left less the CPU seconds left after it (a loaded
+    machine cuts the steps after it, not the part); a step's budget has no cap of its
     own, but ends at the cap of the budget being spent."""
     now = {"cpu": 0.0, "wall": 0.0}
     with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
@@ -211,7 +212,7 @@ def test_a_budget_is_cpu_seconds_within_a_wall_cap():
         part, step = whole.part(4), Budget(1)
         with part.spending():
             within = Budget(1)
-    assert (whole.wall_end, part.wall_end, step.wall_end, within.wall_end) == (20, 8, None, 8)
+    assert (whole.wall_end, part.wall_end, step.wall_end, within.wall_end) == (20, 14, None, 14)
     now.update(cpu=3, wall=5)
     assert whole.left() == 7 and part.left() == 1 and whole.wall_left() == 15
     assert step.expired() and step.wall_left() is None
@@ -222,6 +223,23 @@ def test_a_budget_is_cpu_seconds_within_a_wall_cap():
     with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
         assert whole.rest(2).left() == 2  # a last step's least
     assert Budget(None).left() is None and not Budget(None).expired()
+
+
+def test_a_part_takes_its_cpu_seconds_whole_on_a_loaded_machine():
+    """A machine stretching the work 3 times: the first part (3 of 10 CPU seconds) is
+    not cut by the wall (its share of it, 6 of 20 wall seconds, would end it after 2);
+    a part asked once the wall is mostly spent gets at least its share of what is left."""
+    now = {"cpu": 0.0, "wall": 0.0}
+    with budget.using(Clocks(lambda thread: now["cpu"], lambda: now["wall"])):
+        whole = Budget.capped(10)
+        first = whole.part(3)
+        now.update(cpu=2, wall=6)
+        assert not first.expired() and first.left() == 1
+        now.update(cpu=3, wall=9)
+        assert first.expired() and not whole.expired()
+        now.update(cpu=4, wall=16)  # 6 CPU seconds left, 4 wall seconds
+        late = whole.part(3)
+    assert late.wall_end == 18  # its share (2 of 4), more than 4 - (6 - 3)
 
 
 def test_a_measurement_raises_the_wall_cap_by_the_environment(monkeypatch):

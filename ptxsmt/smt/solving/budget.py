@@ -184,15 +184,17 @@ class Budget:
         return None if self.wall_end is None else self.wall_end - self.clocks.wall()
 
     def part(self, seconds: float | None) -> Budget:
-        """`seconds` (None: all) of the CPU seconds left, with the same share of the
-        wall seconds left to the cap: a step that takes its CPU seconds on a machine
-        that stretches them less than WALL_CAP times never meets it."""
+        """`seconds` (None: all) of the CPU seconds left, within the wall seconds left to
+        the cap less the CPU seconds left after it (at least its share of the wall left):
+        on a loaded machine a part takes its CPU seconds whole and the cap cuts the steps
+        after it, so the same part does the same work at any load the whole pair's work
+        fits in (a share of the wall cut the sweep short at load 4: fsel-llvm22-2008)."""
         left, wall = self.left(), self.wall_left()
         if left is None:
             return Budget(seconds)
         seconds = left if seconds is None else min(seconds, left)
         if wall is not None and 0 < left < float("inf"):
-            wall *= seconds / left
+            wall = max(wall * seconds / left, wall - (left - seconds))
         return Budget(seconds, wall)
 
     @contextmanager
