@@ -459,6 +459,17 @@ def _interrupt_the_parent():
     time.sleep(600)
 
 
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, as the command line has it: a test runner's worker
+    may have left the signal ignored (one CI run's xdist worker did), and a race then
+    waits its whole deadline for an interruption that never comes."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_stops_every_solver():
     """A SIGINT in the parent (the children ignore it) ends the race: every child is
     killed and reaped, and the interruption goes on up to the command line."""
@@ -475,6 +486,7 @@ def _wake_often(stop: threading.Event) -> None:
         pass
 
 
+@pytest.mark.usefixtures("python_sigint")
 def test_a_ctrl_c_while_forking_orphans_no_child():
     """With another thread running (the CLI's interrupt watcher, a pytest-xdist worker's),
     the system may give SIGINT to that thread, and Python then raises it in this one
