@@ -41,8 +41,8 @@ def _bitwuzla(effort: Effort) -> tuple[str, int]:
     made = []
     real = Effort.terminator
 
-    def spy(self: Effort) -> budget.Counted:
-        made.append(real(self))
+    def spy(self: Effort, characters: int = 0) -> budget.Counted:
+        made.append(real(self, characters))
         return made[-1]
 
     text = portfolio.smt2(_factoring())
@@ -78,7 +78,7 @@ def test_an_effort_is_its_seconds_in_each_solvers_count_rounded_to_a_step():
         assert Effort(0.9).units(solver) == round(rate * 2 ** -0.125)
         assert Effort(0.0).units(solver) == Effort(-1.0).units(solver) == 1
         assert Effort(float("inf")).units(solver) == budget.UNLIMITED
-    assert Effort(2.0).cap().seconds == SAFETY * 2.0
+    assert Effort(2.0).cap("z3").seconds == SAFETY * 2.0
 
 
 @needs_bitwuzla
@@ -93,6 +93,23 @@ def test_bitwuzla_ends_a_query_at_the_same_count_in_every_run():
         stopped = _bitwuzla(half)
         assert stopped[0] == "unknown" and stopped == _bitwuzla(half)
     assert _soon_after(half.units("bitwuzla"), stopped[1])
+
+
+@needs_bitwuzla
+def test_bitwuzlas_count_binds_before_its_cap_on_a_machine_slower_than_the_model():
+    """bitwuzla's calls cost SECONDS_PER_UNIT each by `Work`'s model, about twice what
+    EFFORT_PER_SECOND says; on a machine half as fast again as the model (each reading
+    of the CPU clock, one every TERMINATOR_EVERY calls, that many calls at 1.5 times
+    the model's cost) an effort still ends at its count, not at its CPU cap: so a
+    proof's end is the same on a loaded machine. A cap of 3 times the effort's seconds
+    (round 49's, the mutant) stopped it first."""
+    done = _bitwuzla(Effort(10.0))
+    half = Effort(done[1] / 2 / EFFORT_PER_SECOND["bitwuzla"])
+    step = 1.5 * TERMINATOR_EVERY * budget.SECONDS_PER_UNIT["bitwuzla"]
+    ticks = itertools.count()
+    with budget.using(budget.Clocks(lambda thread: step * next(ticks), budget.REAL.wall)):
+        stopped = _bitwuzla(half)
+    assert stopped[0] == "unknown" and _soon_after(half.units("bitwuzla"), stopped[1])
 
 
 @needs_bitwuzla
@@ -147,9 +164,9 @@ def test_an_efforts_cpu_cap_is_no_more_than_its_budget_has_left():
     """SAFETY times a proof's seconds, but never past `most` (what the sweep has left):
     a sweep's last proofs do not take it past its whole. Told 0 CPU seconds left, a
     large effort ends at the cap's first reading, unknown, in each solver."""
-    assert Effort(2.0).cap().seconds == SAFETY * 2.0
-    assert Effort(2.0, most=1.5).cap().seconds == 1.5
-    assert Effort(2.0, most=100.0).cap().seconds == SAFETY * 2.0
+    assert Effort(2.0).cap("z3").seconds == SAFETY * 2.0
+    assert Effort(2.0, most=1.5).cap("z3").seconds == 1.5
+    assert Effort(2.0, most=100.0).cap("z3").seconds == SAFETY * 2.0
     query = z3.And(*_factoring())
     with budget.using(FROZEN):
         assert fraig._check_z3(query, 10.0, {}, 0.0)[0] == "unknown"
@@ -207,3 +224,50 @@ def test_a_sweeps_proofs_are_capped_by_what_the_sweep_has_left(monkeypatch):
     with budget.using(FROZEN):
         sweep([root], inputs, 5.0, 0.5)
     assert told and all(most is not None and most <= 5.0 for most in told)
+
+
+@needs_bitwuzla
+def test_a_sweeps_pace_is_read_off_its_proofs_work_not_the_cpu_clock(monkeypatch):
+    """A sweep within 0.1 CPU seconds walks at a pace of half of them: the 12-bit
+    factoring's proof, charged its work as counted (`budget.Work`: its text and its
+    terminator calls, some 0.06 s), puts the walk behind, and the 14-bit one's proofs
+    get the pace's floor. The same limits and merges on an infinitely fast machine and
+    on one where each reading of the CPU clock is a millisecond (81 readings: the budget
+    never runs out). Read off the CPU clock (the mutant), the fast machine's walk is
+    never behind, and its limits are another's."""
+    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
+    root = z3.Or(*[z3.And(*p) for p in parts])
+    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+    told, real = [], fraig._check
+
+    def spy(term, seconds, names, most=None):
+        told.append(seconds)
+        return real(term, seconds, names, most)
+
+    monkeypatch.setattr(fraig, "_check", spy)
+
+    def swept(step: float) -> tuple[list[float], list[tuple[int, int]], bool]:
+        told.clear()
+        ticks = itertools.count()
+        with budget.using(budget.Clocks(lambda thread: step * next(ticks), budget.REAL.wall)):
+            _, stats = sweep([root], inputs, budget.Budget(0.1), 0.5)
+        return list(told), stats.merges, stats.done
+
+    idle = swept(0.0)
+    assert idle[2] and min(idle[0]) < 0.5 / 8  # the pace binds
+    assert swept(1e-3) == idle
+
+
+def test_a_z3_proofs_work_is_its_resource_units():
+    """z3 under an effort: its `Work` is the units that check counted, not its context's
+    running total (a context that counted before it counts the same), the same in
+    each context."""
+    efforts = [Effort(10.0), Effort(10.0)]
+    for effort, before in zip(efforts, (0, 1), strict=True):
+        solver = z3.Solver(ctx=z3.Context())
+        solver.from_string(portfolio.smt2(_factoring()) + "(check-sat)")
+        if before:
+            budget.check(z3.Solver(ctx=solver.ctx), Effort(10.0))
+        assert budget.check(solver, effort) == z3.unsat
+    first, second = (e.work.seconds for e in efforts)
+    assert 0 < first == second < 10.0

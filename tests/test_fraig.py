@@ -845,7 +845,8 @@ def _clocks(monkeypatch, now: list[float]) -> None:
 
 def test_a_walk_behind_its_pace_shortens_the_proofs_to_reach_the_outputs(monkeypatch):
     """Forty pairs that simulate alike, each `x * c` against the same but 0 at one
-    input, every proof undecided at its limit (stubbed: the clock runs the limit on).
+    input, every proof undecided at its limit (stubbed: the clock runs the limit on,
+    and its work, as counted, is the limit: `budget.Work`).
     At a second each they would spend a 20 s budget half-way up; paced (PACE), the
     first gets its second, the limits shrink as the walk falls behind, down to the
     FLOOR, the walk reaches the outputs, and it has spent at most PACE of the budget
@@ -859,6 +860,9 @@ def test_a_walk_behind_its_pace_shortens_the_proofs_to_reach_the_outputs(monkeyp
     def undecided(self, i, r, seconds):
         limits.append(seconds)
         now[0] += seconds
+        work = budget.Work()
+        work.counted("bitwuzla", round(seconds / budget.SECONDS_PER_UNIT["bitwuzla"]))
+        budget.charge(work)
         return "unknown", None
     monkeypatch.setattr(fraig._Sweep, "_prove_equal", undecided)
     monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 from typing import TypeVar
 
@@ -75,8 +75,19 @@ REPORT_SHARE = 0.05
 # at 60): a small query calls far faster than the median; at 400,000, equivalent in
 # 13.4 (docs/scale.md)
 EFFORT_PER_SECOND = {"bitwuzla": 400_000, "z3": 4_000_000}
-SAFETY = 3.0  # an effort's CPU cap: this many times the seconds it stands for
 STEPS = 8  # an effort's seconds are rounded to the nearest of 2^(k/STEPS)
+# The CPU seconds a proof under an `Effort` takes, as a count of what its solver did,
+# not read off a clock (`Work`): bitwuzla's are linear in its query's text (printing,
+# parsing, bit-blasting) and its terminator's calls (fitted over the 431 candidate proofs
+# of heldout2's fsel-llvm22-2009-planted at load 8: 6.6 us a character, 5.2 us a call,
+# correlation 0.996 with their CPU seconds: its calls come at half EFFORT_PER_SECOND);
+# z3's, its resource units at EFFORT_PER_SECOND
+SECONDS_PER_CHARACTER = 6.6e-6
+SECONDS_PER_UNIT = {"bitwuzla": 5.2e-6, "z3": 1 / EFFORT_PER_SECOND["z3"]}
+# An effort's CPU cap: this many times what its count and its text take by that model
+# (3 times its seconds, round 49, stopped some 0.06 s proofs at load 10 short of their
+# count, at 19,456 calls of 25,000 on 5,659 characters: a limit the load decided)
+SAFETY = 2.0
 OUT_OF_TIME = ("out of time: stopped at the pair's wall cap, in a solver that did not stop "
                "at its limit or in work with no clock of its own (reading, encoding, "
                "simulating or writing out the query)")
@@ -133,6 +144,8 @@ def using(clocks: Clocks) -> Iterator[None]:
 
 # the wall end of the budget being spent (`Budget.spending`), inherited by a forked child
 _spending: ContextVar[float | None] = ContextVar("ptxsmt_budget_wall_end", default=None)
+# the budget being spent, which the work of proofs within is charged to (`charge`)
+_charged: ContextVar[Budget | None] = ContextVar("ptxsmt_budget_charged", default=None)
 # when the process deciding the pair is killed (`bounded`): halfway from the pair's
 # deadline to its cap
 _stop_at: ContextVar[float | None] = ContextVar("ptxsmt_pair_stop", default=None)
@@ -148,6 +161,7 @@ class Budget:
 
     def __init__(self, seconds: float | None, wall: float | None = None):
         self.clocks, self.thread, self.seconds = _clocks, threading.get_ident(), seconds
+        self.worked = 0.0  # the `Work` of the proofs made within it (`spending`), charged
         self.cpu_start, now = self.clocks.cpu_of(self.thread), self.clocks.wall()
         ends = [e for e in (None if wall is None else now + wall, _spending.get())
                 if e is not None]
@@ -200,11 +214,13 @@ class Budget:
     @contextmanager
     def spending(self) -> Iterator[None]:
         """Within, every budget made (a step's, a solver process's) ends at this one's
-        wall cap at the latest."""
-        token = _spending.set(self.wall_end)
+        wall cap at the latest, and the work of each proof is charged to this one
+        (`charge`)."""
+        token, charged = _spending.set(self.wall_end), _charged.set(self)
         try:
             yield
         finally:
+            _charged.reset(charged)
             _spending.reset(token)
 
     def rest(self, least: float) -> Budget:
@@ -222,18 +238,53 @@ class Budget:
         return lambda: next(calls) % TERMINATOR_EVERY == 0 and self.expired()
 
 
+def stepped(seconds: float) -> float:
+    """`seconds` rounded to the nearest 2^(k/STEPS): a limit computed from what was
+    spent so far moves by a little between runs, and within a step it does not."""
+    if seconds <= 0 or math.isinf(seconds):
+        return seconds
+    return 2 ** (round(math.log2(seconds) * STEPS) / STEPS)
+
+
+class Work:
+    """What the solvers did under one `Effort`, in CPU seconds as counted, not timed
+    (SECONDS_PER_CHARACTER, SECONDS_PER_CALL, z3's units): the same in every run, so
+    that a sweep's pace, read off it (`charge`), gives its later proofs the same limits
+    whatever the load (read off the CPU clock, the limits moved and the walk parted,
+    docs/scale.md)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def text(self, characters: int) -> None:
+        self.seconds += characters * SECONDS_PER_CHARACTER
+
+    def counted(self, solver: str, count: int) -> None:
+        self.seconds += count * SECONDS_PER_UNIT[solver]
+
+
+def charge(work: Work) -> None:
+    """`work` charged to the budget being spent (`Budget.spending`: a sweep's), if any."""
+    budget = _charged.get()
+    if budget is not None:
+        budget.worked += work.seconds
+
+
 @dataclass(frozen=True)
 class Effort:
     """A candidate proof's limit: `seconds` of CPU time as the work a solver counts
-    (EFFORT_PER_SECOND), the same in every run, within SAFETY times the seconds of CPU
-    (and the wall cap of the budget being spent). The seconds are rounded to a step
+    (EFFORT_PER_SECOND), the same in every run, within SAFETY times the CPU seconds
+    that count (and the query's text) takes (`cap`; and the wall cap of the budget
+    being spent). The seconds are rounded to a step
     (STEPS an octave): a limit computed from the CPU seconds spent so far (a sweep's
     pace, `fraig._Sweep._paced`) moves by a little with the load, and within a step
     its effort does not. `most`: CPU seconds the cap does not pass (what is left of the
-    budget being spent: a sweep's), so that SAFETY never takes a step past its whole."""
+    budget being spent: a sweep's), so that SAFETY never takes a step past its whole.
+    `work`: what the solvers did under it, counted as they go."""
 
     seconds: float
     most: float | None = None
+    work: Work = field(default_factory=Work, compare=False, repr=False)
 
     def units(self, solver: str) -> int:
         """The solver's count this effort allows: at least 1 (z3 reads 0 as none)."""
@@ -241,17 +292,19 @@ class Effort:
             return 1
         if math.isinf(self.seconds):
             return UNLIMITED
-        step = 2 ** (round(math.log2(self.seconds) * STEPS) / STEPS)
-        return max(1, round(EFFORT_PER_SECOND[solver] * step))
+        return max(1, round(EFFORT_PER_SECOND[solver] * stepped(self.seconds)))
 
-    def cap(self) -> Budget:
-        """The CPU seconds past which the search is stopped whatever its count."""
-        cap = SAFETY * max(0.0, self.seconds)
+    def cap(self, solver: str, characters: int = 0) -> Budget:
+        """The CPU seconds past which the search is stopped whatever its count: SAFETY
+        times what the solver's count and a query of `characters` take (`Work`'s model)."""
+        cap = SAFETY * (self.units(solver) * SECONDS_PER_UNIT[solver]
+                        + characters * SECONDS_PER_CHARACTER)
         return Budget(cap if self.most is None else min(cap, self.most))
 
-    def terminator(self) -> Counted:
-        """For bitwuzla's `configure_terminator`, its CPU cap counted from now."""
-        return Counted(self.units("bitwuzla"), self.cap())
+    def terminator(self, characters: int = 0) -> Counted:
+        """For bitwuzla's `configure_terminator` on a query of `characters`, its CPU cap
+        counted from now."""
+        return Counted(self.units("bitwuzla"), self.cap("bitwuzla", characters))
 
 
 class Counted:
@@ -375,7 +428,11 @@ def check(solver: z3.Solver, budget: Budget | Effort | None, *assumptions: z3.Bo
         return z3_solver.check(solver, *assumptions)
     if isinstance(budget, Effort):
         solver.set("rlimit", budget.units("z3"))
-        budget = budget.cap()
+        before, effort = _units(solver), budget
+        try:
+            return check(solver, budget.cap("z3"), *assumptions)
+        finally:
+            effort.work.counted("z3", _units(solver) - before)
     if budget.left() is None:
         solver.set("timeout", milliseconds(None))
         return z3_solver.check(solver, *assumptions)
@@ -383,6 +440,11 @@ def check(solver: z3.Solver, budget: Budget | Effort | None, *assumptions: z3.Bo
         return z3.unknown
     solver.set("timeout", milliseconds(budget.wall_left()))
     return _watched(solver, budget, assumptions)
+
+
+def _units(solver: z3.Solver) -> int:
+    """z3's resource units counted so far in the solver's context (each check adds its own)."""
+    return solver.statistics().get_key_value("rlimit count")
 
 
 def _watched(solver: z3.Solver, budget: Budget, assumptions: tuple) -> z3.CheckSatResult:

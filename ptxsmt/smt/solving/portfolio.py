@@ -214,13 +214,16 @@ def _run_bitwuzla(text: str, timeout: float | Effort | None) -> tuple[str, dict,
     tm, opts = bw.TermManager(), bw.Options()
     opts.set(bw.Option.PRODUCE_MODELS, True)
     # made before the parse, whose time counts
-    stop = timeout.terminator() if isinstance(timeout, Effort) else Budget(timeout).terminator()
+    stop = timeout.terminator(len(text)) if isinstance(timeout, Effort) \
+        else Budget(timeout).terminator()
     parser = bw.Parser(tm, opts)
     parser.parse(text, True, False)
     solver = parser.bitwuzla()
     if timeout is not None:
         solver.configure_terminator(stop)
     result = str(solver.check_sat())
+    if isinstance(timeout, Effort):
+        timeout.work.counted("bitwuzla", stop.calls)
     if result != "sat":
         return result, {}, "bitwuzla gave up" if result == "unknown" else ""
     values = {}
@@ -303,9 +306,15 @@ def _bitwuzla_here(text: str, timeout: float | Effort) -> Answer | None:
     """bitwuzla's answer; None where it cannot read the text (z3 printed something
     it does not: `(or x)`). A query of more than LARGE characters goes to a child
     process, stopped at the limit (an effort's: its CPU cap): bitwuzla's own limit
-    does not stop its preprocessing, which on such a query takes seconds."""
+    does not stop its preprocessing, which on such a query takes seconds. An effort's
+    `Work` counts the text, and there its whole count (the child's does not come back)."""
+    if isinstance(timeout, Effort):
+        timeout.work.text(len(text))
     if len(text) > LARGE:
-        cpu = timeout.cap().seconds if isinstance(timeout, Effort) else timeout
+        if isinstance(timeout, Effort):
+            timeout.work.counted("bitwuzla", timeout.units("bitwuzla"))
+        cpu = timeout.cap("bitwuzla", len(text)).seconds if isinstance(timeout, Effort) \
+            else timeout
         outcome = race({"bitwuzla": (_run_bitwuzla, (text, timeout))}, wall_cap() * cpu,
                        cpu=cpu)["bitwuzla"]
         return None if outcome.status == "error" else _answer("bitwuzla", outcome)

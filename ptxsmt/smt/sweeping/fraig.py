@@ -33,7 +33,7 @@ import z3
 
 from ...sem.sorts import ieee_result
 from ..solving import budget as budgets
-from ..solving.budget import Budget, Effort
+from ..solving.budget import Budget, Effort, stepped
 from ..solving.portfolio import IN_F32, solve_here, unavailable
 from .division import divisions
 from .ieee_classes import FALSE, TRUE, Classes
@@ -92,6 +92,11 @@ HARD_PER_SECOND = 1000
 # undecided proofs at a second each spent the share two thirds of the way up) and
 # leaves time to sweep again (`AGAIN`)
 PACE, FLOOR = 0.5, 1 / 16
+# The walk's own work, charged to its pace beside the proofs' (`budget.Work`): each
+# refuted candidate's model simulated again over the whole DAG (`_add_vector`), about
+# 10 us a node (5 to 14 over the case sweeps of two held-out fsel pairs, the rest of
+# their CPU seconds that the proofs' work does not account for)
+RESIMULATED_NODE_SECONDS = 1e-5
 
 # Operators whose operands may be put in any order (SMT-LIB's meaning: fp.add and fp.mul
 # have one NaN, so they commute exactly; fp.min and fp.max do not, on zeros of two signs)
@@ -427,12 +432,23 @@ class _Sweep:
     def _paced(self, i: int) -> float:
         """The limit of a candidate's proof at node i: `query_seconds`, less in the
         measure the walk is behind its pace (PACE of the budget spread evenly over the
-        nodes): the walk's CPU seconds left a node not yet walked, against that."""
+        nodes): the walk's seconds left a node not yet walked, against that. The
+        seconds walked are the proofs' work as counted (`budget.Work`) and the models
+        simulated again (RESIMULATED_NODE_SECONDS), not the CPU clock's, and the budget
+        and the limit are rounded to a step (`budget.stepped`), so that the limits, and
+        the proofs that a limit too small for them skips (`_too_hard`), are the same in
+        every run, at any load."""
         if self.budget.seconds is None:
             return self.query_seconds
-        walk, nodes = PACE * self.budget.seconds, len(self.dag.nodes)
-        pace = (walk - self.budget.spent()) / (nodes - i) / (walk / nodes) if walk > 0 else 0
-        return self.query_seconds * min(1.0, max(FLOOR, pace))
+        walk, nodes = PACE * stepped(self.budget.seconds), len(self.dag.nodes)
+        worked = self.budget.worked + RESIMULATED_NODE_SECONDS * self._refuted() * nodes
+        pace = (walk - worked) / (nodes - i) / (walk / nodes) if walk > 0 else 0
+        return stepped(self.query_seconds * min(1.0, max(FLOOR, pace)))
+
+    def _refuted(self) -> int:
+        """The models of refuted candidates simulated so far: the vectors past the first
+        SIMULATIONS (an input's values, each a vector's)."""
+        return len(self.values[self.inputs[0]]) - SIMULATIONS if self.inputs else 0
 
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
         """The roots with each of the first `walked` nodes written as the sweep wrote it
@@ -1062,10 +1078,11 @@ def _check(term: z3.BoolRef, seconds: float,
     """The query's answer, and for sat the values of the named inputs (by node), within
     `seconds` as an `Effort`: the solver's own count of its work, so that a proof near
     its limit ends alike in every run, whatever the load; its CPU cap at most `most`
-    seconds (what the sweep has left)."""
+    seconds (what the sweep has left). Its work, counted, is charged to the sweep's pace."""
     effort = Effort(seconds, most)
     if _fast_solver() is not None:
         answer = solve_here([term], effort)
+        budgets.charge(effort.work)
         if answer.result != "sat":
             return answer.result, None
         return "sat", {i: answer.values[name] for name, i in names.items()
@@ -1073,6 +1090,7 @@ def _check(term: z3.BoolRef, seconds: float,
     solver = z3.Solver()
     solver.add(term)
     result = budgets.check(solver, effort)
+    budgets.charge(effort.work)
     if result != z3.sat:
         return str(result), None
     model, out = solver.model(), {}
@@ -1086,9 +1104,11 @@ def _check(term: z3.BoolRef, seconds: float,
 def _check_z3(term: z3.BoolRef, seconds: float, names: dict, most: float | None = None
               ) -> tuple[str, None]:
     """z3 alone (no model read back), within `seconds` as an `Effort`, as `_check`."""
-    solver = z3.Solver()
+    solver, effort = z3.Solver(), Effort(seconds, most)
     solver.add(term)
-    return str(budgets.check(solver, Effort(seconds, most))), None
+    result = budgets.check(solver, effort)
+    budgets.charge(effort.work)
+    return str(result), None
 
 
 @cache
