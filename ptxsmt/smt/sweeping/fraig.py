@@ -447,8 +447,10 @@ class _Sweep:
 
     def _refuted(self) -> int:
         """The models of refuted candidates simulated so far: the vectors past the first
-        SIMULATIONS (an input's values, each a vector's)."""
-        return len(self.values[self.inputs[0]]) - SIMULATIONS if self.inputs else 0
+        SIMULATIONS (each node simulated holds a value of each; a node of a sort not
+        simulated, none)."""
+        simulated = next((v for v in self.values if v is not None), None)
+        return 0 if simulated is None else len(simulated) - SIMULATIONS
 
     def _over_representatives(self, top: list[int], walked: int) -> list[z3.ExprRef]:
         """The roots with each of the first `walked` nodes written as the sweep wrote it
