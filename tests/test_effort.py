@@ -271,3 +271,27 @@ def test_a_z3_proofs_work_is_its_resource_units():
         assert budget.check(solver, effort) == z3.unsat
     first, second = (e.work.seconds for e in efforts)
     assert 0 < first == second < 10.0
+
+
+def test_a_sweeps_pace_counts_the_models_it_simulates_again(monkeypatch):
+    """Every candidate refuted (stubbed: a model of all zeros, no solver work): each model
+    is simulated again over the whole DAG, which the pace charges (RESIMULATED_NODE_SECONDS
+    a node; here a second, so that one puts the walk behind): the limits fall to the
+    pace's floor. The models counted are the refutations."""
+    x, y = z3.BitVecs("x y", 32)
+    pairs = [(z3.If(x == 0x12345678 + k, z3.BitVecVal(0, 32), x * (2 * k + 3)), x * (2 * k + 3))
+             for k in range(8)]
+    limits, made = [], []
+    monkeypatch.setattr(fraig, "RESIMULATED_NODE_SECONDS", 1.0)
+    monkeypatch.setattr(fraig._Sweep, "_proved_constant", lambda *_: False)
+
+    def refuted(self, i, r, seconds):
+        made.append(self)
+        limits.append(seconds)
+        return "sat", {}
+    monkeypatch.setattr(fraig._Sweep, "_prove_equal", refuted)
+    lhs, rhs = z3.Sum([i for i, _ in pairs]) + y, z3.Sum([r for _, r in pairs]) + y
+    with budget.using(FROZEN):
+        _, stats = sweep([lhs != rhs], [x, y], budget.Budget(1000.0), sides=([lhs], [rhs]))
+    assert limits[0] == fraig.QUERY_SECONDS and min(limits) <= fraig.FLOOR
+    assert made[-1]._refuted() == stats.refuted > 0
