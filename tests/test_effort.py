@@ -295,3 +295,22 @@ def test_a_sweeps_pace_counts_the_models_it_simulates_again(monkeypatch):
         _, stats = sweep([lhs != rhs], [x, y], budget.Budget(1000.0), sides=([lhs], [rhs]))
     assert limits[0] == fraig.QUERY_SECONDS and min(limits) <= fraig.FLOOR
     assert made[-1]._refuted() == stats.refuted > 0
+
+
+@pytest.mark.parametrize(("cpu", "counted", "again"), [(8.0, 1.0, True), (1.0, 7.0, False)])
+def test_whether_a_sweep_goes_again_is_read_off_its_work_not_the_cpu_clock(
+        monkeypatch, cpu, counted, again):
+    """A pass done with pairs undecided sweeps again where its share has AGAIN seconds
+    left (`fraig._again`): left as its proofs' work counts them (`budget.Work`), not as
+    the CPU clock reads them. 8 CPU seconds spent of 10 but 1 counted: again; 1 spent
+    but 7 counted: not (by the CPU clock, the mutant, the other way round both times)."""
+    now = [0.0]
+    calls = []
+    monkeypatch.setattr(fraig, "sweep", lambda roots, *_a, **_k: (
+        calls.append(1), (roots, fraig.SweepStats(done=True)))[1])
+    x = z3.BitVec("x", 8)
+    with budget.using(budget.Clocks(lambda thread: now[0], budget.REAL.wall)):
+        share = budget.Budget(10.0)
+        share.worked, now[0] = counted, cpu
+        fraig._again([x == 1], [x], fraig.SweepStats(nodes=1, done=True, undecided=1), share)
+    assert bool(calls) == again

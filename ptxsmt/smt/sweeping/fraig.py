@@ -228,9 +228,9 @@ def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
     under everything above them. Each pass merges only by proof or rule, so the result
     is still equal to the first roots."""
     for seconds in (QUERY_SECONDS * AGAIN, QUERY_SECONDS * AGAIN ** 2):
-        left = share.left()
+        left = _counted_left(share, stats)
         if not (stats.done and stats.undecided and stats.apart()) or stats.witness \
-                or left is not None and left < seconds:
+                or share.expired() or left is not None and left < seconds:
             break
         try:
             # a budget of its own: its walk is paced (PACE) from its start
@@ -239,6 +239,17 @@ def _again(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], stats: SweepStats,
             break  # as sweep_if_large: the result so far stands
         stats = stats.then(again)
     return roots, stats
+
+
+def _counted_left(share: Budget, stats: SweepStats) -> float | None:
+    """The seconds of `share` less the work its passes did as counted (the proofs'
+    `budget.Work`, the models simulated again), as the pace reads it: whether to sweep
+    again is then the same in every run (by the CPU seconds left, a loaded run of
+    heldout3's fsel-llc14-3002 left a case's sweep again out that an idle one made)."""
+    if share.seconds is None:
+        return None
+    resimulated = RESIMULATED_NODE_SECONDS * stats.refuted * stats.nodes
+    return share.seconds - share.worked - resimulated
 
 
 def sweep(roots: list[z3.ExprRef], inputs: list[z3.ExprRef], seconds: Budget | float | None,
