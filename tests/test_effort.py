@@ -8,6 +8,10 @@ machine) or racing (each reading a thousand seconds): no test depends on this ma
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import z3
@@ -17,6 +21,7 @@ from ptxsmt.smt.solving.budget import EFFORT_PER_SECOND, SAFETY, TERMINATOR_EVER
 from ptxsmt.smt.sweeping import fraig, sweep
 
 needs_bitwuzla = pytest.mark.skipif(bool(portfolio.unavailable()), reason="needs bitwuzla")
+ROOT = Path(__file__).resolve().parent.parent
 FROZEN = budget.Clocks(lambda thread: 0.0, budget.REAL.wall)  # CPU seconds never pass
 
 
@@ -314,3 +319,27 @@ def test_whether_a_sweep_goes_again_is_read_off_its_work_not_the_cpu_clock(
         share.worked, now[0] = counted, cpu
         fraig._again([x == 1], [x], fraig.SweepStats(nodes=1, done=True, undecided=1), share)
     assert bool(calls) == again
+
+
+@needs_bitwuzla
+def test_a_proofs_work_is_the_same_whatever_terms_were_made_before():
+    """z3 prints a let-binding under its term's AST id (`?x10` in a fresh process,
+    `?x40012` after 20,000 other terms), so a query's text is longer or shorter by the
+    history of the process: its `Work` counts the text without those names, the same in
+    both (counting them, the mutant, it differs)."""
+    script = """
+import sys
+import z3
+from ptxsmt.smt.solving import portfolio
+from ptxsmt.smt.solving.budget import Effort
+kept = [z3.BitVec(f"history{k}", 8) + k for k in range(int(sys.argv[1]))]
+x, y = z3.FPs("wx wy", z3.Float32())
+big = z3.fpAdd(z3.RNE(), x, y)
+effort = Effort(1.0)
+portfolio.solve_here([z3.And(z3.fpIsNaN(big), z3.fpLT(big, y), z3.fpGT(big, x))], effort)
+print(repr(effort.work.seconds))
+"""
+    works = [subprocess.run([sys.executable, "-c", script, str(history)], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
+                            ).stdout.strip() for history in (0, 20000)]
+    assert works[0] and works[0] == works[1]

@@ -307,9 +307,10 @@ def _bitwuzla_here(text: str, timeout: float | Effort) -> Answer | None:
     it does not: `(or x)`). A query of more than LARGE characters goes to a child
     process, stopped at the limit (an effort's: its CPU cap): bitwuzla's own limit
     does not stop its preprocessing, which on such a query takes seconds. An effort's
-    `Work` counts the text, and there its whole count (the child's does not come back)."""
+    `Work` counts the text (less z3's let-names: LET_NAMES), and in a child its whole
+    count (the child's does not come back)."""
     if isinstance(timeout, Effort):
-        timeout.work.text(len(text))
+        timeout.work.text(len(LET_NAMES.sub("", text)))
     if len(text) > LARGE:
         if isinstance(timeout, Effort):
             timeout.work.counted("bitwuzla", timeout.units("bitwuzla"))
@@ -325,5 +326,8 @@ def _bitwuzla_here(text: str, timeout: float | Effort) -> Answer | None:
     return Answer(result, "bitwuzla", values, reason)
 
 
+# the names z3's printer gives its let-bindings: a term's AST id (`?x12`, `$x4374`), which
+# the terms made before it decide; an effort's `Work` counts the text without them
+LET_NAMES = re.compile(r"[?$]x\d+")
 # what z3 prints that is not standard SMT-LIB (smt2.py rewrites them)
 Z3_ONLY = ("to_ieee_bv", "bvudiv_i", "bvsdiv_i", "bvurem_i", "bvsrem_i", "bvsmod_i")
