@@ -189,7 +189,17 @@ def decide_pair(pair: Pair) -> dict:
            "walltime": round(time.perf_counter() - start, 3), "memory": None,
            "solver": pair.options["solver"], "limit": pair.options["timeout"],
            "host": socket.gethostname()}
-    return {**result, RUN: run | measured}
+    return {**_load_noted(result, run), RUN: run | measured}
+
+
+def _load_noted(result: dict, run: dict) -> dict:
+    """An `unknown` that its wall cap ended with CPU seconds left says so: the load
+    decided it (a rerun on an idle machine, or a raised cap, may decide it)."""
+    if result["verdict"] != "unknown" or not budget.wall_bound(
+            run["cputime"], run["walltime"], run["limit"]):
+        return result
+    note = budget.wall_bound_note(run["cputime"], run["walltime"], run["limit"])
+    return {**result, "reason": f"{result.get('reason') or 'unknown'}; {note}"}
 
 
 def _cpu_of_children() -> float:

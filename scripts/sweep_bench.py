@@ -35,7 +35,6 @@ SEED = 44  # the sample's
 STRATA: tuple[Callable[[dict], object], ...] = (
     lambda label: label["kind"], lambda label: label["planted"] is not None,
     lambda label: label["ops"], lambda label: label["compiler"])
-WALL_CAP_SHARE = 0.9  # a run past this share of its wall cap ran to it (`at_wall_cap`)
 KILL_AFTER = 30.0  # wall seconds past a configuration's own wall cap (`wall_cap` x the limit)
 
 # the monolithic query (`--no-sweep`, as `ptxsmt equiv` builds it), handed to bitwuzla
@@ -174,8 +173,9 @@ def solved(m: dict, limit: float) -> bool:
 def at_wall_cap(m: dict, limit: float) -> bool:
     """Not solved, and ended by the wall cap (`wall_cap` x the limit) with CPU seconds
     left: the machine's load decided it, not the limit."""
-    return not solved(m, limit) and m["cpu"] < limit \
-        and m["wall"] >= WALL_CAP_SHARE * wall_cap() * limit
+    from ptxsmt.smt.solving import budget
+
+    return not solved(m, limit) and budget.wall_bound(m["cpu"], m["wall"], limit)
 
 
 def par2(results: Sequence[dict], limit: float, clock: str = "cpu") -> float:

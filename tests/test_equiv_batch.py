@@ -251,7 +251,26 @@ def test_a_line_past_its_own_timeout_is_stopped_alone(work, monkeypatch):
     hanging = {**LINES[1], "options": {"timeout": 0.1}}
     _, out, _ = _batch(work, [LINES[2], hanging, LINES[2]], "--timeout", "3600")
     assert [r["verdict"] for r in out] == ["error", "unknown", "equivalent"]
-    assert out[1]["reason"] == budget.OUT_OF_TIME  # killed at its stop, 0.195 s
+    assert out[1]["reason"].startswith(budget.OUT_OF_TIME)  # killed at its stop, 0.195 s
+    assert "the wall cap came first: 0.0 of 0.1 CPU seconds" in out[1]["reason"]
+
+
+def test_an_unknown_the_wall_cap_decided_says_so(monkeypatch):
+    """The wall cap (2 x 60 s) came first with CPU seconds left: the reason says so, and
+    how to raise the cap; CPU seconds spent, a verdict, or a raised cap add nothing."""
+    unknown = {"verdict": "unknown", "reason": "z3: timeout"}
+
+    def noted(result, cpu, wall):
+        return pairs._load_noted(result, {"cputime": cpu, "walltime": wall, "limit": 60})
+
+    assert noted(unknown, 16.6, 115.3)["reason"] == (
+        "z3: timeout; the wall cap came first: 16.6 of 60 CPU seconds in 115.3 wall seconds "
+        f"(on a loaded machine {budget.WALL_CAP_VARIABLE} raises the cap)")
+    assert noted(unknown, 60.4, 115.3) == unknown  # its CPU seconds spent
+    assert noted(unknown, 16.6, 100.0) == unknown  # ended before 90% of the cap
+    assert noted({"verdict": "equivalent"}, 16.6, 115.3) == {"verdict": "equivalent"}
+    monkeypatch.setenv(budget.WALL_CAP_VARIABLE, "20")
+    assert noted(unknown, 16.6, 115.3) == unknown
 
 
 def test_progress_counts_pairs_on_stderr_and_never_on_stdout(work, monkeypatch):

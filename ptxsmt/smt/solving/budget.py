@@ -112,6 +112,22 @@ def wall_cap() -> float:
     return cap
 
 
+# a run past this share of its wall cap with CPU seconds left ran to the cap (`wall_bound`)
+WALL_BOUND_SHARE = 0.9
+
+
+def wall_bound(cpu: float, wall: float, limit: float) -> bool:
+    """A run of `limit` CPU seconds that used `cpu` of them in `wall` seconds ended at its
+    wall cap with CPU seconds left: the machine's load decided, not the limit."""
+    return cpu < limit and wall >= WALL_BOUND_SHARE * wall_cap() * limit
+
+
+def wall_bound_note(cpu: float, wall: float, limit: float) -> str:
+    """What an `unknown` that `wall_bound` says the load decided adds to its reason."""
+    return (f"the wall cap came first: {cpu:.1f} of {limit:g} CPU seconds in {wall:.1f} wall "
+            f"seconds (on a loaded machine {WALL_CAP_VARIABLE} raises the cap)")
+
+
 def _thread_cpu(thread: int) -> float:
     """The CPU seconds a thread of this process has used (by `threading.get_ident`);
     the process's where the system has no clock per thread."""
