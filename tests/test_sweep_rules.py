@@ -365,6 +365,33 @@ def test_every_phi_merge_is_an_equality_and_a_flipped_phi_is_none(monkeypatch):
     assert z3.is_true(z3.simplify(z3.substitute(swept[2], *at)))
 
 
+def test_two_terms_one_in_each_case_of_a_condition_merge_and_rare_cases_apart_do_not(
+        monkeypatch):
+    """With a solver that decides nothing, two sums of selects on one condition c, with
+    no select at their top (-O0 branches where opt selects, and the phi lies below the
+    value both compute), merge by the phi cases (`_split_meets`): read with c true they
+    are one term, and with c false. Where they differ in the false case at one input
+    only (y = K, which simulation does not draw) they stay apart. Each such merge z3
+    proves; the pair kept apart differs at y = K, by Python's arithmetic."""
+    monkeypatch.setattr(fraig, "_check", lambda *_: ("unknown", None))
+    x, y, z, w, p = z3.BitVecs("x y z w p", 32)
+    k = 0x9E3779B9
+    c = z3.ULT(y ^ p, x)
+    ours = z3.If(c, x, y) + z3.If(c, z, w)
+    theirs = z3.If(c, x, y + w) + z3.If(c, z, z3.BitVecVal(0, 32))
+    rare = z3.If(c, x, y + w) + z3.If(c, z, z3.If(y == k, z3.BitVecVal(1, 32), 0))
+    swept, stats = sweep([ours != theirs, ours != rare], [x, y, z, w, p], 60)
+    rule = [(u, v) for r, u, v in stats.justified if r == "phi cases"]
+    assert rule and all(never(u == v) for u, v in rule)
+    assert z3.is_false(z3.simplify(swept[0]))
+    assert not z3.is_false(z3.simplify(swept[1]))
+    at = {"x": 0, "y": k, "z": 5, "w": 7, "p": k}  # c false: y ^ p = 0 is not below 0
+    assert not (at["y"] ^ at["p"]) < at["x"]
+    assert (at["y"] + at["w"]) & M32 != (at["y"] + at["w"] + 1) & M32
+    assert z3.is_true(z3.simplify(z3.substitute(
+        swept[1], *[(v, z3.BitVecVal(at[str(v)], 32)) for v in (x, y, z, w, p)])))
+
+
 @pytest.mark.parametrize("fmt", [F16, BF16, FMT32, F64], ids=lambda f: f.name)
 def test_a_float_read_from_the_bits_its_result_wrote_is_that_float(fmt):
     """The float-bits rule (`fraig._Sweep._rebuild`, `sorts.ieee_result`): the bits

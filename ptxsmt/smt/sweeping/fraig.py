@@ -65,6 +65,9 @@ ONE_SIDE_CONE = 500
 APART = 64
 TRIES = 3  # members of its class a node is asked against
 PHIS = 16  # members of its class a node is read against as a phi's arms
+# the conditions of selects a candidate pair is read under, nearest first, before its
+# whole query (`_Sweep._split_meets`)
+SPLITS = 8
 GIVEN_TERMS = 64  # terms rebuilt to read a node with a condition fixed (`_Sweep._given`)
 GIVEN_DEPTH = 12  # levels below a node read for the condition (`_Sweep._given_as_built`)
 CUT_DEPTHS = (2, 5)  # a candidate's proof first sees only this many levels of its terms
@@ -159,7 +162,8 @@ JUSTIFICATIONS = {
     "truth table": "one truth table over the float tests a condition asks (truth.py), or "
                    "its negation, or a constant",
     "phi cases": "a select equals a node that is its arms where its condition is fixed "
-                 "true and false",
+                 "true and false; two nodes are equal that are one term where a condition "
+                 "is fixed true and one where it is fixed false",
     "float bits": "a float read back from the bits its to_bits wrote (sorts.ieee_result)",
 }
 
@@ -779,7 +783,8 @@ class _Sweep:
         proof there holds for whatever values they take. Then whole, unless the pair
         is one side's only and its terms hold more than ONE_SIDE_CONE nodes; with an
         eighth of the time where the terms lie APART. A query too hard for its limit
-        (`_too_hard`) is not asked."""
+        (`_too_hard`) is not asked. Before the whole query, the two read in the cases
+        of a condition (`_split_meets`)."""
         if self._classes_meet(i, r):
             self._justify("class rule", i, self.term[r])
             return "unsat", None
@@ -794,6 +799,8 @@ class _Sweep:
             query = self._standard(query, [j for j in kept if self._is_ieee(j)], cut)
             if _check(query, seconds / 8, {}, self._left())[0] == "unsat":
                 return "unsat", None
+        if self._split_meets(i, r):
+            return "unsat", None
         names = self._names()
         mine, theirs = self._below(i, i), self._below(r, r)  # each cone walked once
         below = mine | theirs
@@ -829,11 +836,54 @@ class _Sweep:
         c = self.node_of.get(t.arg(0).get_id())
         if c is None or not self.term[c].eq(t.arg(0)):
             return False
-        for value, arm in ((True, t.arg(1)), (False, t.arg(2))):
-            if not any(given is not None and given.eq(arm) for given in (
-                    self._given(other, c, value), self._given_as_built(other, c, value))):
-                return False
-        return True
+        return all(any(given.eq(arm) for given in self._readings(other, c, value))
+                   for value, arm in ((True, t.arg(1)), (False, t.arg(2))))
+
+    def _split_meets(self, i: int, r: int) -> bool:
+        """Nodes i and r are one term where a condition c is fixed true, and one where
+        it is fixed false (`_given`, `_given_as_built`): then they are equal (each is
+        the select on c of its two cases), with no solver query. c is one of the
+        SPLITS nearest conditions of selects in their terms. -O0 branches where opt
+        selects, and a phi deep in one term meets a select deep in the other: whole,
+        such float pairs were undecided at seconds each (fsel-llc14-3001)."""
+        for c in self._conditions(i, r):
+            if all(self._given_meet(i, r, c, value) for value in (True, False)):
+                self._justify("phi cases", i, self.term[r])
+                return True
+        return False
+
+    def _given_meet(self, i: int, r: int, c: int, value: bool) -> bool:
+        """Nodes i and r read with condition node c fixed `value` are one term."""
+        theirs = self._readings(r, c, value)
+        return any(a.eq(b) for a in self._readings(i, c, value) for b in theirs)
+
+    def _readings(self, j: int, c: int, value: bool) -> list[z3.ExprRef]:
+        """Node j's term where condition node c is `value`, as rebuilt (`_given`) and as
+        built (`_given_as_built`), those that are read."""
+        return [t for t in (self._given(j, c, value), self._given_as_built(j, c, value))
+                if t is not None]
+
+    def _conditions(self, i: int, r: int) -> list[int]:
+        """The nodes that are conditions of selects in the terms of nodes i and r,
+        level by level from the top (of i's, then of r's, at each level), at most
+        SPLITS, within GIVEN_DEPTH levels (`_given` rebuilds few terms above one)."""
+        found: dict[int, None] = {}
+        level, seen = [self.term[i], self.term[r]], set()
+        for _ in range(GIVEN_DEPTH):
+            if not level or len(found) >= SPLITS:
+                break
+            below = []
+            for t in level:
+                if t.get_id() in seen or not z3.is_app(t):
+                    continue
+                seen.add(t.get_id())
+                if z3.is_app_of(t, z3.Z3_OP_ITE):
+                    c = self.node_of.get(t.arg(0).get_id())
+                    if c is not None and self.term[c].eq(t.arg(0)):
+                        found[c] = None
+                below.extend(t.children())
+            level = below
+        return list(found)[:SPLITS]
 
     def _classes_meet(self, i: int, r: int) -> bool:
         """Conditions i and r are equal by the IEEE classes of the values they test
