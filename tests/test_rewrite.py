@@ -794,3 +794,15 @@ def test_always_nan_bits(fmt):
     assert not float_facts.always_nan(u, sort, normal)
     assert not float_facts.always_nan(_bottom_up(z3.If(z3.fpIsNaN(z3.fpBVToFP(u, sort)), u, 0)),
                                       sort, normal)
+
+
+def test_a_value_is_a_bit_vector_numeral_true_or_false():
+    """`is_value`, which reads the sort first, against z3's own tests of each kind."""
+    from ptxsmt.smt.sweeping.rewrite import is_value
+
+    x, b, f = z3.BitVec("x", 8), z3.Bool("b"), z3.FP("f", z3.Float32())
+    terms = [x, z3.BitVecVal(3, 8), z3.BoolVal(True), z3.BoolVal(False), b, z3.Not(b), f,
+             z3.FPVal(1.0, z3.Float32()), x + 1, z3.fpIsNaN(f), z3.RNE(), z3.IntVal(3),
+             z3.Extract(3, 0, z3.BitVecVal(9, 8))]
+    assert [is_value(t) for t in terms] == \
+        [z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t) for t in terms]

@@ -96,3 +96,52 @@ def test_a_float_numeral_orders_alike_whatever_floats_were_made_before_it():
     (and so neither is a term's above it)."""
     out = [_in_process(_FLOAT_ORDER, k) for k in "01"]
     assert out[0] == out[1]
+
+
+def test_a_term_against_itself_is_not_printed(monkeypatch):
+    """A term is not before itself, and knowing so reads no text (a DAG's text is a tree:
+    `x * x` over a 1,000-operation cone printed twice was a third of `normal` there);
+    two terms of one hash are still ordered by their text, both ways alike."""
+    import z3
+
+    from ptxsmt.smt.sweeping import order
+
+    x = z3.FP("x", z3.Float32())
+    deep = x
+    for _ in range(40):
+        deep = z3.fpAdd(z3.RNE(), deep, deep)
+    same = z3.fpAdd(z3.RNE(), deep, z3.FP("x", z3.Float32()))  # built again: one term
+    printed = []
+    text = order._text
+    monkeypatch.setattr(order, "_text", lambda c, n: printed.append(n) or text(c, n))
+    assert not order.structural(same) < order.structural(same)
+    assert printed == []
+    a, b = order.structural(z3.BitVec("a", 8)), order.structural(z3.BitVec("b", 8))
+    a.hash = b.hash = 0  # a collision, made
+    assert (a < b) != (b < a) and printed
+
+
+def test_the_hash_is_z3s_own_but_above_a_float_numeral():
+    """`_hash`, read through z3's C API: z3's own hash where no float numeral is below,
+    a numeral's text (crc32) for a float numeral, and the operator's hash with the
+    operands' above one; the same from a cold table and from a warm one."""
+    import struct
+    import zlib
+
+    import z3
+
+    from ptxsmt.smt.sweeping import order
+
+    x, y = z3.FP("x", z3.Float16()), z3.BitVec("y", 8)
+    plain = z3.fpMul(z3.RNE(), x, z3.fpBVToFP(z3.Concat(y, y), z3.Float16()))
+    one = z3.FPVal(1.0, z3.Float16())
+    above = z3.fpAdd(z3.RNE(), plain, one)
+    for cold in (True, False):
+        if cold:
+            order._HASHES.clear()
+            order._HELD.clear()
+        assert order._hash(plain) == plain.hash()
+        text = zlib.crc32(f"{one.sexpr()} {one.sort().sexpr()}".encode())
+        assert order._hash(one) == text
+        assert order._hash(above) == zlib.crc32(struct.pack(
+            "<4I", above.decl().hash(), z3.RNE().hash(), plain.hash(), text))

@@ -21,9 +21,11 @@ from functools import total_ordering
 
 import z3
 
-# AST id -> (the term, held so that its id stays its own; its hash; whether that is
-# z3's own, no float numeral below it)
-_HASHES: dict[int, tuple[z3.ExprRef, int, bool]] = {}
+# AST id -> (its hash; whether that is z3's own, no float numeral below it), of the
+# terms `_hash` was asked about and every term below them: those are held (`_HELD`),
+# so that the terms below them live too and no other term takes one of their ids
+_HASHES: dict[int, tuple[int, bool]] = {}
+_HELD: list[z3.ExprRef] = []
 _LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
 
 
@@ -40,52 +42,62 @@ class _Key:
     def __lt__(self, other: _Key) -> bool:
         if self.hash != other.hash:
             return self.hash < other.hash
-        return _text(self.term) < _text(other.term)  # a collision: rare, and then exact
+        if self.term.eq(other.term):  # x * x: its text printed twice cost a third of
+            return False  # `normal` on half-1000 (a DAG printed as a tree)
+        return _text(self.term.ctx.ref(), self.term.as_ast()) < \
+            _text(other.term.ctx.ref(), other.term.as_ast())  # a collision: rare, and exact
 
     def __hash__(self) -> int:
         return self.hash
 
 
-def _known(t: z3.ExprRef) -> tuple[z3.ExprRef, int, bool] | None:
-    found = _HASHES.get(t.get_id())
-    return found if found is not None and found[0].eq(t) else None
-
-
 def _hash(t: z3.ExprRef) -> int:
     """z3's hash of `t`, but for a float numeral (its text and sort) and a term above
     one (its operator's hash and its operands' `_hash`)."""
-    if (known := _known(t)) is not None:
-        return known[1]
+    if (known := _HASHES.get(t.get_id())) is not None:
+        return known[0]
     if len(_HASHES) > _LIMIT:
         _HASHES.clear()
-    # operands first, without recursion (terms run thousands deep); each term's
-    # operands read from z3 once (on the way down), its hash made on the way up
-    stack: list[tuple[z3.ExprRef, list[z3.ExprRef] | None]] = [(t, None)]
+        _HELD.clear()
+    _HELD.append(t)
+    # operands first, without recursion (terms run thousands deep), read through z3's C
+    # API (a Python term for each operand cost three quarters of the walk); each
+    # term's operands read once (on the way down), its hash made on the way up
+    ctx = t.ctx.ref()
+    stack: list[tuple[z3.Ast, int, list[tuple[z3.Ast, int]] | None]] = \
+        [(t.as_ast(), t.get_id(), None)]
     while stack:
-        n, kids = stack[-1]
+        n, i, kids = stack[-1]
         if kids is None:
-            if _known(n) is not None:
+            if i in _HASHES:
                 stack.pop()
                 continue
-            kids = n.children() if z3.is_app(n) else []
-            stack[-1] = (n, kids)
-            stack.extend((k, None) for k in kids if _known(k) is None)
+            app = z3.Z3_get_ast_kind(ctx, n) == z3.Z3_APP_AST
+            args = [z3.Z3_get_app_arg(ctx, n, k)
+                    for k in range(z3.Z3_get_app_num_args(ctx, n) if app else 0)]
+            kids = [(a, z3.Z3_get_ast_id(ctx, a)) for a in args]
+            stack[-1] = (n, i, kids)
+            stack.extend((a, k, None) for a, k in kids if k not in _HASHES)
             continue
         stack.pop()
-        below = [_HASHES[k.get_id()] for k in kids]
-        if z3.is_fp_value(n):
-            h, own = zlib.crc32(" ".join(_text(n)).encode()), False
-        elif all(b[2] for b in below):
-            h, own = n.hash(), True
+        below = [_HASHES[k] for _, k in kids]
+        if z3.Z3_is_numeral_ast(ctx, n) and z3.Z3_get_sort_kind(
+                ctx, z3.Z3_get_sort(ctx, n)) == z3.Z3_FLOATING_POINT_SORT:
+            h, own = zlib.crc32(" ".join(_text(ctx, n)).encode()), False
+        elif all(b[1] for b in below):
+            h, own = z3.Z3_get_ast_hash(ctx, n), True
         else:
-            h, own = zlib.crc32(struct.pack(f"<{len(kids) + 1}I", n.decl().hash(),
-                                            *[b[1] for b in below])), False
-        _HASHES[n.get_id()] = (n, h, own)
-    return _HASHES[t.get_id()][1]
+            decl = z3.Z3_func_decl_to_ast(ctx, z3.Z3_get_app_decl(ctx, n))
+            h, own = zlib.crc32(struct.pack(f"<{len(kids) + 1}I", z3.Z3_get_ast_hash(ctx, decl),
+                                            *[b[0] for b in below])), False
+        _HASHES[i] = (h, own)
+    return _HASHES[t.get_id()][0]
 
 
-def _text(t: z3.ExprRef) -> tuple[str, str]:
-    return t.sexpr(), t.sort().sexpr()
+def _text(ctx: z3.ContextObj, n: z3.Ast) -> tuple[str, str]:
+    """A term's text and its sort's (`sexpr()`'s)."""
+    sort = z3.Z3_sort_to_ast(ctx, z3.Z3_get_sort(ctx, n))
+    return z3.Z3_ast_to_string(ctx, n), z3.Z3_ast_to_string(ctx, sort)
 
 
 def structural(t: z3.ExprRef) -> _Key:

@@ -321,7 +321,12 @@ def _connective(t: z3.ExprRef) -> z3.ExprRef | None:
 
 
 def is_value(t: z3.ExprRef) -> bool:
-    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
+    """A bit-vector numeral, true or false (the sort read first: a test of a float's
+    operator costs a dozen calls into z3, and `_fold` asks it of every operand)."""
+    if z3.is_bv(t):
+        return z3.is_bv_value(t)
+    return z3.is_bool(t) and z3.is_app(t) and t.num_args() == 0 \
+        and t.decl().kind() in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE)
 
 
 def _fold(t: z3.ExprRef) -> z3.ExprRef | None:
