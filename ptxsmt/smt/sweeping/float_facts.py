@@ -7,8 +7,10 @@ mutation of a float operation is masked by what reads its value:
   `POISON`), `t` is the term with every `isNaN(s)` inside it read as false: where `s`
   is no NaN the two compute alike, and where it is one both are NaNs (checked on the
   result: `s` still poisons it). So `setp.equ` against `setp.eq` of `s` (a `max.NaN`
-  against a `max` of it) meet where `s`'s NaN reaches the value anyway. Not made where
-  it would rebuild more than REBUILT terms (`_rebuilt`).
+  against a `max` of it) meet where `s`'s NaN reaches the value anyway. A test is read
+  as one of the float it asks about (`nan_source`: through a conversion, and LLVM's
+  f32 view of a bf16's bits), and wherever it lies, in another test's operand too. Not
+  made where it would rebuild more than REBUILT terms (`_rebuilt`).
 - **A zero's sign that a comparison cannot see.** `a ~ b`, equal or both zeros (of any
   signs), is kept by the operators of `THROUGH` (operands `~` theirs give results `~`),
   and a comparison (`SIGN_BLIND`) gives one answer on `~` operands: there
