@@ -337,6 +337,8 @@ def test_nan_source_reads_conversions_and_bf16_views():
             z3.fpBVToFP(z3.ZeroExt(16, b), F32_)]
     for t in kept:
         assert float_facts.nan_source(t).eq(t)
+    half_bits = z3.fpToIEEEBV(z3.fpBVToFP(b, z3.FPSort(5, 11)))  # an f16's, read as a bf16's
+    assert float_facts.nan_source(_bf16_view(half_bits)).eq(z3.fpBVToFP(half_bits, BF16_))
 
 
 def _bf16_plant(compare: object, nested: bool) -> z3.FPRef:

@@ -134,8 +134,9 @@ def nan_source(u: z3.FPRef) -> z3.FPRef:
         bits = _bf16_bits(u)
         if bits is None:
             return u
-        if z3.is_app_of(bits, z3.Z3_OP_FPA_TO_IEEE_BV):
-            return nan_source(bits.arg(0))  # z3's bits of a NaN are a NaN's
+        if z3.is_app_of(bits, z3.Z3_OP_FPA_TO_IEEE_BV) and bits.arg(0).sort() == BF16_SORT:
+            return nan_source(bits.arg(0))  # z3's bits of a NaN are a NaN's (an f16's
+            # bits so read are another class: its infinity an f32 number)
         found = ieee_result(bits, BF16_SORT)
         return nan_source(z3.fpBVToFP(bits, BF16_SORT) if found is None else found)
     return _SOURCE.get(u.get_id(), u, compute)
