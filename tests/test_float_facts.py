@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import ml_dtypes
 import numpy as np
 import pytest
 import z3
@@ -287,6 +288,106 @@ def test_a_rewrite_that_loses_the_nan_keeps_the_test():
     assert float_facts.poisoned_tests(t, losing) is None
 
 
+# --- NaN tests read through to the float they ask about (`nan_source`) -------------------
+
+BF16_, F32_ = z3.FPSort(8, 8), z3.Float32()
+
+
+def _bf16_view(bits: z3.BitVecRef) -> z3.FPRef:
+    """LLVM 22's bf16 comparison: the f32 of the bf16's bits shifted left by 16."""
+    return z3.fpBVToFP(z3.ZeroExt(16, bits) << 16, F32_)
+
+
+def test_an_f32_of_bf16_bits_shifted_is_a_nan_exactly_where_the_bf16_is_on_ml_dtypes():
+    """Every 16-bit pattern: the f32 whose bits are it shifted left by 16 is a NaN
+    exactly where the bf16 is one (ml_dtypes and numpy, apart from z3), and is the same
+    number elsewhere; with any low half but zero that fails (an infinity's)."""
+    bits = np.arange(1 << 16, dtype=np.uint32)
+    wide = (bits << 16).view(np.float32)
+    narrow = bits.astype(np.uint16).view(ml_dtypes.bfloat16)
+    assert (np.isnan(wide) == np.isnan(narrow)).all()
+    numbers = ~np.isnan(wide)
+    assert (wide[numbers] == narrow[numbers].astype(np.float32)).all()
+    assert not (np.isnan(((bits << 16) | 1).view(np.float32)) == np.isnan(narrow)).all()
+
+
+@pytest.mark.parametrize("wide, narrow", [(np.float32, np.float16), (np.float64, np.float32),
+                                          (np.float32, ml_dtypes.bfloat16)])
+def test_a_float_conversion_is_a_nan_exactly_where_its_operand_is_on_numpy(wide, narrow):
+    """Widening and narrowing: a NaN of a NaN only (a number too large is an infinity)."""
+    values = np.array([0.0, -0.0, 1.0, -1.5, 1e-45, 3e38, -3e38, 1e300, np.inf, -np.inf,
+                       np.nan, 65520.0, 1e-8], dtype=np.float64)
+    with np.errstate(all="ignore"):  # 1e300 overflows to an infinity: that is the point
+        for source, target in ((wide, narrow), (narrow, wide)):
+            x = values.astype(source)
+            assert (np.isnan(x.astype(target)) == np.isnan(x)).all()
+
+
+def test_nan_source_reads_conversions_and_bf16_views():
+    b = z3.BitVec("b", 16)
+    x = z3.fpBVToFP(b, BF16_)
+    s = z3.fpAdd(z3.RNE(), x, x)
+    assert float_facts.nan_source(_bf16_view(b)).eq(x)
+    assert float_facts.nan_source(z3.fpBVToFP(z3.Concat(b, z3.BitVecVal(0, 16)), F32_)).eq(x)
+    assert float_facts.nan_source(_bf16_view(z3.fpToIEEEBV(s))).eq(s)
+    assert float_facts.nan_source(z3.fpFPToFP(z3.RNE(), s, F32_)).eq(s)
+    assert float_facts.nan_source(normal(_bf16_view(b))).eq(x)  # the shift as a product
+    kept = [z3.fpBVToFP(z3.Concat(b, z3.BitVecVal(1, 16)), F32_),  # an infinity's NaN
+            z3.fpBVToFP(z3.ZeroExt(16, b) << 15, F32_),
+            z3.fpBVToFP(z3.ZeroExt(16, b), F32_)]
+    for t in kept:
+        assert float_facts.nan_source(t).eq(t)
+    half_bits = z3.fpToIEEEBV(z3.fpBVToFP(b, z3.FPSort(5, 11)))  # an f16's, read as a bf16's
+    assert float_facts.nan_source(_bf16_view(half_bits)).eq(z3.fpBVToFP(half_bits, BF16_))
+
+
+def _bf16_plant(compare: object, nested: bool) -> z3.FPRef:
+    """bf16-50-llvm22-1: `setp.ltu.f32` of two bf16 views made `setp.lt`, its select read
+    where both compared values' NaNs reach the result anyway (`nested`: only inside a
+    NaN test's operand, as a canonicalised NaN's test holds it)."""
+    bx, by = z3.BitVecs("bx by", 16)
+    x, y, rm = z3.fpBVToFP(bx, BF16_), z3.fpBVToFP(by, BF16_), z3.RNE()
+    s = z3.fpAdd(rm, x, y)
+    v, w = _bf16_view(z3.fpToIEEEBV(s)), _bf16_view(by)
+    p = z3.Or(z3.fpIsNaN(v), z3.fpIsNaN(w), z3.fpLT(v, w)) if compare == "ltu" \
+        else z3.fpLT(v, w)
+    chosen = z3.fpAdd(rm, z3.If(p, s, y), x)
+    read = z3.If(z3.fpIsNaN(chosen), x, s) if nested else chosen
+    return z3.fpAdd(rm, z3.fpAdd(rm, s, y), read)
+
+
+def _bf16_plant_on_ml_dtypes(compare: str, nested: bool, x: np.ndarray, y: np.ndarray
+                             ) -> np.ndarray:
+    """`_bf16_plant` in ml_dtypes' bf16 (a sum computed in f32 and rounded once)."""
+    s = x + y
+    v, w = s.astype(np.float32), y.astype(np.float32)
+    p = (np.isnan(v) | np.isnan(w) | (v < w)) if compare == "ltu" else v < w
+    chosen = np.where(p, s, y) + x
+    read = np.where(np.isnan(chosen), x, s) if nested else chosen
+    return (s + y) + read
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_an_unordered_bf16_compare_meets_the_ordered_one_under_its_operands_nan(nested):
+    """The two meet as terms, and are one function (every pair of bf16 special values
+    and 200,000 random pairs, in ml_dtypes: equal, or both NaNs), though the compares
+    differ (where a compared value is a NaN)."""
+    assert _bottom_up(_bf16_plant("ltu", nested)).eq(_bottom_up(_bf16_plant("lt", nested)))
+    special = np.array([0x0000, 0x8000, 0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x0001,
+                        0x8001, 0x7f7f, 0xff7f, 0x4000, 0xc000, 0x0080], dtype=np.uint16)
+    rng = np.random.default_rng(44)
+    bx = np.concatenate([np.repeat(special, len(special)), rng.integers(0, 1 << 16, 200_000)])
+    by = np.concatenate([np.tile(special, len(special)), rng.integers(0, 1 << 16, 200_000)])
+    x, y = (b.astype(np.uint16).view(ml_dtypes.bfloat16) for b in (bx, by))
+    with np.errstate(all="ignore"):
+        a, b = (_bf16_plant_on_ml_dtypes(c, nested, x, y).astype(np.float32)
+                for c in ("ltu", "lt"))
+        compares_differ = np.isnan(x.astype(np.float32) + y.astype(np.float32)) \
+            | np.isnan(y.astype(np.float32))
+    assert ((a == b) | (np.isnan(a) & np.isnan(b))).all()
+    assert compares_differ.any()
+
+
 # Operators a NaN of numbers comes from (`BORN_NAN`) and those that make none, with
 # numbers (as numpy computes them in float32, apart from z3) at which each row does
 NOT_BORN_NAN = {z3.Z3_OP_FPA_NEG, z3.Z3_OP_FPA_ABS, z3.Z3_OP_FPA_MIN, z3.Z3_OP_FPA_MAX,
@@ -350,3 +451,24 @@ def test_sees_nan_on_numpy():
     for compare in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal):
         assert not compare(nan, one) and not compare(one, nan)
     assert np.fmin(nan, one) == one and np.fmax(one, nan) == one
+
+
+def test_the_rebuilt_count_reaches_into_a_nan_tests_operand():
+    """`_rebuilt` counts the terms `_without` makes anew, those inside a NaN test's
+    operand too (the limit REBUILT is on them): against a plain count."""
+    t = _bf16_plant("ltu", nested=True)
+    found = float_facts.poisoners(t) & float_facts.nan_tested(t)
+    assert found
+
+    def anew(u: z3.ExprRef, seen: dict[int, bool]) -> None:
+        if u.get_id() in seen:
+            return
+        read_false = z3.is_app_of(u, z3.Z3_OP_FPA_IS_NAN) \
+            and float_facts.nan_source(u.arg(0)).get_id() in found
+        seen[u.get_id()] = not read_false and bool(found & float_facts.nan_tested(u))
+        if seen[u.get_id()]:
+            for k in u.children():
+                anew(k, seen)
+    seen: dict[int, bool] = {}
+    anew(t, seen)
+    assert float_facts._rebuilt(t, found) == sum(seen.values()) > 1

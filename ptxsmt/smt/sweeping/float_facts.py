@@ -7,8 +7,10 @@ mutation of a float operation is masked by what reads its value:
   `POISON`), `t` is the term with every `isNaN(s)` inside it read as false: where `s`
   is no NaN the two compute alike, and where it is one both are NaNs (checked on the
   result: `s` still poisons it). So `setp.equ` against `setp.eq` of `s` (a `max.NaN`
-  against a `max` of it) meet where `s`'s NaN reaches the value anyway. Not made where
-  it would rebuild more than REBUILT terms (`_rebuilt`).
+  against a `max` of it) meet where `s`'s NaN reaches the value anyway. A test is read
+  as one of the float it asks about (`nan_source`: through a conversion, and LLVM's
+  f32 view of a bf16's bits), and wherever it lies, in another test's operand too. Not
+  made where it would rebuild more than REBUILT terms (`_rebuilt`).
 - **A zero's sign that a comparison cannot see.** `a ~ b`, equal or both zeros (of any
   signs), is kept by the operators of `THROUGH` (operands `~` theirs give results `~`),
   and a comparison (`SIGN_BLIND`) gives one answer on `~` operands: there
@@ -32,6 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import z3
+
+from ...isa.types import BF16, F32
+from ...sem.sorts import fp_sort, ieee_result
 
 # Operators whose result is a NaN wherever the operand at one of these positions is
 # (positions count z3's children: a rounding mode first); ite's both arms at once (a
@@ -70,6 +75,7 @@ SEES_NAN = {*SIGN_BLIND, z3.Z3_OP_FPA_IS_NAN, z3.Z3_OP_FPA_IS_ZERO, z3.Z3_OP_FPA
             z3.Z3_OP_FPA_IS_NORMAL, z3.Z3_OP_FPA_IS_SUBNORMAL, z3.Z3_OP_FPA_IS_NEGATIVE,
             z3.Z3_OP_FPA_IS_POSITIVE, z3.Z3_OP_FPA_MIN, z3.Z3_OP_FPA_MAX}
 
+BF16_SORT, F32_SORT = fp_sort(BF16), fp_sort(F32)
 Normal = Callable[[z3.ExprRef], z3.ExprRef]
 # A NaN-test rewrite (`poisoned_tests`) that would rebuild more terms than this is not
 # made: each rebuilt term is renormalised, its comparisons' operands read `sign_free`
@@ -98,6 +104,7 @@ class Memo:
 
 
 _KIDS, _TESTED, _POISONERS, _SIGN_FREE, _WITHOUT = Memo(), Memo(), Memo(), Memo(), Memo()
+_SOURCE = Memo()  # `nan_source`
 _SHAPES = Memo()  # `_shape`
 _NONE: frozenset[int] = frozenset()
 
@@ -115,13 +122,70 @@ def kids(t: z3.ExprRef) -> tuple[z3.ExprRef, ...]:
     return _KIDS.get(t.get_id(), t, lambda: tuple(t.children()))
 
 
+def nan_source(u: z3.FPRef) -> z3.FPRef:
+    """The float whose NaN `isNaN(u)` asks about: u, or what u converts, where u is a
+    NaN exactly where that is one: a float-to-float conversion (a NaN only of a NaN),
+    and an f32 read from a bf16's bits shifted left by 16 (`BF16_VIEWS`: LLVM's bf16
+    comparison; the same sign, exponent and fraction, so the same class)."""
+    def compute() -> z3.FPRef:
+        if z3.is_app_of(u, z3.Z3_OP_FPA_TO_FP) and u.num_args() == 2 \
+                and _is_float(u.arg(1)):
+            return nan_source(u.arg(1))
+        bits = _bf16_bits(u)
+        if bits is None:
+            return u
+        if z3.is_app_of(bits, z3.Z3_OP_FPA_TO_IEEE_BV) and bits.arg(0).sort() == BF16_SORT:
+            return nan_source(bits.arg(0))  # z3's bits of a NaN are a NaN's (an f16's
+            # bits so read are another class: its infinity an f32 number)
+        found = ieee_result(bits, BF16_SORT)
+        return nan_source(z3.fpBVToFP(bits, BF16_SORT) if found is None else found)
+    return _SOURCE.get(u.get_id(), u, compute)
+
+
+def _bf16_bits(u: z3.ExprRef) -> z3.BitVecRef | None:
+    """b where u is the f32 of the 16 bits b shifted left by 16, written as one of
+    `BF16_VIEWS` (`rewrite.normal` writes the shift as a product by 2^16)."""
+    if not (z3.is_app_of(u, z3.Z3_OP_FPA_TO_FP) and u.num_args() == 1
+            and u.sort() == F32_SORT):
+        return None
+    bits = u.arg(0)
+    for kind, high, low in BF16_VIEWS:
+        if z3.is_app_of(bits, kind) and bits.num_args() == 2 and high(bits) is not None \
+                and low(bits):
+            return high(bits)
+    return None
+
+
+def _zero_extended16(t: z3.ExprRef) -> z3.BitVecRef | None:
+    """b where t is b (16 bits) zero-extended to 32."""
+    if z3.is_app_of(t, z3.Z3_OP_ZERO_EXT) and t.arg(0).size() == 16 and t.size() == 32:
+        return t.arg(0)
+    return None
+
+
+def _is_value(t: z3.ExprRef, value: int) -> bool:
+    return z3.is_bv_value(t) and t.as_long() == value
+
+
+# The f32 whose bits are a bf16's b shifted left by 16, as the terms write it:
+# (operator, b read off the term, the rest of the term checked)
+BF16_VIEWS = (
+    (z3.Z3_OP_CONCAT, lambda t: t.arg(0) if t.arg(0).size() == 16 else None,
+     lambda t: _is_value(t.arg(1), 0) and t.arg(1).size() == 16),
+    (z3.Z3_OP_BMUL, lambda t: _zero_extended16(t.arg(1)), lambda t: _is_value(t.arg(0), 1 << 16)),
+    (z3.Z3_OP_BMUL, lambda t: _zero_extended16(t.arg(0)), lambda t: _is_value(t.arg(1), 1 << 16)),
+    (z3.Z3_OP_BSHL, lambda t: _zero_extended16(t.arg(0)), lambda t: _is_value(t.arg(1), 16)),
+)
+
+
 def nan_tested(t: z3.ExprRef) -> frozenset[int]:
-    """The AST ids of the floats x whose `isNaN(x)` occurs in t (an operand's own set
-    where it holds all of them: a rebuilt cone's sets are mostly its operands')."""
+    """The AST ids of the floats x whose `isNaN(x)` occurs in t, read through
+    `nan_source`, a test's operand's own tests too (an operand's own set where it holds
+    all of them: a rebuilt cone's sets are mostly its operands')."""
     def compute() -> frozenset[int]:
-        if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN):
-            return frozenset((t.arg(0).get_id(),))
         below = [s for s in map(nan_tested, kids(t)) if s]
+        if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN):
+            below.append(frozenset((nan_source(t.arg(0)).get_id(),)))
         if not below:
             return _NONE
         widest = max(below, key=len)
@@ -174,26 +238,26 @@ def _rebuilt(t: z3.ExprRef, nan: frozenset[int]) -> int:
         if i in seen:
             continue
         found = _SHAPES.table.get(i)  # `_shape`, looked up without a call into z3
-        is_test, tested, below = found[1] if found is not None else _shape(u)
-        if is_test or nan.isdisjoint(tested):
-            continue
+        source, tested, below = found[1] if found is not None else _shape(u)
+        if source in nan or nan.isdisjoint(tested):
+            continue  # a test read false, or a term kept
         seen.add(i)
         todo.extend(below)
     return len(seen)
 
 
-def _shape(u: z3.ExprRef) -> tuple[bool, frozenset[int], tuple[tuple[int, z3.ExprRef], ...]]:
-    """What `_rebuilt` reads of a term: whether it is a NaN test, `nan_tested`, and
-    `kids` with their AST ids."""
-    return _SHAPES.get(u.get_id(), u, lambda: (z3.is_app_of(u, z3.Z3_OP_FPA_IS_NAN),
-                                                nan_tested(u),
-                                                tuple((k.get_id(), k) for k in kids(u))))
+def _shape(u: z3.ExprRef) -> tuple[int | None, frozenset[int], tuple[tuple[int, z3.ExprRef], ...]]:
+    """What `_rebuilt` reads of a term: the AST id of the float it is the NaN test of
+    (`nan_source`; None for any other term), `nan_tested`, and `kids` with their AST ids."""
+    return _SHAPES.get(u.get_id(), u, lambda: (
+        nan_source(u.arg(0)).get_id() if z3.is_app_of(u, z3.Z3_OP_FPA_IS_NAN) else None,
+        nan_tested(u), tuple((k.get_id(), k) for k in kids(u))))
 
 
 def _without(t: z3.ExprRef, nan: frozenset[int], normal: Normal) -> z3.ExprRef:
     """t with `isNaN(x)` false for x in `nan` (ids), the terms above them renormalised
     (once per term and the ids it tests: the walks from other roots share them)."""
-    if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) and t.arg(0).get_id() in nan:
+    if z3.is_app_of(t, z3.Z3_OP_FPA_IS_NAN) and nan_source(t.arg(0)).get_id() in nan:
         return z3.BoolVal(False)
     tested = nan.intersection(nan_tested(t))
     if not tested:
