@@ -11,8 +11,8 @@ import random
 import pytest
 import z3
 
-from ptxsmt.smt.sweeping import fraig
-from ptxsmt.smt.sweeping.known import RANGES, Ranges
+from ptxsmt.smt.sweeping import fraig, known, rewrite
+from ptxsmt.smt.sweeping.known import KNOWN_DEPTH, RANGES, Ranges, known_zeros, sign_bits
 
 W = 3  # operands of 3 bits: every interval, every value in it
 ONES = (1 << W) - 1
@@ -169,3 +169,59 @@ def test_a_random_dags_values_are_within_their_ranges():
         lo, hi = _range(pool[-1])
         exact = _exact(pool[-1], "x y")
         assert lo <= exact[0] and exact[1] <= hi, (pool[-1], (lo, hi), exact)
+
+
+def _guarded_quotient(r, b, d):
+    """div-300-llc14-1's `(r urem ((b | 1) & 0xffff)) udiv ((d | 1) & 0xffff)) udiv 10`
+    over z3 terms or plain ints (32 bits): below 2^16, as its divisors' guards say."""
+    if isinstance(r, int):
+        return r % ((b | 1) & 0xffff) // ((d | 1) & 0xffff) // 10
+    return z3.UDiv(z3.UDiv(z3.URem(r, (b | 1) & 0xffff), (d | 1) & 0xffff), 10)
+
+
+def test_a_guarded_divisor_five_levels_down_bounds_the_quotient():
+    """opt's `(v | 1) & 0xffff` against -O0's `v | 1` (div-300-llc14-1): the mask keeps
+    every bit v may hold, which the known zeros read five levels below it (plain
+    Python's values the oracle), so the normal form drops it; four levels do not."""
+    r, b, d = z3.BitVecs("r b d", 32)
+    v = _guarded_quotient(r, b, d) | 1
+    zeros = known_zeros(v)
+    assert zeros == 0xffffe000  # 0xffff // 10 < 2^13
+    rng = random.Random(3)
+    for _ in range(2000):
+        ints = [rng.choice([0, 1, 0xffff, 0x10000, 2**32 - 1, rng.getrandbits(32)])
+                for _ in range(3)]
+        assert (_guarded_quotient(*ints) | 1) & zeros == 0
+    assert rewrite.normal(rewrite.normal(v) & 0xffff).eq(rewrite.normal(v))
+    assert known_zeros(v, 4) == 0xe0000000  # by 10 only: not within the mask
+
+
+def test_a_subterm_met_shallow_first_is_read_again_deeper():
+    """The per-call memo holds a reading with its depth: a subterm first met near the
+    depth's end and then near the top is read to the greater depth there."""
+    r, b, d = z3.BitVecs("r b d", 32)
+    q = _guarded_quotient(r, b, d)  # its zeros need five levels
+    far = q
+    for _ in range(KNOWN_DEPTH - 3):
+        far = far & 0xffffffff
+    assert known_zeros(far & q) == 0xffffe000
+    assert sign_bits(far & q) == 19
+
+
+def test_a_dag_of_shared_subterms_is_read_once_per_node(monkeypatch):
+    """A chain where each level reads the one below twice (2^40 paths) is read once
+    per node, and its zeros are those of every level."""
+    x = z3.BitVec("x", 32)
+    t = x & 0xff
+    for k in range(40):  # three nodes each, two levels
+        t = z3.If(z3.ULT(x, k), t ^ t, t | t)
+    reads = []
+    zeros = known._zeros
+
+    def counted(*args):
+        reads.append(args[0])
+        assert len(reads) <= 3 * 40 + 3, "a node read more than once"
+        return zeros(*args)
+
+    monkeypatch.setattr(known, "_zeros", counted)
+    assert known_zeros(t, 82) == 0xffffff00
