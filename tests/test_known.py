@@ -225,3 +225,70 @@ def test_a_dag_of_shared_subterms_is_read_once_per_node(monkeypatch):
 
     monkeypatch.setattr(known, "_zeros", counted)
     assert known_zeros(t, 82) == 0xffffff00
+
+
+# Plain-Python readings of SMT-LIB's operators on W8-bit values (truncated signed
+# division; by 0 a remainder is its dividend): each term below is written once over
+# these, and built as a z3 term or evaluated on ints by the same function.
+W8 = 8
+
+
+def _s(v: int, w: int = W8) -> int:
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def _op(z3_op, python_op):
+    def apply(a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return python_op(a, b) & ((1 << W8) - 1)
+        return z3_op(a, b)
+    return apply
+
+
+def _py_srem(a: int, b: int) -> int:
+    if b == 0:
+        return a
+    r = abs(_s(a)) % abs(_s(b))
+    return -r if _s(a) < 0 else r
+
+
+ADD = _op(lambda a, b: a + b, lambda a, b: a + b)
+SUB = _op(lambda a, b: a - b, lambda a, b: a - b)
+MUL = _op(lambda a, b: a * b, lambda a, b: a * b)
+AND = _op(lambda a, b: a & b, lambda a, b: a & b)
+OR = _op(lambda a, b: a | b, lambda a, b: a | b)
+SREM = _op(z3.SRem, _py_srem)
+
+
+def _c(v: int, like) -> object:
+    return v if isinstance(like, int) else z3.BitVecVal(v, W8)
+
+
+# (name, term over x and y, sign bits at least, zeros that must be known)
+FACTS = [
+    ("product of a 4-bit and a 3-bit value", lambda x, y: MUL(AND(x, _c(15, x)), AND(y, _c(7, y))),
+     1, 0x80),
+    ("sum of two remainders", lambda x, y: ADD(SREM(x, _c(5, x)), SREM(y, _c(9, y))), 3, 0),
+    ("difference of two remainders", lambda x, y: SUB(SREM(x, _c(5, x)), SREM(y, _c(9, y))),
+     3, 0),
+    ("remainder by a divisor in [1, 15]", lambda x, y: SREM(x, OR(AND(y, _c(15, y)), _c(1, y))),
+     4, 0),
+    ("remainder by a divisor that may be 0", lambda x, y: SREM(x, AND(y, _c(15, y))), 1, 0),
+    ("remainder by a divisor that may be negative", lambda x, y: SREM(x, OR(y, _c(1, y))), 1, 0),
+]
+
+
+@pytest.mark.parametrize("name, build, signs, zeros", FACTS, ids=[f[0] for f in FACTS])
+def test_known_sign_bits_and_zeros_hold_on_every_value(name, build, signs, zeros):
+    """Products' leading zeros, sums' and differences' sign bits, a remainder's by a
+    divisor bounded and nonzero: as many as counted (no more), each bit a copy of the
+    sign bit (or zero) on every pair of 8-bit values by plain Python."""
+    x, y = z3.BitVecs("x y", W8)
+    t = build(x, y)
+    s, z = sign_bits(t), known_zeros(t)
+    assert s == signs and z & zeros == zeros
+    k = W8 - s + 1  # the value is the sign extension of its low k bits
+    for a in range(1 << W8):
+        for b in range(1 << W8):
+            v = build(a, b) & 0xff
+            assert -(1 << (k - 1)) <= _s(v) < 1 << (k - 1) and v & z == 0, (name, a, b)

@@ -60,8 +60,11 @@ def _zeros(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
         return functools.reduce(operator.or_, below)
     if kind in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
         return functools.reduce(operator.and_, below)
-    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up
-        return ones >> (width - min(sum(trailing_zeros(z) for z in below), width))
+    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up; values below 2^a and 2^b
+        # multiply to one below 2^(a+b)
+        low = ones >> (width - min(sum(trailing_zeros(z) for z in below), width))
+        top = sum(width - leading_zeros(z, width) for z in below)
+        return low | (ones ^ (ones >> (width - top)) if top < width else 0)
     if kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(kids[1]):
         k = min(kids[1].as_long(), width)
         if kind == z3.Z3_OP_BSHL:
@@ -135,8 +138,11 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     if kind == z3.Z3_OP_EXTRACT:
         return max(lead, below[0] - (kids[0].size() - width)) if t.params()[1] == 0 else lead
     if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
-        b = signed(kids[1].as_long(), width) if z3.is_bv_value(kids[1]) else 0
-        return max(lead, below[0], width - (abs(b) - 1).bit_length() if b else 1)
+        most = _greatest_magnitude(kids[1], memo)
+        return max(lead, below[0], width - (most - 1).bit_length() if most else 1)
+    if kind in (z3.Z3_OP_BADD, z3.Z3_OP_BSUB):  # n values in [-2^k, 2^k): their sum or
+        # difference in [-n 2^k, n 2^k]
+        return max(lead, min(below) - (len(kids) - 1).bit_length())
     if kind == z3.Z3_OP_BSDIV:  # between a and -a, and by 0 1 or -1 (two bits); -a
         # needs one bit more where a is its range's least (by -1: the divisor's top bit)
         whole = _read(_zeros, kids[1], KNOWN_DEPTH, memo) >> (width - 1) == 1
@@ -145,7 +151,18 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
 
 
 _SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
-          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV}
+          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BADD, z3.Z3_OP_BSUB}
+
+
+def _greatest_magnitude(b: z3.BitVecRef, memo: _Memo) -> int | None:
+    """The greatest |b| where b is known nonzero (None where it may be 0): a numeral's;
+    else its greatest unsigned value by its known zeros (a divisor `(d | 1) & 0xffff`;
+    where b may be negative, that is 2^(w-1) or more, which bounds nothing)."""
+    if z3.is_bv_value(b):
+        return abs(signed(b.as_long(), b.size())) or None
+    if _read(_ones, b, KNOWN_DEPTH, memo) == 0:
+        return None
+    return ~_read(_zeros, b, KNOWN_DEPTH, memo) & ((1 << b.size()) - 1)
 
 
 def not_negative(t: z3.BitVecRef) -> bool:
