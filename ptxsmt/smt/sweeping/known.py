@@ -140,6 +140,10 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
         most = _greatest_magnitude(kids[1], memo)
         return max(lead, below[0], width - (most - 1).bit_length() if most else 1)
+    if kind == z3.Z3_OP_BMUL:  # values of k1 and k2 signed bits multiply to one of
+        # k1 + k2 (the greatest, (-2^(k1-1)) * (-2^(k2-1)), needs them all)
+        bits = sum(width - s + 1 for s in below)
+        return max(lead, width - bits + 1)
     if kind in (z3.Z3_OP_BADD, z3.Z3_OP_BSUB):  # n values in [-2^k, 2^k): their sum or
         # difference in [-n 2^k, n 2^k]
         return max(lead, min(below) - (len(kids) - 1).bit_length())
@@ -151,7 +155,8 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
 
 
 _SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
-          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BADD, z3.Z3_OP_BSUB}
+          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BADD, z3.Z3_OP_BSUB,
+          z3.Z3_OP_BMUL}
 
 
 def _greatest_magnitude(b: z3.BitVecRef, memo: _Memo) -> int | None:
