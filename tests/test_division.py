@@ -519,15 +519,17 @@ def test_a_signed_dividend_smaller_than_the_divisor_is_its_remainder(c):
 
 
 def test_opts_dropped_remainder_by_65537_meets_o0s():
-    """div-300-llc14-1: -O0's `(s srem (1|q)) ^ t srem 65537`, t a sum of remainders by
-    divisors below 2^16, is its dividend (opt drops the remainder): `normal` writes it
-    so, and plain Python finds the dividend within (-65537, 65537) on random inputs."""
+    """div-300-llc14-1: -O0's `(s srem (1|q)) ^ t srem 65537`, s a difference of a
+    product of small values and q, t a sum of small remainders, is its dividend (opt
+    drops the remainder): `normal` writes it so, and plain Python finds the dividend
+    within (-65537, 65537) on random inputs."""
     p, u, v, e, f = z3.BitVecs("p u v e f", 32)
-    q = z3.UDiv(z3.URem(p, 100) + (u & 15), 3) ^ z3.UDiv((v & 15) * z3.URem(p, 100), 10)
+    q = u & 255  # a xor of two small quotients there
     t = (u & 15) + z3.SRem(z3.SRem(e, 641), (1 | f / 7) & 0xffff)
-    x = z3.SRem(e * v, 1 | q) ^ t
+    s = (v & 15) * (p & 255) - q  # in [-255, 3825]: 19 sign bits
+    x = z3.SRem(s, 1 | q) ^ t
     assert rewrite.normal(z3.SRem(x, 65537)).eq(x)
-    assert rewrite.normal(z3.SRem(x, 2047)).eq(z3.SRem(x, 2047))  # |x| < 2^11 only
+    assert rewrite.normal(z3.SRem(x, 8192)).eq(z3.SRem(x, 8192))  # |x| <= 2^13 only
     rng = random.Random(5)
     m = (1 << 32) - 1
 
@@ -536,7 +538,8 @@ def test_opts_dropped_remainder_by_65537_meets_o0s():
 
     for _ in range(3000):
         p, u, v, e, f = (rng.choice([0, 1, 2**31, m, rng.getrandbits(32)]) for _ in range(5))
-        q = (p % 100 + (u & 15)) // 3 ^ (v & 15) * (p % 100) // 10
+        q = u & 255
         by_f = _truncated(f - (f >> 31 << 32), 7)[0] & m
-        value = srem(e * v & m, 1 | q) ^ (u & 15) + srem(srem(e, 641), (1 | by_f) & 0xffff) & m
+        s = ((v & 15) * (p & 255) - q) & m
+        value = srem(s, 1 | q) ^ (u & 15) + srem(srem(e, 641), (1 | by_f) & 0xffff) & m
         assert abs(value - (value >> 31 << 32)) < 65537

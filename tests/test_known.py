@@ -271,8 +271,6 @@ FACTS = [
     ("sum of two remainders", lambda x, y: ADD(SREM(x, _c(5, x)), SREM(y, _c(9, y))), 3, 0),
     ("difference of two remainders", lambda x, y: SUB(SREM(x, _c(5, x)), SREM(y, _c(9, y))),
      3, 0),
-    ("remainder by a divisor in [1, 15]", lambda x, y: SREM(x, OR(AND(y, _c(15, y)), _c(1, y))),
-     4, 0),
     ("remainder by a divisor that may be 0", lambda x, y: SREM(x, AND(y, _c(15, y))), 1, 0),
     ("product of two remainders", lambda x, y: MUL(SREM(x, _c(3, x)), SREM(y, _c(5, y))), 2, 0),
     ("product of -1 and a 4-bit value", lambda x, y: MUL(_c(255, x), AND(y, _c(15, y))), 3, 0),

@@ -138,8 +138,8 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     if kind == z3.Z3_OP_EXTRACT:
         return max(lead, below[0] - (kids[0].size() - width)) if t.params()[1] == 0 else lead
     if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
-        most = _greatest_magnitude(kids[1], memo)
-        return max(lead, below[0], width - (most - 1).bit_length() if most else 1)
+        b = signed(kids[1].as_long(), width) if z3.is_bv_value(kids[1]) else 0
+        return max(lead, below[0], width - (abs(b) - 1).bit_length() if b else 1)
     if kind == z3.Z3_OP_BMUL:  # values of k1 and k2 signed bits multiply to one of
         # k1 + k2 (the greatest, (-2^(k1-1)) * (-2^(k2-1)), needs them all)
         bits = sum(width - s + 1 for s in below)
@@ -157,17 +157,6 @@ def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
 _SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
           z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BADD, z3.Z3_OP_BSUB,
           z3.Z3_OP_BMUL}
-
-
-def _greatest_magnitude(b: z3.BitVecRef, memo: _Memo) -> int | None:
-    """The greatest |b| where b is known nonzero (None where it may be 0): a numeral's;
-    else its greatest unsigned value by its known zeros (a divisor `(d | 1) & 0xffff`;
-    where b may be negative, that is 2^(w-1) or more, which bounds nothing)."""
-    if z3.is_bv_value(b):
-        return abs(signed(b.as_long(), b.size())) or None
-    if _read(_ones, b, KNOWN_DEPTH, memo) == 0:
-        return None
-    return ~_read(_zeros, b, KNOWN_DEPTH, memo) & ((1 << b.size()) - 1)
 
 
 def not_negative(t: z3.BitVecRef) -> bool:
