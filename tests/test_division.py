@@ -490,3 +490,56 @@ def test_a_narrow_signed_remainder_meets_its_32_bit_spelling_and_nothing_else():
     solver = z3.Solver()
     solver.add(roots[0], s == 2**32 - 1)
     assert solver.check() == z3.sat
+
+
+def _truncated(a: int, c: int) -> tuple[int, int]:
+    """C's a / c and a % c (toward zero)."""
+    q = abs(a) // abs(c) * (1 if (a < 0) == (c < 0) else -1)
+    return q, a - q * c
+
+
+@pytest.mark.parametrize("c", [129, -129, 200, 128, -128, 127, 1000])
+def test_a_signed_dividend_smaller_than_the_divisor_is_its_remainder(c):
+    """`a sdiv c` is 0 and `a srem c` is a where the sign bits put a in (-|c|, |c|):
+    a = sext16(z8) in [-128, 128) by |c| > 128, rewritten; by |c| <= 128 left (a = -128
+    reaches it: plain Python's truncated division, on every z)."""
+    z = z3.BitVec("z", 8)
+    a = z3.SignExt(8, z)
+    for op, index in ((lambda p, q: p / q, 0), (z3.SRem, 1)):
+        t = op(a, z3.BitVecVal(c, 16))
+        out = division.small_signed_dividend(t)
+        assert (out is not None) == (abs(c) > 128)
+        if out is None:
+            assert any(_truncated(v, c)[index] not in (0, v)[index:index + 1]
+                       for v in range(-128, 128))
+            continue
+        for v in range(-128, 128):  # the rewritten term's value on v is Python's
+            value = out.as_long() if z3.is_bv_value(out) else v & 0xffff
+            assert value == _truncated(v, c)[index] & 0xffff
+
+
+def test_opts_dropped_remainder_by_65537_meets_o0s():
+    """div-300-llc14-1: -O0's `(s srem (1|q)) ^ t srem 65537`, s a difference of a
+    product of small values and q, t a sum of small remainders, is its dividend (opt
+    drops the remainder): `normal` writes it so, and plain Python finds the dividend
+    within (-65537, 65537) on random inputs."""
+    p, u, v, e, f = z3.BitVecs("p u v e f", 32)
+    q = u & 255  # a xor of two small quotients there
+    t = (u & 15) + z3.SRem(z3.SRem(e, 641), (1 | f / 7) & 0xffff)
+    s = (v & 15) * (p & 255) - q  # in [-255, 3825]: 19 sign bits
+    x = z3.SRem(s, 1 | q) ^ t
+    assert rewrite.normal(z3.SRem(x, 65537)).eq(x)
+    assert rewrite.normal(z3.SRem(x, 8192)).eq(z3.SRem(x, 8192))  # |x| <= 2^13 only
+    rng = random.Random(5)
+    m = (1 << 32) - 1
+
+    def srem(a: int, b: int) -> int:  # 32-bit operands as unsigned; by 0 the dividend
+        return a if b == 0 else _truncated(a - (a >> 31 << 32), b - (b >> 31 << 32))[1] & m
+
+    for _ in range(3000):
+        p, u, v, e, f = (rng.choice([0, 1, 2**31, m, rng.getrandbits(32)]) for _ in range(5))
+        q = u & 255
+        by_f = _truncated(f - (f >> 31 << 32), 7)[0] & m
+        s = ((v & 15) * (p & 255) - q) & m
+        value = srem(s, 1 | q) ^ (u & 15) + srem(srem(e, 641), (1 | by_f) & 0xffff) & m
+        assert abs(value - (value >> 31 << 32)) < 65537

@@ -11,8 +11,8 @@ import random
 import pytest
 import z3
 
-from ptxsmt.smt.sweeping import fraig
-from ptxsmt.smt.sweeping.known import RANGES, Ranges
+from ptxsmt.smt.sweeping import fraig, known, rewrite
+from ptxsmt.smt.sweeping.known import KNOWN_DEPTH, RANGES, Ranges, known_zeros, sign_bits
 
 W = 3  # operands of 3 bits: every interval, every value in it
 ONES = (1 << W) - 1
@@ -169,3 +169,128 @@ def test_a_random_dags_values_are_within_their_ranges():
         lo, hi = _range(pool[-1])
         exact = _exact(pool[-1], "x y")
         assert lo <= exact[0] and exact[1] <= hi, (pool[-1], (lo, hi), exact)
+
+
+def _guarded_quotient(r, b, d):
+    """div-300-llc14-1's `(r urem ((b | 1) & 0xffff)) udiv ((d | 1) & 0xffff)) udiv 10`
+    over z3 terms or plain ints (32 bits): below 2^16, as its divisors' guards say."""
+    if isinstance(r, int):
+        return r % ((b | 1) & 0xffff) // ((d | 1) & 0xffff) // 10
+    return z3.UDiv(z3.UDiv(z3.URem(r, (b | 1) & 0xffff), (d | 1) & 0xffff), 10)
+
+
+def test_a_guarded_divisor_five_levels_down_bounds_the_quotient():
+    """opt's `(v | 1) & 0xffff` against -O0's `v | 1` (div-300-llc14-1): the mask keeps
+    every bit v may hold, which the known zeros read five levels below it (plain
+    Python's values the oracle), so the normal form drops it; four levels do not."""
+    r, b, d = z3.BitVecs("r b d", 32)
+    v = _guarded_quotient(r, b, d) | 1
+    zeros = known_zeros(v)
+    assert zeros == 0xffffe000  # 0xffff // 10 < 2^13
+    rng = random.Random(3)
+    for _ in range(2000):
+        ints = [rng.choice([0, 1, 0xffff, 0x10000, 2**32 - 1, rng.getrandbits(32)])
+                for _ in range(3)]
+        assert (_guarded_quotient(*ints) | 1) & zeros == 0
+    assert rewrite.normal(rewrite.normal(v) & 0xffff).eq(rewrite.normal(v))
+    assert known_zeros(v, 4) == 0xe0000000  # by 10 only: not within the mask
+
+
+def test_a_subterm_met_shallow_first_is_read_again_deeper():
+    """The per-call memo holds a reading with its depth: a subterm first met near the
+    depth's end and then near the top is read to the greater depth there."""
+    r, b, d = z3.BitVecs("r b d", 32)
+    q = _guarded_quotient(r, b, d)  # its zeros need five levels
+    far = q
+    for _ in range(KNOWN_DEPTH - 3):
+        far = far & 0xffffffff
+    assert known_zeros(far & q) == 0xffffe000
+    assert sign_bits(far & q) == 19
+
+
+def test_a_dag_of_shared_subterms_is_read_once_per_node(monkeypatch):
+    """A chain where each level reads the one below twice (2^40 paths) is read once
+    per node, and its zeros are those of every level."""
+    x = z3.BitVec("x", 32)
+    t = x & 0xff
+    for k in range(40):  # three nodes each, two levels
+        t = z3.If(z3.ULT(x, k), t ^ t, t | t)
+    reads = []
+    zeros = known._zeros
+
+    def counted(*args):
+        reads.append(args[0])
+        assert len(reads) <= 3 * 40 + 3, "a node read more than once"
+        return zeros(*args)
+
+    monkeypatch.setattr(known, "_zeros", counted)
+    assert known_zeros(t, 82) == 0xffffff00
+
+
+# Plain-Python readings of SMT-LIB's operators on W8-bit values (truncated signed
+# division; by 0 a remainder is its dividend): each term below is written once over
+# these, and built as a z3 term or evaluated on ints by the same function.
+W8 = 8
+
+
+def _s(v: int, w: int = W8) -> int:
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def _op(z3_op, python_op):
+    def apply(a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return python_op(a, b) & ((1 << W8) - 1)
+        return z3_op(a, b)
+    return apply
+
+
+def _py_srem(a: int, b: int) -> int:
+    if b == 0:
+        return a
+    r = abs(_s(a)) % abs(_s(b))
+    return -r if _s(a) < 0 else r
+
+
+ADD = _op(lambda a, b: a + b, lambda a, b: a + b)
+SUB = _op(lambda a, b: a - b, lambda a, b: a - b)
+MUL = _op(lambda a, b: a * b, lambda a, b: a * b)
+AND = _op(lambda a, b: a & b, lambda a, b: a & b)
+OR = _op(lambda a, b: a | b, lambda a, b: a | b)
+SREM = _op(z3.SRem, _py_srem)
+
+
+def _c(v: int, like) -> object:
+    return v if isinstance(like, int) else z3.BitVecVal(v, W8)
+
+
+# (name, term over x and y, sign bits at least, zeros that must be known)
+FACTS = [
+    ("product of a 4-bit and a 3-bit value", lambda x, y: MUL(AND(x, _c(15, x)), AND(y, _c(7, y))),
+     1, 0x80),
+    ("sum of two remainders", lambda x, y: ADD(SREM(x, _c(5, x)), SREM(y, _c(9, y))), 3, 0),
+    ("difference of two remainders", lambda x, y: SUB(SREM(x, _c(5, x)), SREM(y, _c(9, y))),
+     3, 0),
+    ("remainder by a divisor that may be 0", lambda x, y: SREM(x, AND(y, _c(15, y))), 1, 0),
+    ("product of two remainders", lambda x, y: MUL(SREM(x, _c(3, x)), SREM(y, _c(5, y))), 2, 0),
+    ("product of -1 and a 4-bit value", lambda x, y: MUL(_c(255, x), AND(y, _c(15, y))), 3, 0),
+    ("product of -8 and -8 at most", lambda x, y: MUL(SREM(x, _c(9, x)), SREM(y, _c(9, y))), 1,
+     0),
+    ("remainder by a divisor that may be negative", lambda x, y: SREM(x, OR(y, _c(1, y))), 1, 0),
+]
+
+
+@pytest.mark.parametrize("name, build, signs, zeros", FACTS, ids=[f[0] for f in FACTS])
+def test_known_sign_bits_and_zeros_hold_on_every_value(name, build, signs, zeros):
+    """Products' leading zeros, sums' and differences' sign bits, a remainder's by a
+    divisor bounded and nonzero: as many as counted (no more), each bit a copy of the
+    sign bit (or zero) on every pair of 8-bit values by plain Python."""
+    x, y = z3.BitVecs("x y", W8)
+    t = build(x, y)
+    s, z = sign_bits(t), known_zeros(t)
+    assert s == signs and z & zeros == zeros
+    k = W8 - s + 1  # the value is the sign extension of its low k bits
+    for a in range(1 << W8):
+        for b in range(1 << W8):
+            v = build(a, b) & 0xff
+            assert -(1 << (k - 1)) <= _s(v) < 1 << (k - 1) and v & z == 0, (name, a, b)

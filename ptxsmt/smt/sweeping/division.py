@@ -590,4 +590,20 @@ def nested(t: z3.ExprRef) -> z3.ExprRef | None:
         z3.UDiv(y, z3.BitVecVal(d, w))
 
 
-RULES = {z3.Z3_OP_BUDIV: (nested,), z3.Z3_OP_BLSHR: (nested,)}
+def small_signed_dividend(t: z3.ExprRef) -> z3.ExprRef | None:
+    """A signed division by a numeral c of a dividend known in (-|c|, |c|) (its sign
+    bits: the sign extension of its low k bits, |a| <= 2^(k-1) < |c|) is 0, its
+    remainder the dividend: opt drops -O0's `srem 65537` of a xor of two remainders
+    by divisors below 2^16 (div-300-llc14-1)."""
+    a, c = t.children()
+    if not z3.is_bv_value(c):
+        return None
+    w = t.size()
+    magnitude = abs(_signed(c.as_long(), w))
+    if 1 << (w - sign_bits(a)) >= magnitude:
+        return None
+    return z3.BitVecVal(0, w) if z3.is_app_of(t, z3.Z3_OP_BSDIV) else a
+
+
+RULES = {z3.Z3_OP_BUDIV: (nested,), z3.Z3_OP_BLSHR: (nested,),
+         z3.Z3_OP_BSDIV: (small_signed_dividend,), z3.Z3_OP_BSREM: (small_signed_dividend,)}

@@ -20,12 +20,32 @@ import z3
 from ...terms.ops import signed
 from .simulate import evaluate_node
 
-KNOWN_DEPTH = 4  # how far below a term `known_zeros` looks
+KNOWN_DEPTH = 6  # how far below a term the known bits are read (llc's guard of a
+# divisor, `(d | 1) & 0xffff`, lies five levels below the mask opt drops for it)
+
+# Per call: each subterm's reading (known zeros, ones or sign bits) by its AST id (the
+# term holds its subterms, so an id is theirs for the call), with the depth it was read
+# to: a DAG's shared subterms are read once, not once per path to them.
+_Memo = dict[tuple[Callable, int], tuple[int, int]]
+
+
+def _read(reading: Callable[[z3.BitVecRef, int, _Memo], int], t: z3.BitVecRef, depth: int,
+          memo: _Memo) -> int:
+    key = reading, t.get_id()
+    if (hit := memo.get(key)) is not None and hit[0] >= depth:
+        return hit[1]
+    out = reading(t, depth, memo)
+    memo[key] = depth, out
+    return out
 
 
 def known_zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     """Bits of t known to be zero, as a mask (a few levels down only: the patterns
     opt's known-bits analysis sees are near the operator it rewrites)."""
+    return _read(_zeros, t, depth, {})
+
+
+def _zeros(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     width = t.size()
     ones = (1 << width) - 1
     if z3.is_bv_value(t):
@@ -35,20 +55,24 @@ def known_zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     kind, kids = t.decl().kind(), t.children()
     if kind == z3.Z3_OP_ITE:
         kind, kids = z3.Z3_OP_BOR, kids[1:]  # zero in both arms, as in an or
-    below = [known_zeros(c, depth - 1) for c in kids] if kind in _KNOWN else []
+    below = [_read(_zeros, c, depth - 1, memo) for c in kids] if kind in _KNOWN else []
     if kind == z3.Z3_OP_BAND:
         return functools.reduce(operator.or_, below)
     if kind in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
         return functools.reduce(operator.and_, below)
-    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up
-        return ones >> (width - min(sum(trailing_zeros(z) for z in below), width))
+    if kind == z3.Z3_OP_BMUL:  # trailing zeros add up; values below 2^a and 2^b
+        # multiply to one below 2^(a+b)
+        low = ones >> (width - min(sum(trailing_zeros(z) for z in below), width))
+        top = sum(width - leading_zeros(z, width) for z in below)
+        return low | (ones ^ (ones >> (width - top)) if top < width else 0)
     if kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(kids[1]):
         k = min(kids[1].as_long(), width)
         if kind == z3.Z3_OP_BSHL:
             return (below[0] << k | ones >> (width - k)) & ones
         return ones << (width - k) & ones | below[0] >> k
     if kind in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM):
-        return _divided_zeros(kind, kids, below, width)
+        nonzero_divisor = _read(_ones, kids[1], KNOWN_DEPTH, memo) != 0
+        return _divided_zeros(kind, kids, below, width, nonzero_divisor)
     if kind == z3.Z3_OP_ZERO_EXT:
         return ones ^ (ones >> (width - kids[0].size())) | below[0]
     if kind == z3.Z3_OP_EXTRACT and t.params()[1] == 0:
@@ -59,16 +83,18 @@ def known_zeros(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     return 0
 
 
-def _divided_zeros(kind: int, kids: list, below: list[int], width: int) -> int:
+def _divided_zeros(kind: int, kids: list, below: list[int], width: int,
+                   nonzero_divisor: bool) -> int:
     """The high zeros of an unsigned division: by a nonzero divisor, a quotient is no
     larger than its dividend (by 0 it is all ones) and a remainder below its divisor
     too; a remainder is no larger than its dividend always (by 0 it is the dividend)."""
     ones = (1 << width) - 1
-    lead = 0 if kind == z3.Z3_OP_BUDIV and not nonzero(kids[1]) else leading_zeros(below[0], width)
+    lead = 0 if kind == z3.Z3_OP_BUDIV and not nonzero_divisor else \
+        leading_zeros(below[0], width)
     if kind == z3.Z3_OP_BUDIV and z3.is_bv_value(kids[1]) and kids[1].as_long() > 1:
         most = ones >> leading_zeros(below[0], width)  # the greatest dividend
         lead = max(lead, width - (most // kids[1].as_long()).bit_length())
-    if kind == z3.Z3_OP_BUREM and nonzero(kids[1]):
+    if kind == z3.Z3_OP_BUREM and nonzero_divisor:
         lead = max(lead, leading_zeros(below[1], width))
     return ones ^ (ones >> lead)
 
@@ -92,17 +118,21 @@ def sign_bits(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     """How many of t's highest bits are known copies of its sign bit (1 at least): a
     value of w bits with s of them is the sign extension of its low w - s + 1 bits
     (LLVM's ComputeNumSignBits; known zeros on top count too)."""
+    return _read(_signs, t, depth, {})
+
+
+def _signs(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     width = t.size()
     if z3.is_bv_value(t):
         v = signed(t.as_long(), width)
         return width - (v if v >= 0 else ~v).bit_length()
-    lead = max(leading_zeros(known_zeros(t, depth), width), 1)
+    lead = max(leading_zeros(_read(_zeros, t, depth, memo), width), 1)
     if depth == 0 or not z3.is_app(t) or t.decl().kind() not in _SIGNS:
         return lead
     kind, kids = t.decl().kind(), t.children()
     if kind == z3.Z3_OP_ITE:
         kind, kids = z3.Z3_OP_BOR, kids[1:]  # both arms, as in an or
-    below = [sign_bits(c, depth - 1) for c in kids]
+    below = [_read(_signs, c, depth - 1, memo) for c in kids]
     if kind == z3.Z3_OP_SIGN_EXT:
         return max(lead, below[0] + t.params()[0])
     if kind == z3.Z3_OP_EXTRACT:
@@ -110,15 +140,23 @@ def sign_bits(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     if kind == z3.Z3_OP_BSREM:  # the dividend's sign, |r| <= |a|, and |r| < |b| for b != 0
         b = signed(kids[1].as_long(), width) if z3.is_bv_value(kids[1]) else 0
         return max(lead, below[0], width - (abs(b) - 1).bit_length() if b else 1)
+    if kind == z3.Z3_OP_BMUL:  # values of k1 and k2 signed bits multiply to one of
+        # k1 + k2 (the greatest, (-2^(k1-1)) * (-2^(k2-1)), needs them all)
+        bits = sum(width - s + 1 for s in below)
+        return max(lead, width - bits + 1)
+    if kind in (z3.Z3_OP_BADD, z3.Z3_OP_BSUB):  # n values in [-2^k, 2^k): their sum or
+        # difference in [-n 2^k, n 2^k]
+        return max(lead, min(below) - (len(kids) - 1).bit_length())
     if kind == z3.Z3_OP_BSDIV:  # between a and -a, and by 0 1 or -1 (two bits); -a
         # needs one bit more where a is its range's least (by -1: the divisor's top bit)
-        whole = not_negative(kids[1])
+        whole = _read(_zeros, kids[1], KNOWN_DEPTH, memo) >> (width - 1) == 1
         return max(lead, min(below[0] - (not whole), width - 1))
     return max(lead, min(below))  # and, or, xor: bit by bit
 
 
 _SIGNS = {z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT, z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR,
-          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV}
+          z3.Z3_OP_ITE, z3.Z3_OP_BSREM, z3.Z3_OP_BSDIV, z3.Z3_OP_BADD, z3.Z3_OP_BSUB,
+          z3.Z3_OP_BMUL}
 
 
 def not_negative(t: z3.BitVecRef) -> bool:
@@ -130,16 +168,20 @@ def known_ones(t: z3.BitVecRef, depth: int = KNOWN_DEPTH) -> int:
     """Bits of t known to be one, as a mask: a numeral's, an or's of any operand, an
     and's of every operand (`0xffff & (x | 1)` is odd), an extension's or extract's
     of its operand's."""
+    return _read(_ones, t, depth, {})
+
+
+def _ones(t: z3.BitVecRef, depth: int, memo: _Memo) -> int:
     if z3.is_bv_value(t):
         return t.as_long()
     if depth == 0 or not z3.is_app(t):
         return 0
     if t.decl().kind() in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT, z3.Z3_OP_EXTRACT):
         low = t.params()[1] if z3.is_app_of(t, z3.Z3_OP_EXTRACT) else 0
-        return known_ones(t.arg(0), depth - 1) >> low & ((1 << t.size()) - 1)
+        return _read(_ones, t.arg(0), depth - 1, memo) >> low & ((1 << t.size()) - 1)
     if not (z3.is_app_of(t, z3.Z3_OP_BOR) or z3.is_app_of(t, z3.Z3_OP_BAND)):
         return 0
-    below = [known_ones(c, depth - 1) for c in t.children()]
+    below = [_read(_ones, c, depth - 1, memo) for c in t.children()]
     return functools.reduce(operator.or_ if z3.is_app_of(t, z3.Z3_OP_BOR) else operator.and_,
                             below)
 

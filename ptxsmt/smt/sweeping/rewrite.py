@@ -875,7 +875,7 @@ RULES: dict[int, tuple[Callable[[z3.ExprRef], z3.ExprRef | None], ...]] = {
     z3.Z3_OP_BUDIV: (_small_dividend, *division.RULES[z3.Z3_OP_BUDIV]),
     z3.Z3_OP_BLSHR: division.RULES[z3.Z3_OP_BLSHR],
     z3.Z3_OP_BUREM: (_small_dividend,),
-    **dict.fromkeys(_UNSIGNED, (_small_dividend, _not_negative_operands)),
+    **{op: (_small_dividend, *division.RULES[op], _not_negative_operands) for op in _UNSIGNED},
 }
 
 
