@@ -452,7 +452,7 @@ def test_a_batch_pair_whose_solver_answers_no_interrupt_is_unknown(monkeypatch):
     pair = pairs.Pair(1, "snippets", "mov.u32 d, a;", "mov.u32 d, a;",
                       options={"timeout": 0.25, "solver": "auto"})
     result = pairs.decide_pair(pair)
-    assert (result["verdict"], result["reason"]) == ("unknown", budget.OUT_OF_TIME)
+    assert result["verdict"] == "unknown" and result["reason"].startswith(budget.OUT_OF_TIME)
     assert result["run"]["memory"] is None
 
 
