@@ -191,6 +191,26 @@ def test_a_large_candidate_query_takes_its_effort_to_its_own_process(monkeypatch
     assert portfolio.solve_here(_factoring(), Effort(0.5)).reason == repr(Effort(0.5))
 
 
+def _two_factorings() -> tuple[z3.BoolRef, list[z3.ExprRef]]:
+    """One query of a 12-bit and a 14-bit factoring, each false on every simulated
+    input, and its inputs."""
+    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
+    root = z3.Or(*[z3.And(*p) for p in parts])
+    return root, [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+
+
+def _told(monkeypatch, read) -> list:
+    """What each candidate's proof (`fraig._check`) is told, as `read(seconds, most)`."""
+    told, real = [], fraig._check
+
+    def spy(term, seconds, names, most=None):
+        told.append(read(seconds, most))
+        return real(term, seconds, names, most)
+
+    monkeypatch.setattr(fraig, "_check", spy)
+    return told
+
+
 @needs_bitwuzla
 def test_a_sweep_merges_alike_whatever_the_cpu_clocks_pace():
     """Two factorings in one query, each false on every simulated input: the sweep asks
@@ -198,9 +218,7 @@ def test_a_sweep_merges_alike_whatever_the_cpu_clocks_pace():
     25,000 calls). The 12-bit one is proved (merged), the 14-bit one not, on a machine whose
     CPU clock reads 1 ms and on one slowed four times (cache contention) alike. Held to
     CPU seconds (the mutant), the slowed one stops the 12-bit proof short: no merge."""
-    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
-    root = z3.Or(*[z3.And(*p) for p in parts])
-    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
+    root, inputs = _two_factorings()
 
     def swept(step: float) -> tuple[list[tuple[int, int]], int, int]:
         ticks = itertools.count()
@@ -216,16 +234,8 @@ def test_a_sweeps_proofs_are_capped_by_what_the_sweep_has_left(monkeypatch):
     """Every candidate's proof of a sweep within 5 CPU seconds is told what is left of
     them (`most`): never more than the 5, never none. The clock frozen, so the sweep
     asks both factorings as above."""
-    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
-    root = z3.Or(*[z3.And(*p) for p in parts])
-    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
-    told, real = [], fraig._check
-
-    def spy(term, seconds, names, most=None):
-        told.append(most)
-        return real(term, seconds, names, most)
-
-    monkeypatch.setattr(fraig, "_check", spy)
+    root, inputs = _two_factorings()
+    told = _told(monkeypatch, lambda seconds, most: most)
     with budget.using(FROZEN):
         sweep([root], inputs, 5.0, 0.5)
     assert told and all(most is not None and most <= 5.0 for most in told)
@@ -240,16 +250,8 @@ def test_a_sweeps_pace_is_read_off_its_proofs_work_not_the_cpu_clock(monkeypatch
     on one where each reading of the CPU clock is a millisecond (81 readings: the budget
     never runs out). Read off the CPU clock (the mutant), the fast machine's walk is
     never behind, and its limits are another's."""
-    parts = [_factoring(12, 8388593, "0"), _factoring(14, 134217689, "1")]
-    root = z3.Or(*[z3.And(*p) for p in parts])
-    inputs = [t for p in parts for t in (p[0].arg(0).arg(0), p[0].arg(0).arg(1))]
-    told, real = [], fraig._check
-
-    def spy(term, seconds, names, most=None):
-        told.append(seconds)
-        return real(term, seconds, names, most)
-
-    monkeypatch.setattr(fraig, "_check", spy)
+    root, inputs = _two_factorings()
+    told = _told(monkeypatch, lambda seconds, most: seconds)
 
     def swept(step: float) -> tuple[list[float], list[tuple[int, int]], bool]:
         told.clear()
