@@ -395,6 +395,28 @@ def test_signed_narrowing_rules_against_plain_python(term):
         assert _python(out, env) == _python(term, env), (out, env)
 
 
+def _one_bit_quotients() -> list[z3.BitVecRef]:
+    a, b = z3.BitVecs("a1 b1", 1)
+    p, q = z3.BitVecs("p2 q2", 2)
+    return [z3.SignExt(7, a / z3.BitVecVal(0, 1)), z3.SignExt(7, a / (b & 0)),
+            z3.SignExt(3, a / b), z3.SignExt(6, p / (q & 1)), z3.SignExt(6, p / z3.LShR(q, 1))]
+
+
+@pytest.mark.parametrize("term", _one_bit_quotients())
+def test_a_sign_extended_quotient_of_few_bits_keeps_its_value(term):
+    """A one-bit dividend's quotient by 0 (its only divisor not negative) is 1 for the
+    dividend 1 (-1), and that 1 is -1 in one bit: sign-extended, all ones, where the
+    wide quotient -1 / 0 is 1. Every value by plain Python, rewritten or not; two bits
+    rewrite (as `_widened` does for any width past one)."""
+    out = normal(term)
+    widths = _constants(term)
+    names = sorted(widths)
+    for values in itertools.product(*(range(1 << widths[k]) for k in names)):
+        env = dict(zip(names, values, strict=True))
+        assert _python(out, env) == _python(term, env), (out, env)
+    assert out.eq(term) or term.arg(0).size() > 1
+
+
 def _sign_cases() -> list[z3.BitVecRef]:
     a, b = z3.BitVecs("a b", 8)
     c = z3.Bool("c")

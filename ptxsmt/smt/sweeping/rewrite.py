@@ -697,14 +697,17 @@ def _widened(t: z3.BitVecRef) -> z3.BitVecRef | None:
     values it knows small to `div.u16`, `sdiv i32` to `div.s16` of `cvt.s8`): a
     remainder for every divisor; an unsigned quotient where the divisor is nonzero (by
     0 the narrow one is all ones, only its width's); a signed one where the divisor is
-    not -1 or the dividend not the least (INT_MIN / -1 wraps in the narrow width only)."""
+    not -1 or the dividend not the least (INT_MIN / -1 wraps in the narrow width only),
+    and the dividend is wider than one bit (by 0 a negative one's quotient is 1, which
+    is -1 in one bit: a review found it)."""
     k, x, kind = t.params()[0], t.arg(0), t.decl().kind()
     op = x.decl().kind() if z3.is_app(x) else None
     if op not in _DIVISIONS or _DIVISIONS[op][1] != kind:
         return None
     a, b = kids(x)
     if op == z3.Z3_OP_BUDIV and not nonzero(b) \
-            or op == z3.Z3_OP_BSDIV and not (not_negative(b) or sign_bits(a) >= 2):
+            or op == z3.Z3_OP_BSDIV and not (not_negative(b) and a.size() > 1
+                                             or sign_bits(a) >= 2):
         return None
     extend = EXTENSIONS[kind]
     return _DIVISIONS[op][0](normal(extend(k, a)), normal(extend(k, b)))
