@@ -341,6 +341,21 @@ def test_nan_source_reads_conversions_and_bf16_views():
     assert float_facts.nan_source(_bf16_view(half_bits)).eq(z3.fpBVToFP(half_bits, BF16_))
 
 
+def test_the_sources_other_tables_name_stay_alive(monkeypatch):
+    """The float a bf16 view reads is a term `nan_source` makes (no operand of the
+    test): only its table keeps it, and the others hold its AST id, so that table is
+    never cleared, whatever the other tables' limits (cleared, the id could be a new
+    term's, and a NaN test be read as another's)."""
+    for memo in vars(float_facts).values():
+        if isinstance(memo, float_facts.Memo) and memo.limit is not None:
+            monkeypatch.setattr(memo, "limit", 2)
+    views = [_bf16_view(z3.BitVec(f"view{i}", 16) + 1) for i in range(8)]
+    sources = [float_facts.nan_source(v) for v in views]
+    tested = [float_facts.nan_tested(z3.fpIsNaN(v)) for v in views]
+    assert all(t == {s.get_id()} for t, s in zip(tested, sources, strict=True))
+    assert all(v.get_id() in float_facts._SOURCE.table for v in views)
+
+
 def _bf16_plant(compare: object, nested: bool) -> z3.FPRef:
     """bf16-50-llvm22-1: `setp.ltu.f32` of two bf16 views made `setp.lt`, its select read
     where both compared values' NaNs reach the result anyway (`nested`: only inside a

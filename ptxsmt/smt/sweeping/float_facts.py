@@ -89,22 +89,26 @@ class Memo:
     """A table keyed by AST id that holds its terms, so that no other term takes the id
     (for a function of the term alone: looked up, never computed twice)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = _MEMO_LIMIT) -> None:
         self.table: dict[object, tuple[z3.ExprRef, object]] = {}
+        self.limit = limit
 
     def get(self, key: object, t: z3.ExprRef, compute: Callable[[], object]) -> object:
         found = self.table.get(key)
         if found is not None:
             return found[1]
         value = compute()
-        if len(self.table) > _MEMO_LIMIT:
+        if self.limit is not None and len(self.table) > self.limit:
             self.table.clear()
         self.table[key] = (t, value)
         return value
 
 
 _KIDS, _TESTED, _POISONERS, _SIGN_FREE, _WITHOUT = Memo(), Memo(), Memo(), Memo(), Memo()
-_SOURCE = Memo()  # `nan_source`
+# `nan_source`, never cleared: the other tables hold the AST ids of the sources it
+# makes (a bf16 view's float), which only this table keeps alive; cleared, an id could
+# be a new term's (a review's finding)
+_SOURCE = Memo(limit=None)
 _SHAPES = Memo()  # `_shape`
 _NONE: frozenset[int] = frozenset()
 
