@@ -145,3 +145,21 @@ def test_the_hash_is_z3s_own_but_above_a_float_numeral():
         assert order._hash(one) == text
         assert order._hash(above) == zlib.crc32(struct.pack(
             "<4I", above.decl().hash(), z3.RNE().hash(), plain.hash(), text))
+
+
+def test_terms_of_two_contexts_with_one_ast_id_keep_their_own_hashes():
+    """A portfolio's second z3 context numbers its terms apart: a term there with the
+    id of one hashed in another context is hashed for itself (z3's own hash
+    of it), not given the other's."""
+    import z3
+
+    from ptxsmt.smt.sweeping import order
+
+    one, other = z3.Context(), z3.Context()
+    mine = [z3.BitVec("x", 8, one) + i for i in range(40)]
+    theirs = [z3.BitVec("y", 16, other) * i for i in range(40)]
+    for t in mine:
+        order._hash(t)
+    shared = [(a, b) for a in mine for b in theirs if a.get_id() == b.get_id()]
+    assert shared  # the ids meet: the case the key must tell apart
+    assert all(order._hash(b) == b.hash() for _, b in shared)

@@ -21,10 +21,12 @@ from functools import total_ordering
 
 import z3
 
-# AST id -> (its hash; whether that is z3's own, no float numeral below it), of the
-# terms `_hash` was asked about and every term below them: those are held (`_HELD`),
-# so that the terms below them live too and no other term takes one of their ids
-_HASHES: dict[int, tuple[int, bool]] = {}
+# (its context, AST id) -> (its hash; whether that is z3's own, no float numeral below
+# it), of the terms `_hash` was asked about and every term below them: those are held
+# (`_HELD`), so that the terms below them (and their context) live too and no other
+# term takes one of their keys; ids are a context's own (a portfolio's second context
+# numbers its terms from one again: a review's finding)
+_HASHES: dict[tuple[int, int], tuple[int, bool]] = {}
 _HELD: list[z3.ExprRef] = []
 _LIMIT = 200_000  # entries before the table starts afresh (memory, not meaning)
 
@@ -54,7 +56,8 @@ class _Key:
 def _hash(t: z3.ExprRef) -> int:
     """z3's hash of `t`, but for a float numeral (its text and sort) and a term above
     one (its operator's hash and its operands' `_hash`)."""
-    if (known := _HASHES.get(t.get_id())) is not None:
+    c = id(t.ctx)
+    if (known := _HASHES.get((c, t.get_id()))) is not None:
         return known[0]
     if len(_HASHES) > _LIMIT:
         _HASHES.clear()
@@ -64,8 +67,8 @@ def _hash(t: z3.ExprRef) -> int:
     # API (a Python term for each operand cost three quarters of the walk); each
     # term's operands read once (on the way down), its hash made on the way up
     ctx = t.ctx.ref()
-    stack: list[tuple[z3.Ast, int, list[tuple[z3.Ast, int]] | None]] = \
-        [(t.as_ast(), t.get_id(), None)]
+    stack: list[tuple[z3.Ast, tuple[int, int], list[tuple[z3.Ast, tuple[int, int]]] | None]] = \
+        [(t.as_ast(), (c, t.get_id()), None)]
     while stack:
         n, i, kids = stack[-1]
         if kids is None:
@@ -75,7 +78,7 @@ def _hash(t: z3.ExprRef) -> int:
             app = z3.Z3_get_ast_kind(ctx, n) == z3.Z3_APP_AST
             args = [z3.Z3_get_app_arg(ctx, n, k)
                     for k in range(z3.Z3_get_app_num_args(ctx, n) if app else 0)]
-            kids = [(a, z3.Z3_get_ast_id(ctx, a)) for a in args]
+            kids = [(a, (c, z3.Z3_get_ast_id(ctx, a))) for a in args]
             stack[-1] = (n, i, kids)
             stack.extend((a, k, None) for a, k in kids if k not in _HASHES)
             continue
@@ -91,7 +94,7 @@ def _hash(t: z3.ExprRef) -> int:
             h, own = zlib.crc32(struct.pack(f"<{len(kids) + 1}I", z3.Z3_get_ast_hash(ctx, decl),
                                             *[b[0] for b in below])), False
         _HASHES[i] = (h, own)
-    return _HASHES[t.get_id()][0]
+    return _HASHES[c, t.get_id()][0]
 
 
 def _text(ctx: z3.ContextObj, n: z3.Ast) -> tuple[str, str]:
